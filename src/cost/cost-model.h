@@ -1,0 +1,69 @@
+/* cost-model.h: per-stage durations and bytes from a scenario (reference/formulas.md Part B).
+ *
+ * Pure functions: no I/O, no global state. Hardware mode derives everything from the model,
+ * the training shape and the GPU; explicit-cost mode takes the `costs:` section as given, as
+ * the papers do. Memory is in "memory units": bytes in hardware mode, explicit units x 1000
+ * (so fractions such as weight_activation 0.5 stay exact integers) in explicit mode.
+ */
+#pragma once
+
+#include <glib.h>
+#include "scenario/scenario.h"
+#include "sched/schedule.h"
+
+G_BEGIN_DECLS
+
+/* Explicit units are stored multiplied by this, so that 0.5 units is exact. */
+#define PPSIM_EXPLICIT_MEM_SCALE 1000
+
+typedef struct {
+    PpsimStageEstimate est; /* times and activation units, as generators see them */
+    int first_layer;        /* hardware mode: transformer layers [first_layer, +layers) */
+    int layers;
+    gboolean has_embedding; /* first stage */
+    gboolean has_head;      /* last stage: final norm + LM head + loss */
+    double params;          /* parameters held by the stage */
+    gint64 static_mem;      /* weights + gradients + optimizer states (memory units) */
+    gint64 act_ckpt;        /* kept after F when R recomputes the rest (memory units) */
+    guint64 p2p_bytes;      /* activation sent to the next stage (= gradient sent back) */
+    guint64 offload_bytes;  /* bytes an OFF moves for this stage's activation */
+    PpsimTime opt_ps;       /* optimizer step on the GPU */
+    double fwd_flops;       /* hardware mode: forward FLOPs of one microbatch */
+} PpsimStageCost;
+
+typedef struct {
+    gboolean explicit_mode;
+    int n_stages;
+    PpsimStageCost *stage;       /* [n_stages] */
+    PpsimStageEstimate *est;     /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */
+    PpsimCostEstimates estimates;/* generator view; .stage points at est */
+    PpsimTime p2p_latency_ps;    /* explicit mode: latency of a cross-device dependency */
+    double mem_scale;            /* divide memory units by this to report */
+    const char *memory_unit;     /* "bytes" or "units" */
+    gint64 memory_limit;         /* per device, memory units; 0 = none */
+    double offload_ratio_k;      /* [PO] Formula 1, hardware mode; 0 in explicit mode */
+} PpsimCosts;
+
+/* Builds the costs of @scenario split into @n_stages stages (S = p * v). Fails with
+ * PPSIM_SCENARIO_ERROR_VALUE when the split is impossible (fewer layers than stages, a
+ * stage_layers list of the wrong length or sum). Returns: (transfer full) (nullable). */
+PpsimCosts *ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error);
+void ppsim_costs_free(PpsimCosts *costs);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimCosts, ppsim_costs_free)
+
+/* ---- formulas, exposed for tests and reports ---- */
+
+/* Forward FLOPs of one transformer layer for one microbatch: 24bsh^2 + 4bs^2h with GQA and
+ * FFN width generalised as in [ZBREPO] training.py ([NAR21] App.). */
+double ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size);
+/* Activation bytes stored by one layer for one microbatch ([KOR] Eq. (1), Table 2). */
+double ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size);
+/* Of those, what W still needs after B ([ZB] Table 1: 32sbh of 34sbh). */
+double ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size);
+/* Parameters of one transformer layer: 12h^2 + 13h generalised for GQA/FFN width. */
+double ppsim_cost_layer_params(const PpsimModel *model);
+/* [PO] Formula 1: k = 10 / (3(6h + s)) * B_c / B_o. */
+double ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
+                                double offload_bytes_per_s);
+
+G_END_DECLS

@@ -1,0 +1,91 @@
+/* run-result.h: what one replay of one schedule produced (DESIGN 4, 7).
+ *
+ * Plain data handed from sim.c to every report writer (text, JSON, CSV, trace, SVG). Times
+ * are picoseconds; memory is in memory units (bytes, or explicit units x 1000): divide by
+ * mem_scale to print. Ops are identified by (device, list, index) into the owned schedule.
+ */
+#pragma once
+
+#include <glib.h>
+#include "sched/schedule.h"
+#include "hw/exec.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+    int id;
+    PpsimTime busy_ps; /* summed durations of compute ops */
+    PpsimTime first_start_ps;
+    PpsimTime end_ps;  /* end of the device's last op (compute or copy) */
+    double bubble_ratio; /* 1 - busy / makespan */
+    gint64 static_memory;
+    gint64 peak_activation; /* max of ACTIVATION + BUFFER */
+    gint64 peak_memory;     /* max of all categories */
+    PpsimTime peak_time_ps; /* when peak_memory was reached */
+    gboolean has_peak_op;
+    PpsimOp peak_op;        /* the op whose start/end reached peak_memory */
+    gboolean oom;           /* peak_memory > limit */
+    /* Bubble attribution: idle before the first op, idle waiting between ops (split into
+     * waits on a transfer/offload and plain dependency waits), idle after the last op, and
+     * busy time spent recomputing. */
+    PpsimTime idle_warmup_ps, idle_wait_ps, idle_transfer_ps, idle_cooldown_ps;
+    PpsimTime recompute_ps;
+} PpsimDeviceResult;
+
+typedef struct {
+    int id;
+    int device;
+    gint64 peak_activation;
+} PpsimStageResult;
+
+typedef struct {
+    PpsimTime start_ps, end_ps;
+} PpsimOpTiming;
+
+/* A cross-device dependency as it happened: the producer op ended at @send_ps, the consumer
+ * could start from @arrive_ps. Lists: 0 = compute, 1 = copy. */
+typedef struct {
+    gint32 from_device, from_list, from_index;
+    gint32 to_device, to_list, to_index;
+    PpsimTime send_ps, arrive_ps;
+    guint64 bytes; /* 0 in explicit mode */
+} PpsimTransfer;
+
+typedef struct {
+    char *label;      /* display name of the schedule ("1f1b", "zb {memory_limit: 8}") */
+    char *generator;  /* generator name, or "custom" */
+    char *scenario;   /* scenario name */
+    int p, v, m, n_stages;
+    gboolean explicit_mode;
+    const char *memory_unit; /* "bytes" | "units" (static string) */
+    double mem_scale;
+    gint64 memory_limit;     /* per device; 0 = none */
+    double offload_ratio_k;  /* [PO] Formula 1; 0 when not applicable */
+
+    PpsimTime makespan_ps;
+    double bubble_ratio;
+    double bubble_ratio_span;
+    PpsimDeviceResult *devices; /* [p] */
+    PpsimStageResult *stages;   /* [n_stages] */
+
+    PpsimSchedule *schedule;    /* owned */
+    GArray **compute_timing;    /* [p] PpsimOpTiming, parallel to schedule->compute[d] */
+    GArray **copy_timing;       /* [p] PpsimOpTiming, parallel to schedule->copy[d] */
+    GArray *transfers;          /* PpsimTransfer, in producer-end order */
+    /* Recorded only when asked (traces/SVG): memory changes per device pool (pool = device
+     * id; host pools follow at p + node), and the flows over the links. */
+    GArray *mem_samples; /* PpsimMemSample, nullable */
+    GArray *flows;       /* PpsimFlowRecord, nullable */
+    guint64 events_processed;
+} PpsimRunResult;
+
+PpsimRunResult *ppsim_run_result_new(void);
+void ppsim_run_result_free(PpsimRunResult *res);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimRunResult, ppsim_run_result_free)
+
+/* Max over devices of peak_activation / peak_memory. */
+gint64 ppsim_run_result_max_peak_activation(const PpsimRunResult *res);
+gint64 ppsim_run_result_max_peak_memory(const PpsimRunResult *res);
+gboolean ppsim_run_result_any_oom(const PpsimRunResult *res);
+
+G_END_DECLS

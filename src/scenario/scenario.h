@@ -1,0 +1,156 @@
+/* scenario.h: a scenario file as plain typed data (DESIGN 5).
+ *
+ * Parsing turns YAML bytes into this struct (scenario-parse.c, pure); loading reads files
+ * (scenario-load.c). Every quantity is already in base units: bytes, bytes/s, picoseconds,
+ * FLOP/s. Defaults and key tables live in scenario-schema.c only.
+ */
+#pragma once
+
+#include <glib.h>
+#include "util/units.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+    PPSIM_RECOMPUTE_NONE,
+    PPSIM_RECOMPUTE_SELECTIVE, /* attention core recomputed: [KOR] Table 2 */
+    PPSIM_RECOMPUTE_FULL,      /* only layer inputs kept: [KOR] Table 2, 2sbh per layer */
+} PpsimRecompute;
+
+/* Where a value came from, for error messages: 1-based line and column; 0 when unknown
+ * (a default). */
+typedef struct {
+    int line;
+    int col;
+} PpsimMark;
+
+typedef struct {
+    char *preset; /* preset name, owned; NULL when none */
+    int nodes;
+    int gpus_per_node;
+
+    guint64 gpu_memory_bytes;
+    double gpu_peak_flops;   /* dense 16-bit FLOP/s */
+    double gpu_efficiency;   /* achieved / peak, in (0, 1] */
+    int copy_streams;        /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
+
+    double nvlink_bytes_per_s; /* per direction, per GPU */
+    PpsimTime nvlink_latency_ps;
+
+    double pcie_bytes_per_s;        /* GPU <-> switch, per direction */
+    double pcie_uplink_bytes_per_s; /* switch <-> host, per direction */
+    PpsimTime pcie_latency_ps;
+    int pcie_gpus_per_switch;
+
+    double network_bytes_per_s; /* per GPU NIC, per direction (inter-node) */
+    PpsimTime network_latency_ps;
+
+    guint64 host_memory_bytes;   /* per node */
+    int host_optimizer_workers;  /* CPU optimizer workers per node */
+    double host_adam_params_per_s; /* per worker */
+} PpsimHardware;
+
+typedef struct {
+    int layers;
+    int hidden;
+    int ffn_hidden; /* default 4 * hidden */
+    int heads;
+    int kv_heads;   /* default heads */
+    int seq_len;
+    int vocab;
+    gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
+    PpsimRecompute recompute;
+    GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
+    PpsimMark stage_layers_mark;
+} PpsimModel;
+
+typedef struct {
+    int pp;           /* p */
+    int chunks;       /* v */
+    int microbatches; /* m */
+    int microbatch_size;
+    double bytes_per_param; /* weights+grads+optimizer states, [ZERO] 3.1: 16 */
+} PpsimTraining;
+
+/* One generator option as written, validated later against the generator's table. */
+typedef struct {
+    char *key;
+    char *value;
+    PpsimMark mark; /* of the value */
+} PpsimOptionValue;
+
+typedef struct {
+    char *name;     /* generator name, or "custom" */
+    char *file;     /* custom: schedule CSV path, resolved against the scenario's folder */
+    char *label;    /* display name (default: name, or name + options) */
+    PpsimMark mark; /* of the name */
+    GArray *options; /* PpsimOptionValue, in file order (excluding name, file, label) */
+} PpsimScheduleSpec;
+
+typedef struct {
+    gboolean present;
+    PpsimTime forward_ps;
+    PpsimTime backward_input_ps;
+    PpsimTime backward_weight_ps;
+    PpsimTime p2p_ps;
+    PpsimTime offload_ps;      /* one-way D2H (= H2D) time of one stage's activation */
+    PpsimTime recompute_ps;    /* R; default = forward */
+    PpsimTime optimizer_ps;    /* OPT on the GPU; default 0 */
+    double activation;         /* memory units allocated by F */
+    double weight_activation;  /* of which held after B until W */
+    /* Optional per-stage overrides (nullable GArray of double, ms / units, length S). */
+    GArray *stage_forward, *stage_backward_input, *stage_backward_weight, *stage_activation;
+    PpsimMark mark;
+} PpsimCostsSpec;
+
+typedef struct {
+    char *name;
+    char *path;    /* file it was loaded from (display name), owned */
+    char *basedir; /* folder for relative paths, owned */
+    PpsimHardware hardware;
+    gboolean has_hardware; /* hardware: written (or implied by a model) */
+    PpsimModel model;
+    gboolean has_model;
+    PpsimTraining training;
+    GPtrArray *schedules; /* PpsimScheduleSpec*, at least one */
+    guint64 memory_limit_bytes; /* hardware mode; default: GPU memory */
+    double memory_limit_units;  /* explicit mode; 0 = none */
+    PpsimCostsSpec costs;
+} PpsimScenario;
+
+/* Parses a scenario from YAML @bytes. @display_name prefixes errors ("a.yaml:3:7: ...") and
+ * @basedir resolves relative schedule files. @overrides (nullable, NULL-terminated) are
+ * "key.path=value" strings applied before validation, as if written in the file; an error in
+ * one names "--set key.path". Pure: no file I/O.
+ * Returns: (transfer full) (nullable). */
+PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name,
+                                    const char *basedir, const char *const *overrides,
+                                    GError **error);
+
+/* Reads and parses @path. Returns: (transfer full) (nullable). */
+PpsimScenario *ppsim_scenario_load_file(const char *path, const char *const *overrides,
+                                        GError **error);
+
+/* A scenario with defaults only, for tests and `ppsim validate`: explicit-cost mode with
+ * unit costs, the given shape and one schedule @schedule_name. Returns: (transfer full). */
+PpsimScenario *ppsim_scenario_new_explicit(int pp, int chunks, int microbatches,
+                                           const char *schedule_name);
+
+void ppsim_scenario_free(PpsimScenario *scenario);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScenario, ppsim_scenario_free)
+
+PpsimScheduleSpec *ppsim_schedule_spec_new(const char *name);
+void ppsim_schedule_spec_free(PpsimScheduleSpec *spec);
+
+/* Hardware presets (scenario-presets.c), each number cited from reference/hardware.md. */
+typedef struct {
+    const char *name;
+    const char *summary;
+    PpsimHardware hw;
+} PpsimPreset;
+
+/* NULL-terminated list in a stable order. */
+const PpsimPreset *const *ppsim_presets(void);
+const PpsimPreset *ppsim_preset_lookup(const char *name);
+
+G_END_DECLS

@@ -1,0 +1,169 @@
+/* schedule.h: the schedule IR (DESIGN 2) and the generator plug-in class (STYLE 6.11).
+ *
+ * A schedule is data: per device, the ordered compute ops (F, B, W, BW, R, OPT) and the
+ * ordered copy ops (OFF, RL), plus the stage -> device map. Cross-device transfers are never
+ * listed; the replay derives them from the dependencies. Generators are pure: shape and cost
+ * estimates in, IR out; they know nothing of hardware.
+ */
+#pragma once
+
+#include <glib.h>
+#include "util/units.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+    PPSIM_OP_F,   /* forward */
+    PPSIM_OP_B,   /* backward for inputs (activation gradient) */
+    PPSIM_OP_W,   /* backward for weights */
+    PPSIM_OP_BW,  /* fused full backward: B then W as one op */
+    PPSIM_OP_R,   /* recompute-forward, before B */
+    PPSIM_OP_OPT, /* optimizer step of a stage (microbatch -1) */
+    PPSIM_OP_OFF, /* activation offload, device -> host (copy stream) */
+    PPSIM_OP_RL,  /* activation reload, host -> device (copy stream) */
+    PPSIM_OP_N_KINDS
+} PpsimOpKind;
+
+typedef enum {
+    PPSIM_OP_FLAG_NONE = 0,
+    PPSIM_OP_FLAG_CPU = 1 << 0, /* OPT runs on a host CPU worker (T-Offload) */
+} PpsimOpFlags;
+
+/* One op: a plain 12-byte value. */
+typedef struct {
+    guint8 kind;  /* PpsimOpKind */
+    guint8 flags; /* PpsimOpFlags */
+    guint16 reserved;
+    gint32 stage;      /* global (virtual) stage */
+    gint32 microbatch; /* -1 for OPT */
+} PpsimOp;
+
+typedef struct {
+    int n_devices;      /* p */
+    int n_stages;       /* S = p * v */
+    int n_microbatches; /* m */
+    int *stage_device;  /* [n_stages] */
+    GArray **compute;   /* [n_devices] GArray of PpsimOp: F B W BW R OPT */
+    GArray **copy;      /* [n_devices] GArray of PpsimOp: OFF RL */
+} PpsimSchedule;
+
+/* Short name of a kind: "F", "B", "W", "BW", "R", "OPT", "OFF", "RL". */
+const char *ppsim_op_kind_name(PpsimOpKind kind);
+
+/* Appends "F(s=3, mb=5)" style text for messages. */
+void ppsim_op_describe(GString *out, const PpsimOp *op);
+
+/* A schedule with empty op lists; the stage map is unset (-1) until filled. */
+PpsimSchedule *ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches);
+void ppsim_schedule_free(PpsimSchedule *sched);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimSchedule, ppsim_schedule_free)
+
+/* Fills the stage map: plain (s = d, needs S = p), interleaved (d = s mod p) or V-shape
+ * (d = s for s < p, 2p-1-s otherwise; needs S = 2p). */
+void ppsim_schedule_map_plain(PpsimSchedule *sched);
+void ppsim_schedule_map_interleaved(PpsimSchedule *sched);
+void ppsim_schedule_map_vshape(PpsimSchedule *sched);
+
+/* Appends an op to @device's compute list, or its copy list for OFF/RL. */
+void ppsim_schedule_push(PpsimSchedule *sched, int device, PpsimOpKind kind, int stage,
+                         int microbatch);
+/* Same, with flags. */
+void ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op);
+
+/* Total number of ops in all lists. */
+gsize ppsim_schedule_n_ops(const PpsimSchedule *sched);
+
+/* Checks the schedule (validate.c): the stage map is complete; every op sits on its stage's
+ * device; ranges; no duplicate op; every F has exactly one backward (B or BW), W only with B
+ * and after it on the same device, no W without B; R before its B; OFF after F and RL after
+ * OFF, RL only with OFF; OPT after every W/BW of its stage; and no cyclic wait (the
+ * per-device orders plus the dependencies of DESIGN 3 form an acyclic graph).
+ * Errors: PPSIM_SCHED_ERROR_INVALID naming the first offending op and device. */
+gboolean ppsim_schedule_validate(const PpsimSchedule *sched, GError **error);
+
+/* PyTorch pipelining CSV (DESIGN 6), schedule-csv.c. One row per device, one cell per action
+ * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: R (recompute),
+ * O (offload), L (reload), and `<stage>S` (optimizer step; `<stage>SC` on a CPU worker). Copy
+ * ops of a device follow its compute cells in the same row, after a `|` cell. */
+GString *ppsim_schedule_to_csv(const PpsimSchedule *sched);
+/* Parses CSV text; @display_name prefixes errors with "name:line:col: ". The stage map comes
+ * from which row holds which stage; p = rows, S = 1 + max stage, m = 1 + max microbatch.
+ * Errors: PPSIM_SCHED_ERROR_PARSE. Returns: (transfer full) (nullable). */
+PpsimSchedule *ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name,
+                                       GError **error);
+
+/* ---- generator plug-ins -------------------------------------------------------------- */
+
+typedef enum {
+    PPSIM_OPTION_INT,
+    PPSIM_OPTION_DOUBLE,
+    PPSIM_OPTION_STRING,
+} PpsimOptionType;
+
+/* One generator option (YAML key under `schedule: {name: ..., key: value}`). */
+typedef struct {
+    const char *name;
+    PpsimOptionType type;
+    const char *default_value; /* as text; NULL means "not set" */
+    const char *help;
+} PpsimOptionSpec;
+
+/* Options after validation against a generator's table (options.c). */
+typedef struct PpsimOptions PpsimOptions;
+
+gboolean ppsim_options_is_set(const PpsimOptions *opts, const char *name);
+gint64 ppsim_options_get_int(const PpsimOptions *opts, const char *name);
+double ppsim_options_get_double(const PpsimOptions *opts, const char *name);
+const char *ppsim_options_get_string(const PpsimOptions *opts, const char *name);
+
+/* Shape of the pipeline a generator must fill. */
+typedef struct {
+    int p; /* devices */
+    int v; /* chunks (virtual stages) per device */
+    int m; /* microbatches */
+} PpsimPipelineShape;
+
+/* Per-stage cost estimates handed to generators that need them (ZB automatic, V-Min,
+ * offload placement). Times in picoseconds, memory in the run's memory units (bytes, or
+ * explicit units scaled by 1000). Read-only. */
+typedef struct {
+    PpsimTime f_ps, b_ps, w_ps, r_ps;
+    PpsimTime off_ps; /* one-way offload estimate */
+    gint64 act;       /* allocated by F */
+    gint64 act_w;     /* held from B's end until W's end */
+} PpsimStageEstimate;
+
+typedef struct {
+    int n_stages;
+    const PpsimStageEstimate *stage; /* [n_stages] */
+    PpsimTime comm_ps;               /* cross-device dependency latency estimate */
+    gint64 memory_limit;             /* per device, memory units; 0 = none */
+} PpsimCostEstimates;
+
+typedef struct {
+    const PpsimOptions *options;      /* never NULL */
+    const PpsimCostEstimates *costs;  /* never NULL */
+} PpsimScheduleParams;
+
+typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,
+                                      const PpsimScheduleParams *params, PpsimSchedule **out,
+                                      GError **error);
+
+typedef struct {
+    const char *name;      /* kebab-case key for CLI and YAML, e.g. "zb-h1" */
+    const char *summary;   /* one line for `ppsim list schedules` */
+    const char *reference; /* citation key of reference/formulas.md, e.g. "[ZB] Table 2" */
+    int chunks;            /* fixed v (1 for 1F1B, 2 for V-shapes); 0 = training.chunks */
+    const PpsimOptionSpec *options; /* table closed by {NULL}; nullable */
+    PpsimGenerateFunc generate;
+} PpsimScheduleClass;
+
+/* Validates @values (PpsimOptionValue array from the scenario, nullable) against @klass's
+ * table; errors name the option's "file:line:col" via @display_name and carry a did-you-mean.
+ * Returns: (transfer full) (nullable). */
+PpsimOptions *ppsim_options_new(const PpsimScheduleClass *klass, const GArray *values,
+                                const char *display_name, GError **error);
+void ppsim_options_free(PpsimOptions *opts);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimOptions, ppsim_options_free)
+
+G_END_DECLS

@@ -1,0 +1,42 @@
+/* sim.h: PpsimSim, the one module that knows every other one (STYLE 6.1).
+ *
+ * scenario -> cost model -> schedule generator (or CSV) -> checker -> task graph on the
+ * modelled hardware -> metrics. No I/O beyond reading a custom schedule file.
+ */
+#pragma once
+
+#include <glib.h>
+#include "scenario/scenario.h"
+#include "cost/cost-model.h"
+#include "run-result.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+    PPSIM_SIM_RECORD = 1 << 0, /* keep memory samples and flows (for traces and SVG) */
+} PpsimSimFlags;
+
+/* Builds the schedule @spec asks for in @scenario: the generator's output, or the CSV file
+ * for "custom". *@costs_out (nullable) receives the costs it was built with.
+ * Returns: (transfer full) (nullable). */
+PpsimSchedule *ppsim_sim_build_schedule(const PpsimScenario *scenario,
+                                        const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
+                                        GError **error);
+
+/* Replays @sched (checked first) with @costs on @scenario's hardware. Takes ownership of
+ * @sched. Returns: (transfer full) (nullable). */
+PpsimRunResult *ppsim_sim_replay(const PpsimScenario *scenario, const PpsimCosts *costs,
+                                 PpsimSchedule *sched, const char *label, const char *generator,
+                                 PpsimSimFlags flags, GError **error);
+
+/* build + replay for one schedule spec. Errors are prefixed "schedule 'name': ".
+ * Returns: (transfer full) (nullable). */
+PpsimRunResult *ppsim_sim_run_spec(const PpsimScenario *scenario, const PpsimScheduleSpec *spec,
+                                   PpsimSimFlags flags, GError **error);
+
+/* Runs every schedule of @scenario in order. Returns: (transfer full) (nullable) a
+ * GPtrArray of PpsimRunResult*. */
+GPtrArray *ppsim_sim_run_all(const PpsimScenario *scenario, PpsimSimFlags flags,
+                             GError **error);
+
+G_END_DECLS

@@ -1,0 +1,23 @@
+/* fmt.h: locale-independent number formatting for every output format. */
+#pragma once
+
+#include <glib.h>
+#include "util/units.h"
+
+G_BEGIN_DECLS
+
+/* Appends @value with @decimals fixed decimals, '.' as separator, no locale effects;
+ * negative zero prints as zero so outputs stay byte-identical. */
+void ppsim_fmt_fixed(GString *out, double value, int decimals);
+
+/* Appends the shortest decimal that reads back as the same double ("%.17g" trimmed). */
+void ppsim_fmt_double(GString *out, double value);
+
+/* Appends a time as milliseconds with up to 9 decimals, exact for integer picoseconds when
+ * they are whole nanoseconds (e.g. "12.5", "0.000001"). */
+void ppsim_fmt_ms(GString *out, PpsimTime t_ps);
+
+/* Appends a byte count with a binary unit for humans ("12.50 GiB"). */
+void ppsim_fmt_bytes_human(GString *out, double bytes);
+
+G_END_DECLS

@@ -1,0 +1,42 @@
+/* units.h: the quantity grammar of scenario files and --set values.
+ *
+ * The one place that parses units (STYLE 6.3). A quantity is a decimal number, optional
+ * whitespace, and a unit of the expected dimension. Everything is normalised to a base unit:
+ * bytes, bytes/s, picoseconds, FLOP/s. Nothing else in ppsim parses a unit.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Simulation time: a count of picoseconds (about 106 days of range). */
+typedef gint64 PpsimTime;
+
+#define PPSIM_PS_PER_US G_GINT64_CONSTANT(1000000)
+#define PPSIM_PS_PER_MS G_GINT64_CONSTANT(1000000000)
+#define PPSIM_PS_PER_S G_GINT64_CONSTANT(1000000000000)
+
+typedef enum {
+    PPSIM_DIM_BYTES,      /* B, KB, MB, GB, TB (powers of 1000), KiB, MiB, GiB, TiB */
+    PPSIM_DIM_BANDWIDTH,  /* B/s, KB/s, MB/s, GB/s, TB/s, KiB/s ... , Gbps/Gb/s (bits) */
+    PPSIM_DIM_TIME,       /* ps, ns, us, ms, s */
+    PPSIM_DIM_FLOPS,      /* FLOPS, KFLOPS ... TFLOPS, PFLOPS (also FLOP/s forms) */
+    PPSIM_DIM_COUNT,      /* a plain number with an optional K/M/G suffix (params/s, ...) */
+} PpsimDimension;
+
+/* Parses @text as a quantity of dimension @dim and stores it in base units in @out.
+ * @default_unit (nullable) is used when @text is a bare number, e.g. "ms" for explicit-cost
+ * times; when NULL a bare number is an error for every dimension but PPSIM_DIM_COUNT.
+ * Errors are PPSIM_SCENARIO_ERROR_UNIT, without a location prefix (the caller adds it).
+ * Returns: TRUE on success. */
+gboolean ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit,
+                           double *out, GError **error);
+
+/* Rounds a duration in seconds to picoseconds (round half away from zero). */
+PpsimTime ppsim_time_from_seconds(double seconds);
+
+/* Human name of a dimension, for messages ("a size", "a bandwidth", ...). */
+const char *ppsim_units_dimension_name(PpsimDimension dim);
+
+G_END_DECLS

@@ -1,0 +1,26 @@
+/* ppsim-test.h: shared helpers for the Check test binaries. */
+#pragma once
+
+#include <check.h>
+#include <glib.h>
+
+/* Each check-<module>.c defines this. */
+Suite *ppsim_test_suite(void);
+
+/* Path under tests/data (PPSIM_TEST_DATADIR), newly allocated. */
+char *ppsim_test_data_path(const char *relative);
+/* Path under the source root (PPSIM_TEST_SRCDIR), newly allocated. */
+char *ppsim_test_src_path(const char *relative);
+
+/* Fails the test with the error's message unless @error is NULL. */
+#define ppsim_assert_no_error(error)                                                            \
+    ck_assert_msg((error) == NULL, "unexpected error: %s", (error) ? (error)->message : "")
+
+/* Fails unless @error is set with @domain and @code; frees nothing. */
+#define ppsim_assert_error(error, domain, code)                                                 \
+    do {                                                                                        \
+        ck_assert_msg((error) != NULL, "expected an error, got none");                          \
+        ck_assert_msg(g_error_matches((error), (domain), (code)),                               \
+                      "wrong error (domain %s code %d): %s", g_quark_to_string((error)->domain), \
+                      (error)->code, (error)->message);                                         \
+    } while (0)
