@@ -1,0 +1,2 @@
+#include "ppsim-test.h"
+Suite *ppsim_test_suite(void) { return suite_create("sim"); }
