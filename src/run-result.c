@@ -1,1 +1,63 @@
-/* placeholder: being written */
+/* run-result.c: ownership and summaries of PpsimRunResult; see run-result.h. */
+#include "run-result.h"
+
+PpsimRunResult *
+ppsim_run_result_new(void)
+{
+    return g_new0(PpsimRunResult, 1);
+}
+
+void
+ppsim_run_result_free(PpsimRunResult *res)
+{
+    if (res == NULL)
+        return;
+    for (int d = 0; d < res->p; d++) {
+        if (res->compute_timing)
+            g_array_free(res->compute_timing[d], TRUE);
+        if (res->copy_timing)
+            g_array_free(res->copy_timing[d], TRUE);
+    }
+    g_free(res->compute_timing);
+    g_free(res->copy_timing);
+    if (res->transfers)
+        g_array_free(res->transfers, TRUE);
+    if (res->mem_samples)
+        g_array_free(res->mem_samples, TRUE);
+    if (res->flows)
+        g_array_free(res->flows, TRUE);
+    ppsim_schedule_free(res->schedule);
+    g_free(res->devices);
+    g_free(res->stages);
+    g_free(res->label);
+    g_free(res->generator);
+    g_free(res->scenario);
+    g_free(res);
+}
+
+gint64
+ppsim_run_result_max_peak_activation(const PpsimRunResult *res)
+{
+    gint64 peak = 0;
+    for (int d = 0; d < res->p; d++)
+        peak = MAX(peak, res->devices[d].peak_activation);
+    return peak;
+}
+
+gint64
+ppsim_run_result_max_peak_memory(const PpsimRunResult *res)
+{
+    gint64 peak = 0;
+    for (int d = 0; d < res->p; d++)
+        peak = MAX(peak, res->devices[d].peak_memory);
+    return peak;
+}
+
+gboolean
+ppsim_run_result_any_oom(const PpsimRunResult *res)
+{
+    for (int d = 0; d < res->p; d++)
+        if (res->devices[d].oom)
+            return TRUE;
+    return FALSE;
+}

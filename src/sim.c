@@ -1,1 +1,630 @@
-/* placeholder: being written */
+/* sim.c: scenario -> costs -> schedule -> checked IR -> task graph -> metrics; see sim.h.
+ *
+ * The only module that knows every other one. It turns each op into an executor task (op id
+ * == task id: ops are added device-major in list order), each DESIGN 3 dependency into a
+ * latency (explicit-cost mode) or a flow over the topology (hardware mode), and the memory
+ * rules of DESIGN 4 into allocations and frees at task starts and ends.
+ */
+#include "sim.h"
+#include "sched/registry.h"
+#include "sched/schedule-index.h"
+#include "hw/exec.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+/* ---- building the schedule ------------------------------------------------------------ */
+
+static gboolean
+sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched, const char *what,
+                GError **error)
+{
+    if (sched->n_devices != sc->training.pp || sched->n_microbatches != sc->training.microbatches) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "%s has p = %d devices and m = %d microbatches, but the scenario has "
+                    "training.pp = %d and training.microbatches = %d",
+                    what, sched->n_devices, sched->n_microbatches, sc->training.pp,
+                    sc->training.microbatches);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static PpsimSchedule *
+sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (spec->file == NULL) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
+                    "%s:%d:%d: schedule 'custom' needs a 'file'", sc->path ? sc->path : "",
+                    spec->mark.line, spec->mark.col);
+        return NULL;
+    }
+    if (!g_file_get_contents(spec->file, &text, &len, error))
+        return NULL;
+    g_autoptr(PpsimSchedule) sched = ppsim_schedule_from_csv(text, len, spec->file, error);
+    if (sched == NULL)
+        return NULL;
+    g_autofree char *what = g_strdup_printf("schedule file '%s'", spec->file);
+    if (!sim_check_shape(sc, sched, what, error))
+        return NULL;
+    return g_steal_pointer(&sched);
+}
+
+PpsimSchedule *
+ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                         PpsimCosts **costs_out, GError **error)
+{
+    const char *path = sc->path ? sc->path : "";
+    if (g_strcmp0(spec->name, "custom") == 0) {
+        g_autoptr(PpsimSchedule) sched = sim_build_custom(sc, spec, error);
+        if (sched == NULL)
+            return NULL;
+        PpsimCosts *costs = ppsim_costs_new(sc, sched->n_stages, error);
+        if (costs == NULL)
+            return NULL;
+        if (costs_out)
+            *costs_out = costs;
+        else
+            ppsim_costs_free(costs);
+        return g_steal_pointer(&sched);
+    }
+    GError *local = NULL;
+    const PpsimScheduleClass *klass = ppsim_sched_registry_find(spec->name, &local);
+    if (klass == NULL) {
+        g_propagate_prefixed_error(error, local, "%s:%d:%d: ", path, spec->mark.line,
+                                   spec->mark.col);
+        return NULL;
+    }
+    g_autoptr(PpsimOptions) opts = ppsim_options_new(klass, spec->options, path, error);
+    if (opts == NULL)
+        return NULL;
+    PpsimPipelineShape shape = {.p = sc->training.pp,
+                                .v = klass->chunks > 0 ? klass->chunks : sc->training.chunks,
+                                .m = sc->training.microbatches};
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, shape.p * shape.v, error);
+    if (costs == NULL)
+        return NULL;
+    PpsimScheduleParams params = {.options = opts, .costs = &costs->estimates};
+    PpsimSchedule *raw = NULL;
+    if (!klass->generate(&shape, &params, &raw, error))
+        return NULL;
+    g_autoptr(PpsimSchedule) sched = raw;
+    g_assert(sched != NULL);
+    if (sched->n_stages != costs->n_stages) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "generator made %d stages, expected %d", sched->n_stages, costs->n_stages);
+        return NULL;
+    }
+    g_autofree char *what = g_strdup_printf("generator '%s' output", klass->name);
+    if (!sim_check_shape(sc, sched, what, error))
+        return NULL;
+    if (costs_out)
+        *costs_out = g_steal_pointer(&costs);
+    return g_steal_pointer(&sched);
+}
+
+/* ---- replay ---------------------------------------------------------------------------- */
+
+typedef struct {
+    guint32 from, to;
+    guint32 dep; /* executor dependency index */
+    guint64 bytes;
+} CrossDep;
+
+typedef struct {
+    const PpsimScenario *sc;
+    const PpsimCosts *costs;
+    const PpsimSchedule *sched;
+    PpsimScheduleIndex *idx;
+    PpsimTopology *topo; /* NULL in explicit mode */
+    PpsimExec *exec;
+    guint32 n_deps;      /* dependencies added so far */
+    GArray *cross;       /* CrossDep */
+    int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
+    int n_cpu_workers;
+} Replay;
+
+static void
+replay_clear(Replay *r)
+{
+    ppsim_exec_free(r->exec);
+    ppsim_topology_free(r->topo);
+    ppsim_schedule_index_free(r->idx);
+    if (r->cross)
+        g_array_free(r->cross, TRUE);
+    g_free(r->compute_stream);
+    g_free(r->d2h_stream);
+    g_free(r->h2d_stream);
+    g_free(r->cpu_stream_base);
+}
+
+static int
+replay_node_of(const Replay *r, int device)
+{
+    return r->topo ? ppsim_topology_node_of(r->topo, device) : 0;
+}
+
+static void
+replay_add_streams(Replay *r)
+{
+    int p = r->sched->n_devices;
+    gboolean two = r->sc->has_hardware && r->sc->hardware.copy_streams == 2;
+    r->compute_stream = g_new(int, p);
+    r->d2h_stream = g_new(int, p);
+    r->h2d_stream = g_new(int, p);
+    for (int d = 0; d < p; d++) {
+        g_autofree char *c = g_strdup_printf("gpu%d.compute", d);
+        g_autofree char *o = g_strdup_printf(two ? "gpu%d.d2h" : "gpu%d.copy", d);
+        r->compute_stream[d] = ppsim_exec_add_stream(r->exec, c);
+        r->d2h_stream[d] = ppsim_exec_add_stream(r->exec, o);
+        if (two) {
+            g_autofree char *i = g_strdup_printf("gpu%d.h2d", d);
+            r->h2d_stream[d] = ppsim_exec_add_stream(r->exec, i);
+        } else {
+            r->h2d_stream[d] = r->d2h_stream[d];
+        }
+    }
+    int nodes = r->topo ? r->topo->n_nodes : 1;
+    r->n_cpu_workers = MAX(r->sc->hardware.host_optimizer_workers, 1);
+    r->cpu_stream_base = g_new(int, nodes);
+    for (int n = 0; n < nodes; n++)
+        for (int w = 0; w < r->n_cpu_workers; w++) {
+            g_autofree char *name = g_strdup_printf("node%d.cpu%d", n, w);
+            int id = ppsim_exec_add_stream(r->exec, name);
+            if (w == 0)
+                r->cpu_stream_base[n] = id;
+        }
+}
+
+static PpsimTime
+replay_duration(const Replay *r, const PpsimOp *op)
+{
+    const PpsimStageCost *st = &r->costs->stage[op->stage];
+    switch ((PpsimOpKind)op->kind) {
+    case PPSIM_OP_F:
+        return st->est.f_ps;
+    case PPSIM_OP_B:
+        return st->est.b_ps;
+    case PPSIM_OP_W:
+        return st->est.w_ps;
+    case PPSIM_OP_BW:
+        return st->est.b_ps + st->est.w_ps;
+    case PPSIM_OP_R:
+        return st->est.r_ps;
+    case PPSIM_OP_OPT:
+        if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode)
+            return ppsim_time_from_seconds(st->params / r->sc->hardware.host_adam_params_per_s);
+        return st->opt_ps;
+    case PPSIM_OP_OFF:
+    case PPSIM_OP_RL:
+        return st->est.off_ps;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* Adds op @id as a task; returns the task id (== @id). */
+static PpsimTaskId
+replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
+{
+    PpsimOpPos pos;
+    ppsim_schedule_index_pos(r->idx, id, &pos);
+    const PpsimOp *op = ppsim_schedule_index_op(r->idx, id);
+    int d = pos.device, host = r->topo ? ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d)) : -1;
+    PpsimTaskId t;
+    if (pos.list == 1) {
+        gboolean off = op->kind == PPSIM_OP_OFF;
+        int stream = off ? r->d2h_stream[d] : r->h2d_stream[d];
+        if (r->topo != NULL)
+            t = ppsim_exec_add_transfer(r->exec, stream, off ? d : host, off ? host : d,
+                                        copy_bytes);
+        else
+            t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
+    } else if (op->kind == PPSIM_OP_OPT && (op->flags & PPSIM_OP_FLAG_CPU)) {
+        int stream = r->cpu_stream_base[replay_node_of(r, d)] + op->stage % r->n_cpu_workers;
+        t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
+    } else {
+        t = ppsim_exec_add_task(r->exec, r->compute_stream[d], replay_duration(r, op));
+    }
+    g_assert(t == id);
+    return t;
+}
+
+typedef struct {
+    guint32 task;
+    PpsimMemWhen when;
+    int pool, tag;
+    PpsimMemCategory cat;
+    gint64 delta;
+} PlannedMem;
+
+static void
+plan(GArray *out, gint64 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
+     gint64 delta)
+{
+    if (id < 0 || delta == 0)
+        return;
+    PlannedMem m = {(guint32)id, when, pool, tag, cat, delta};
+    g_array_append_val(out, m);
+}
+
+/* DESIGN 4 for one (stage, microbatch): F allocates A (keeping only the checkpoint when R
+ * recomputes the rest); OFF frees what is resident when its D2H ends and RL brings it back
+ * as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A - A_W
+ * (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
+ * start of OFF to the end of RL. @copy_bytes receives what OFF/RL move. */
+static void
+replay_plan_one(Replay *r, int s, int j, GArray *out, guint64 *copy_bytes)
+{
+    const PpsimStageCost *st = &r->costs->stage[s];
+    const PpsimScheduleIndex *x = r->idx;
+    int d = r->sched->stage_device[s];
+    int host = r->sched->n_devices + replay_node_of(r, d);
+    gint64 f = ppsim_schedule_index_find(x, PPSIM_OP_F, s, j);
+    gint64 rc = ppsim_schedule_index_find(x, PPSIM_OP_R, s, j);
+    gint64 off = ppsim_schedule_index_find(x, PPSIM_OP_OFF, s, j);
+    gint64 rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
+    gint64 b = ppsim_schedule_index_find(x, PPSIM_OP_B, s, j);
+    gint64 w = ppsim_schedule_index_find(x, PPSIM_OP_W, s, j);
+    gint64 bw = ppsim_schedule_index_find(x, PPSIM_OP_BW, s, j);
+    gint64 A = st->est.act, AW = st->est.act_w, keep = rc >= 0 ? MIN(st->act_ckpt, A) : A;
+    gint64 act = keep, buf = 0;
+    plan(out, f, PPSIM_MEM_AT_START, d, s, PPSIM_MEM_ACTIVATION, A);
+    plan(out, f, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, keep - A);
+    if (off >= 0 && rl >= 0) {
+        copy_bytes[off] = copy_bytes[rl] = (guint64)act;
+        plan(out, off, PPSIM_MEM_AT_START, host, -1, PPSIM_MEM_ACTIVATION, act);
+        plan(out, off, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -act);
+        plan(out, rl, PPSIM_MEM_AT_START, d, s, PPSIM_MEM_BUFFER, act);
+        plan(out, rl, PPSIM_MEM_AT_END, host, -1, PPSIM_MEM_ACTIVATION, -act);
+        buf = act;
+        act = 0;
+    }
+    plan(out, rc, PPSIM_MEM_AT_START, d, s, PPSIM_MEM_BUFFER, A - keep);
+    if (rc >= 0)
+        buf += A - keep;
+    if (bw >= 0) {
+        plan(out, bw, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_BUFFER, -buf);
+        plan(out, bw, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -act);
+        return;
+    }
+    gint64 free_b = MAX(0, (act + buf) - AW), from_buf = MIN(buf, free_b);
+    plan(out, b, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_BUFFER, -from_buf);
+    plan(out, b, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -(free_b - from_buf));
+    plan(out, w, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_BUFFER, -(buf - from_buf));
+    plan(out, w, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -(act - (free_b - from_buf)));
+}
+
+static void
+replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+{
+    Replay *r = data;
+    PpsimOpPos a, b;
+    ppsim_schedule_index_pos(r->idx, from, &a);
+    ppsim_schedule_index_pos(r->idx, to, &b);
+    guint32 dep = r->n_deps++;
+    if (kind == PPSIM_DEP_LOCAL || a.device == b.device) {
+        ppsim_exec_add_dep(r->exec, from, to, 0);
+        return;
+    }
+    guint64 bytes = r->costs->stage[boundary].p2p_bytes;
+    if (r->topo != NULL)
+        ppsim_exec_add_flow_dep(r->exec, from, to, a.device, b.device, bytes);
+    else
+        ppsim_exec_add_dep(r->exec, from, to, r->costs->p2p_latency_ps);
+    CrossDep c = {from, to, dep, r->topo ? bytes : 0};
+    g_array_append_val(r->cross, c);
+}
+
+static void
+replay_describe(GString *out, PpsimTaskId task, gpointer data)
+{
+    Replay *r = data;
+    PpsimOpPos pos;
+    ppsim_schedule_index_pos(r->idx, task, &pos);
+    ppsim_op_describe(out, ppsim_schedule_index_op(r->idx, task));
+    g_string_append_printf(out, " on device %d", pos.device);
+}
+
+static void
+replay_build(Replay *r)
+{
+    const PpsimSchedule *sched = r->sched;
+    int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
+    for (int d = 0; d < p; d++)
+        ppsim_exec_add_pool(r->exec, r->costs->memory_limit);
+    for (int n = 0; n < nodes; n++)
+        ppsim_exec_add_pool(r->exec, r->topo ? (gint64)r->sc->hardware.host_memory_bytes : 0);
+    gint64 *static_mem = g_new0(gint64, p);
+    for (int s = 0; s < sched->n_stages; s++)
+        static_mem[sched->stage_device[s]] += r->costs->stage[s].static_mem;
+    for (int d = 0; d < p; d++)
+        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d]);
+    g_free(static_mem);
+    replay_add_streams(r);
+
+    guint32 n = ppsim_schedule_index_n_ops(r->idx);
+    guint64 *copy_bytes = g_new0(guint64, MAX(n, 1));
+    GArray *planned = g_array_new(FALSE, FALSE, sizeof(PlannedMem));
+    for (int s = 0; s < sched->n_stages; s++)
+        for (int j = 0; j < sched->n_microbatches; j++)
+            replay_plan_one(r, s, j, planned, copy_bytes);
+    for (guint32 id = 0; id < n; id++)
+        replay_add_task(r, id, copy_bytes[id]);
+    for (guint i = 0; i < planned->len; i++) {
+        const PlannedMem *m = &g_array_index(planned, PlannedMem, i);
+        ppsim_exec_add_mem(r->exec, m->task, m->when, m->pool, m->tag, m->cat, m->delta);
+    }
+    g_array_free(planned, TRUE);
+    g_free(copy_bytes);
+    ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
+}
+
+/* ---- metrics --------------------------------------------------------------------------- */
+
+typedef struct {
+    const Replay *r;
+    guint32 dep;          /* running dependency index, as in replay_dep */
+    PpsimTime *ready;     /* [ops] latest input arrival */
+    PpsimTime *prod_end;  /* [ops] end of the producer of that latest input */
+    gboolean *via_copy;   /* [ops] that input came from a copy op (offload/reload stall) */
+} Attribution;
+
+static void
+attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+{
+    (void)kind;
+    (void)boundary;
+    Attribution *a = data;
+    PpsimTime arrive = ppsim_exec_dep_arrival(a->r->exec, a->dep++);
+    if (arrive <= a->ready[to])
+        return;
+    PpsimOpPos pos;
+    ppsim_schedule_index_pos(a->r->idx, from, &pos);
+    a->ready[to] = arrive;
+    a->prod_end[to] = ppsim_exec_task_end(a->r->exec, from);
+    a->via_copy[to] = pos.list == 1;
+}
+
+/* Splits each device's idle compute time (DESIGN 4 bubble attribution): before its first
+ * op, after its last, and in between: waiting for a producer to finish (dependency), or for
+ * its data to arrive after it finished (transfer, offload/reload). */
+static void
+metrics_attribute(const Replay *r, PpsimRunResult *res)
+{
+    guint32 n = ppsim_schedule_index_n_ops(r->idx);
+    Attribution a = {.r = r, .ready = g_new(PpsimTime, MAX(n, 1)),
+                     .prod_end = g_new0(PpsimTime, MAX(n, 1)),
+                     .via_copy = g_new0(gboolean, MAX(n, 1))};
+    for (guint32 i = 0; i < n; i++)
+        a.ready[i] = -1;
+    ppsim_schedule_foreach_dep(r->idx, attribution_dep, &a);
+    for (int d = 0; d < r->sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        GArray *timing = res->compute_timing[d];
+        guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
+        PpsimTime prev_end = 0;
+        for (guint i = 0; i < timing->len; i++) {
+            const PpsimOpTiming *t = &g_array_index(timing, PpsimOpTiming, i);
+            const PpsimOp *op = &g_array_index(r->sched->compute[d], PpsimOp, i);
+            if (op->kind == PPSIM_OP_R)
+                dev->recompute_ps += t->end_ps - t->start_ps;
+            PpsimTime gap = t->start_ps - prev_end;
+            if (i == 0) {
+                dev->idle_warmup_ps = t->start_ps;
+            } else if (gap > 0) {
+                guint32 id = base + i;
+                PpsimTime dep_wait = CLAMP(a.prod_end[id] - prev_end, 0, gap);
+                if (a.via_copy[id])
+                    dep_wait = 0;
+                dev->idle_wait_ps += dep_wait;
+                dev->idle_transfer_ps += gap - dep_wait;
+            }
+            prev_end = t->end_ps;
+        }
+        dev->idle_cooldown_ps = res->makespan_ps - prev_end;
+    }
+    g_free(a.ready);
+    g_free(a.prod_end);
+    g_free(a.via_copy);
+}
+
+static void
+metrics_timings(const Replay *r, PpsimRunResult *res)
+{
+    int p = r->sched->n_devices;
+    res->compute_timing = g_new(GArray *, p);
+    res->copy_timing = g_new(GArray *, p);
+    res->makespan_ps = 0;
+    for (int d = 0; d < p; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        dev->id = d;
+        dev->first_start_ps = G_MAXINT64;
+        for (int list = 0; list < 2; list++) {
+            GArray *ops = list == 0 ? r->sched->compute[d] : r->sched->copy[d];
+            GArray *timing = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOpTiming), ops->len);
+            guint32 base = ppsim_schedule_index_base(r->idx, d, list);
+            for (guint i = 0; i < ops->len; i++) {
+                PpsimOpTiming t = {ppsim_exec_task_start(r->exec, base + i),
+                                   ppsim_exec_task_end(r->exec, base + i)};
+                g_array_append_val(timing, t);
+                if (list == 0)
+                    dev->busy_ps += t.end_ps - t.start_ps;
+                dev->first_start_ps = MIN(dev->first_start_ps, t.start_ps);
+                dev->end_ps = MAX(dev->end_ps, t.end_ps);
+            }
+            (list == 0 ? res->compute_timing : res->copy_timing)[d] = timing;
+        }
+        if (dev->first_start_ps == G_MAXINT64)
+            dev->first_start_ps = 0;
+        res->makespan_ps = MAX(res->makespan_ps, dev->end_ps);
+    }
+}
+
+static void
+metrics_memory(const Replay *r, PpsimRunResult *res)
+{
+    for (int d = 0; d < r->sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        const PpsimPoolStats *st = ppsim_exec_pool_stats(r->exec, d);
+        dev->static_memory = st->current[PPSIM_MEM_STATIC];
+        dev->peak_activation = st->peak_active;
+        dev->peak_memory = st->peak_total;
+        dev->peak_time_ps = st->peak_total_time_ps;
+        dev->has_peak_op = st->peak_total_task != G_MAXUINT32;
+        if (dev->has_peak_op)
+            dev->peak_op = *ppsim_schedule_index_op(r->idx, st->peak_total_task);
+        dev->oom = st->limit > 0 && st->peak_total > st->limit;
+    }
+    for (int s = 0; s < r->sched->n_stages; s++) {
+        res->stages[s].id = s;
+        res->stages[s].device = r->sched->stage_device[s];
+        res->stages[s].peak_activation = ppsim_exec_tag_peak(r->exec, s);
+    }
+}
+
+static void
+metrics_ratios(PpsimRunResult *res)
+{
+    double busy = 0, max_busy = 0, max_span = 0;
+    for (int d = 0; d < res->p; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        busy += (double)dev->busy_ps;
+        max_busy = MAX(max_busy, (double)dev->busy_ps);
+        max_span = MAX(max_span, (double)(dev->end_ps - dev->first_start_ps));
+        dev->bubble_ratio = res->makespan_ps > 0 ? 1.0 - (double)dev->busy_ps / res->makespan_ps
+                                                 : 0.0;
+    }
+    res->bubble_ratio = res->makespan_ps > 0 ? 1.0 - busy / ((double)res->p * res->makespan_ps)
+                                             : 0.0;
+    res->bubble_ratio_span = max_span > 0 ? 1.0 - max_busy / max_span : 0.0;
+}
+
+static void
+metrics_transfers(const Replay *r, PpsimRunResult *res)
+{
+    res->transfers = g_array_sized_new(FALSE, FALSE, sizeof(PpsimTransfer), r->cross->len);
+    for (guint i = 0; i < r->cross->len; i++) {
+        const CrossDep *c = &g_array_index(r->cross, CrossDep, i);
+        PpsimOpPos a, b;
+        ppsim_schedule_index_pos(r->idx, c->from, &a);
+        ppsim_schedule_index_pos(r->idx, c->to, &b);
+        PpsimTransfer t = {a.device, a.list, a.index, b.device, b.list, b.index,
+                           ppsim_exec_task_end(r->exec, c->from),
+                           ppsim_exec_dep_arrival(r->exec, c->dep), c->bytes};
+        g_array_append_val(res->transfers, t);
+    }
+}
+
+static gint
+transfer_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const PpsimTransfer *a = pa, *b = pb;
+    if (a->send_ps != b->send_ps)
+        return a->send_ps < b->send_ps ? -1 : 1;
+    if (a->from_device != b->from_device)
+        return a->from_device - b->from_device;
+    if (a->from_index != b->from_index)
+        return a->from_index - b->from_index;
+    if (a->to_device != b->to_device)
+        return a->to_device - b->to_device;
+    return a->to_index - b->to_index;
+}
+
+static void
+replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
+{
+    int p = r->sched->n_devices;
+    res->p = p;
+    res->n_stages = r->sched->n_stages;
+    res->v = r->sched->n_stages / p;
+    res->m = r->sched->n_microbatches;
+    res->explicit_mode = r->costs->explicit_mode;
+    res->memory_unit = r->costs->memory_unit;
+    res->mem_scale = r->costs->mem_scale;
+    res->memory_limit = r->costs->memory_limit;
+    res->offload_ratio_k = r->costs->offload_ratio_k;
+    res->devices = g_new0(PpsimDeviceResult, p);
+    res->stages = g_new0(PpsimStageResult, r->sched->n_stages);
+    metrics_timings(r, res);
+    metrics_memory(r, res);
+    metrics_ratios(res);
+    metrics_attribute(r, res);
+    metrics_transfers(r, res);
+    g_array_sort(res->transfers, transfer_cmp);
+    if (flags & PPSIM_SIM_RECORD) {
+        const GArray *samples = ppsim_exec_mem_samples(r->exec);
+        const GArray *flows = ppsim_exec_flows(r->exec);
+        res->mem_samples = g_array_sized_new(FALSE, FALSE, sizeof(PpsimMemSample), samples->len);
+        g_array_append_vals(res->mem_samples, samples->data, samples->len);
+        res->flows = g_array_sized_new(FALSE, FALSE, sizeof(PpsimFlowRecord), flows->len);
+        g_array_append_vals(res->flows, flows->data, flows->len);
+    }
+    res->events_processed = ppsim_exec_events_processed(r->exec);
+}
+
+PpsimRunResult *
+ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule *sched_in,
+                 const char *label, const char *generator, PpsimSimFlags flags, GError **error)
+{
+    g_autoptr(PpsimSchedule) sched = sched_in;
+    if (!ppsim_schedule_validate(sched, error))
+        return NULL;
+    g_return_val_if_fail(costs->n_stages == sched->n_stages, NULL);
+    Replay r = {.sc = sc, .costs = costs, .sched = sched};
+    r.idx = ppsim_schedule_index_new(sched, error);
+    g_assert(r.idx != NULL); /* validated above */
+    if (!costs->explicit_mode)
+        r.topo = ppsim_topology_new(&sc->hardware, sched->n_devices);
+    r.exec = ppsim_exec_new(r.topo, sched->n_stages);
+    r.cross = g_array_new(FALSE, FALSE, sizeof(CrossDep));
+    ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
+    replay_build(&r);
+    if (!ppsim_exec_run(r.exec, replay_describe, &r, error)) {
+        replay_clear(&r);
+        return NULL;
+    }
+    g_autoptr(PpsimRunResult) res = ppsim_run_result_new();
+    res->label = g_strdup(label);
+    res->generator = g_strdup(generator);
+    res->scenario = g_strdup(sc->name);
+    replay_collect(&r, res, flags);
+    replay_clear(&r);
+    res->schedule = g_steal_pointer(&sched);
+    return g_steal_pointer(&res);
+}
+
+PpsimRunResult *
+ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimSimFlags flags,
+                   GError **error)
+{
+    PpsimCosts *costs_raw = NULL;
+    GError *local = NULL;
+    PpsimSchedule *sched = ppsim_sim_build_schedule(sc, spec, &costs_raw, &local);
+    g_autoptr(PpsimCosts) costs = costs_raw;
+    PpsimRunResult *res = NULL;
+    if (sched != NULL)
+        res = ppsim_sim_replay(sc, costs, sched, spec->label ? spec->label : spec->name,
+                               spec->name, flags, &local);
+    if (res == NULL)
+        g_propagate_prefixed_error(error, local, "schedule '%s': ",
+                                   spec->label ? spec->label : spec->name);
+    return res;
+}
+
+GPtrArray *
+ppsim_sim_run_all(const PpsimScenario *sc, PpsimSimFlags flags, GError **error)
+{
+    g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)ppsim_run_result_free);
+    for (guint i = 0; i < sc->schedules->len; i++) {
+        PpsimRunResult *res = ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, i), flags,
+                                                 error);
+        if (res == NULL)
+            return NULL;
+        g_ptr_array_add(results, res);
+    }
+    return g_steal_pointer(&results);
+}

@@ -1,1 +1,304 @@
-/* placeholder: being written */
+/* cost-model.c: per-stage costs from a scenario; see cost-model.h.
+ *
+ * Hardware mode follows reference/formulas.md Part B: FLOPs per layer [NAR21] App., the B/W
+ * split of [ZB] Table 1, activation bytes of [KOR] §4.1, parameters of [NAR21] Eq. (2), the
+ * embedding and LM head on the first and last stage. Durations are FLOPs / (peak x
+ * efficiency), rounded once to picoseconds. Attention counts the full s^2 (no causal halving),
+ * as [NAR21]/[KOR] do.
+ */
+#include "cost/cost-model.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+
+/* bf16 activations and messages: 2 bytes per element. */
+#define ACT_BYTES 2.0
+
+static double
+model_kv_ratio(const PpsimModel *model)
+{
+    return (double)model->kv_heads / (double)model->heads;
+}
+
+/* FLOPs of the GEMMs of one layer's forward: QKV (with GQA), output projection, MLP. */
+static double
+layer_gemm_flops(const PpsimModel *model, int b)
+{
+    double s = model->seq_len, h = model->hidden, f = model->ffn_hidden;
+    double kv = h * model_kv_ratio(model);
+    return 2.0 * b * s * h * (h + 2.0 * kv) + 2.0 * b * s * h * h + 4.0 * b * s * h * f;
+}
+
+/* FLOPs of QK^T and attention x V: 2bs^2h each ([NAR21] App.). */
+static double
+layer_attn_flops(const PpsimModel *model, int b)
+{
+    double s = model->seq_len, h = model->hidden;
+    return 4.0 * b * s * s * h;
+}
+
+double
+ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size)
+{
+    /* With kv_heads = heads and ffn = 4h: 24bsh^2 + 4bs^2h, [NAR21] App. */
+    return layer_gemm_flops(model, microbatch_size) + layer_attn_flops(model, microbatch_size);
+}
+
+/* [KOR] §4.1 itemised per layer: attention 11sbh + 5as^2b (QKV input 2, Q 2, K and V 4,
+ * projection input 2, dropout mask 1), MLP 19sbh (fc1 input 2, GeLU input 8, fc2 input 8,
+ * mask 1), two LayerNorm inputs 4. Generalised (DERIVED here) to g KV heads and FFN width f:
+ * sbh(14 + 4g/a + 4f/h), which gives 34sbh for g = a, f = 4h. (formulas.md §3.4 writes
+ * 6f/h, which does not reduce to 34; 4f/h does.) The 5as^2b softmax/dropout term is absent
+ * with FlashAttention or selective recompute; full recompute keeps only the layer input. */
+double
+ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
+{
+    double s = model->seq_len, h = model->hidden, f = model->ffn_hidden, a = model->heads;
+    double b = microbatch_size;
+    if (model->recompute == PPSIM_RECOMPUTE_FULL)
+        return 2.0 * s * b * h; /* [KOR] Table 2 */
+    double act = s * b * h * (14.0 + 4.0 * model_kv_ratio(model) + 4.0 * f / h);
+    if (!model->flash_attention && model->recompute == PPSIM_RECOMPUTE_NONE)
+        act += 5.0 * a * s * s * b;
+    return act;
+}
+
+/* [ZB] Table 1: W needs 32sbh of the 34sbh (the GEMM inputs), so B frees the rest. */
+double
+ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size)
+{
+    PpsimModel plain = *model;
+    plain.flash_attention = TRUE;
+    if (model->recompute == PPSIM_RECOMPUTE_FULL)
+        return ppsim_cost_layer_act_bytes(model, microbatch_size);
+    return ppsim_cost_layer_act_bytes(&plain, microbatch_size) * 32.0 / 34.0;
+}
+
+/* 12h^2 + 13h for MHA with a 4h MLP ([NAR21] Eq. (2)), generalised to GQA and FFN width:
+ * QKV h(h + 2kv) + bias, projection h^2 + h, MLP 2hf + f + h, two LayerNorms 4h. */
+double
+ppsim_cost_layer_params(const PpsimModel *model)
+{
+    double h = model->hidden, f = model->ffn_hidden, kv = h * model_kv_ratio(model);
+    return h * (h + 2.0 * kv) + (h + 2.0 * kv) + h * h + h + 2.0 * h * f + f + h + 4.0 * h;
+}
+
+double
+ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
+                         double offload_bytes_per_s)
+{
+    /* [PO] §1 Formula 1 */
+    return 10.0 / (3.0 * (6.0 * hidden + seq_len)) * compute_flops_per_s / offload_bytes_per_s;
+}
+
+static PpsimTime
+time_of(double flops, double rate)
+{
+    return ppsim_time_from_seconds(flops / rate);
+}
+
+static gint64
+explicit_units(double units)
+{
+    return (gint64)llround(units * PPSIM_EXPLICIT_MEM_SCALE);
+}
+
+static double
+stage_value(const GArray *list, int s, double fallback)
+{
+    return list != NULL ? g_array_index(list, double, s) : fallback;
+}
+
+static gboolean
+costs_check_list(const PpsimScenario *sc, const GArray *list, const char *key, int n_stages,
+                 GError **error)
+{
+    if (list == NULL || (int)list->len == n_stages)
+        return TRUE;
+    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                "%s:%d:%d: 'costs.%s' has %u entries but the schedule has %d stages",
+                sc->path ? sc->path : "", sc->costs.mark.line, sc->costs.mark.col, key,
+                list->len, n_stages);
+    return FALSE;
+}
+
+static gboolean
+costs_fill_explicit(PpsimCosts *c, const PpsimScenario *sc, GError **error)
+{
+    const PpsimCostsSpec *cs = &sc->costs;
+    if (!costs_check_list(sc, cs->stage_forward, "stage_forward", c->n_stages, error) ||
+        !costs_check_list(sc, cs->stage_backward_input, "stage_backward_input", c->n_stages,
+                          error) ||
+        !costs_check_list(sc, cs->stage_backward_weight, "stage_backward_weight", c->n_stages,
+                          error) ||
+        !costs_check_list(sc, cs->stage_activation, "stage_activation", c->n_stages, error))
+        return FALSE;
+    double ms = (double)PPSIM_PS_PER_MS;
+    for (int s = 0; s < c->n_stages; s++) {
+        PpsimStageCost *st = &c->stage[s];
+        st->est.f_ps = cs->stage_forward ? llround(stage_value(cs->stage_forward, s, 0) * ms)
+                                         : cs->forward_ps;
+        st->est.b_ps = cs->stage_backward_input
+                           ? llround(stage_value(cs->stage_backward_input, s, 0) * ms)
+                           : cs->backward_input_ps;
+        st->est.w_ps = cs->stage_backward_weight
+                           ? llround(stage_value(cs->stage_backward_weight, s, 0) * ms)
+                           : cs->backward_weight_ps;
+        st->est.r_ps = cs->recompute_ps;
+        st->est.off_ps = cs->offload_ps;
+        double act = stage_value(cs->stage_activation, s, cs->activation);
+        st->est.act = explicit_units(act);
+        st->est.act_w = explicit_units(cs->weight_activation * (act / cs->activation));
+        if (cs->activation <= 0)
+            st->est.act_w = 0;
+        st->act_ckpt = 0;
+        st->opt_ps = cs->optimizer_ps;
+    }
+    c->p2p_latency_ps = cs->p2p_ps;
+    c->mem_scale = PPSIM_EXPLICIT_MEM_SCALE;
+    c->memory_unit = "units";
+    c->memory_limit = explicit_units(sc->memory_limit_units);
+    return TRUE;
+}
+
+/* Layers of each stage: the explicit list, or an even split where stage s gets
+ * floor((s+1)L/S) - floor(sL/S) layers. */
+static gboolean
+costs_split_layers(PpsimCosts *c, const PpsimScenario *sc, GError **error)
+{
+    const PpsimModel *model = &sc->model;
+    int S = c->n_stages, L = model->layers;
+    if (model->stage_layers != NULL) {
+        int sum = 0;
+        for (guint i = 0; i < model->stage_layers->len; i++)
+            sum += g_array_index(model->stage_layers, int, i);
+        if ((int)model->stage_layers->len != S || sum != L) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "%s:%d:%d: 'model.stage_layers' must list %d stages summing to %d "
+                        "layers, got %u stages summing to %d",
+                        sc->path ? sc->path : "", model->stage_layers_mark.line,
+                        model->stage_layers_mark.col, S, L, model->stage_layers->len, sum);
+            return FALSE;
+        }
+    } else if (L < S) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: %d layers cannot fill %d pipeline stages (use model.stage_layers "
+                    "to place them explicitly)",
+                    sc->path ? sc->path : "", L, S);
+        return FALSE;
+    }
+    int first = 0;
+    for (int s = 0; s < S; s++) {
+        int n = model->stage_layers ? g_array_index(model->stage_layers, int, s)
+                                    : (int)(((gint64)(s + 1) * L) / S - ((gint64)s * L) / S);
+        c->stage[s].first_layer = first;
+        c->stage[s].layers = n;
+        first += n;
+    }
+    return TRUE;
+}
+
+/* One stage in hardware mode: transformer layers plus the embedding (first stage) or the
+ * final norm + LM head + loss (last stage). */
+static void
+costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
+{
+    const PpsimModel *model = &sc->model;
+    int b = sc->training.microbatch_size;
+    double s = model->seq_len, h = model->hidden, V = model->vocab, n = st->layers;
+    double gemm = n * layer_gemm_flops(model, b), attn = n * layer_attn_flops(model, b);
+    double fwd = gemm + attn;
+    /* [ZB] Table 1: B = gemm + 2 x attention, W = gemm (per layer, B + W = 2F). */
+    double bwd_in = gemm + 2.0 * attn, bwd_w = gemm;
+    double act = n * ppsim_cost_layer_act_bytes(model, b);
+    double act_w = n * ppsim_cost_layer_act_w_bytes(model, b);
+    double params = n * ppsim_cost_layer_params(model);
+    if (model->recompute == PPSIM_RECOMPUTE_FULL)
+        bwd_in += fwd; /* the forward is re-run before B: [NAR21] App., 4x forward in all */
+    else if (model->recompute == PPSIM_RECOMPUTE_SELECTIVE)
+        bwd_in += attn; /* attention core re-run: [KOR] §5 */
+    if (st->has_embedding) {
+        params += V * h + s * h;      /* token + position embeddings, [NAR21] Eq. (2) */
+        act += s * b * h;             /* embedding dropout mask, [KOR] §4.3 */
+    }
+    if (st->has_head) {
+        double head = 2.0 * b * s * h * V; /* logits, [NAR21] App.: 2BshV forward */
+        fwd += head;
+        bwd_in += head;
+        bwd_w += head;
+        params += V * h + 2.0 * h;    /* untied LM head + final LayerNorm */
+        act += 4.0 * s * b * V + 2.0 * s * b * h; /* fp32 logits [KOR] §4.3 + final LN input */
+        act_w += 2.0 * s * b * h;
+    }
+    st->fwd_flops = fwd;
+    st->est.f_ps = time_of(fwd, rate);
+    st->est.b_ps = time_of(bwd_in, rate);
+    st->est.w_ps = time_of(bwd_w, rate);
+    st->est.r_ps = time_of(fwd, rate);
+    st->est.act = (gint64)llround(act);
+    st->est.act_w = (gint64)llround(MIN(act_w, act));
+    st->act_ckpt = (gint64)llround(n * 2.0 * s * b * h); /* layer inputs, [KOR] Table 2 */
+    st->params = params;
+    st->static_mem = (gint64)llround(params * sc->training.bytes_per_param);
+    st->p2p_bytes = (guint64)llround(s * b * h * ACT_BYTES);
+    st->offload_bytes = (guint64)st->est.act;
+}
+
+static gboolean
+costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
+{
+    if (!costs_split_layers(c, sc, error))
+        return FALSE;
+    const PpsimHardware *hw = &sc->hardware;
+    double rate = hw->gpu_peak_flops * hw->gpu_efficiency;
+    for (int s = 0; s < c->n_stages; s++) {
+        PpsimStageCost *st = &c->stage[s];
+        st->has_embedding = s == 0;
+        st->has_head = s == c->n_stages - 1;
+        costs_fill_stage_hw(st, sc, rate);
+        /* one-way offload time estimate over the GPU's PCIe link, for generators */
+        st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
+    }
+    c->p2p_latency_ps = hw->nvlink_latency_ps;
+    c->mem_scale = 1.0;
+    c->memory_unit = "bytes";
+    c->memory_limit = (gint64)sc->memory_limit_bytes;
+    c->offload_ratio_k = ppsim_cost_offload_ratio(sc->model.hidden, sc->model.seq_len, rate,
+                                                  hw->pcie_bytes_per_s);
+    return TRUE;
+}
+
+PpsimCosts *
+ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
+{
+    g_return_val_if_fail(n_stages > 0, NULL);
+    g_autoptr(PpsimCosts) c = g_new0(PpsimCosts, 1);
+    c->explicit_mode = scenario->costs.present;
+    c->n_stages = n_stages;
+    c->stage = g_new0(PpsimStageCost, n_stages);
+    c->est = g_new0(PpsimStageEstimate, n_stages);
+    gboolean ok = c->explicit_mode ? costs_fill_explicit(c, scenario, error)
+                                   : costs_fill_hardware(c, scenario, error);
+    if (!ok)
+        return NULL;
+    for (int s = 0; s < n_stages; s++)
+        c->est[s] = c->stage[s].est;
+    c->estimates.n_stages = n_stages;
+    c->estimates.stage = c->est;
+    c->estimates.comm_ps = c->p2p_latency_ps;
+    if (!c->explicit_mode && scenario->hardware.nvlink_bytes_per_s > 0)
+        c->estimates.comm_ps += ppsim_time_from_seconds((double)c->stage[0].p2p_bytes /
+                                                        scenario->hardware.nvlink_bytes_per_s);
+    c->estimates.memory_limit = c->memory_limit;
+    return g_steal_pointer(&c);
+}
+
+void
+ppsim_costs_free(PpsimCosts *costs)
+{
+    if (costs == NULL)
+        return;
+    g_free(costs->stage);
+    g_free(costs->est);
+    g_free(costs);
+}

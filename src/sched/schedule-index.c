@@ -1,0 +1,237 @@
+/* schedule-index.c: op lookup tables and the dependency rules; see schedule-index.h.
+ *
+ * One int32 table of S*m entries per op kind (and S for OPT) maps (stage, microbatch) to a
+ * dense op id: O(1) lookups, 4 bytes per slot, built in one pass.
+ */
+#include "sched/schedule-index.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+struct PpsimScheduleIndex {
+    const PpsimSchedule *sched;
+    guint32 n_ops;
+    guint32 *base;          /* [2 * p]: first id of (device, list) */
+    gint32 *table[PPSIM_OP_N_KINDS];
+    PpsimOpPos *pos;        /* [n_ops] */
+};
+
+static gsize
+index_slots(const PpsimSchedule *sched, PpsimOpKind kind)
+{
+    return kind == PPSIM_OP_OPT ? (gsize)sched->n_stages
+                                : (gsize)sched->n_stages * sched->n_microbatches;
+}
+
+static GArray *
+index_list(const PpsimSchedule *sched, int device, int list)
+{
+    return list == 0 ? sched->compute[device] : sched->copy[device];
+}
+
+static gboolean
+index_check_op(const PpsimSchedule *sched, int d, int list, const PpsimOp *op, GError **error)
+{
+    g_autoptr(GString) what = g_string_new(NULL);
+    const char *problem = NULL;
+    gboolean copy_kind = op->kind == PPSIM_OP_OFF || op->kind == PPSIM_OP_RL;
+    if (op->kind >= PPSIM_OP_N_KINDS)
+        problem = "has an unknown kind";
+    else if (op->stage < 0 || op->stage >= sched->n_stages)
+        problem = "names a stage out of range";
+    else if (op->kind != PPSIM_OP_OPT &&
+             (op->microbatch < 0 || op->microbatch >= sched->n_microbatches))
+        problem = "names a microbatch out of range";
+    else if (copy_kind != (list == 1))
+        problem = copy_kind ? "is a copy op in a compute list" : "is a compute op in a copy list";
+    else if (sched->stage_device[op->stage] != d)
+        problem = "is not on its stage's device";
+    if (problem == NULL)
+        return TRUE;
+    ppsim_op_describe(what, op);
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID, "op '%s' on device %d %s",
+                what->str, d, problem);
+    return FALSE;
+}
+
+static gsize
+index_slot(const PpsimSchedule *sched, const PpsimOp *op)
+{
+    if (op->kind == PPSIM_OP_OPT)
+        return op->stage;
+    return (gsize)op->stage * sched->n_microbatches + op->microbatch;
+}
+
+PpsimScheduleIndex *
+ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
+{
+    for (int s = 0; s < sched->n_stages; s++)
+        if (sched->stage_device[s] < 0 || sched->stage_device[s] >= sched->n_devices) {
+            g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                        "stage %d is not mapped to a device", s);
+            return NULL;
+        }
+    g_autoptr(PpsimScheduleIndex) idx = g_new0(PpsimScheduleIndex, 1);
+    idx->sched = sched;
+    idx->base = g_new(guint32, 2 * sched->n_devices + 1);
+    guint32 n = 0;
+    for (int d = 0; d < sched->n_devices; d++)
+        for (int list = 0; list < 2; list++) {
+            idx->base[2 * d + list] = n;
+            n += index_list(sched, d, list)->len;
+        }
+    idx->base[2 * sched->n_devices] = n;
+    idx->n_ops = n;
+    idx->pos = g_new(PpsimOpPos, MAX(n, 1));
+    for (int k = 0; k < PPSIM_OP_N_KINDS; k++) {
+        gsize slots = index_slots(sched, k);
+        idx->table[k] = g_new(gint32, slots);
+        memset(idx->table[k], 0xff, slots * sizeof(gint32)); /* -1 */
+    }
+    for (int d = 0; d < sched->n_devices; d++)
+        for (int list = 0; list < 2; list++) {
+            GArray *ops = index_list(sched, d, list);
+            for (guint i = 0; i < ops->len; i++) {
+                const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+                if (!index_check_op(sched, d, list, op, error))
+                    return NULL;
+                gint32 *slot = &idx->table[op->kind][index_slot(sched, op)];
+                if (*slot >= 0) {
+                    g_autoptr(GString) what = g_string_new(NULL);
+                    ppsim_op_describe(what, op);
+                    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                                "op '%s' appears twice (device %d)", what->str, d);
+                    return NULL;
+                }
+                guint32 id = idx->base[2 * d + list] + i;
+                *slot = id;
+                idx->pos[id] = (PpsimOpPos){d, list, i};
+            }
+        }
+    return g_steal_pointer(&idx);
+}
+
+void
+ppsim_schedule_index_free(PpsimScheduleIndex *idx)
+{
+    if (idx == NULL)
+        return;
+    for (int k = 0; k < PPSIM_OP_N_KINDS; k++)
+        g_free(idx->table[k]);
+    g_free(idx->base);
+    g_free(idx->pos);
+    g_free(idx);
+}
+
+guint32
+ppsim_schedule_index_n_ops(const PpsimScheduleIndex *idx)
+{
+    return idx->n_ops;
+}
+
+gint64
+ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int stage,
+                          int microbatch)
+{
+    const PpsimSchedule *sched = idx->sched;
+    if (stage < 0 || stage >= sched->n_stages)
+        return -1;
+    if (kind == PPSIM_OP_OPT)
+        return idx->table[kind][stage];
+    if (microbatch < 0 || microbatch >= sched->n_microbatches)
+        return -1;
+    return idx->table[kind][(gsize)stage * sched->n_microbatches + microbatch];
+}
+
+guint32
+ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos)
+{
+    return idx->base[2 * pos->device + pos->list] + pos->index;
+}
+
+void
+ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out)
+{
+    *out = idx->pos[id];
+}
+
+guint32
+ppsim_schedule_index_base(const PpsimScheduleIndex *idx, int device, int list)
+{
+    return idx->base[2 * device + list];
+}
+
+const PpsimOp *
+ppsim_schedule_index_op(const PpsimScheduleIndex *idx, guint32 id)
+{
+    const PpsimOpPos *pos = &idx->pos[id];
+    return &g_array_index(index_list(idx->sched, pos->device, pos->list), PpsimOp, pos->index);
+}
+
+static void
+dep_emit(gint64 from, guint32 to, PpsimDepKind kind, int boundary, PpsimDepFunc func,
+         gpointer data)
+{
+    if (from >= 0)
+        func((guint32)from, to, kind, boundary, data);
+}
+
+/* The dependencies whose consumer is op @id (DESIGN 3). */
+static void
+dep_of_op(const PpsimScheduleIndex *idx, guint32 id, PpsimDepFunc func, gpointer data)
+{
+    const PpsimOp *op = ppsim_schedule_index_op(idx, id);
+    int s = op->stage, j = op->microbatch, last = idx->sched->n_stages - 1;
+    switch ((PpsimOpKind)op->kind) {
+    case PPSIM_OP_F:
+        if (s > 0)
+            dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_F, s - 1, j), id,
+                     PPSIM_DEP_ACTIVATION, s - 1, func, data);
+        break;
+    case PPSIM_OP_B:
+    case PPSIM_OP_BW:
+        if (s < last) {
+            gint64 up = ppsim_schedule_index_find(idx, PPSIM_OP_B, s + 1, j);
+            if (up < 0)
+                up = ppsim_schedule_index_find(idx, PPSIM_OP_BW, s + 1, j);
+            dep_emit(up, id, PPSIM_DEP_GRADIENT, s, func, data);
+        }
+        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_F, s, j), id, PPSIM_DEP_LOCAL, s, func,
+                 data);
+        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_R, s, j), id, PPSIM_DEP_LOCAL, s, func,
+                 data);
+        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_RL, s, j), id, PPSIM_DEP_LOCAL, s, func,
+                 data);
+        break;
+    case PPSIM_OP_W:
+        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_B, s, j), id, PPSIM_DEP_LOCAL, s, func,
+                 data);
+        break;
+    case PPSIM_OP_R:
+    case PPSIM_OP_OFF:
+        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_F, s, j), id, PPSIM_DEP_LOCAL, s, func,
+                 data);
+        break;
+    case PPSIM_OP_RL:
+        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_OFF, s, j), id, PPSIM_DEP_LOCAL, s,
+                 func, data);
+        break;
+    case PPSIM_OP_OPT:
+        for (int mb = 0; mb < idx->sched->n_microbatches; mb++) {
+            gint64 w = ppsim_schedule_index_find(idx, PPSIM_OP_W, s, mb);
+            if (w < 0)
+                w = ppsim_schedule_index_find(idx, PPSIM_OP_BW, s, mb);
+            dep_emit(w, id, PPSIM_DEP_LOCAL, s, func, data);
+        }
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+void
+ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func, gpointer user_data)
+{
+    for (guint32 id = 0; id < idx->n_ops; id++)
+        dep_of_op(idx, id, func, user_data);
+}
