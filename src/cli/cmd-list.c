@@ -1,1 +1,82 @@
-/* placeholder: being written */
+/* cmd-list.c: `ppsim list schedules|presets`: what the registries hold. */
+#include "cli/cli.h"
+#include "scenario/scenario.h"
+#include "sched/registry.h"
+#include "util/fmt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *
+option_type_name(PpsimOptionType type)
+{
+    switch (type) {
+    case PPSIM_OPTION_INT:
+        return "int";
+    case PPSIM_OPTION_DOUBLE:
+        return "number";
+    default:
+        return "string";
+    }
+}
+
+static void
+list_schedules(void)
+{
+    for (guint i = 0; i < ppsim_sched_registry_count(); i++) {
+        const PpsimScheduleClass *k = ppsim_sched_registry_nth(i);
+        printf("%-14s %s\n", k->name, k->summary);
+        printf("%-14s source: %s; chunks per device: %s\n", "", k->reference,
+               k->chunks == 0 ? "training.chunks" : k->chunks == 1 ? "1" : "2 (V-shape)");
+        for (const PpsimOptionSpec *o = k->options; o && o->name; o++)
+            printf("%-14s option %s (%s, default %s): %s\n", "", o->name,
+                   option_type_name(o->type), o->default_value ? o->default_value : "unset",
+                   o->help);
+    }
+    printf("%-14s replay a schedule file: schedule: {name: custom, file: x.csv}\n", "custom");
+}
+
+static void
+list_presets(void)
+{
+    for (const PpsimPreset *const *p = ppsim_presets(); *p; p++) {
+        const PpsimHardware *hw = &(*p)->hw;
+        g_autoptr(GString) line = g_string_new(NULL);
+        g_string_append_printf(line, "%-14s %s\n%-14s %d GPUs/node, ", (*p)->name, (*p)->summary,
+                               "", hw->gpus_per_node);
+        ppsim_fmt_bytes_human(line, (double)hw->gpu_memory_bytes);
+        g_string_append(line, ", ");
+        ppsim_fmt_fixed(line, hw->gpu_peak_flops / 1e12, 0);
+        g_string_append(line, " TFLOP/s x ");
+        ppsim_fmt_fixed(line, hw->gpu_efficiency, 2);
+        g_string_append(line, ", NVLink ");
+        ppsim_fmt_fixed(line, hw->nvlink_bytes_per_s / 1e9, 0);
+        g_string_append(line, " GB/s, PCIe ");
+        ppsim_fmt_fixed(line, hw->pcie_bytes_per_s / 1e9, 0);
+        g_string_append_printf(line, " GB/s (%d GPU(s) per switch), network ",
+                               hw->pcie_gpus_per_switch);
+        ppsim_fmt_fixed(line, hw->network_bytes_per_s / 1e9, 0);
+        g_string_append(line, " GB/s\n");
+        fputs(line->str, stdout);
+    }
+}
+
+int
+ppsim_cmd_list(int argc, char **argv)
+{
+    g_autoptr(GOptionContext) ctx = g_option_context_new("schedules|presets - list what ppsim knows");
+    g_option_context_set_description(ctx,
+                                     "  schedules  schedule generators, their sources and options\n"
+                                     "  presets    hardware presets (see reference/hardware.md)");
+    if (!ppsim_cli_parse(ctx, &argc, &argv))
+        return PPSIM_EXIT_USAGE;
+    if (argc != 2)
+        return ppsim_cli_usage("expected 'schedules' or 'presets' (see 'ppsim list --help')");
+    if (strcmp(argv[1], "schedules") == 0)
+        list_schedules();
+    else if (strcmp(argv[1], "presets") == 0)
+        list_presets();
+    else
+        return ppsim_cli_usage("unknown list '%s' (expected 'schedules' or 'presets')", argv[1]);
+    return PPSIM_EXIT_OK;
+}

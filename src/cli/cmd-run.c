@@ -1,1 +1,210 @@
-/* placeholder: being written */
+/* cmd-run.c: `ppsim run SCENARIO`: simulate every schedule, print a table (or JSON/CSV) on
+ * stdout, and write the artefacts (summary, traces, timelines) under --output. */
+#include "cli/cli.h"
+#include "report/report.h"
+#include "sched/registry.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    char **schedules;  /* --schedule, repeatable */
+    char **sets;       /* --set, repeatable */
+    char *format;
+    char *output;
+    char *export_schedule;
+    gboolean no_artifacts;
+    gboolean quiet;
+} RunOptions;
+
+static void
+run_options_clear(RunOptions *o)
+{
+    g_strfreev(o->schedules);
+    g_strfreev(o->sets);
+    g_free(o->format);
+    g_free(o->output);
+    g_free(o->export_schedule);
+}
+
+/* --schedule A --schedule B (or "A,B"): keep the scenario's spec of each name when it has
+ * one (with its options), else a plain spec. */
+static gboolean
+run_select_schedules(PpsimScenario *sc, char **names, GError **error)
+{
+    if (names == NULL)
+        return TRUE;
+    GPtrArray *chosen = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
+    for (char **n = names; *n; n++) {
+        g_auto(GStrv) parts = g_strsplit(*n, ",", -1);
+        for (char **part = parts; *part; part++) {
+            const char *name = g_strstrip(*part);
+            if (*name == '\0')
+                continue;
+            PpsimScheduleSpec *found = NULL;
+            for (guint i = 0; i < sc->schedules->len && !found; i++) {
+                PpsimScheduleSpec *s = g_ptr_array_index(sc->schedules, i);
+                if (g_strcmp0(s->label, name) == 0 || g_strcmp0(s->name, name) == 0)
+                    found = g_ptr_array_steal_index(sc->schedules, i);
+            }
+            if (found == NULL) {
+                if (strcmp(name, "custom") != 0 &&
+                    !ppsim_sched_registry_find(name, error)) {
+                    g_prefix_error(error, "--schedule: ");
+                    g_ptr_array_unref(chosen);
+                    return FALSE;
+                }
+                found = ppsim_schedule_spec_new(name);
+            }
+            g_ptr_array_add(chosen, found);
+        }
+    }
+    g_ptr_array_unref(sc->schedules);
+    sc->schedules = chosen;
+    return TRUE;
+}
+
+/* FILE for one schedule; FILE with ".<label>" before the extension for several. */
+static gboolean
+run_export(const char *path, const GPtrArray *results, GError **error)
+{
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        g_autofree char *target = NULL;
+        if (results->len == 1) {
+            target = g_strdup(path);
+        } else {
+            const char *dot = strrchr(path, '.');
+            const char *slash = strrchr(path, '/');
+            gsize stem = (dot && (!slash || dot > slash)) ? (gsize)(dot - path) : strlen(path);
+            g_autofree char *safe = g_strcanon(g_strdup(res->label),
+                                               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                               "0123456789-_.", '_');
+            target = g_strdup_printf("%.*s.%s%s", (int)stem, path, safe, path + stem);
+        }
+        g_autoptr(GString) csv = ppsim_schedule_to_csv(res->schedule);
+        if (!ppsim_cli_write_file(target, csv->str, csv->len, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+run_write_artifacts(const char *dir, const PpsimScenario *sc, const GPtrArray *results,
+                    GString *json, GString *csv, GError **error)
+{
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "cannot create '%s': %s", dir,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    (void)sc;
+    (void)results;
+    g_autofree char *json_path = g_build_filename(dir, "summary.json", NULL);
+    g_autofree char *csv_path = g_build_filename(dir, "summary.csv", NULL);
+    return ppsim_cli_write_file(json_path, json->str, json->len, error) &&
+           ppsim_cli_write_file(csv_path, csv->str, csv->len, error);
+}
+
+static const char run_description[] =
+    "Simulates each schedule of SCENARIO (a YAML file, see the README) on the modelled\n"
+    "hardware, or with the explicit per-op costs of its 'costs:' section, and prints one row\n"
+    "per schedule: makespan, bubble ratios, peak activation and memory, out-of-memory devices.\n"
+    "\n"
+    "Artefacts go to --output (default results/<scenario name>/): summary.json, summary.csv,\n"
+    "and per schedule a Perfetto trace and an SVG timeline.\n"
+    "\n"
+    "Examples:\n"
+    "  ppsim run scenarios/a100_8gpu.yaml\n"
+    "  ppsim run scenarios/a100_8gpu.yaml --schedule 1f1b --set training.microbatches=64\n"
+    "  ppsim run x.yaml --format json --no-artifacts | jq '.results[].makespan'\n"
+    "  ppsim run x.yaml --schedule 1f1b --export-schedule 1f1b.csv\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad scenario, deadlock or I/O error, 2 usage error.";
+
+static GOptionContext *
+run_context(RunOptions *o)
+{
+    GOptionEntry entries[] = {
+        {"schedule", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->schedules,
+         "Run only these schedules (repeatable, or comma-separated)", "NAME"},
+        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
+         "Override a scenario value, e.g. training.pp=4 (repeatable)", "KEY.PATH=VALUE"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
+         "Output on stdout: text (default), json or csv", "FORMAT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output,
+         "Directory for artefacts (default results/<scenario name>)", "DIR"},
+        {"no-artifacts", 0, 0, G_OPTION_ARG_NONE, &o->no_artifacts,
+         "Print results only; write no files", NULL},
+        {"export-schedule", 0, 0, G_OPTION_ARG_FILENAME, &o->export_schedule,
+         "Write the generated schedule as PyTorch-pipelining CSV (several schedules: "
+         "FILE.<label>.csv)", "FILE"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No progress messages on stderr", NULL},
+        G_OPTION_ENTRY_NULL};
+    GOptionContext *ctx = g_option_context_new("SCENARIO - simulate pipeline schedules");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx, run_description);
+    return ctx;
+}
+
+static int
+run_main(RunOptions *o, const char *path)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_load_file(path, (const char *const *)o->sets, &error);
+    if (sc == NULL)
+        return ppsim_cli_fail(error);
+    if (!run_select_schedules(sc, o->schedules, &error))
+        return ppsim_cli_fail(error);
+    PpsimSimFlags flags = o->no_artifacts ? 0 : PPSIM_SIM_RECORD;
+    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, flags, &error);
+    if (results == NULL)
+        return ppsim_cli_fail(error);
+    g_autoptr(GString) out = g_string_new(NULL);
+    g_autoptr(GString) json = g_string_new(NULL);
+    g_autoptr(GString) csv = g_string_new(NULL);
+    ppsim_report_json(json, sc, results);
+    ppsim_report_csv(csv, sc, results);
+    if (o->format == NULL || strcmp(o->format, "text") == 0)
+        ppsim_report_text(out, sc, results);
+    else
+        g_string_append_len(out, strcmp(o->format, "json") == 0 ? json->str : csv->str,
+                            strcmp(o->format, "json") == 0 ? json->len : csv->len);
+    fwrite(out->str, 1, out->len, stdout);
+    fflush(stdout);
+    if (o->export_schedule && !run_export(o->export_schedule, results, &error))
+        return ppsim_cli_fail(error);
+    if (!o->no_artifacts) {
+        g_autofree char *dir =
+            o->output ? g_strdup(o->output) : g_build_filename("results", sc->name, NULL);
+        if (!run_write_artifacts(dir, sc, results, json, csv, &error))
+            return ppsim_cli_fail(error);
+        if (!o->quiet)
+            fprintf(stderr, "ppsim: wrote artefacts to %s/\n", dir);
+    }
+    return PPSIM_EXIT_OK;
+}
+
+int
+ppsim_cmd_run(int argc, char **argv)
+{
+    RunOptions o = {0};
+    g_autoptr(GOptionContext) ctx = run_context(&o);
+    int rc;
+    if (!ppsim_cli_parse(ctx, &argc, &argv))
+        rc = PPSIM_EXIT_USAGE;
+    else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json") &&
+             strcmp(o.format, "csv"))
+        rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
+    else if (argc != 2)
+        rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
+                                      : "expected one SCENARIO, got %d arguments", argc - 1);
+    else
+        rc = run_main(&o, argv[1]);
+    run_options_clear(&o);
+    return rc;
+}

@@ -1,1 +1,133 @@
-/* placeholder: being written */
+/* report-json.c: the DESIGN 7 JSON summary. Keys are a contract; new keys may be added,
+ * existing ones never change meaning without a schema_version bump. Times are milliseconds
+ * (time_unit), memory is bytes (integers) or explicit-mode units (memory_unit).
+ */
+#include "report/report.h"
+#include "util/fmt.h"
+
+static void
+json_string(GString *out, const char *s)
+{
+    g_string_append_c(out, '"');
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            g_string_append_printf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            g_string_append_printf(out, "\\u%04x", *p);
+        else
+            g_string_append_c(out, *p);
+    }
+    g_string_append_c(out, '"');
+}
+
+static void
+json_key(GString *out, const char *key)
+{
+    json_string(out, key);
+    g_string_append_c(out, ':');
+}
+
+static void
+json_mem(GString *out, const PpsimRunResult *res, gint64 value)
+{
+    if (res->mem_scale == 1.0)
+        g_string_append_printf(out, "%" G_GINT64_FORMAT, value);
+    else
+        ppsim_fmt_double(out, (double)value / res->mem_scale);
+}
+
+static void
+json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
+{
+    g_string_append_printf(out, "{\"id\":%d,\"busy\":", d->id);
+    ppsim_fmt_ms(out, d->busy_ps);
+    g_string_append(out, ",\"first_start\":");
+    ppsim_fmt_ms(out, d->first_start_ps);
+    g_string_append(out, ",\"end\":");
+    ppsim_fmt_ms(out, d->end_ps);
+    g_string_append(out, ",\"bubble_ratio\":");
+    ppsim_fmt_double(out, d->bubble_ratio);
+    g_string_append(out, ",\"peak_activation\":");
+    json_mem(out, res, d->peak_activation);
+    g_string_append(out, ",\"peak_memory\":");
+    json_mem(out, res, d->peak_memory);
+    g_string_append(out, ",\"static_memory\":");
+    json_mem(out, res, d->static_memory);
+    g_string_append_printf(out, ",\"oom\":%s,\"peak_time\":", d->oom ? "true" : "false");
+    ppsim_fmt_ms(out, d->peak_time_ps);
+    g_string_append(out, ",\"peak_op\":");
+    if (d->has_peak_op) {
+        g_autoptr(GString) op = g_string_new(NULL);
+        ppsim_op_describe(op, &d->peak_op);
+        json_string(out, op->str);
+    } else {
+        g_string_append(out, "null");
+    }
+    g_string_append(out, ",\"idle\":{\"warmup\":");
+    ppsim_fmt_ms(out, d->idle_warmup_ps);
+    g_string_append(out, ",\"dependency\":");
+    ppsim_fmt_ms(out, d->idle_wait_ps);
+    g_string_append(out, ",\"transfer\":");
+    ppsim_fmt_ms(out, d->idle_transfer_ps);
+    g_string_append(out, ",\"cooldown\":");
+    ppsim_fmt_ms(out, d->idle_cooldown_ps);
+    g_string_append(out, "},\"recompute\":");
+    ppsim_fmt_ms(out, d->recompute_ps);
+    g_string_append_c(out, '}');
+}
+
+static void
+json_result(GString *out, const PpsimRunResult *res)
+{
+    g_string_append_c(out, '{');
+    json_key(out, "schedule");
+    json_string(out, res->label);
+    g_string_append_c(out, ',');
+    json_key(out, "generator");
+    json_string(out, res->generator);
+    g_string_append_printf(out, ",\"p\":%d,\"v\":%d,\"m\":%d,\"stages_total\":%d,\"makespan\":",
+                           res->p, res->v, res->m, res->n_stages);
+    ppsim_fmt_ms(out, res->makespan_ps);
+    g_string_append(out, ",\"time_unit\":\"ms\",\"bubble_ratio\":");
+    ppsim_fmt_double(out, res->bubble_ratio);
+    g_string_append(out, ",\"bubble_ratio_span\":");
+    ppsim_fmt_double(out, res->bubble_ratio_span);
+    g_string_append(out, ",\"memory_unit\":");
+    json_string(out, res->memory_unit);
+    g_string_append(out, ",\"memory_limit\":");
+    json_mem(out, res, res->memory_limit);
+    g_string_append(out, ",\"offload_ratio_k\":");
+    if (res->explicit_mode)
+        g_string_append(out, "null");
+    else
+        ppsim_fmt_double(out, res->offload_ratio_k);
+    g_string_append(out, ",\"devices\":[");
+    for (int d = 0; d < res->p; d++) {
+        if (d > 0)
+            g_string_append_c(out, ',');
+        json_device(out, res, &res->devices[d]);
+    }
+    g_string_append(out, "],\"stages\":[");
+    for (int s = 0; s < res->n_stages; s++) {
+        const PpsimStageResult *st = &res->stages[s];
+        g_string_append_printf(out, "%s{\"id\":%d,\"device\":%d,\"peak_activation\":",
+                               s > 0 ? "," : "", st->id, st->device);
+        json_mem(out, res, st->peak_activation);
+        g_string_append_c(out, '}');
+    }
+    g_string_append(out, "]}");
+}
+
+void
+ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
+{
+    g_string_append_printf(out, "{\"schema_version\":%d,\"scenario\":", PPSIM_JSON_SCHEMA_VERSION);
+    json_string(out, scenario->name);
+    g_string_append(out, ",\"results\":[");
+    for (guint i = 0; i < results->len; i++) {
+        if (i > 0)
+            g_string_append(out, ",\n");
+        json_result(out, g_ptr_array_index(results, i));
+    }
+    g_string_append(out, "]}\n");
+}

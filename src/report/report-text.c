@@ -1,1 +1,151 @@
-/* placeholder: being written */
+/* report-text.c: the human table printed by `ppsim run`: one row per schedule, then the
+ * peak activation of each device, so schedules compare at a glance. */
+#include "report/report.h"
+#include "util/fmt.h"
+
+#include <string.h>
+
+/* Devices shown one by one up to this many; beyond, only min and max. */
+#define TEXT_MAX_DEVICE_COLUMNS 16
+
+static void
+text_mem(GString *out, const PpsimRunResult *res, gint64 value)
+{
+    if (res->mem_scale == 1.0) {
+        ppsim_fmt_fixed(out, (double)value / (1024.0 * 1024.0 * 1024.0), 2);
+    } else {
+        ppsim_fmt_fixed(out, (double)value / res->mem_scale, 2);
+    }
+}
+
+static void
+text_pad(GString *out, gsize from, gsize width)
+{
+    while (out->len - from < width)
+        g_string_append_c(out, ' ');
+    g_string_append_c(out, ' ');
+}
+
+/* Appends @cell right-aligned in @width. */
+static void
+text_cell_right(GString *out, const char *cell, int width)
+{
+    g_string_append_printf(out, "%*s ", width, cell);
+}
+
+static int
+text_label_width(const GPtrArray *results)
+{
+    int w = 8;
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        w = MAX(w, (int)strlen(res->label));
+    }
+    return w;
+}
+
+static void
+text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
+{
+    gsize start = out->len;
+    g_string_append(out, "schedule");
+    text_pad(out, start, lw);
+    g_string_append_printf(out, "%14s %7s %7s %14s %14s %s\n", "makespan(ms)", "bubble",
+                           "span", "peak_act", "peak_mem", "oom");
+    g_string_append_printf(out, "%*s %14s %7s %7s %14s %14s\n", lw, "", "", "", "", mem_unit,
+                           mem_unit);
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        g_autoptr(GString) cell = g_string_new(NULL);
+        gsize row = out->len;
+        g_string_append(out, res->label);
+        text_pad(out, row, lw);
+        ppsim_fmt_fixed(cell, (double)res->makespan_ps / PPSIM_PS_PER_MS, 3);
+        text_cell_right(out, cell->str, 14);
+        g_string_truncate(cell, 0);
+        ppsim_fmt_fixed(cell, res->bubble_ratio, 4);
+        text_cell_right(out, cell->str, 7);
+        g_string_truncate(cell, 0);
+        ppsim_fmt_fixed(cell, res->bubble_ratio_span, 4);
+        text_cell_right(out, cell->str, 7);
+        g_string_truncate(cell, 0);
+        text_mem(cell, res, ppsim_run_result_max_peak_activation(res));
+        text_cell_right(out, cell->str, 14);
+        g_string_truncate(cell, 0);
+        text_mem(cell, res, ppsim_run_result_max_peak_memory(res));
+        text_cell_right(out, cell->str, 14);
+        g_string_truncate(cell, 0);
+        for (int d = 0; d < res->p; d++)
+            if (res->devices[d].oom)
+                g_string_append_printf(cell, "%s%d", cell->len ? "," : "dev ", d);
+        g_string_append_printf(out, "%s\n", cell->len ? cell->str : "-");
+    }
+}
+
+static void
+text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
+{
+    const PpsimRunResult *first = g_ptr_array_index(results, 0);
+    int p = first->p;
+    gboolean all = p <= TEXT_MAX_DEVICE_COLUMNS;
+    g_string_append_printf(out, "\npeak activation per device (%s)\n", mem_unit);
+    gsize start = out->len;
+    g_string_append(out, "schedule");
+    text_pad(out, start, lw);
+    if (all)
+        for (int d = 0; d < p; d++)
+            g_string_append_printf(out, "%8s%d ", "d", d);
+    else
+        g_string_append_printf(out, "%9s %9s %9s", "min", "max", "d0");
+    g_string_append_c(out, '\n');
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        gsize row = out->len;
+        g_string_append(out, res->label);
+        text_pad(out, row, lw);
+        g_autoptr(GString) cell = g_string_new(NULL);
+        gint64 lo = G_MAXINT64, hi = 0;
+        for (int d = 0; d < res->p; d++) {
+            gint64 v = res->devices[d].peak_activation;
+            lo = MIN(lo, v);
+            hi = MAX(hi, v);
+            if (all) {
+                g_string_truncate(cell, 0);
+                text_mem(cell, res, v);
+                text_cell_right(out, cell->str, 9);
+            }
+        }
+        if (!all) {
+            gint64 vals[3] = {lo, hi, res->devices[0].peak_activation};
+            for (int k = 0; k < 3; k++) {
+                g_string_truncate(cell, 0);
+                text_mem(cell, res, vals[k]);
+                text_cell_right(out, cell->str, 9);
+            }
+        }
+        g_string_append_c(out, '\n');
+    }
+}
+
+void
+ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
+{
+    if (results->len == 0)
+        return;
+    const PpsimRunResult *first = g_ptr_array_index(results, 0);
+    const char *mem_unit = first->mem_scale == 1.0 ? "GiB" : "units";
+    g_string_append_printf(out, "scenario %s: p=%d m=%d, %s\n", scenario->name, first->p,
+                           first->m,
+                           first->explicit_mode ? "explicit costs (ms, memory units)"
+                                                : "hardware model");
+    if (!first->explicit_mode) {
+        g_string_append(out, "offload ratio k = ");
+        ppsim_fmt_fixed(out, first->offload_ratio_k, 2);
+        g_string_append(out, first->offload_ratio_k <= 1.0
+                                 ? " (<= 1: full activation offload can hide behind compute)\n"
+                                 : " (> 1: offloading every activation would slow compute)\n");
+    }
+    int lw = text_label_width(results);
+    text_summary(out, results, lw, mem_unit);
+    text_devices(out, results, lw, mem_unit);
+}

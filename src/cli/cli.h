@@ -1,0 +1,38 @@
+/* cli.h: the subcommands of `ppsim` (git's builtin/ shape). Each parses its own options and
+ * calls into the library; only this layer prints or picks exit codes.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+enum {
+    PPSIM_EXIT_OK = 0,
+    PPSIM_EXIT_FAILURE = 1, /* bad scenario, deadlock, I/O, failed validation */
+    PPSIM_EXIT_USAGE = 2,   /* bad flag, unknown command */
+};
+
+typedef int (*PpsimCommandFunc)(int argc, char **argv);
+
+typedef struct {
+    const char *name;
+    PpsimCommandFunc run;
+    const char *summary;
+} PpsimCommand;
+
+int ppsim_cmd_run(int argc, char **argv);
+int ppsim_cmd_check(int argc, char **argv);
+int ppsim_cmd_list(int argc, char **argv);
+
+/* Prints "ppsim: error: MESSAGE" to stderr and returns PPSIM_EXIT_FAILURE. */
+int ppsim_cli_fail(const GError *error);
+/* Prints "ppsim: error: MESSAGE" (printf-style) and returns PPSIM_EXIT_USAGE. */
+int ppsim_cli_usage(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Parses options; on error prints the message and a hint and returns FALSE. With --help,
+ * GLib prints the help to stdout and exits 0. */
+gboolean ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv);
+/* Writes @data to @path atomically (temp file + rename). */
+gboolean ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **error);
+
+G_END_DECLS
