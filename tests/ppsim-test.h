@@ -17,10 +17,10 @@ char *ppsim_test_src_path(const char *relative);
     ck_assert_msg((error) == NULL, "unexpected error: %s", (error) ? (error)->message : "")
 
 /* Fails unless @error is set with @domain and @code; frees nothing. */
-#define ppsim_assert_error(error, domain, code)                                                 \
+#define ppsim_assert_error(error, want_domain, want_code)                                                 \
     do {                                                                                        \
         ck_assert_msg((error) != NULL, "expected an error, got none");                          \
-        ck_assert_msg(g_error_matches((error), (domain), (code)),                               \
+        ck_assert_msg(g_error_matches((error), (want_domain), (want_code)),                               \
                       "wrong error (domain %s code %d): %s", g_quark_to_string((error)->domain), \
                       (error)->code, (error)->message);                                         \
     } while (0)
