@@ -1,2 +1,183 @@
+/* check-schedule.c: the schedule IR checker and the CSV format. */
 #include "ppsim-test.h"
-Suite *ppsim_test_suite(void) { return suite_create("schedule"); }
+#include "sched/registry.h"
+#include "sched/schedule.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+static PpsimSchedule *
+generate(const char *name, int p, int v, int m)
+{
+    const PpsimScheduleClass *k = ppsim_sched_registry_lookup(name);
+    ck_assert_ptr_nonnull(k);
+    g_autoptr(PpsimOptions) opts = ppsim_options_new(k, NULL, "test", NULL);
+    PpsimStageEstimate *est = g_new0(PpsimStageEstimate, p * v);
+    PpsimCostEstimates costs = {.n_stages = p * v, .stage = est};
+    PpsimScheduleParams params = {.options = opts, .costs = &costs};
+    PpsimPipelineShape shape = {p, v, m};
+    PpsimSchedule *sched = NULL;
+    g_autoptr(GError) error = NULL;
+    ck_assert(k->generate(&shape, &params, &sched, &error));
+    g_free(est);
+    return sched;
+}
+
+static PpsimSchedule *
+from_csv(const char *text, GError **error)
+{
+    return ppsim_schedule_from_csv(text, strlen(text), "t.csv", error);
+}
+
+static void
+assert_invalid(const char *csv, const char *substring)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) sched = from_csv(csv, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!ppsim_schedule_validate(sched, &error));
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID);
+    ck_assert_msg(strstr(error->message, substring) != NULL, "'%s' lacks '%s'", error->message,
+                  substring);
+}
+
+START_TEST(test_generators_valid)
+{
+    const char *names[] = {"1f1b", "gpipe"};
+    int ps[] = {1, 2, 4, 8, 16};
+    for (guint n = 0; n < G_N_ELEMENTS(names); n++)
+        for (guint i = 0; i < G_N_ELEMENTS(ps); i++)
+            for (int m = 1; m <= 3 * ps[i] + 1; m += MAX(1, ps[i] / 2)) {
+                g_autoptr(PpsimSchedule) s = generate(names[n], ps[i], 1, m);
+                g_autoptr(GError) error = NULL;
+                ck_assert_msg(ppsim_schedule_validate(s, &error), "%s p=%d m=%d: %s", names[n],
+                              ps[i], m, error ? error->message : "");
+                ck_assert_int_eq(ppsim_schedule_n_ops(s), 2 * ps[i] * m);
+            }
+}
+END_TEST
+
+START_TEST(test_csv_round_trip)
+{
+    g_autoptr(PpsimSchedule) s = generate("1f1b", 4, 1, 8);
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(s);
+    ck_assert(g_str_has_prefix(csv->str, "0F0,0F1,0F2,0F3,0B0,"));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) back = from_csv(csv->str, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(back->n_devices, 4);
+    ck_assert_int_eq(back->n_stages, 4);
+    ck_assert_int_eq(back->n_microbatches, 8);
+    for (int d = 0; d < 4; d++) {
+        ck_assert_int_eq(back->stage_device[d], s->stage_device[d]);
+        ck_assert_int_eq(back->compute[d]->len, s->compute[d]->len);
+        ck_assert(memcmp(back->compute[d]->data, s->compute[d]->data,
+                         s->compute[d]->len * sizeof(PpsimOp)) == 0);
+    }
+    g_autoptr(GString) again = ppsim_schedule_to_csv(back);
+    ck_assert_str_eq(again->str, csv->str);
+}
+END_TEST
+
+START_TEST(test_csv_extensions_round_trip)
+{
+    /* V-shaped stage map, split backward, recompute, offload/reload, optimizer steps */
+    const char *text = "0F0,3F0,3I0,3W0,0R0,0I0,0W0,0S,3SC,|,0O0,0L0\n"
+                       "1F0,2F0,2I0,2W0,1B0,1S,2S\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) s = from_csv(text, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(s->n_stages, 4);
+    ck_assert_int_eq(s->stage_device[3], 0);
+    ck_assert_int_eq(s->stage_device[2], 1);
+    ck_assert_int_eq(s->copy[0]->len, 2);
+    ck_assert(ppsim_schedule_validate(s, &error));
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(s);
+    ck_assert_str_eq(csv->str, text);
+}
+END_TEST
+
+START_TEST(test_csv_pytorch_cells)
+{
+    /* PyTorch comm actions and blank cells are skipped; trailing blank lines are no devices */
+    const char *text = "0F0,0SEND_F0,,0B0\n1RECV_F0,1F0,1B0, 1SEND_B0\n\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) s = from_csv(text, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(s->n_devices, 2);
+    ck_assert_int_eq(s->compute[0]->len, 2);
+    ck_assert_int_eq(s->compute[1]->len, 2);
+    ck_assert(ppsim_schedule_validate(s, &error));
+}
+END_TEST
+
+START_TEST(test_csv_parse_errors)
+{
+    const struct {
+        const char *text, *expect;
+    } cases[] = {
+        {"0F0,0X1\n", "t.csv:1:5: unknown action kind"},
+        {"0F0,F1\n", "t.csv:1:5: action must start with a stage number"},
+        {"0F0,0F\n", "t.csv:1:5: missing microbatch"},
+        {"0F0,0B0\n0F1\n", "t.csv:2:1: 'F(s=0, mb=1)' is in row 2 but stage 0"},
+        {"0F0,0F1x\n", "t.csv:1:5: trailing characters"},
+        {"0F0\n2F0\n", "stage 1 appears in no row"},
+        {"0S\n", "no forward or backward action"},
+        {"0F0,|,0B0\n", "t.csv:1:7: 'BW(s=0, mb=0)' is a compute action after the '|'"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimSchedule) s = from_csv(cases[i].text, &error);
+        ck_assert_ptr_null(s);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+        ck_assert_msg(strstr(error->message, cases[i].expect) != NULL, "case %u: '%s'", i,
+                      error->message);
+    }
+}
+END_TEST
+
+START_TEST(test_validate_errors)
+{
+    assert_invalid("0F0\n1F0,1B0\n", "'F(s=0, mb=0)' on device 0 has no backward");
+    assert_invalid("0F0,0B0,0F0\n", "appears twice");
+    assert_invalid("0F0,0I0\n", "'B(s=0, mb=0)' on device 0 has no W");
+    assert_invalid("0F0,0W0,0I0\n", "'W(s=0, mb=0)' on device 0 comes before its B");
+    assert_invalid("0F1,0B1\n", "'F(s=0, mb=0)' on device 0 is missing");
+    assert_invalid("0F0,0B0,|,0L0\n", "has no OFF");
+    assert_invalid("0F0,0B0,|,0O0\n", "is never reloaded");
+    assert_invalid("0B0,0F0\n", "cyclic wait");
+    /* cross-device cycle: device 1 runs F1 first, which waits for device 0's F1, which is
+     * ordered after B0 on device 0, which waits for device 1's B0, ordered after F1 */
+    assert_invalid("0F0,0B0,0F1,0B1\n1F1,1F0,1B0,1B1\n",
+                   "'F(s=1, mb=1)' on device 1 can never start: cyclic wait");
+}
+END_TEST
+
+START_TEST(test_registry)
+{
+    ck_assert_int_ge(ppsim_sched_registry_count(), 2);
+    ck_assert_str_eq(ppsim_sched_registry_nth(0)->name, "gpipe");
+    g_autoptr(GError) error = NULL;
+    ck_assert_ptr_null(ppsim_sched_registry_find("1f1bb", &error));
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNKNOWN);
+    ck_assert_str_eq(error->message, "unknown schedule '1f1bb' (did you mean '1f1b'?)");
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("schedule");
+    TCase *tc = tcase_create("ir");
+    tcase_add_test(tc, test_generators_valid);
+    tcase_add_test(tc, test_validate_errors);
+    tcase_add_test(tc, test_registry);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("csv");
+    tcase_add_test(tc, test_csv_round_trip);
+    tcase_add_test(tc, test_csv_extensions_round_trip);
+    tcase_add_test(tc, test_csv_pytorch_cells);
+    tcase_add_test(tc, test_csv_parse_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,2 +1,222 @@
+/* check-sim.c: replay semantics against hand-computed timelines and closed forms
+ * (DESIGN 3, 4): 1F1B and GPipe makespans and peaks, a hand-computed p=2 timeline with p2p
+ * latency, memory accounting of split backward, deadlock reporting, fair link sharing,
+ * determinism. */
 #include "ppsim-test.h"
-Suite *ppsim_test_suite(void) { return suite_create("sim"); }
+#include "hw/exec.h"
+#include "report/report.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+#define MS PPSIM_PS_PER_MS
+
+static PpsimScenario *
+explicit_scenario(int p, int m, const char *schedule, double f, double b, double w)
+{
+    PpsimScenario *sc = ppsim_scenario_new_explicit(p, 1, m, schedule);
+    sc->costs.forward_ps = (PpsimTime)(f * MS);
+    sc->costs.backward_input_ps = (PpsimTime)(b * MS);
+    sc->costs.backward_weight_ps = (PpsimTime)(w * MS);
+    return sc;
+}
+
+static PpsimRunResult *
+run_one(const PpsimScenario *sc)
+{
+    g_autoptr(GError) error = NULL;
+    PpsimRunResult *res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    return res;
+}
+
+/* [ZB] App. H: 1F1B iteration time (m+p-1)(T_F+T_B+T_W), also for m < p; device d holds
+ * min(p-d, m) microbatches at its peak ([MEG] warm-up + 1). */
+START_TEST(test_1f1b_closed_form)
+{
+    int ps[] = {1, 2, 3, 4, 8};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++)
+        for (int m = 1; m <= 2 * ps[i] + 3; m++) {
+            int p = ps[i];
+            g_autoptr(PpsimScenario) sc = explicit_scenario(p, m, "1f1b", 1.0, 2.0, 0.5);
+            g_autoptr(PpsimRunResult) res = run_one(sc);
+            ck_assert_int_eq(res->makespan_ps, (PpsimTime)(m + p - 1) * (MS * 7 / 2));
+            for (int d = 0; d < p; d++)
+                ck_assert_int_eq(res->devices[d].peak_activation,
+                                 MIN(p - d, m) * PPSIM_EXPLICIT_MEM_SCALE);
+            double want = (double)(p - 1) / (m + p - 1);
+            ck_assert_double_eq_tol(res->bubble_ratio, want, 1e-12);
+        }
+}
+END_TEST
+
+START_TEST(test_gpipe_closed_form)
+{
+    for (int p = 1; p <= 6; p++)
+        for (int m = 1; m <= 9; m += 2) {
+            g_autoptr(PpsimScenario) sc = explicit_scenario(p, m, "gpipe", 1.0, 1.0, 1.0);
+            g_autoptr(PpsimRunResult) res = run_one(sc);
+            ck_assert_int_eq(res->makespan_ps, (PpsimTime)(m + p - 1) * 3 * MS);
+            for (int d = 0; d < p; d++) {
+                ck_assert_int_eq(res->devices[d].peak_activation, m * PPSIM_EXPLICIT_MEM_SCALE);
+                ck_assert_int_eq(res->stages[d].peak_activation, m * PPSIM_EXPLICIT_MEM_SCALE);
+            }
+        }
+}
+END_TEST
+
+/* p=2, m=2, F=1, BW=2, p2p=0.5, by hand:
+ *   device 1: F0 [1.5,2.5]  BW0 [2.5,4.5]  F1 [4.5,5.5] (arrived 2.5)  BW1 [5.5,7.5]
+ *   device 0: F0 [0,1]  F1 [1,2]  BW0 [5,7] (4.5+0.5)  BW1 [8,10] (7.5+0.5)
+ * makespan 10; busy 6 each: bubble 1 - 12/20 = 0.4; span: max busy 6 / max span 10. */
+START_TEST(test_hand_timeline_p2p)
+{
+    g_autoptr(PpsimScenario) sc = explicit_scenario(2, 2, "1f1b", 1.0, 1.0, 1.0);
+    sc->costs.p2p_ps = MS / 2;
+    g_autoptr(PpsimRunResult) res = run_one(sc);
+    const PpsimTime want[2][4][2] = {{{0, 1}, {1, 2}, {5, 7}, {8, 10}},
+                                     {{3, 5}, {5, 9}, {9, 11}, {11, 15}}};
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 4; i++) {
+            const PpsimOpTiming *t = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+            PpsimTime scale = d == 0 ? MS : MS / 2; /* device 1 row is in half-ms */
+            ck_assert_int_eq(t->start_ps, want[d][i][0] * scale);
+            ck_assert_int_eq(t->end_ps, want[d][i][1] * scale);
+        }
+    ck_assert_int_eq(res->makespan_ps, 10 * MS);
+    ck_assert_double_eq_tol(res->bubble_ratio, 0.4, 1e-12);
+    ck_assert_double_eq_tol(res->bubble_ratio_span, 0.4, 1e-12);
+    ck_assert_int_eq(res->devices[1].first_start_ps, 3 * MS / 2);
+    /* four cross-device transfers: F0, F1 forward, BW0, BW1 backward, each 0.5 ms */
+    ck_assert_int_eq(res->transfers->len, 4);
+    for (guint i = 0; i < res->transfers->len; i++) {
+        const PpsimTransfer *t = &g_array_index(res->transfers, PpsimTransfer, i);
+        ck_assert_int_eq(t->arrive_ps - t->send_ps, MS / 2);
+    }
+    /* attribution on device 0: idle 3 ms before BW0 (producer ends 4.5, arrives 5) and 1 ms
+     * before BW1: dependency 2.5 + 0.5, transfer 0.5 + 0.5 */
+    ck_assert_int_eq(res->devices[0].idle_wait_ps, 3 * MS);
+    ck_assert_int_eq(res->devices[0].idle_transfer_ps, 1 * MS);
+    ck_assert_int_eq(res->devices[0].idle_warmup_ps, 0);
+}
+END_TEST
+
+/* DESIGN 4 with split backward: F +A at start, B frees A - A_W at its end, W frees A_W. */
+START_TEST(test_memory_split_backward)
+{
+    g_autoptr(PpsimScenario) sc = explicit_scenario(1, 2, "1f1b", 1.0, 1.0, 1.0);
+    sc->costs.weight_activation = 0.25;
+    const char *csv = "0F0,0F1,0I0,0I1,0W0,0W1\n";
+    g_autoptr(GError) error = NULL;
+    PpsimSchedule *sched = ppsim_schedule_from_csv(csv, strlen(csv), "t.csv", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 1, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_replay(sc, costs, sched, "split", "custom", PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(res->devices[0].peak_activation, 2000);
+    ck_assert_int_eq(res->makespan_ps, 6 * MS);
+    /* activation totals after each change: +1 +1 -0.75 -0.75 -0.25 -0.25 */
+    const gint64 want[] = {1000, 2000, 1250, 500, 250, 0};
+    ck_assert_int_eq(res->mem_samples->len, G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        const PpsimMemSample *s = &g_array_index(res->mem_samples, PpsimMemSample, i);
+        ck_assert_int_eq(s->value, want[i]);
+        ck_assert_int_eq(s->category, PPSIM_MEM_ACTIVATION);
+    }
+}
+END_TEST
+
+static void
+describe_task(GString *out, PpsimTaskId task, gpointer data)
+{
+    (void)data;
+    g_string_append_printf(out, "T%u", task);
+}
+
+START_TEST(test_exec_deadlock_message)
+{
+    g_autoptr(PpsimExec) exec = ppsim_exec_new(NULL, 1);
+    int s0 = ppsim_exec_add_stream(exec, "gpu0.compute");
+    int s1 = ppsim_exec_add_stream(exec, "gpu1.compute");
+    PpsimTaskId a = ppsim_exec_add_task(exec, s0, MS);
+    PpsimTaskId b = ppsim_exec_add_task(exec, s0, MS);
+    PpsimTaskId c = ppsim_exec_add_task(exec, s1, MS);
+    ppsim_exec_add_dep(exec, c, b, 0); /* b waits for c */
+    ppsim_exec_add_dep(exec, b, c, 0); /* c waits for b: cycle */
+    (void)a;
+    g_autoptr(GError) error = NULL;
+    ck_assert(!ppsim_exec_run(exec, describe_task, NULL, &error));
+    ppsim_assert_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_DEADLOCK);
+    ck_assert_str_eq(error->message, "deadlock: 'T1' on 'gpu0.compute' is blocked waiting for "
+                                     "'T2' on 'gpu1.compute' (not started) at t=1 ms");
+}
+END_TEST
+
+/* Two GPUs behind one PCIe switch offload at once: the 30 GB/s uplink is shared max-min
+ * fairly (15 GB/s each) although each GPU link alone allows 25 GB/s. */
+START_TEST(test_flows_share_uplink)
+{
+    PpsimHardware hw = {.gpus_per_node = 8, .pcie_gpus_per_switch = 2, .pcie_bytes_per_s = 25e9,
+                        .pcie_uplink_bytes_per_s = 30e9, .nvlink_bytes_per_s = 300e9,
+                        .network_bytes_per_s = 25e9};
+    for (int shared = 0; shared < 2; shared++) {
+        g_autoptr(PpsimTopology) topo = ppsim_topology_new(&hw, 4);
+        g_autoptr(PpsimExec) exec = ppsim_exec_new(topo, 1);
+        int host = ppsim_topology_host_endpoint(topo, 0);
+        int s0 = ppsim_exec_add_stream(exec, "gpu0.copy");
+        int s1 = ppsim_exec_add_stream(exec, "gpu1.copy");
+        int s2 = ppsim_exec_add_stream(exec, "gpu2.copy");
+        PpsimTaskId t0 = ppsim_exec_add_transfer(exec, s0, 0, host, 1500000000);
+        /* GPU 1 shares GPU 0's switch; GPU 2 sits behind the next one */
+        PpsimTaskId t1 = ppsim_exec_add_transfer(exec, shared ? s1 : s2, shared ? 1 : 2, host,
+                                                 1500000000);
+        g_autoptr(GError) error = NULL;
+        ck_assert(ppsim_exec_run(exec, NULL, NULL, &error));
+        PpsimTime want = shared ? 100 * MS : 60 * MS; /* 1.5 GB at 15 vs 25 GB/s */
+        ck_assert_int_eq(ppsim_exec_task_end(exec, t0), want);
+        ck_assert_int_eq(ppsim_exec_task_end(exec, t1), want);
+    }
+}
+END_TEST
+
+START_TEST(test_deterministic_json)
+{
+    g_autoptr(GString) first = NULL;
+    for (int round = 0; round < 2; round++) {
+        g_autoptr(PpsimScenario) sc = explicit_scenario(4, 8, "1f1b", 1.0, 1.3, 0.7);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, PPSIM_SIM_RECORD, &error);
+        ppsim_assert_no_error(error);
+        GString *json = g_string_new(NULL);
+        ppsim_report_json(json, sc, results);
+        if (round == 0)
+            first = json;
+        else {
+            ck_assert_str_eq(json->str, first->str);
+            g_string_free(json, TRUE);
+        }
+    }
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("sim");
+    TCase *tc = tcase_create("explicit");
+    tcase_add_test(tc, test_1f1b_closed_form);
+    tcase_add_test(tc, test_gpipe_closed_form);
+    tcase_add_test(tc, test_hand_timeline_p2p);
+    tcase_add_test(tc, test_memory_split_backward);
+    tcase_add_test(tc, test_deterministic_json);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exec");
+    tcase_add_test(tc, test_exec_deadlock_message);
+    tcase_add_test(tc, test_flows_share_uplink);
+    suite_add_tcase(s, tc);
+    return s;
+}
