@@ -33,7 +33,8 @@ struct PpsimNetwork {
     PpsimTime last_ps;  /* time remaining/rates were last brought up to date */
     gint64 generation;  /* of the armed tick */
     double *link_cap;   /* scratch, per link */
-    int *link_count;    /* scratch, per link */
+    int *link_count;    /* scratch, per link; all 0 between fills */
+    int *active;        /* scratch: links carrying a flow */
     GArray *records;    /* borrowed, nullable */
 };
 
@@ -56,6 +57,7 @@ ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine, PpsimFlowDoneF
     guint n_links = topo ? topo->links->len : 0;
     net->link_cap = g_new0(double, n_links + 1);
     net->link_count = g_new0(int, n_links + 1);
+    net->active = g_new0(int, n_links + 1);
     net->entity = ppsim_engine_add_entity(engine, &network_class, net);
     return net;
 }
@@ -68,6 +70,7 @@ ppsim_network_free(PpsimNetwork *net)
     g_array_free(net->flows, TRUE);
     g_free(net->link_cap);
     g_free(net->link_count);
+    g_free(net->active);
     g_free(net);
 }
 
@@ -90,29 +93,34 @@ network_advance(PpsimNetwork *net, PpsimTime now)
     net->last_ps = now;
 }
 
+/* Progressive filling over the links that carry at least one active flow: O(A x (A + F))
+ * for A active links and F flows, independent of the topology's size. */
 static void
 network_fill(PpsimNetwork *net)
 {
     GArray *links = net->topo->links;
-    for (guint l = 0; l < links->len; l++) {
-        net->link_cap[l] = g_array_index(links, PpsimLink, l).bytes_per_s;
-        net->link_count[l] = 0;
-    }
-    guint unfrozen = net->flows->len;
+    int n_active = 0;
     for (guint i = 0; i < net->flows->len; i++) {
         Flow *f = &g_array_index(net->flows, Flow, i);
         f->frozen = FALSE;
-        for (int k = 0; k < f->n_links; k++)
-            net->link_count[f->links[k]]++;
+        for (int k = 0; k < f->n_links; k++) {
+            int l = f->links[k];
+            if (net->link_count[l]++ == 0) {
+                net->link_cap[l] = g_array_index(links, PpsimLink, l).bytes_per_s;
+                net->active[n_active++] = l;
+            }
+        }
     }
+    guint unfrozen = net->flows->len;
     while (unfrozen > 0) {
         int best = -1;
         double best_share = 0;
-        for (guint l = 0; l < links->len; l++) {
+        for (int a = 0; a < n_active; a++) {
+            int l = net->active[a];
             if (net->link_count[l] == 0)
                 continue;
             double share = net->link_cap[l] / net->link_count[l];
-            if (best < 0 || share < best_share) {
+            if (best < 0 || share < best_share || (share == best_share && l < best)) {
                 best = l;
                 best_share = share;
             }
@@ -134,6 +142,7 @@ network_fill(PpsimNetwork *net)
             }
         }
     }
+    /* every count is back to 0 for the next fill */
 }
 
 /* Re-computes rates and arms a tick at the earliest completion. */
