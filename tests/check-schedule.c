@@ -147,9 +147,10 @@ START_TEST(test_validate_errors)
     assert_invalid("0F0,0B0,|,0O0\n", "is never reloaded");
     assert_invalid("0B0,0F0\n", "cyclic wait");
     /* cross-device cycle: device 1 runs F1 first, which waits for device 0's F1, which is
-     * ordered after B0 on device 0, which waits for device 1's B0, ordered after F1 */
+     * ordered after BW0 on device 0, which waits for device 1's BW0, ordered after F1; the
+     * checker names the first blocked op in device order */
     assert_invalid("0F0,0B0,0F1,0B1\n1F1,1F0,1B0,1B1\n",
-                   "'F(s=1, mb=1)' on device 1 can never start: cyclic wait");
+                   "'BW(s=0, mb=0)' on device 0 can never start: cyclic wait");
 }
 END_TEST
 

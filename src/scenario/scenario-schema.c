@@ -1,1 +1,184 @@
-/* placeholder: being written */
+/* scenario-schema.c: key tables, defaults and cross-field checks of scenario files
+ * (DESIGN 5). The one place where keys and defaults are declared. */
+#include "scenario/scenario-schema.h"
+#include "util/ppsim-error.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define OFF(field) offsetof(PpsimScenario, field)
+#define SECTION(n, table) {n, KEY_SECTION, 0, table, FALSE, 0, 0}
+#define POS_INT(n, field) {n, KEY_INT, OFF(field), NULL, FALSE, 1, 0}
+#define REQ_INT(n, field) {n, KEY_INT, OFF(field), NULL, TRUE, 1, 0}
+#define QTY(n, type, field) {n, type, OFF(field), NULL, FALSE, 0, 0}
+
+static const SchemaKey gpu_keys[] = {
+    QTY("memory", KEY_BYTES, hardware.gpu_memory_bytes),
+    QTY("peak_flops", KEY_FLOPS, hardware.gpu_peak_flops),
+    {"efficiency", KEY_DOUBLE, OFF(hardware.gpu_efficiency), NULL, FALSE, 1e-9, 1},
+    {"copy_streams", KEY_INT, OFF(hardware.copy_streams), NULL, FALSE, 1, 2},
+    {NULL}};
+
+static const SchemaKey nvlink_keys[] = {
+    QTY("bandwidth", KEY_BANDWIDTH, hardware.nvlink_bytes_per_s),
+    QTY("latency", KEY_TIME, hardware.nvlink_latency_ps),
+    {NULL}};
+
+static const SchemaKey pcie_keys[] = {
+    QTY("bandwidth", KEY_BANDWIDTH, hardware.pcie_bytes_per_s),
+    QTY("uplink_bandwidth", KEY_BANDWIDTH, hardware.pcie_uplink_bytes_per_s),
+    QTY("latency", KEY_TIME, hardware.pcie_latency_ps),
+    POS_INT("gpus_per_switch", hardware.pcie_gpus_per_switch),
+    {NULL}};
+
+static const SchemaKey network_keys[] = {
+    QTY("bandwidth", KEY_BANDWIDTH, hardware.network_bytes_per_s),
+    QTY("latency", KEY_TIME, hardware.network_latency_ps),
+    {NULL}};
+
+static const SchemaKey host_keys[] = {
+    QTY("memory", KEY_BYTES, hardware.host_memory_bytes),
+    POS_INT("optimizer_workers", hardware.host_optimizer_workers),
+    QTY("adam_rate", KEY_COUNT, hardware.host_adam_params_per_s),
+    {NULL}};
+
+static const SchemaKey hardware_keys[] = {
+    {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    POS_INT("nodes", hardware.nodes),
+    POS_INT("gpus_per_node", hardware.gpus_per_node),
+    SECTION("gpu", gpu_keys),
+    SECTION("nvlink", nvlink_keys),
+    SECTION("pcie", pcie_keys),
+    SECTION("network", network_keys),
+    SECTION("host", host_keys),
+    {NULL}};
+
+static const SchemaKey model_keys[] = {
+    REQ_INT("layers", model.layers),
+    REQ_INT("hidden", model.hidden),
+    POS_INT("ffn_hidden", model.ffn_hidden),
+    REQ_INT("heads", model.heads),
+    POS_INT("kv_heads", model.kv_heads),
+    REQ_INT("seq_len", model.seq_len),
+    POS_INT("vocab", model.vocab),
+    {"flash_attention", KEY_BOOL, OFF(model.flash_attention), NULL, FALSE, 0, 0},
+    {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
+    {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
+    {NULL}};
+
+static const SchemaKey training_keys[] = {
+    REQ_INT("pp", training.pp),
+    POS_INT("chunks", training.chunks),
+    REQ_INT("microbatches", training.microbatches),
+    POS_INT("microbatch_size", training.microbatch_size),
+    {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
+    {NULL}};
+
+static const SchemaKey memory_keys[] = {
+    {"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    {NULL}};
+
+static const SchemaKey costs_keys[] = {
+    QTY("forward", KEY_TIME_MS, costs.forward_ps),
+    QTY("backward_input", KEY_TIME_MS, costs.backward_input_ps),
+    QTY("backward_weight", KEY_TIME_MS, costs.backward_weight_ps),
+    QTY("p2p", KEY_TIME_MS, costs.p2p_ps),
+    QTY("offload", KEY_TIME_MS, costs.offload_ps),
+    QTY("recompute", KEY_TIME_MS, costs.recompute_ps),
+    QTY("optimizer", KEY_TIME_MS, costs.optimizer_ps),
+    {"activation", KEY_DOUBLE, OFF(costs.activation), NULL, FALSE, 0, 0},
+    {"weight_activation", KEY_DOUBLE, OFF(costs.weight_activation), NULL, FALSE, 0, 0},
+    {"stage_forward", KEY_DOUBLE_LIST, OFF(costs.stage_forward), NULL, FALSE, 0, 0},
+    {"stage_backward_input", KEY_DOUBLE_LIST, OFF(costs.stage_backward_input), NULL, FALSE, 0,
+     0},
+    {"stage_backward_weight", KEY_DOUBLE_LIST, OFF(costs.stage_backward_weight), NULL, FALSE,
+     0, 0},
+    {"stage_activation", KEY_DOUBLE_LIST, OFF(costs.stage_activation), NULL, FALSE, 0, 0},
+    {NULL}};
+
+const SchemaKey ppsim_scenario_schema[] = {
+    {"name", KEY_STRING, OFF(name), NULL, FALSE, 0, 0},
+    SECTION("hardware", hardware_keys),
+    SECTION("model", model_keys),
+    SECTION("training", training_keys),
+    {"schedule", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    SECTION("memory", memory_keys),
+    SECTION("costs", costs_keys),
+    {NULL}};
+
+void
+ppsim_scenario_set_defaults(PpsimScenario *sc)
+{
+    sc->hardware = ppsim_preset_lookup("dgx-a100-80gb")->hw;
+    sc->hardware.preset = g_strdup("dgx-a100-80gb");
+    sc->model.vocab = 51200;
+    sc->model.flash_attention = TRUE;
+    sc->model.recompute = PPSIM_RECOMPUTE_NONE;
+    sc->training.chunks = 1;
+    sc->training.microbatch_size = 1;
+    sc->training.bytes_per_param = 16; /* [ZERO] §3.1: 2 + 2 + 12 bytes */
+    sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
+        PPSIM_PS_PER_MS;
+    sc->costs.activation = 1;
+}
+
+void
+ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
+{
+    PpsimModel *m = &sc->model;
+    if (!g_hash_table_contains(seen, "model.ffn_hidden"))
+        m->ffn_hidden = 4 * m->hidden;
+    if (!g_hash_table_contains(seen, "model.kv_heads"))
+        m->kv_heads = m->heads;
+    if (!g_hash_table_contains(seen, "hardware.nodes") && sc->hardware.gpus_per_node > 0)
+        sc->hardware.nodes =
+            (sc->training.pp + sc->hardware.gpus_per_node - 1) / sc->hardware.gpus_per_node;
+    if (!g_hash_table_contains(seen, "costs.recompute"))
+        sc->costs.recompute_ps = sc->costs.forward_ps;
+    if (!g_hash_table_contains(seen, "costs.weight_activation"))
+        sc->costs.weight_activation = sc->costs.activation;
+    if (!sc->costs.present && !g_hash_table_contains(seen, "memory.limit"))
+        sc->memory_limit_bytes = sc->hardware.gpu_memory_bytes;
+    sc->has_hardware = !sc->costs.present || g_hash_table_contains(seen, "hardware");
+    sc->has_model = g_hash_table_contains(seen, "model");
+}
+
+static gboolean
+check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path,
+           const char *message)
+{
+    PpsimMark mark = mark_of(path, data);
+    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE, "%d:%d: %s", mark.line,
+                mark.col, message);
+    return FALSE;
+}
+
+gboolean
+ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of,
+                     gpointer data, GError **error)
+{
+    const PpsimModel *m = &sc->model;
+    if (!sc->costs.present && !g_hash_table_contains(seen, "model"))
+        return check_fail(error, mark_of, data, "",
+                          "missing required key 'model' (or a 'costs' section for "
+                          "explicit-cost mode)");
+    if (g_hash_table_contains(seen, "model") && m->heads % m->kv_heads != 0) {
+        g_autofree char *msg = g_strdup_printf(
+            "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
+        return check_fail(error, mark_of, data, "model.kv_heads", msg);
+    }
+    if (g_hash_table_contains(seen, "hardware.nodes") &&
+        sc->hardware.nodes * sc->hardware.gpus_per_node < sc->training.pp) {
+        g_autofree char *msg = g_strdup_printf(
+            "%d node(s) of %d GPUs cannot hold training.pp = %d devices", sc->hardware.nodes,
+            sc->hardware.gpus_per_node, sc->training.pp);
+        return check_fail(error, mark_of, data, "hardware.nodes", msg);
+    }
+    if (sc->costs.weight_activation > sc->costs.activation) {
+        g_autofree char *msg = g_strdup_printf(
+            "'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",
+            sc->costs.weight_activation, sc->costs.activation);
+        return check_fail(error, mark_of, data, "costs.weight_activation", msg);
+    }
+    return TRUE;
+}

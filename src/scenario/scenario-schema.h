@@ -1,0 +1,49 @@
+/* scenario-schema.h: the key tables of scenario files (internal to src/scenario). */
+#pragma once
+
+#include "scenario/scenario.h"
+
+typedef enum {
+    KEY_SECTION,
+    KEY_STRING,
+    KEY_INT,      /* positive int unless min says 0 */
+    KEY_DOUBLE,
+    KEY_BOOL,
+    KEY_BYTES,    /* guint64 */
+    KEY_BANDWIDTH,
+    KEY_TIME,     /* PpsimTime; bare numbers refused */
+    KEY_TIME_MS,  /* PpsimTime; bare numbers are milliseconds (explicit costs) */
+    KEY_FLOPS,
+    KEY_COUNT,
+    KEY_RECOMPUTE,
+    KEY_INT_LIST,
+    KEY_DOUBLE_LIST,
+    KEY_SPECIAL,  /* handled by the parser: schedule, memory.limit, hardware.preset */
+} KeyType;
+
+typedef struct SchemaKey SchemaKey;
+struct SchemaKey {
+    const char *name;
+    KeyType type;
+    gsize offset;             /* into PpsimScenario */
+    const SchemaKey *section; /* KEY_SECTION: its keys, closed by {NULL} */
+    gboolean required;
+    double min;               /* numbers: smallest allowed value */
+    double max;               /* numbers: largest allowed value; 0 = none */
+};
+
+/* The root table. */
+extern const SchemaKey ppsim_scenario_schema[];
+
+/* Fills @sc with every default (hardware from the default preset). */
+void ppsim_scenario_set_defaults(PpsimScenario *sc);
+
+/* Defaults that depend on other values, applied after parsing; @seen holds the dotted
+ * paths written in the file. */
+void ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen);
+
+/* Cross-field checks; @mark_of returns the mark of a dotted path (0:0 when unset).
+ * Errors are PPSIM_SCENARIO_ERROR_VALUE, prefixed "file:line:col: ". */
+typedef PpsimMark (*MarkOfFunc)(const char *path, gpointer data);
+gboolean ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of,
+                              gpointer data, GError **error);
