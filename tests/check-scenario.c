@@ -1,2 +1,176 @@
+/* check-scenario.c: scenario files: every bad/ file fails with the error its last line
+ * declares ("# expect: CODE LINE:COL message"); ok/ files parse with the right values;
+ * --set overrides. */
 #include "ppsim-test.h"
-Suite *ppsim_test_suite(void) { return suite_create("scenario"); }
+#include "scenario/scenario.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+static int
+code_of(const char *name)
+{
+    const char *names[] = {"PARSE", "SCHEMA", "VALUE", "UNIT"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    ck_abort_msg("unknown code %s", name);
+    return -1;
+}
+
+START_TEST(test_bad_files)
+{
+    g_autofree char *dir_path = ppsim_test_data_path("scenarios/bad");
+    g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+    ck_assert_ptr_nonnull(dir);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    for (const char *n; (n = g_dir_read_name(dir));)
+        if (g_str_has_suffix(n, ".yaml"))
+            g_ptr_array_add(names, g_strdup(n));
+    ck_assert_int_ge(names->len, 15);
+    for (guint i = 0; i < names->len; i++) {
+        g_autofree char *path = g_build_filename(dir_path, names->pdata[i], NULL);
+        g_autofree char *text = NULL;
+        ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+        const char *expect = strstr(text, "# expect: ");
+        ck_assert_msg(expect != NULL, "%s has no '# expect:' line", path);
+        g_autofree char *line = g_strndup(expect + 10, strcspn(expect + 10, "\n"));
+        g_auto(GStrv) parts = g_strsplit(line, " ", 3);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+        ck_assert_msg(sc == NULL, "%s parsed", path);
+        ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, code_of(parts[0]));
+        g_autofree char *want = g_strdup_printf("%s:%s: %s", path, parts[1], parts[2]);
+        ck_assert_str_eq(error->message, want);
+    }
+}
+END_TEST
+
+START_TEST(test_ok_files_parse)
+{
+    g_autofree char *dir_path = ppsim_test_data_path("scenarios/ok");
+    g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+    for (const char *n; (n = g_dir_read_name(dir));) {
+        g_autofree char *path = g_build_filename(dir_path, n, NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+        ppsim_assert_no_error(error);
+    }
+    g_autofree char *main_path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(main_path, NULL, &error);
+    ppsim_assert_no_error(error);
+}
+END_TEST
+
+START_TEST(test_explicit_values)
+{
+    g_autofree char *path = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(sc->costs.present);
+    ck_assert(!sc->has_model);
+    ck_assert_str_eq(sc->name, "explicit-1f1b");
+    ck_assert_int_eq(sc->training.pp, 4);
+    ck_assert_int_eq(sc->training.chunks, 1);
+    ck_assert_int_eq(sc->costs.p2p_ps, PPSIM_PS_PER_MS / 4);
+    ck_assert_int_eq(sc->costs.recompute_ps, PPSIM_PS_PER_MS); /* defaults to forward */
+    ck_assert_double_eq(sc->costs.weight_activation, 1.0);
+    ck_assert_int_eq(sc->schedules->len, 2);
+}
+END_TEST
+
+START_TEST(test_preset_and_overrides)
+{
+    g_autofree char *path = ppsim_test_data_path("scenarios/ok/preset-overrides.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    ck_assert_str_eq(hw->preset, "dgx-h100-80gb");
+    ck_assert_double_eq(hw->gpu_peak_flops, 989e12); /* from the preset */
+    ck_assert_double_eq(hw->gpu_efficiency, 0.5);    /* written before the preset key */
+    ck_assert_double_eq(hw->pcie_bytes_per_s, 25e9); /* 200 Gb/s */
+    ck_assert_int_eq(hw->pcie_gpus_per_switch, 2);
+    ck_assert_int_eq(hw->nodes, 1);
+    ck_assert_int_eq(sc->model.ffn_hidden, 4 * 2048);
+    ck_assert_int_eq(sc->model.kv_heads, 4);
+    ck_assert_int_eq(sc->model.stage_layers->len, 4);
+    ck_assert_int_eq(g_array_index(sc->model.stage_layers, int, 1), 3);
+    ck_assert_uint_eq(sc->memory_limit_bytes, 60ull << 30);
+    PpsimScheduleSpec *gp = g_ptr_array_index(sc->schedules, 1);
+    ck_assert_str_eq(gp->name, "gpipe");
+    ck_assert_str_eq(gp->label, "gp");
+    ck_assert_int_eq(gp->mark.line, 18);
+}
+END_TEST
+
+START_TEST(test_set_overrides)
+{
+    g_autofree char *path = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    const char *sets[] = {"training.pp=2", "costs.backward_weight=2.5ms",
+                          "schedule=[gpipe, {name: 1f1b, label: x}]", "memory.limit=7",
+                          "hardware.pcie.bandwidth=16GB/s", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, sets, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(sc->training.pp, 2);
+    ck_assert_int_eq(sc->costs.backward_weight_ps, 5 * PPSIM_PS_PER_MS / 2);
+    ck_assert_int_eq(sc->schedules->len, 2);
+    ck_assert_str_eq(((PpsimScheduleSpec *)g_ptr_array_index(sc->schedules, 1))->label, "x");
+    ck_assert_double_eq(sc->memory_limit_units, 7);
+    ck_assert_double_eq(sc->hardware.pcie_bytes_per_s, 16e9);
+    ck_assert(sc->has_hardware);
+
+    const struct {
+        const char *set, *message;
+    } bad[] = {
+        {"training.pp=zero", "--set training.pp: 'training.pp' must be a positive integer, "
+                             "got 'zero'"},
+        {"training.pp", "--set 'training.pp': expected KEY.PATH=VALUE, e.g. training.pp=4"},
+        {"=3", "--set '=3': expected KEY.PATH=VALUE, e.g. training.pp=4"},
+        {"training.ppp=3", "--set training.ppp: unknown key 'training.ppp' (did you mean 'pp'?)"},
+        {"costs.forward=[1", "--set costs.forward: bad value '[1'"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *one[] = {bad[i].set, NULL};
+        g_autoptr(GError) err = NULL;
+        g_autoptr(PpsimScenario) s2 = ppsim_scenario_load_file(path, one, &err);
+        ck_assert_ptr_null(s2);
+        ck_assert_msg(g_str_has_prefix(err->message, bad[i].message), "got '%s'", err->message);
+    }
+}
+END_TEST
+
+START_TEST(test_empty_and_explicit_constructor)
+{
+    g_autoptr(GError) error = NULL;
+    const char *sets[] = {"training={pp: 2, microbatches: 3}", "costs.forward=2", NULL};
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_parse("", 0, "empty.yaml", ".", sets, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_str_eq(sc->name, "empty");
+    ck_assert_int_eq(sc->training.microbatches, 3);
+    ck_assert_str_eq(((PpsimScheduleSpec *)g_ptr_array_index(sc->schedules, 0))->name, "1f1b");
+    g_autoptr(PpsimScenario) ex = ppsim_scenario_new_explicit(4, 2, 8, "gpipe");
+    ck_assert(ex->costs.present);
+    ck_assert_int_eq(ex->training.chunks, 2);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("scenario");
+    TCase *tc = tcase_create("files");
+    tcase_add_test(tc, test_bad_files);
+    tcase_add_test(tc, test_ok_files_parse);
+    tcase_add_test(tc, test_explicit_values);
+    tcase_add_test(tc, test_preset_and_overrides);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("overrides");
+    tcase_add_test(tc, test_set_overrides);
+    tcase_add_test(tc, test_empty_and_explicit_constructor);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,2 +1,123 @@
+/* check-units.c: the quantity grammar, did-you-mean and locale-free formatting. */
 #include "ppsim-test.h"
-Suite *ppsim_test_suite(void) { return suite_create("units"); }
+#include "util/fmt.h"
+#include "util/ppsim-error.h"
+#include "util/suggest.h"
+#include "util/units.h"
+
+#include <locale.h>
+
+static double
+parse_ok(const char *text, PpsimDimension dim, const char *def)
+{
+    double v = -1;
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(ppsim_units_parse(text, dim, def, &v, &error), "'%s': %s", text,
+                  error ? error->message : "");
+    return v;
+}
+
+START_TEST(test_units_good)
+{
+    ck_assert_double_eq(parse_ok("80GiB", PPSIM_DIM_BYTES, NULL), 80.0 * (1ull << 30));
+    ck_assert_double_eq(parse_ok("80 GB", PPSIM_DIM_BYTES, NULL), 80e9);
+    ck_assert_double_eq(parse_ok("2TiB", PPSIM_DIM_BYTES, NULL), 2.0 * (1ull << 40));
+    ck_assert_double_eq(parse_ok("25GB/s", PPSIM_DIM_BANDWIDTH, NULL), 25e9);
+    ck_assert_double_eq(parse_ok("200Gbps", PPSIM_DIM_BANDWIDTH, NULL), 25e9);
+    ck_assert_double_eq(parse_ok("400 Gb/s", PPSIM_DIM_BANDWIDTH, NULL), 50e9);
+    ck_assert_double_eq(parse_ok("1.5MiB/s", PPSIM_DIM_BANDWIDTH, NULL), 1.5 * 1048576);
+    ck_assert_double_eq_tol(parse_ok("2us", PPSIM_DIM_TIME, NULL), 2e-6, 1e-18);
+    ck_assert_double_eq_tol(parse_ok("1.5ms", PPSIM_DIM_TIME, NULL), 1.5e-3, 1e-18);
+    ck_assert_double_eq_tol(parse_ok("18.522", PPSIM_DIM_TIME, "ms"), 18.522e-3, 1e-15);
+    ck_assert_double_eq(parse_ok("312TFLOPS", PPSIM_DIM_FLOPS, NULL), 312e12);
+    ck_assert_double_eq(parse_ok("989 TFLOP/s", PPSIM_DIM_FLOPS, NULL), 989e12);
+    ck_assert_double_eq(parse_ok("1.4G", PPSIM_DIM_COUNT, NULL), 1.4e9);
+    ck_assert_double_eq(parse_ok("16", PPSIM_DIM_COUNT, NULL), 16);
+    ck_assert_double_eq(parse_ok("1e3KB", PPSIM_DIM_BYTES, NULL), 1e6);
+    ck_assert_double_eq(parse_ok("0B", PPSIM_DIM_BYTES, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_units_bad)
+{
+    const struct {
+        const char *text;
+        PpsimDimension dim;
+        const char *message;
+    } cases[] = {
+        {"80", PPSIM_DIM_BYTES, "missing unit in '80' (expected a size like '80GiB')"},
+        {"80 GX", PPSIM_DIM_BYTES, "expected a size like '80GiB', got '80 GX'"},
+        {"25GB/s", PPSIM_DIM_TIME, "expected a time like '2us', got '25GB/s'"},
+        {"-1GB", PPSIM_DIM_BYTES, "expected a size like '80GiB', got '-1GB'"},
+        {"nanGB", PPSIM_DIM_BYTES, "expected a size like '80GiB', got 'nanGB'"},
+        {"", PPSIM_DIM_TIME, "expected a time like '2us', got ''"},
+        {"2usx", PPSIM_DIM_TIME, "expected a time like '2us', got '2usx'"},
+        {"25gb/s", PPSIM_DIM_BANDWIDTH, "expected a bandwidth like '25GB/s', got '25gb/s'"},
+        {"312TF", PPSIM_DIM_FLOPS, "expected a FLOP rate like '312TFLOPS', got '312TF'"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double v;
+        g_autoptr(GError) error = NULL;
+        ck_assert(!ppsim_units_parse(cases[i].text, cases[i].dim, NULL, &v, &error));
+        ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_UNIT);
+        ck_assert_str_eq(error->message, cases[i].message);
+    }
+}
+END_TEST
+
+START_TEST(test_time_rounding)
+{
+    ck_assert_int_eq(ppsim_time_from_seconds(1e-3), PPSIM_PS_PER_MS);
+    ck_assert_int_eq(ppsim_time_from_seconds(18.522e-3), 18522000000);
+    ck_assert_int_eq(ppsim_time_from_seconds(0.5e-12), 1);   /* half away from zero */
+    ck_assert_int_eq(ppsim_time_from_seconds(0.49e-12), 0);
+}
+END_TEST
+
+START_TEST(test_suggest)
+{
+    const char *keys[] = {"hardware", "model", "training", "schedule", "memory", "costs", NULL};
+    ck_assert_str_eq(ppsim_suggest("hardwre", keys), "hardware");
+    ck_assert_str_eq(ppsim_suggest("trainnig", keys), "training"); /* transposition */
+    ck_assert_str_eq(ppsim_suggest("sched", keys), "schedule");    /* unique prefix */
+    ck_assert_ptr_null(ppsim_suggest("zebra", keys));
+    ck_assert_uint_eq(ppsim_edit_distance("ab", "ba"), 1);
+    ck_assert_uint_eq(ppsim_edit_distance("", "abc"), 3);
+}
+END_TEST
+
+START_TEST(test_fmt_locale_free)
+{
+    setlocale(LC_ALL, "de_DE.UTF-8"); /* may not exist; then C stays */
+    g_autoptr(GString) s = g_string_new(NULL);
+    ppsim_fmt_fixed(s, 3.14159, 2);
+    g_string_append_c(s, ' ');
+    ppsim_fmt_fixed(s, -0.0001, 2);
+    g_string_append_c(s, ' ');
+    ppsim_fmt_double(s, 0.1);
+    g_string_append_c(s, ' ');
+    ppsim_fmt_ms(s, 18522000000);
+    g_string_append_c(s, ' ');
+    ppsim_fmt_ms(s, 1);
+    g_string_append_c(s, ' ');
+    ppsim_fmt_ms(s, 7 * PPSIM_PS_PER_MS);
+    g_string_append_c(s, ' ');
+    ppsim_fmt_bytes_human(s, 1.5 * (1 << 30));
+    ck_assert_str_eq(s->str, "3.14 0.00 0.1 18.522 0.000000001 7 1.50 GiB");
+    setlocale(LC_ALL, "C");
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("units");
+    TCase *tc = tcase_create("units");
+    tcase_add_test(tc, test_units_good);
+    tcase_add_test(tc, test_units_bad);
+    tcase_add_test(tc, test_time_rounding);
+    tcase_add_test(tc, test_suggest);
+    tcase_add_test(tc, test_fmt_locale_free);
+    suite_add_tcase(s, tc);
+    return s;
+}

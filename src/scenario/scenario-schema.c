@@ -144,13 +144,19 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
 }
 
 static gboolean
+check_fail_code(GError **error, int code, MarkOfFunc mark_of, gpointer data, const char *path,
+                const char *message)
+{
+    PpsimMark mark = mark_of(path, data);
+    g_set_error(error, PPSIM_SCENARIO_ERROR, code, "%d:%d: %s", mark.line, mark.col, message);
+    return FALSE;
+}
+
+static gboolean
 check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path,
            const char *message)
 {
-    PpsimMark mark = mark_of(path, data);
-    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE, "%d:%d: %s", mark.line,
-                mark.col, message);
-    return FALSE;
+    return check_fail_code(error, PPSIM_SCENARIO_ERROR_VALUE, mark_of, data, path, message);
 }
 
 gboolean
@@ -159,9 +165,9 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
 {
     const PpsimModel *m = &sc->model;
     if (!sc->costs.present && !g_hash_table_contains(seen, "model"))
-        return check_fail(error, mark_of, data, "",
-                          "missing required key 'model' (or a 'costs' section for "
-                          "explicit-cost mode)");
+        return check_fail_code(error, PPSIM_SCENARIO_ERROR_SCHEMA, mark_of, data, "",
+                               "missing required key 'model' (or a 'costs' section for "
+                               "explicit-cost mode)");
     if (g_hash_table_contains(seen, "model") && m->heads % m->kv_heads != 0) {
         g_autofree char *msg = g_strdup_printf(
             "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
