@@ -242,7 +242,8 @@ exec_pack(PpsimExec *exec, GArray *arr, gsize size, gsize key_offset, gsize begi
         PpsimTaskId key = *(PpsimTaskId *)(src + key_offset);
         memcpy(sorted + (gsize)fill[key]++ * size, src, size);
     }
-    memcpy(arr->data, sorted, arr->len * size);
+    if (arr->len > 0) /* an empty GArray's data may be NULL */
+        memcpy(arr->data, sorted, arr->len * size);
     for (guint t = 0; t < n_tasks; t++) {
         char *task = (char *)&g_array_index(exec->tasks, Task, t);
         *(guint32 *)(task + begin_offset) = count[t];
