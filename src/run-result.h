@@ -71,7 +71,8 @@ typedef struct {
     PpsimSchedule *schedule;    /* owned */
     GArray **compute_timing;    /* [p] PpsimOpTiming, parallel to schedule->compute[d] */
     GArray **copy_timing;       /* [p] PpsimOpTiming, parallel to schedule->copy[d] */
-    GArray *transfers;          /* PpsimTransfer, in producer-end order */
+    GArray *transfers;          /* PpsimTransfer, in producer-end order; recorded only with
+                                   PPSIM_SIM_RECORD (NULL otherwise) */
     /* Recorded only when asked (traces/SVG): memory changes per device pool (pool = device
      * id; host pools follow at p + node), and the flows over the links. */
     GArray *mem_samples; /* PpsimMemSample, nullable */

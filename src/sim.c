@@ -6,6 +6,7 @@
  * rules of DESIGN 4 into allocations and frees at task starts and ends.
  */
 #include "sim.h"
+#include "util/bigalloc.h"
 #include "sched/registry.h"
 #include "sched/schedule-index.h"
 #include "hw/exec.h"
@@ -232,31 +233,24 @@ replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
     return t;
 }
 
-typedef struct {
-    guint32 task;
-    PpsimMemWhen when;
-    int pool, tag;
-    PpsimMemCategory cat;
-    gint64 delta;
-} PlannedMem;
-
+/* Adds one memory effect, unless @out is NULL (the sizing pass) or nothing changes. */
 static void
-plan(GArray *out, gint64 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
+plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
      gint64 delta)
 {
-    if (id < 0 || delta == 0)
+    if (out == NULL || id < 0 || delta == 0)
         return;
-    PlannedMem m = {(guint32)id, when, pool, tag, cat, delta};
-    g_array_append_val(out, m);
+    ppsim_exec_add_mem(out, (guint32)id, when, pool, tag, cat, delta);
 }
 
 /* DESIGN 4 for one (stage, microbatch): F allocates A (keeping only the checkpoint when R
  * recomputes the rest); OFF frees what is resident when its D2H ends and RL brings it back
  * as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A - A_W
  * (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
- * start of OFF to the end of RL. @copy_bytes receives what OFF/RL move. */
+ * start of OFF to the end of RL. @copy_bytes receives what OFF/RL move; @out (the executor,
+ * or NULL for a pass that only computes @copy_bytes) receives the effects. */
 static void
-replay_plan_one(Replay *r, int s, int j, GArray *out, guint64 *copy_bytes)
+replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *copy_bytes)
 {
     const PpsimStageCost *st = &r->costs->stage[s];
     const PpsimScheduleIndex *x = r->idx;
@@ -346,18 +340,20 @@ replay_build(Replay *r)
     replay_add_streams(r);
 
     guint32 n = ppsim_schedule_index_n_ops(r->idx);
-    guint64 *copy_bytes = g_new0(guint64, MAX(n, 1));
-    GArray *planned = g_array_new(FALSE, FALSE, sizeof(PlannedMem));
-    for (int s = 0; s < sched->n_stages; s++)
+    guint64 *copy_bytes = ppsim_bigalloc0(MAX(n, 1) * sizeof(guint64));
+    gboolean any_copy = FALSE;
+    for (int d = 0; d < sched->n_devices; d++)
+        any_copy |= sched->copy[d]->len > 0;
+    /* pass 1 sizes the offloads (their bytes depend on what F keeps); pass 2, once every
+     * task exists, adds the memory effects */
+    for (int s = 0; any_copy && s < sched->n_stages; s++)
         for (int j = 0; j < sched->n_microbatches; j++)
-            replay_plan_one(r, s, j, planned, copy_bytes);
+            replay_plan_one(r, s, j, NULL, copy_bytes);
     for (guint32 id = 0; id < n; id++)
         replay_add_task(r, id, copy_bytes[id]);
-    for (guint i = 0; i < planned->len; i++) {
-        const PlannedMem *m = &g_array_index(planned, PlannedMem, i);
-        ppsim_exec_add_mem(r->exec, m->task, m->when, m->pool, m->tag, m->cat, m->delta);
-    }
-    g_array_free(planned, TRUE);
+    for (int s = 0; s < sched->n_stages; s++)
+        for (int j = 0; j < sched->n_microbatches; j++)
+            replay_plan_one(r, s, j, r->exec, copy_bytes);
     g_free(copy_bytes);
     ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
 }
@@ -395,9 +391,9 @@ static void
 metrics_attribute(const Replay *r, PpsimRunResult *res)
 {
     guint32 n = ppsim_schedule_index_n_ops(r->idx);
-    Attribution a = {.r = r, .ready = g_new(PpsimTime, MAX(n, 1)),
-                     .prod_end = g_new0(PpsimTime, MAX(n, 1)),
-                     .via_copy = g_new0(gboolean, MAX(n, 1))};
+    Attribution a = {.r = r, .ready = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimTime)),
+                     .prod_end = ppsim_bigalloc0(MAX(n, 1) * sizeof(PpsimTime)),
+                     .via_copy = ppsim_bigalloc0(MAX(n, 1) * sizeof(gboolean))};
     for (guint32 i = 0; i < n; i++)
         a.ready[i] = -1;
     ppsim_schedule_foreach_dep(r->idx, attribution_dep, &a);
@@ -552,9 +548,9 @@ replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
     metrics_memory(r, res);
     metrics_ratios(res);
     metrics_attribute(r, res);
-    metrics_transfers(r, res);
-    g_array_sort(res->transfers, transfer_cmp);
     if (flags & PPSIM_SIM_RECORD) {
+        metrics_transfers(r, res);
+        g_array_sort(res->transfers, transfer_cmp);
         const GArray *samples = ppsim_exec_mem_samples(r->exec);
         const GArray *flows = ppsim_exec_flows(r->exec);
         res->mem_samples = g_array_sized_new(FALSE, FALSE, sizeof(PpsimMemSample), samples->len);
@@ -578,7 +574,7 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
     g_assert(r.idx != NULL); /* validated above */
     if (!costs->explicit_mode)
         r.topo = ppsim_topology_new(&sc->hardware, sched->n_devices);
-    r.exec = ppsim_exec_new(r.topo, sched->n_stages);
+    r.exec = ppsim_exec_new(r.topo, sched->n_stages, ppsim_schedule_n_ops(sched));
     r.cross = g_array_new(FALSE, FALSE, sizeof(CrossDep));
     ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
     replay_build(&r);

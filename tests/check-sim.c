@@ -139,7 +139,7 @@ describe_task(GString *out, PpsimTaskId task, gpointer data)
 
 START_TEST(test_exec_deadlock_message)
 {
-    g_autoptr(PpsimExec) exec = ppsim_exec_new(NULL, 1);
+    g_autoptr(PpsimExec) exec = ppsim_exec_new(NULL, 1, 0);
     int s0 = ppsim_exec_add_stream(exec, "gpu0.compute");
     int s1 = ppsim_exec_add_stream(exec, "gpu1.compute");
     PpsimTaskId a = ppsim_exec_add_task(exec, s0, MS);
@@ -165,7 +165,7 @@ START_TEST(test_flows_share_uplink)
                         .network_bytes_per_s = 25e9};
     for (int shared = 0; shared < 2; shared++) {
         g_autoptr(PpsimTopology) topo = ppsim_topology_new(&hw, 4);
-        g_autoptr(PpsimExec) exec = ppsim_exec_new(topo, 1);
+        g_autoptr(PpsimExec) exec = ppsim_exec_new(topo, 1, 0);
         int host = ppsim_topology_host_endpoint(topo, 0);
         int s0 = ppsim_exec_add_stream(exec, "gpu0.copy");
         int s1 = ppsim_exec_add_stream(exec, "gpu1.copy");

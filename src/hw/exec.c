@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 #include "util/ppsim-error.h"
 #include "util/fmt.h"
+#include "util/bigalloc.h"
 
 #include <string.h>
 
@@ -29,7 +30,6 @@ typedef struct {
 
 typedef struct {
     PpsimTaskId from, to;
-    guint32 orig; /* insertion index, kept across the sort by producer */
     guint8 kind;  /* DepKind */
     gint32 src, dst;
     PpsimTime latency_ps;
@@ -64,7 +64,9 @@ struct PpsimExec {
     gboolean recording;
     GArray *samples; /* PpsimMemSample */
     GArray *flows;   /* PpsimFlowRecord */
-    PpsimTime *arrival; /* [n deps by insertion index]: when each input reached its task */
+    PpsimTime *arrival; /* [deps]: when each input reached its task */
+    guint32 *succ_order; /* dependency indices grouped by producer (CSR, see exec_index) */
+    guint32 *mem_order;  /* memory-effect indices grouped by task */
     PpsimEngine *engine;
     PpsimNetwork *net;
     guint32 entity;
@@ -84,13 +86,14 @@ stream_free(gpointer p)
 }
 
 PpsimExec *
-ppsim_exec_new(const PpsimTopology *topo, int n_tags)
+ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
 {
     PpsimExec *exec = g_new0(PpsimExec, 1);
     exec->topo = topo;
-    exec->tasks = g_array_new(FALSE, FALSE, sizeof(Task));
-    exec->deps = g_array_new(FALSE, FALSE, sizeof(Dep));
-    exec->mem = g_array_new(FALSE, FALSE, sizeof(MemEffect));
+    /* sized up front: a pipeline has about two dependencies and two memory effects per op */
+    exec->tasks = ppsim_bigalloc_array(sizeof(Task), expected_tasks);
+    exec->deps = ppsim_bigalloc_array(sizeof(Dep), 2 * expected_tasks);
+    exec->mem = ppsim_bigalloc_array(sizeof(MemEffect), 2 * expected_tasks);
     exec->streams = g_ptr_array_new_with_free_func(stream_free);
     exec->pools = g_array_new(FALSE, TRUE, sizeof(PpsimPoolStats));
     exec->n_tags = n_tags;
@@ -118,6 +121,8 @@ ppsim_exec_free(PpsimExec *exec)
     g_array_free(exec->samples, TRUE);
     g_array_free(exec->flows, TRUE);
     g_free(exec->arrival);
+    g_free(exec->succ_order);
+    g_free(exec->mem_order);
     g_free(exec);
 }
 
@@ -186,7 +191,7 @@ void
 ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps)
 {
     g_assert(from < exec->tasks->len && to < exec->tasks->len && latency_ps >= 0);
-    Dep d = {.from = from, .to = to, .orig = exec->deps->len, .kind = DEP_LATENCY,
+    Dep d = {.from = from, .to = to, .kind = DEP_LATENCY,
              .latency_ps = latency_ps, .src = -1, .dst = -1};
     g_array_append_val(exec->deps, d);
 }
@@ -197,7 +202,7 @@ ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int s
 {
     g_assert(exec->topo != NULL);
     g_assert(from < exec->tasks->len && to < exec->tasks->len);
-    Dep d = {.from = from, .to = to, .orig = exec->deps->len, .kind = DEP_FLOW, .src = src,
+    Dep d = {.from = from, .to = to, .kind = DEP_FLOW, .src = src,
              .dst = dst, .bytes = bytes};
     g_array_append_val(exec->deps, d);
 }
@@ -221,37 +226,30 @@ ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
 
 /* ---- run ------------------------------------------------------------------------------ */
 
-/* Stable counting sort of @arr (elements of @size bytes) by the task id at @key_offset, and
- * CSR ranges written into each task at @begin_offset / @end_offset. O(n + tasks). */
-static void
-exec_pack(PpsimExec *exec, GArray *arr, gsize size, gsize key_offset, gsize begin_offset,
-          gsize end_offset)
+/* Builds a CSR index: @order lists the record indices of @arr grouped by task (stable), and
+ * each task's [begin, end) range into @order is written at @begin_offset / @end_offset.
+ * Records stay where they are; only 4-byte indices move, so the pass is cache-friendly.
+ * O(records + tasks). */
+static guint32 *
+exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize key_offset, gsize begin_offset,
+           gsize end_offset)
 {
     guint n_tasks = exec->tasks->len;
-    guint32 *count = g_new0(guint32, n_tasks + 1);
-    for (guint i = 0; i < arr->len; i++) {
-        PpsimTaskId key = *(PpsimTaskId *)(arr->data + i * size + key_offset);
-        count[key + 1]++;
-    }
-    for (guint t = 0; t < n_tasks; t++)
-        count[t + 1] += count[t];
-    char *sorted = g_malloc(MAX(arr->len, 1) * size);
-    guint32 *fill = g_memdup2(count, (n_tasks + 1) * sizeof(guint32));
-    for (guint i = 0; i < arr->len; i++) {
-        char *src = arr->data + i * size;
-        PpsimTaskId key = *(PpsimTaskId *)(src + key_offset);
-        memcpy(sorted + (gsize)fill[key]++ * size, src, size);
-    }
-    if (arr->len > 0) /* an empty GArray's data may be NULL */
-        memcpy(arr->data, sorted, arr->len * size);
+    guint32 *count = ppsim_bigalloc0((n_tasks + 1) * sizeof(guint32));
+    const char *data = arr->data;
+    for (guint i = 0; i < arr->len; i++)
+        count[*(const PpsimTaskId *)(data + i * size + key_offset) + 1]++;
     for (guint t = 0; t < n_tasks; t++) {
+        count[t + 1] += count[t];
         char *task = (char *)&g_array_index(exec->tasks, Task, t);
         *(guint32 *)(task + begin_offset) = count[t];
         *(guint32 *)(task + end_offset) = count[t + 1];
     }
-    g_free(sorted);
-    g_free(fill);
+    guint32 *order = ppsim_bigalloc(MAX(arr->len, 1) * sizeof(guint32));
+    for (guint i = 0; i < arr->len; i++)
+        order[count[*(const PpsimTaskId *)(data + i * size + key_offset)]++] = i;
     g_free(count);
+    return order;
 }
 
 static void
@@ -259,8 +257,8 @@ exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
 {
     const Task *t = &g_array_index(exec->tasks, Task, id);
     PpsimTime now = ppsim_engine_now(exec->engine);
-    for (guint i = t->mem_begin; i < t->mem_end; i++) {
-        const MemEffect *e = &g_array_index(exec->mem, MemEffect, i);
+    for (guint k = t->mem_begin; k < t->mem_end; k++) {
+        const MemEffect *e = &g_array_index(exec->mem, MemEffect, exec->mem_order[k]);
         if (e->when != when)
             continue;
         PpsimPoolStats *st = &g_array_index(exec->pools, PpsimPoolStats, e->pool);
@@ -295,7 +293,7 @@ static void
 exec_dep_arrived(PpsimExec *exec, guint32 dep)
 {
     const Dep *d = &g_array_index(exec->deps, Dep, dep);
-    exec->arrival[d->orig] = ppsim_engine_now(exec->engine);
+    exec->arrival[dep] = ppsim_engine_now(exec->engine);
     Task *t = &g_array_index(exec->tasks, Task, d->to);
     g_assert(t->pending > 0);
     if (--t->pending == 0)
@@ -328,7 +326,8 @@ exec_task_end(PpsimExec *exec, PpsimTaskId id)
     Task *t = &g_array_index(exec->tasks, Task, id);
     t->end_ps = ppsim_engine_now(exec->engine);
     exec_apply_mem(exec, id, PPSIM_MEM_AT_END);
-    for (guint i = t->succ_begin; i < t->succ_end; i++) {
+    for (guint k = t->succ_begin; k < t->succ_end; k++) {
+        guint32 i = exec->succ_order[k];
         const Dep *d = &g_array_index(exec->deps, Dep, i);
         if (d->kind == DEP_FLOW)
             ppsim_network_start(exec->net, exec->engine, d->src, d->dst, d->bytes, i);
@@ -395,13 +394,15 @@ ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_da
 {
     g_return_val_if_fail(!exec->ran, FALSE);
     exec->ran = TRUE;
-    exec_pack(exec, exec->deps, sizeof(Dep), G_STRUCT_OFFSET(Dep, from),
-              G_STRUCT_OFFSET(Task, succ_begin), G_STRUCT_OFFSET(Task, succ_end));
-    exec_pack(exec, exec->mem, sizeof(MemEffect), G_STRUCT_OFFSET(MemEffect, task),
-              G_STRUCT_OFFSET(Task, mem_begin), G_STRUCT_OFFSET(Task, mem_end));
+    exec->succ_order = exec_index(exec, exec->deps, sizeof(Dep), G_STRUCT_OFFSET(Dep, from),
+                                  G_STRUCT_OFFSET(Task, succ_begin),
+                                  G_STRUCT_OFFSET(Task, succ_end));
+    exec->mem_order = exec_index(exec, exec->mem, sizeof(MemEffect),
+                                 G_STRUCT_OFFSET(MemEffect, task),
+                                 G_STRUCT_OFFSET(Task, mem_begin), G_STRUCT_OFFSET(Task, mem_end));
     for (guint i = 0; i < exec->deps->len; i++)
         g_array_index(exec->tasks, Task, g_array_index(exec->deps, Dep, i).to).pending++;
-    exec->arrival = g_new(PpsimTime, MAX(exec->deps->len, 1));
+    exec->arrival = ppsim_bigalloc(MAX(exec->deps->len, 1) * sizeof(PpsimTime));
     for (guint i = 0; i < exec->deps->len; i++)
         exec->arrival[i] = -1;
 

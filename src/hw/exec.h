@@ -60,8 +60,9 @@ typedef struct {
 
 typedef struct PpsimExec PpsimExec;
 
-/* @topo (nullable, borrowed): needed only for flows. @n_tags: tags are 0..n_tags-1. */
-PpsimExec *ppsim_exec_new(const PpsimTopology *topo, int n_tags);
+/* @topo (nullable, borrowed): needed only for flows. @n_tags: tags are 0..n_tags-1.
+ * @expected_tasks sizes the internal arrays up front (0 when unknown). */
+PpsimExec *ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks);
 void ppsim_exec_free(PpsimExec *exec);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimExec, ppsim_exec_free)
 

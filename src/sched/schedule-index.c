@@ -4,6 +4,7 @@
  * dense op id: O(1) lookups, 4 bytes per slot, built in one pass.
  */
 #include "sched/schedule-index.h"
+#include "util/bigalloc.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>
@@ -32,7 +33,6 @@ index_list(const PpsimSchedule *sched, int device, int list)
 static gboolean
 index_check_op(const PpsimSchedule *sched, int d, int list, const PpsimOp *op, GError **error)
 {
-    g_autoptr(GString) what = g_string_new(NULL);
     const char *problem = NULL;
     gboolean copy_kind = op->kind == PPSIM_OP_OFF || op->kind == PPSIM_OP_RL;
     if (op->kind >= PPSIM_OP_N_KINDS)
@@ -46,8 +46,9 @@ index_check_op(const PpsimSchedule *sched, int d, int list, const PpsimOp *op, G
         problem = copy_kind ? "is a copy op in a compute list" : "is a compute op in a copy list";
     else if (sched->stage_device[op->stage] != d)
         problem = "is not on its stage's device";
-    if (problem == NULL)
+    if (G_LIKELY(problem == NULL))
         return TRUE;
+    g_autoptr(GString) what = g_string_new(NULL);
     ppsim_op_describe(what, op);
     g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID, "op '%s' on device %d %s",
                 what->str, d, problem);
@@ -82,10 +83,10 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
         }
     idx->base[2 * sched->n_devices] = n;
     idx->n_ops = n;
-    idx->pos = g_new(PpsimOpPos, MAX(n, 1));
+    idx->pos = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimOpPos));
     for (int k = 0; k < PPSIM_OP_N_KINDS; k++) {
         gsize slots = index_slots(sched, k);
-        idx->table[k] = g_new(gint32, slots);
+        idx->table[k] = ppsim_bigalloc(slots * sizeof(gint32));
         memset(idx->table[k], 0xff, slots * sizeof(gint32)); /* -1 */
     }
     for (int d = 0; d < sched->n_devices; d++)

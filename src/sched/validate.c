@@ -5,7 +5,10 @@
  * dependencies of schedule-index.c. O(ops + dependencies).
  */
 #include "sched/schedule-index.h"
+#include "util/bigalloc.h"
 #include "util/ppsim-error.h"
+
+#include <string.h>
 
 static gboolean
 validate_fail(GError **error, const char *problem, const PpsimOp *op, int device)
@@ -107,17 +110,19 @@ static gboolean
 validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError **error)
 {
     guint32 n = ppsim_schedule_index_n_ops(idx);
-    DepGraph g = {.indegree = g_new0(guint32, n + 1), .head = g_new0(guint32, n + 2),
+    DepGraph g = {.indegree = ppsim_bigalloc0((n + 1) * sizeof(guint32)),
+                  .head = ppsim_bigalloc0((n + 2) * sizeof(guint32)),
                   .counting = TRUE};
     ppsim_schedule_foreach_dep(idx, graph_dep, &g);
     for (guint32 i = 0; i < n; i++)
         g.head[i + 1] += g.head[i];
-    g.succ = g_new(guint32, MAX(g.head[n], 1));
-    guint32 *start = g_memdup2(g.head, (n + 1) * sizeof(guint32));
+    g.succ = ppsim_bigalloc(MAX(g.head[n], 1) * sizeof(guint32));
+    guint32 *start = ppsim_bigalloc((n + 1) * sizeof(guint32));
+    memcpy(start, g.head, (n + 1) * sizeof(guint32));
     g.counting = FALSE;
     ppsim_schedule_foreach_dep(idx, graph_dep, &g); /* head[i] ends at start[i+1] */
     /* Order edges: every op but the first of its list waits for its predecessor. */
-    guint32 *stack = g_new(guint32, MAX(n, 1));
+    guint32 *stack = ppsim_bigalloc(MAX(n, 1) * sizeof(guint32));
     gsize top = 0, done = 0;
     for (int d = 0; d < sched->n_devices; d++)
         for (int list = 0; list < 2; list++) {
