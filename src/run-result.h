@@ -16,15 +16,15 @@ typedef struct {
     int id;
     PpsimTime busy_ps; /* summed durations of compute ops */
     PpsimTime first_start_ps;
-    PpsimTime end_ps;  /* end of the device's last op (compute or copy) */
+    PpsimTime end_ps;    /* end of the device's last op (compute or copy) */
     double bubble_ratio; /* 1 - busy / makespan */
     gint64 static_memory;
     gint64 peak_activation; /* max of ACTIVATION + BUFFER */
     gint64 peak_memory;     /* max of all categories */
     PpsimTime peak_time_ps; /* when peak_memory was reached */
     gboolean has_peak_op;
-    PpsimOp peak_op;        /* the op whose start/end reached peak_memory */
-    gboolean oom;           /* peak_memory > limit */
+    PpsimOp peak_op; /* the op whose start/end reached peak_memory */
+    gboolean oom;    /* peak_memory > limit */
     /* Bubble attribution: idle before the first op, idle waiting between ops (split into
      * waits on a transfer/offload and plain dependency waits), idle after the last op, and
      * busy time spent recomputing. */
@@ -52,15 +52,15 @@ typedef struct {
 } PpsimTransfer;
 
 typedef struct {
-    char *label;      /* display name of the schedule ("1f1b", "zb {memory_limit: 8}") */
-    char *generator;  /* generator name, or "custom" */
-    char *scenario;   /* scenario name */
+    char *label;     /* display name of the schedule ("1f1b", "zb {memory_limit: 8}") */
+    char *generator; /* generator name, or "custom" */
+    char *scenario;  /* scenario name */
     int p, v, m, n_stages;
     gboolean explicit_mode;
     const char *memory_unit; /* "bytes" | "units" (static string) */
     double mem_scale;
-    gint64 memory_limit;     /* per device; 0 = none */
-    double offload_ratio_k;  /* [PO] Formula 1; 0 when not applicable */
+    gint64 memory_limit;    /* per device; 0 = none */
+    double offload_ratio_k; /* [PO] Formula 1; 0 when not applicable */
 
     PpsimTime makespan_ps;
     double bubble_ratio;
@@ -68,11 +68,11 @@ typedef struct {
     PpsimDeviceResult *devices; /* [p] */
     PpsimStageResult *stages;   /* [n_stages] */
 
-    PpsimSchedule *schedule;    /* owned */
-    GArray **compute_timing;    /* [p] PpsimOpTiming, parallel to schedule->compute[d] */
-    GArray **copy_timing;       /* [p] PpsimOpTiming, parallel to schedule->copy[d] */
-    GArray *transfers;          /* PpsimTransfer, in producer-end order; recorded only with
-                                   PPSIM_SIM_RECORD (NULL otherwise) */
+    PpsimSchedule *schedule; /* owned */
+    GArray **compute_timing; /* [p] PpsimOpTiming, parallel to schedule->compute[d] */
+    GArray **copy_timing;    /* [p] PpsimOpTiming, parallel to schedule->copy[d] */
+    GArray *transfers;       /* PpsimTransfer, in producer-end order; recorded only with
+                                PPSIM_SIM_RECORD (NULL otherwise) */
     /* Recorded only when asked (traces/SVG): memory changes per device pool (pool = device
      * id; host pools follow at p + node), and the flows over the links. */
     GArray *mem_samples; /* PpsimMemSample, nullable */

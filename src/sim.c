@@ -16,9 +16,8 @@
 
 /* ---- building the schedule ------------------------------------------------------------ */
 
-static gboolean
-sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched, const char *what,
-                GError **error)
+static gboolean sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched,
+                                const char *what, GError **error)
 {
     if (sched->n_devices != sc->training.pp || sched->n_microbatches != sc->training.microbatches) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
@@ -31,8 +30,8 @@ sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched, const char 
     return TRUE;
 }
 
-static PpsimSchedule *
-sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError **error)
+static PpsimSchedule *sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                                       GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -53,9 +52,8 @@ sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError 
     return g_steal_pointer(&sched);
 }
 
-PpsimSchedule *
-ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
-                         PpsimCosts **costs_out, GError **error)
+PpsimSchedule *ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                                        PpsimCosts **costs_out, GError **error)
 {
     const char *path = sc->path ? sc->path : "";
     if (g_strcmp0(spec->name, "custom") == 0) {
@@ -121,14 +119,13 @@ typedef struct {
     PpsimScheduleIndex *idx;
     PpsimTopology *topo; /* NULL in explicit mode */
     PpsimExec *exec;
-    guint32 n_deps;      /* dependencies added so far */
-    GArray *cross;       /* CrossDep */
+    guint32 n_deps; /* dependencies added so far */
+    GArray *cross;  /* CrossDep */
     int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
     int n_cpu_workers;
 } Replay;
 
-static void
-replay_clear(Replay *r)
+static void replay_clear(Replay *r)
 {
     ppsim_exec_free(r->exec);
     ppsim_topology_free(r->topo);
@@ -141,14 +138,12 @@ replay_clear(Replay *r)
     g_free(r->cpu_stream_base);
 }
 
-static int
-replay_node_of(const Replay *r, int device)
+static int replay_node_of(const Replay *r, int device)
 {
     return r->topo ? ppsim_topology_node_of(r->topo, device) : 0;
 }
 
-static void
-replay_add_streams(Replay *r)
+static void replay_add_streams(Replay *r)
 {
     int p = r->sched->n_devices;
     gboolean two = r->sc->has_hardware && r->sc->hardware.copy_streams == 2;
@@ -179,8 +174,7 @@ replay_add_streams(Replay *r)
         }
 }
 
-static PpsimTime
-replay_duration(const Replay *r, const PpsimOp *op)
+static PpsimTime replay_duration(const Replay *r, const PpsimOp *op)
 {
     const PpsimStageCost *st = &r->costs->stage[op->stage];
     switch ((PpsimOpKind)op->kind) {
@@ -207,13 +201,13 @@ replay_duration(const Replay *r, const PpsimOp *op)
 }
 
 /* Adds op @id as a task; returns the task id (== @id). */
-static PpsimTaskId
-replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
+static PpsimTaskId replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
 {
     PpsimOpPos pos;
     ppsim_schedule_index_pos(r->idx, id, &pos);
     const PpsimOp *op = ppsim_schedule_index_op(r->idx, id);
-    int d = pos.device, host = r->topo ? ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d)) : -1;
+    int d = pos.device,
+        host = r->topo ? ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d)) : -1;
     PpsimTaskId t;
     if (pos.list == 1) {
         gboolean off = op->kind == PPSIM_OP_OFF;
@@ -234,9 +228,8 @@ replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
 }
 
 /* Adds one memory effect, unless @out is NULL (the sizing pass) or nothing changes. */
-static void
-plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
-     gint64 delta)
+static void plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag,
+                 PpsimMemCategory cat, gint64 delta)
 {
     if (out == NULL || id < 0 || delta == 0)
         return;
@@ -249,8 +242,7 @@ plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag, PpsimMemCa
  * (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
  * start of OFF to the end of RL. @copy_bytes receives what OFF/RL move; @out (the executor,
  * or NULL for a pass that only computes @copy_bytes) receives the effects. */
-static void
-replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *copy_bytes)
+static void replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *copy_bytes)
 {
     const PpsimStageCost *st = &r->costs->stage[s];
     const PpsimScheduleIndex *x = r->idx;
@@ -291,8 +283,7 @@ replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *copy_bytes)
     plan(out, w, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -(act - (free_b - from_buf)));
 }
 
-static void
-replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+static void replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
     Replay *r = data;
     PpsimOpPos a, b;
@@ -312,8 +303,7 @@ replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer d
     g_array_append_val(r->cross, c);
 }
 
-static void
-replay_describe(GString *out, PpsimTaskId task, gpointer data)
+static void replay_describe(GString *out, PpsimTaskId task, gpointer data)
 {
     Replay *r = data;
     PpsimOpPos pos;
@@ -322,8 +312,7 @@ replay_describe(GString *out, PpsimTaskId task, gpointer data)
     g_string_append_printf(out, " on device %d", pos.device);
 }
 
-static void
-replay_build(Replay *r)
+static void replay_build(Replay *r)
 {
     const PpsimSchedule *sched = r->sched;
     int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
@@ -362,14 +351,14 @@ replay_build(Replay *r)
 
 typedef struct {
     const Replay *r;
-    guint32 dep;          /* running dependency index, as in replay_dep */
-    PpsimTime *ready;     /* [ops] latest input arrival */
-    PpsimTime *prod_end;  /* [ops] end of the producer of that latest input */
-    gboolean *via_copy;   /* [ops] that input came from a copy op (offload/reload stall) */
+    guint32 dep;         /* running dependency index, as in replay_dep */
+    PpsimTime *ready;    /* [ops] latest input arrival */
+    PpsimTime *prod_end; /* [ops] end of the producer of that latest input */
+    gboolean *via_copy;  /* [ops] that input came from a copy op (offload/reload stall) */
 } Attribution;
 
-static void
-attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+static void attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary,
+                            gpointer data)
 {
     (void)kind;
     (void)boundary;
@@ -387,11 +376,11 @@ attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpoin
 /* Splits each device's idle compute time (DESIGN 4 bubble attribution): before its first
  * op, after its last, and in between: waiting for a producer to finish (dependency), or for
  * its data to arrive after it finished (transfer, offload/reload). */
-static void
-metrics_attribute(const Replay *r, PpsimRunResult *res)
+static void metrics_attribute(const Replay *r, PpsimRunResult *res)
 {
     guint32 n = ppsim_schedule_index_n_ops(r->idx);
-    Attribution a = {.r = r, .ready = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimTime)),
+    Attribution a = {.r = r,
+                     .ready = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimTime)),
                      .prod_end = ppsim_bigalloc0(MAX(n, 1) * sizeof(PpsimTime)),
                      .via_copy = ppsim_bigalloc0(MAX(n, 1) * sizeof(gboolean))};
     for (guint32 i = 0; i < n; i++)
@@ -427,8 +416,7 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
     g_free(a.via_copy);
 }
 
-static void
-metrics_timings(const Replay *r, PpsimRunResult *res)
+static void metrics_timings(const Replay *r, PpsimRunResult *res)
 {
     int p = r->sched->n_devices;
     res->compute_timing = g_new(GArray *, p);
@@ -459,8 +447,7 @@ metrics_timings(const Replay *r, PpsimRunResult *res)
     }
 }
 
-static void
-metrics_memory(const Replay *r, PpsimRunResult *res)
+static void metrics_memory(const Replay *r, PpsimRunResult *res)
 {
     for (int d = 0; d < r->sched->n_devices; d++) {
         PpsimDeviceResult *dev = &res->devices[d];
@@ -481,8 +468,7 @@ metrics_memory(const Replay *r, PpsimRunResult *res)
     }
 }
 
-static void
-metrics_ratios(PpsimRunResult *res)
+static void metrics_ratios(PpsimRunResult *res)
 {
     double busy = 0, max_busy = 0, max_span = 0;
     for (int d = 0; d < res->p; d++) {
@@ -490,16 +476,15 @@ metrics_ratios(PpsimRunResult *res)
         busy += (double)dev->busy_ps;
         max_busy = MAX(max_busy, (double)dev->busy_ps);
         max_span = MAX(max_span, (double)(dev->end_ps - dev->first_start_ps));
-        dev->bubble_ratio = res->makespan_ps > 0 ? 1.0 - (double)dev->busy_ps / res->makespan_ps
-                                                 : 0.0;
+        dev->bubble_ratio =
+            res->makespan_ps > 0 ? 1.0 - (double)dev->busy_ps / res->makespan_ps : 0.0;
     }
-    res->bubble_ratio = res->makespan_ps > 0 ? 1.0 - busy / ((double)res->p * res->makespan_ps)
-                                             : 0.0;
+    res->bubble_ratio =
+        res->makespan_ps > 0 ? 1.0 - busy / ((double)res->p * res->makespan_ps) : 0.0;
     res->bubble_ratio_span = max_span > 0 ? 1.0 - max_busy / max_span : 0.0;
 }
 
-static void
-metrics_transfers(const Replay *r, PpsimRunResult *res)
+static void metrics_transfers(const Replay *r, PpsimRunResult *res)
 {
     res->transfers = g_array_sized_new(FALSE, FALSE, sizeof(PpsimTransfer), r->cross->len);
     for (guint i = 0; i < r->cross->len; i++) {
@@ -507,15 +492,20 @@ metrics_transfers(const Replay *r, PpsimRunResult *res)
         PpsimOpPos a, b;
         ppsim_schedule_index_pos(r->idx, c->from, &a);
         ppsim_schedule_index_pos(r->idx, c->to, &b);
-        PpsimTransfer t = {a.device, a.list, a.index, b.device, b.list, b.index,
+        PpsimTransfer t = {a.device,
+                           a.list,
+                           a.index,
+                           b.device,
+                           b.list,
+                           b.index,
                            ppsim_exec_task_end(r->exec, c->from),
-                           ppsim_exec_dep_arrival(r->exec, c->dep), c->bytes};
+                           ppsim_exec_dep_arrival(r->exec, c->dep),
+                           c->bytes};
         g_array_append_val(res->transfers, t);
     }
 }
 
-static gint
-transfer_cmp(gconstpointer pa, gconstpointer pb)
+static gint transfer_cmp(gconstpointer pa, gconstpointer pb)
 {
     const PpsimTransfer *a = pa, *b = pb;
     if (a->send_ps != b->send_ps)
@@ -529,8 +519,7 @@ transfer_cmp(gconstpointer pa, gconstpointer pb)
     return a->to_index - b->to_index;
 }
 
-static void
-replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
+static void replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
 {
     int p = r->sched->n_devices;
     res->p = p;
@@ -561,9 +550,9 @@ replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
     res->events_processed = ppsim_exec_events_processed(r->exec);
 }
 
-PpsimRunResult *
-ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule *sched_in,
-                 const char *label, const char *generator, PpsimSimFlags flags, GError **error)
+PpsimRunResult *ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs,
+                                 PpsimSchedule *sched_in, const char *label, const char *generator,
+                                 PpsimSimFlags flags, GError **error)
 {
     g_autoptr(PpsimSchedule) sched = sched_in;
     if (!ppsim_schedule_validate(sched, error))
@@ -592,9 +581,8 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
     return g_steal_pointer(&res);
 }
 
-PpsimRunResult *
-ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimSimFlags flags,
-                   GError **error)
+PpsimRunResult *ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                                   PpsimSimFlags flags, GError **error)
 {
     PpsimCosts *costs_raw = NULL;
     GError *local = NULL;
@@ -602,22 +590,21 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
     g_autoptr(PpsimCosts) costs = costs_raw;
     PpsimRunResult *res = NULL;
     if (sched != NULL)
-        res = ppsim_sim_replay(sc, costs, sched, spec->label ? spec->label : spec->name,
-                               spec->name, flags, &local);
+        res = ppsim_sim_replay(sc, costs, sched, spec->label ? spec->label : spec->name, spec->name,
+                               flags, &local);
     if (res == NULL)
-        g_propagate_prefixed_error(error, local, "schedule '%s': ",
-                                   spec->label ? spec->label : spec->name);
+        g_propagate_prefixed_error(error, local,
+                                   "schedule '%s': ", spec->label ? spec->label : spec->name);
     return res;
 }
 
-GPtrArray *
-ppsim_sim_run_all(const PpsimScenario *sc, PpsimSimFlags flags, GError **error)
+GPtrArray *ppsim_sim_run_all(const PpsimScenario *sc, PpsimSimFlags flags, GError **error)
 {
-    g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func(
-        (GDestroyNotify)ppsim_run_result_free);
+    g_autoptr(GPtrArray) results =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_run_result_free);
     for (guint i = 0; i < sc->schedules->len; i++) {
-        PpsimRunResult *res = ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, i), flags,
-                                                 error);
+        PpsimRunResult *res =
+            ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, i), flags, error);
         if (res == NULL)
             return NULL;
         g_ptr_array_add(results, res);

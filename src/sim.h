@@ -36,7 +36,6 @@ PpsimRunResult *ppsim_sim_run_spec(const PpsimScenario *scenario, const PpsimSch
 
 /* Runs every schedule of @scenario in order. Returns: (transfer full) (nullable) a
  * GPtrArray of PpsimRunResult*. */
-GPtrArray *ppsim_sim_run_all(const PpsimScenario *scenario, PpsimSimFlags flags,
-                             GError **error);
+GPtrArray *ppsim_sim_run_all(const PpsimScenario *scenario, PpsimSimFlags flags, GError **error);
 
 G_END_DECLS

@@ -13,16 +13,14 @@ typedef struct {
     char *err;
 } Run;
 
-static void
-run_clear(Run *r)
+static void run_clear(Run *r)
 {
     g_free(r->out);
     g_free(r->err);
 }
 
 /* Runs ppsim with a NULL-terminated argument list, in @cwd (nullable). */
-static Run
-ppsim(const char *cwd, ...)
+static Run ppsim(const char *cwd, ...)
 {
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
@@ -102,11 +100,19 @@ START_TEST(test_formats_and_determinism)
     ck_assert(g_str_has_prefix(a.out, "{\"schema_version\":1,\"scenario\":\"explicit-1f1b\""));
     /* (m+p-1)(F+B+W) + 2(p-1) p2p hops... 1F1B makespan with p2p 0.25 ms: checked in sim
      * tests; here the keys of DESIGN 7 */
-    const char *keys[] = {"\"schedule\":\"1f1b\"", "\"makespan\":", "\"time_unit\":\"ms\"",
-                          "\"bubble_ratio\":", "\"bubble_ratio_span\":",
-                          "\"memory_unit\":\"units\"", "\"devices\":[{\"id\":0,\"busy\":",
-                          "\"first_start\":", "\"end\":", "\"peak_activation\":",
-                          "\"peak_memory\":", "\"oom\":false", "\"stages\":[{\"id\":0,\"device\":0"};
+    const char *keys[] = {"\"schedule\":\"1f1b\"",
+                          "\"makespan\":",
+                          "\"time_unit\":\"ms\"",
+                          "\"bubble_ratio\":",
+                          "\"bubble_ratio_span\":",
+                          "\"memory_unit\":\"units\"",
+                          "\"devices\":[{\"id\":0,\"busy\":",
+                          "\"first_start\":",
+                          "\"end\":",
+                          "\"peak_activation\":",
+                          "\"peak_memory\":",
+                          "\"oom\":false",
+                          "\"stages\":[{\"id\":0,\"device\":0"};
     for (guint i = 0; i < G_N_ELEMENTS(keys); i++)
         ck_assert_msg(strstr(a.out, keys[i]) != NULL, "missing %s", keys[i]);
     ck_assert_str_eq(a.err, "");
@@ -173,8 +179,7 @@ START_TEST(test_check_and_list)
 }
 END_TEST
 
-Suite *
-ppsim_test_suite(void)
+Suite *ppsim_test_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");

@@ -7,8 +7,7 @@
 
 #include <string.h>
 
-static int
-code_of(const char *name)
+static int code_of(const char *name)
 {
     const char *names[] = {"PARSE", "SCHEMA", "VALUE", "UNIT"};
     for (int i = 0; i < 4; i++)
@@ -109,9 +108,12 @@ END_TEST
 START_TEST(test_set_overrides)
 {
     g_autofree char *path = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
-    const char *sets[] = {"training.pp=2", "costs.backward_weight=2.5ms",
-                          "schedule=[gpipe, {name: 1f1b, label: x}]", "memory.limit=7",
-                          "hardware.pcie.bandwidth=16GB/s", NULL};
+    const char *sets[] = {"training.pp=2",
+                          "costs.backward_weight=2.5ms",
+                          "schedule=[gpipe, {name: 1f1b, label: x}]",
+                          "memory.limit=7",
+                          "hardware.pcie.bandwidth=16GB/s",
+                          NULL};
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, sets, &error);
     ppsim_assert_no_error(error);
@@ -158,8 +160,7 @@ START_TEST(test_empty_and_explicit_constructor)
 }
 END_TEST
 
-Suite *
-ppsim_test_suite(void)
+Suite *ppsim_test_suite(void)
 {
     Suite *s = suite_create("scenario");
     TCase *tc = tcase_create("files");

@@ -12,8 +12,8 @@
 
 #define MS PPSIM_PS_PER_MS
 
-static PpsimScenario *
-explicit_scenario(int p, int m, const char *schedule, double f, double b, double w)
+static PpsimScenario *explicit_scenario(int p, int m, const char *schedule, double f, double b,
+                                        double w)
 {
     PpsimScenario *sc = ppsim_scenario_new_explicit(p, 1, m, schedule);
     sc->costs.forward_ps = (PpsimTime)(f * MS);
@@ -22,8 +22,7 @@ explicit_scenario(int p, int m, const char *schedule, double f, double b, double
     return sc;
 }
 
-static PpsimRunResult *
-run_one(const PpsimScenario *sc)
+static PpsimRunResult *run_one(const PpsimScenario *sc)
 {
     g_autoptr(GError) error = NULL;
     PpsimRunResult *res =
@@ -130,8 +129,7 @@ START_TEST(test_memory_split_backward)
 }
 END_TEST
 
-static void
-describe_task(GString *out, PpsimTaskId task, gpointer data)
+static void describe_task(GString *out, PpsimTaskId task, gpointer data)
 {
     (void)data;
     g_string_append_printf(out, "T%u", task);
@@ -160,8 +158,11 @@ END_TEST
  * fairly (15 GB/s each) although each GPU link alone allows 25 GB/s. */
 START_TEST(test_flows_share_uplink)
 {
-    PpsimHardware hw = {.gpus_per_node = 8, .pcie_gpus_per_switch = 2, .pcie_bytes_per_s = 25e9,
-                        .pcie_uplink_bytes_per_s = 30e9, .nvlink_bytes_per_s = 300e9,
+    PpsimHardware hw = {.gpus_per_node = 8,
+                        .pcie_gpus_per_switch = 2,
+                        .pcie_bytes_per_s = 25e9,
+                        .pcie_uplink_bytes_per_s = 30e9,
+                        .nvlink_bytes_per_s = 300e9,
                         .network_bytes_per_s = 25e9};
     for (int shared = 0; shared < 2; shared++) {
         g_autoptr(PpsimTopology) topo = ppsim_topology_new(&hw, 4);
@@ -172,8 +173,8 @@ START_TEST(test_flows_share_uplink)
         int s2 = ppsim_exec_add_stream(exec, "gpu2.copy");
         PpsimTaskId t0 = ppsim_exec_add_transfer(exec, s0, 0, host, 1500000000);
         /* GPU 1 shares GPU 0's switch; GPU 2 sits behind the next one */
-        PpsimTaskId t1 = ppsim_exec_add_transfer(exec, shared ? s1 : s2, shared ? 1 : 2, host,
-                                                 1500000000);
+        PpsimTaskId t1 =
+            ppsim_exec_add_transfer(exec, shared ? s1 : s2, shared ? 1 : 2, host, 1500000000);
         g_autoptr(GError) error = NULL;
         ck_assert(ppsim_exec_run(exec, NULL, NULL, &error));
         PpsimTime want = shared ? 100 * MS : 60 * MS; /* 1.5 GB at 15 vs 25 GB/s */
@@ -203,8 +204,7 @@ START_TEST(test_deterministic_json)
 }
 END_TEST
 
-Suite *
-ppsim_test_suite(void)
+Suite *ppsim_test_suite(void)
 {
     Suite *s = suite_create("sim");
     TCase *tc = tcase_create("explicit");

@@ -7,8 +7,7 @@
 
 #include <locale.h>
 
-static double
-parse_ok(const char *text, PpsimDimension dim, const char *def)
+static double parse_ok(const char *text, PpsimDimension dim, const char *def)
 {
     double v = -1;
     g_autoptr(GError) error = NULL;
@@ -69,7 +68,7 @@ START_TEST(test_time_rounding)
 {
     ck_assert_int_eq(ppsim_time_from_seconds(1e-3), PPSIM_PS_PER_MS);
     ck_assert_int_eq(ppsim_time_from_seconds(18.522e-3), 18522000000);
-    ck_assert_int_eq(ppsim_time_from_seconds(0.5e-12), 1);   /* half away from zero */
+    ck_assert_int_eq(ppsim_time_from_seconds(0.5e-12), 1); /* half away from zero */
     ck_assert_int_eq(ppsim_time_from_seconds(0.49e-12), 0);
 }
 END_TEST
@@ -108,8 +107,7 @@ START_TEST(test_fmt_locale_free)
 }
 END_TEST
 
-Suite *
-ppsim_test_suite(void)
+Suite *ppsim_test_suite(void)
 {
     Suite *s = suite_create("units");
     TCase *tc = tcase_create("units");

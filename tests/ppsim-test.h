@@ -13,14 +13,14 @@ char *ppsim_test_data_path(const char *relative);
 char *ppsim_test_src_path(const char *relative);
 
 /* Fails the test with the error's message unless @error is NULL. */
-#define ppsim_assert_no_error(error)                                                            \
+#define ppsim_assert_no_error(error)                                                               \
     ck_assert_msg((error) == NULL, "unexpected error: %s", (error) ? (error)->message : "")
 
 /* Fails unless @error is set with @domain and @code; frees nothing. */
-#define ppsim_assert_error(error, want_domain, want_code)                                                 \
-    do {                                                                                        \
-        ck_assert_msg((error) != NULL, "expected an error, got none");                          \
-        ck_assert_msg(g_error_matches((error), (want_domain), (want_code)),                               \
-                      "wrong error (domain %s code %d): %s", g_quark_to_string((error)->domain), \
-                      (error)->code, (error)->message);                                         \
+#define ppsim_assert_error(error, want_domain, want_code)                                          \
+    do {                                                                                           \
+        ck_assert_msg((error) != NULL, "expected an error, got none");                             \
+        ck_assert_msg(g_error_matches((error), (want_domain), (want_code)),                        \
+                      "wrong error (domain %s code %d): %s", g_quark_to_string((error)->domain),   \
+                      (error)->code, (error)->message);                                            \
     } while (0)

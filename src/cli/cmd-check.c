@@ -12,14 +12,13 @@ static const char check_description[] =
     "\n"
     "Exit status: 0 valid, 1 invalid (the error names file:line:col), 2 usage error.";
 
-int
-ppsim_cmd_check(int argc, char **argv)
+int ppsim_cmd_check(int argc, char **argv)
 {
     char **sets = NULL;
-    GOptionEntry entries[] = {
-        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
-         "Override a scenario value, e.g. training.pp=4 (repeatable)", "KEY.PATH=VALUE"},
-        G_OPTION_ENTRY_NULL};
+    GOptionEntry entries[] = {{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+                               "Override a scenario value, e.g. training.pp=4 (repeatable)",
+                               "KEY.PATH=VALUE"},
+                              G_OPTION_ENTRY_NULL};
     g_autoptr(GOptionContext) ctx = g_option_context_new("SCENARIO - validate without simulating");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx, check_description);
@@ -38,9 +37,9 @@ ppsim_cmd_check(int argc, char **argv)
             g_autoptr(PpsimSchedule) sched = ppsim_sim_build_schedule(sc, spec, &costs, &error);
             ppsim_costs_free(costs);
             if (sched != NULL && ppsim_schedule_validate(sched, &error))
-                printf("ok: %s: schedule '%s': p=%d v=%d m=%d, %zu ops\n", argv[1],
-                       spec->label, sched->n_devices, sched->n_stages / sched->n_devices,
-                       sched->n_microbatches, (size_t)ppsim_schedule_n_ops(sched));
+                printf("ok: %s: schedule '%s': p=%d v=%d m=%d, %zu ops\n", argv[1], spec->label,
+                       sched->n_devices, sched->n_stages / sched->n_devices, sched->n_microbatches,
+                       (size_t)ppsim_schedule_n_ops(sched));
             else if (error != NULL)
                 g_prefix_error(&error, "schedule '%s': ", spec->label);
         }

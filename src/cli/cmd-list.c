@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *
-option_type_name(PpsimOptionType type)
+static const char *option_type_name(PpsimOptionType type)
 {
     switch (type) {
     case PPSIM_OPTION_INT:
@@ -20,24 +19,23 @@ option_type_name(PpsimOptionType type)
     }
 }
 
-static void
-list_schedules(void)
+static void list_schedules(void)
 {
     for (guint i = 0; i < ppsim_sched_registry_count(); i++) {
         const PpsimScheduleClass *k = ppsim_sched_registry_nth(i);
         printf("%-14s %s\n", k->name, k->summary);
         printf("%-14s source: %s; chunks per device: %s\n", "", k->reference,
-               k->chunks == 0 ? "training.chunks" : k->chunks == 1 ? "1" : "2 (V-shape)");
+               k->chunks == 0   ? "training.chunks"
+               : k->chunks == 1 ? "1"
+                                : "2 (V-shape)");
         for (const PpsimOptionSpec *o = k->options; o && o->name; o++)
-            printf("%-14s option %s (%s, default %s): %s\n", "", o->name,
-                   option_type_name(o->type), o->default_value ? o->default_value : "unset",
-                   o->help);
+            printf("%-14s option %s (%s, default %s): %s\n", "", o->name, option_type_name(o->type),
+                   o->default_value ? o->default_value : "unset", o->help);
     }
     printf("%-14s replay a schedule file: schedule: {name: custom, file: x.csv}\n", "custom");
 }
 
-static void
-list_presets(void)
+static void list_presets(void)
 {
     for (const PpsimPreset *const *p = ppsim_presets(); *p; p++) {
         const PpsimHardware *hw = &(*p)->hw;
@@ -61,10 +59,10 @@ list_presets(void)
     }
 }
 
-int
-ppsim_cmd_list(int argc, char **argv)
+int ppsim_cmd_list(int argc, char **argv)
 {
-    g_autoptr(GOptionContext) ctx = g_option_context_new("schedules|presets - list what ppsim knows");
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("schedules|presets - list what ppsim knows");
     g_option_context_set_description(ctx,
                                      "  schedules  schedule generators, their sources and options\n"
                                      "  presets    hardware presets (see reference/hardware.md)");

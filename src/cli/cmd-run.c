@@ -11,8 +11,8 @@
 #include <string.h>
 
 typedef struct {
-    char **schedules;  /* --schedule, repeatable */
-    char **sets;       /* --set, repeatable */
+    char **schedules; /* --schedule, repeatable */
+    char **sets;      /* --set, repeatable */
     char *format;
     char *output;
     char *export_schedule;
@@ -20,8 +20,7 @@ typedef struct {
     gboolean quiet;
 } RunOptions;
 
-static void
-run_options_clear(RunOptions *o)
+static void run_options_clear(RunOptions *o)
 {
     g_strfreev(o->schedules);
     g_strfreev(o->sets);
@@ -32,8 +31,7 @@ run_options_clear(RunOptions *o)
 
 /* --schedule A --schedule B (or "A,B"): keep the scenario's spec of each name when it has
  * one (with its options), else a plain spec. */
-static gboolean
-run_select_schedules(PpsimScenario *sc, char **names, GError **error)
+static gboolean run_select_schedules(PpsimScenario *sc, char **names, GError **error)
 {
     if (names == NULL)
         return TRUE;
@@ -51,8 +49,7 @@ run_select_schedules(PpsimScenario *sc, char **names, GError **error)
                     found = g_ptr_array_steal_index(sc->schedules, i);
             }
             if (found == NULL) {
-                if (strcmp(name, "custom") != 0 &&
-                    !ppsim_sched_registry_find(name, error)) {
+                if (strcmp(name, "custom") != 0 && !ppsim_sched_registry_find(name, error)) {
                     g_prefix_error(error, "--schedule: ");
                     g_ptr_array_unref(chosen);
                     return FALSE;
@@ -68,8 +65,7 @@ run_select_schedules(PpsimScenario *sc, char **names, GError **error)
 }
 
 /* FILE for one schedule; FILE with ".<label>" before the extension for several. */
-static gboolean
-run_export(const char *path, const GPtrArray *results, GError **error)
+static gboolean run_export(const char *path, const GPtrArray *results, GError **error)
 {
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
@@ -80,9 +76,11 @@ run_export(const char *path, const GPtrArray *results, GError **error)
             const char *dot = strrchr(path, '.');
             const char *slash = strrchr(path, '/');
             gsize stem = (dot && (!slash || dot > slash)) ? (gsize)(dot - path) : strlen(path);
-            g_autofree char *safe = g_strcanon(g_strdup(res->label),
-                                               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                               "0123456789-_.", '_');
+            g_autofree char *safe =
+                g_strcanon(g_strdup(res->label),
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789-_.",
+                           '_');
             target = g_strdup_printf("%.*s.%s%s", (int)stem, path, safe, path + stem);
         }
         g_autoptr(GString) csv = ppsim_schedule_to_csv(res->schedule);
@@ -92,9 +90,9 @@ run_export(const char *path, const GPtrArray *results, GError **error)
     return TRUE;
 }
 
-static gboolean
-run_write_artifacts(const char *dir, const PpsimScenario *sc, const GPtrArray *results,
-                    GString *json, GString *csv, GError **error)
+static gboolean run_write_artifacts(const char *dir, const PpsimScenario *sc,
+                                    const GPtrArray *results, GString *json, GString *csv,
+                                    GError **error)
 {
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "cannot create '%s': %s", dir,
@@ -125,8 +123,7 @@ static const char run_description[] =
     "\n"
     "Exit status: 0 ok, 1 bad scenario, deadlock or I/O error, 2 usage error.";
 
-static GOptionContext *
-run_context(RunOptions *o)
+static GOptionContext *run_context(RunOptions *o)
 {
     GOptionEntry entries[] = {
         {"schedule", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->schedules,
@@ -141,7 +138,8 @@ run_context(RunOptions *o)
          "Print results only; write no files", NULL},
         {"export-schedule", 0, 0, G_OPTION_ARG_FILENAME, &o->export_schedule,
          "Write the generated schedule as PyTorch-pipelining CSV (several schedules: "
-         "FILE.<label>.csv)", "FILE"},
+         "FILE.<label>.csv)",
+         "FILE"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No progress messages on stderr", NULL},
         G_OPTION_ENTRY_NULL};
     GOptionContext *ctx = g_option_context_new("SCENARIO - simulate pipeline schedules");
@@ -150,8 +148,7 @@ run_context(RunOptions *o)
     return ctx;
 }
 
-static int
-run_main(RunOptions *o, const char *path)
+static int run_main(RunOptions *o, const char *path)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimScenario) sc =
@@ -189,8 +186,7 @@ run_main(RunOptions *o, const char *path)
     return PPSIM_EXIT_OK;
 }
 
-int
-ppsim_cmd_run(int argc, char **argv)
+int ppsim_cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
     g_autoptr(GOptionContext) ctx = run_context(&o);
@@ -202,7 +198,8 @@ ppsim_cmd_run(int argc, char **argv)
         rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
     else if (argc != 2)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
-                                      : "expected one SCENARIO, got %d arguments", argc - 1);
+                                      : "expected one SCENARIO, got %d arguments",
+                             argc - 1);
     else
         rc = run_main(&o, argv[1]);
     run_options_clear(&o);

@@ -34,14 +34,14 @@ typedef struct {
 typedef struct {
     gboolean explicit_mode;
     int n_stages;
-    PpsimStageCost *stage;       /* [n_stages] */
-    PpsimStageEstimate *est;     /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */
-    PpsimCostEstimates estimates;/* generator view; .stage points at est */
-    PpsimTime p2p_latency_ps;    /* explicit mode: latency of a cross-device dependency */
-    double mem_scale;            /* divide memory units by this to report */
-    const char *memory_unit;     /* "bytes" or "units" */
-    gint64 memory_limit;         /* per device, memory units; 0 = none */
-    double offload_ratio_k;      /* [PO] Formula 1, hardware mode; 0 in explicit mode */
+    PpsimStageCost *stage;        /* [n_stages] */
+    PpsimStageEstimate *est;      /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */
+    PpsimCostEstimates estimates; /* generator view; .stage points at est */
+    PpsimTime p2p_latency_ps;     /* explicit mode: latency of a cross-device dependency */
+    double mem_scale;             /* divide memory units by this to report */
+    const char *memory_unit;      /* "bytes" or "units" */
+    gint64 memory_limit;          /* per device, memory units; 0 = none */
+    double offload_ratio_k;       /* [PO] Formula 1, hardware mode; 0 in explicit mode */
 } PpsimCosts;
 
 /* Builds the costs of @scenario split into @n_stages stages (S = p * v). Fails with

@@ -18,8 +18,7 @@ struct PpsimEngine {
     guint64 processed;
 };
 
-PpsimEngine *
-ppsim_engine_new(void)
+PpsimEngine *ppsim_engine_new(void)
 {
     PpsimEngine *engine = g_new0(PpsimEngine, 1);
     ppsim_event_queue_init(&engine->queue);
@@ -27,8 +26,7 @@ ppsim_engine_new(void)
     return engine;
 }
 
-void
-ppsim_engine_free(PpsimEngine *engine)
+void ppsim_engine_free(PpsimEngine *engine)
 {
     if (engine == NULL)
         return;
@@ -37,8 +35,7 @@ ppsim_engine_free(PpsimEngine *engine)
     g_free(engine);
 }
 
-guint32
-ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *klass, gpointer state)
+guint32 ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *klass, gpointer state)
 {
     g_return_val_if_fail(klass != NULL && klass->handle != NULL, G_MAXUINT32);
     Entity e = {klass, state};
@@ -46,46 +43,40 @@ ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *klass, gpoi
     return engine->entities->len - 1;
 }
 
-void
-ppsim_engine_post(PpsimEngine *engine, PpsimTime delay_ps, guint32 target, guint32 kind,
-                  gint64 a, gint64 b)
+void ppsim_engine_post(PpsimEngine *engine, PpsimTime delay_ps, guint32 target, guint32 kind,
+                       gint64 a, gint64 b)
 {
     g_assert(delay_ps >= 0);
     g_assert(target < engine->entities->len);
-    PpsimEvent ev = {.time_ps = engine->now_ps + delay_ps, .target = target, .kind = kind,
-                     .a = a, .b = b};
+    PpsimEvent ev = {
+        .time_ps = engine->now_ps + delay_ps, .target = target, .kind = kind, .a = a, .b = b};
     ppsim_event_queue_push(&engine->queue, &ev);
 }
 
-PpsimTime
-ppsim_engine_now(const PpsimEngine *engine)
+PpsimTime ppsim_engine_now(const PpsimEngine *engine)
 {
     return engine->now_ps;
 }
 
-guint64
-ppsim_engine_events_processed(const PpsimEngine *engine)
+guint64 ppsim_engine_events_processed(const PpsimEngine *engine)
 {
     return engine->processed;
 }
 
-static gboolean
-engine_quiesce(PpsimEngine *engine, GError **error)
+static gboolean engine_quiesce(PpsimEngine *engine, GError **error)
 {
     g_autoptr(GString) why = g_string_new(NULL);
     for (guint i = 0; i < engine->entities->len; i++) {
         Entity *e = &g_array_index(engine->entities, Entity, i);
         if (e->klass->quiesce != NULL && e->klass->quiesce(e->state, why, engine)) {
-            g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_DEADLOCK, "deadlock: %s",
-                        why->str);
+            g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_DEADLOCK, "deadlock: %s", why->str);
             return FALSE;
         }
     }
     return TRUE;
 }
 
-gboolean
-ppsim_engine_run(PpsimEngine *engine, PpsimTime limit_ps, GError **error)
+gboolean ppsim_engine_run(PpsimEngine *engine, PpsimTime limit_ps, GError **error)
 {
     PpsimEvent ev;
     while (ppsim_event_queue_pop(&engine->queue, &ev)) {

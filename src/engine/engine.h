@@ -29,8 +29,7 @@ void ppsim_engine_free(PpsimEngine *engine);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimEngine, ppsim_engine_free)
 
 /* Registers an entity; @state is borrowed (the caller owns it). Returns the entity id. */
-guint32 ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *klass,
-                                gpointer state);
+guint32 ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *klass, gpointer state);
 
 /* Posts an event to @target at now + @delay_ps (delay >= 0). */
 void ppsim_engine_post(PpsimEngine *engine, PpsimTime delay_ps, guint32 target, guint32 kind,

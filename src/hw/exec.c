@@ -20,17 +20,17 @@ typedef enum { DEP_LATENCY, DEP_FLOW } DepKind;
 typedef struct {
     PpsimTime duration_ps;
     PpsimTime start_ps, end_ps;
-    guint64 bytes;       /* transfer tasks */
-    gint32 src, dst;     /* transfer tasks: endpoints; -1 otherwise */
+    guint64 bytes;   /* transfer tasks */
+    gint32 src, dst; /* transfer tasks: endpoints; -1 otherwise */
     gint32 stream;
-    gint32 pending;      /* inputs not yet arrived */
+    gint32 pending; /* inputs not yet arrived */
     guint32 succ_begin, succ_end;
     guint32 mem_begin, mem_end;
 } Task;
 
 typedef struct {
     PpsimTaskId from, to;
-    guint8 kind;  /* DepKind */
+    guint8 kind; /* DepKind */
     gint32 src, dst;
     PpsimTime latency_ps;
     guint64 bytes;
@@ -54,17 +54,17 @@ typedef struct {
 
 struct PpsimExec {
     const PpsimTopology *topo;
-    GArray *tasks;   /* Task */
-    GArray *deps;    /* Dep; sorted by `from` at run start */
-    GArray *mem;     /* MemEffect; sorted by task at run start */
+    GArray *tasks;      /* Task */
+    GArray *deps;       /* Dep; sorted by `from` at run start */
+    GArray *mem;        /* MemEffect; sorted by task at run start */
     GPtrArray *streams; /* Stream* */
-    GArray *pools;   /* PpsimPoolStats */
+    GArray *pools;      /* PpsimPoolStats */
     int n_tags;
     gint64 *tag_current, *tag_peak;
     gboolean recording;
-    GArray *samples; /* PpsimMemSample */
-    GArray *flows;   /* PpsimFlowRecord */
-    PpsimTime *arrival; /* [deps]: when each input reached its task */
+    GArray *samples;     /* PpsimMemSample */
+    GArray *flows;       /* PpsimFlowRecord */
+    PpsimTime *arrival;  /* [deps]: when each input reached its task */
     guint32 *succ_order; /* dependency indices grouped by producer (CSR, see exec_index) */
     guint32 *mem_order;  /* memory-effect indices grouped by task */
     PpsimEngine *engine;
@@ -76,8 +76,7 @@ struct PpsimExec {
     gpointer describe_data;
 };
 
-static void
-stream_free(gpointer p)
+static void stream_free(gpointer p)
 {
     Stream *s = p;
     g_free(s->name);
@@ -85,8 +84,7 @@ stream_free(gpointer p)
     g_free(s);
 }
 
-PpsimExec *
-ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
+PpsimExec *ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
 {
     PpsimExec *exec = g_new0(PpsimExec, 1);
     exec->topo = topo;
@@ -104,8 +102,7 @@ ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
     return exec;
 }
 
-void
-ppsim_exec_free(PpsimExec *exec)
+void ppsim_exec_free(PpsimExec *exec)
 {
     if (exec == NULL)
         return;
@@ -126,17 +123,15 @@ ppsim_exec_free(PpsimExec *exec)
     g_free(exec);
 }
 
-int
-ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
+int ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
 {
-    PpsimPoolStats st = {.limit = limit, .peak_total_task = G_MAXUINT32,
-                         .peak_active_task = G_MAXUINT32};
+    PpsimPoolStats st = {
+        .limit = limit, .peak_total_task = G_MAXUINT32, .peak_active_task = G_MAXUINT32};
     g_array_append_val(exec->pools, st);
     return exec->pools->len - 1;
 }
 
-void
-ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category, gint64 bytes)
+void ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category, gint64 bytes)
 {
     PpsimPoolStats *st = &g_array_index(exec->pools, PpsimPoolStats, pool);
     st->current[category] = bytes;
@@ -146,8 +141,7 @@ ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category, g
     st->peak_total = MAX(st->peak_total, total);
 }
 
-int
-ppsim_exec_add_stream(PpsimExec *exec, const char *name)
+int ppsim_exec_add_stream(PpsimExec *exec, const char *name)
 {
     Stream *s = g_new0(Stream, 1);
     s->name = g_strdup(name);
@@ -156,8 +150,7 @@ ppsim_exec_add_stream(PpsimExec *exec, const char *name)
     return exec->streams->len - 1;
 }
 
-static PpsimTaskId
-exec_append_task(PpsimExec *exec, int stream, const Task *proto)
+static PpsimTaskId exec_append_task(PpsimExec *exec, int stream, const Task *proto)
 {
     g_assert(stream >= 0 && (guint)stream < exec->streams->len);
     g_assert(!exec->ran);
@@ -171,55 +164,52 @@ exec_append_task(PpsimExec *exec, int stream, const Task *proto)
     return id;
 }
 
-PpsimTaskId
-ppsim_exec_add_task(PpsimExec *exec, int stream, PpsimTime duration_ps)
+PpsimTaskId ppsim_exec_add_task(PpsimExec *exec, int stream, PpsimTime duration_ps)
 {
     g_assert(duration_ps >= 0);
     Task t = {.duration_ps = duration_ps, .src = -1, .dst = -1};
     return exec_append_task(exec, stream, &t);
 }
 
-PpsimTaskId
-ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst, guint64 bytes)
+PpsimTaskId ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst, guint64 bytes)
 {
     g_assert(exec->topo != NULL);
     Task t = {.bytes = bytes, .src = src, .dst = dst};
     return exec_append_task(exec, stream, &t);
 }
 
-void
-ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps)
+void ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps)
 {
     g_assert(from < exec->tasks->len && to < exec->tasks->len && latency_ps >= 0);
-    Dep d = {.from = from, .to = to, .kind = DEP_LATENCY,
-             .latency_ps = latency_ps, .src = -1, .dst = -1};
+    Dep d = {.from = from,
+             .to = to,
+             .kind = DEP_LATENCY,
+             .latency_ps = latency_ps,
+             .src = -1,
+             .dst = -1};
     g_array_append_val(exec->deps, d);
 }
 
-void
-ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src, int dst,
-                        guint64 bytes)
+void ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src, int dst,
+                             guint64 bytes)
 {
     g_assert(exec->topo != NULL);
     g_assert(from < exec->tasks->len && to < exec->tasks->len);
-    Dep d = {.from = from, .to = to, .kind = DEP_FLOW, .src = src,
-             .dst = dst, .bytes = bytes};
+    Dep d = {.from = from, .to = to, .kind = DEP_FLOW, .src = src, .dst = dst, .bytes = bytes};
     g_array_append_val(exec->deps, d);
 }
 
-void
-ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool, int tag,
-                   PpsimMemCategory category, gint64 delta)
+void ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool, int tag,
+                        PpsimMemCategory category, gint64 delta)
 {
     g_assert(task < exec->tasks->len && pool >= 0 && (guint)pool < exec->pools->len);
     g_assert(tag < exec->n_tags);
-    MemEffect e = {.task = task, .when = when, .category = category, .pool = pool, .tag = tag,
-                   .delta = delta};
+    MemEffect e = {
+        .task = task, .when = when, .category = category, .pool = pool, .tag = tag, .delta = delta};
     g_array_append_val(exec->mem, e);
 }
 
-void
-ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
+void ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
 {
     exec->recording = on;
 }
@@ -230,9 +220,8 @@ ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
  * each task's [begin, end) range into @order is written at @begin_offset / @end_offset.
  * Records stay where they are; only 4-byte indices move, so the pass is cache-friendly.
  * O(records + tasks). */
-static guint32 *
-exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize key_offset, gsize begin_offset,
-           gsize end_offset)
+static guint32 *exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize key_offset,
+                           gsize begin_offset, gsize end_offset)
 {
     guint n_tasks = exec->tasks->len;
     guint32 *count = ppsim_bigalloc0((n_tasks + 1) * sizeof(guint32));
@@ -252,8 +241,7 @@ exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize key_offset, gsi
     return order;
 }
 
-static void
-exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
+static void exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
 {
     const Task *t = &g_array_index(exec->tasks, Task, id);
     PpsimTime now = ppsim_engine_now(exec->engine);
@@ -280,7 +268,9 @@ exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
             exec->tag_peak[e->tag] = MAX(exec->tag_peak[e->tag], exec->tag_current[e->tag]);
         }
         if (exec->recording) {
-            PpsimMemSample s = {.time_ps = now, .pool = e->pool, .category = e->category,
+            PpsimMemSample s = {.time_ps = now,
+                                .pool = e->pool,
+                                .category = e->category,
                                 .value = st->current[e->category]};
             g_array_append_val(exec->samples, s);
         }
@@ -289,8 +279,7 @@ exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
 
 static void exec_try_start(PpsimExec *exec, int stream);
 
-static void
-exec_dep_arrived(PpsimExec *exec, guint32 dep)
+static void exec_dep_arrived(PpsimExec *exec, guint32 dep)
 {
     const Dep *d = &g_array_index(exec->deps, Dep, dep);
     exec->arrival[dep] = ppsim_engine_now(exec->engine);
@@ -300,8 +289,7 @@ exec_dep_arrived(PpsimExec *exec, guint32 dep)
         exec_try_start(exec, t->stream);
 }
 
-static void
-exec_try_start(PpsimExec *exec, int stream)
+static void exec_try_start(PpsimExec *exec, int stream)
 {
     Stream *s = g_ptr_array_index(exec->streams, stream);
     if (s->busy || s->next >= s->order->len)
@@ -314,14 +302,12 @@ exec_try_start(PpsimExec *exec, int stream)
     t->start_ps = ppsim_engine_now(exec->engine);
     exec_apply_mem(exec, id, PPSIM_MEM_AT_START);
     if (t->src >= 0)
-        ppsim_network_start(exec->net, exec->engine, t->src, t->dst, t->bytes,
-                            -(gint64)id - 1);
+        ppsim_network_start(exec->net, exec->engine, t->src, t->dst, t->bytes, -(gint64)id - 1);
     else
         ppsim_engine_post(exec->engine, t->duration_ps, exec->entity, EV_TASK_END, id, 0);
 }
 
-static void
-exec_task_end(PpsimExec *exec, PpsimTaskId id)
+static void exec_task_end(PpsimExec *exec, PpsimTaskId id)
 {
     Task *t = &g_array_index(exec->tasks, Task, id);
     t->end_ps = ppsim_engine_now(exec->engine);
@@ -342,8 +328,7 @@ exec_task_end(PpsimExec *exec, PpsimTaskId id)
     exec_try_start(exec, t->stream);
 }
 
-static void
-exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
+static void exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
 {
     (void)engine;
     PpsimExec *exec = state;
@@ -355,8 +340,8 @@ exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
 }
 
 /* A flow finished: cookie >= 0 is a dependency edge, < 0 a transfer task (-id - 1). */
-static void
-exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps, PpsimEngine *engine)
+static void exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps,
+                           PpsimEngine *engine)
 {
     PpsimExec *exec = user_data;
     PpsimTaskId target;
@@ -388,18 +373,17 @@ static const PpsimEntityClass exec_class = {
     .quiesce = exec_quiesce,
 };
 
-gboolean
-ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_data,
-               GError **error)
+gboolean ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_data,
+                        GError **error)
 {
     g_return_val_if_fail(!exec->ran, FALSE);
     exec->ran = TRUE;
-    exec->succ_order = exec_index(exec, exec->deps, sizeof(Dep), G_STRUCT_OFFSET(Dep, from),
-                                  G_STRUCT_OFFSET(Task, succ_begin),
-                                  G_STRUCT_OFFSET(Task, succ_end));
-    exec->mem_order = exec_index(exec, exec->mem, sizeof(MemEffect),
-                                 G_STRUCT_OFFSET(MemEffect, task),
-                                 G_STRUCT_OFFSET(Task, mem_begin), G_STRUCT_OFFSET(Task, mem_end));
+    exec->succ_order =
+        exec_index(exec, exec->deps, sizeof(Dep), G_STRUCT_OFFSET(Dep, from),
+                   G_STRUCT_OFFSET(Task, succ_begin), G_STRUCT_OFFSET(Task, succ_end));
+    exec->mem_order =
+        exec_index(exec, exec->mem, sizeof(MemEffect), G_STRUCT_OFFSET(MemEffect, task),
+                   G_STRUCT_OFFSET(Task, mem_begin), G_STRUCT_OFFSET(Task, mem_end));
     for (guint i = 0; i < exec->deps->len; i++)
         g_array_index(exec->tasks, Task, g_array_index(exec->deps, Dep, i).to).pending++;
     exec->arrival = ppsim_bigalloc(MAX(exec->deps->len, 1) * sizeof(PpsimTime));
@@ -420,8 +404,7 @@ ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_da
     return ppsim_engine_run(exec->engine, 0, error);
 }
 
-static void
-exec_describe(PpsimExec *exec, GString *out, PpsimTaskId id)
+static void exec_describe(PpsimExec *exec, GString *out, PpsimTaskId id)
 {
     g_string_append_c(out, '\'');
     if (exec->describe != NULL)
@@ -433,8 +416,7 @@ exec_describe(PpsimExec *exec, GString *out, PpsimTaskId id)
 
 /* At quiescence, explain the first stream (in id order) that still has work: its head task
  * and one input it still waits for. */
-static gboolean
-exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
+static gboolean exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
 {
     PpsimExec *exec = state;
     for (guint si = 0; si < exec->streams->len; si++) {
@@ -464,57 +446,48 @@ exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
     return FALSE;
 }
 
-gsize
-ppsim_exec_n_tasks(const PpsimExec *exec)
+gsize ppsim_exec_n_tasks(const PpsimExec *exec)
 {
     return exec->tasks->len;
 }
 
-PpsimTime
-ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task)
+PpsimTime ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task)
 {
     return g_array_index(exec->tasks, Task, task).start_ps;
 }
 
-PpsimTime
-ppsim_exec_task_end(const PpsimExec *exec, PpsimTaskId task)
+PpsimTime ppsim_exec_task_end(const PpsimExec *exec, PpsimTaskId task)
 {
     return g_array_index(exec->tasks, Task, task).end_ps;
 }
 
-const PpsimPoolStats *
-ppsim_exec_pool_stats(const PpsimExec *exec, int pool)
+const PpsimPoolStats *ppsim_exec_pool_stats(const PpsimExec *exec, int pool)
 {
     return &g_array_index(exec->pools, PpsimPoolStats, pool);
 }
 
-gint64
-ppsim_exec_tag_peak(const PpsimExec *exec, int tag)
+gint64 ppsim_exec_tag_peak(const PpsimExec *exec, int tag)
 {
     g_return_val_if_fail(tag >= 0 && tag < exec->n_tags, 0);
     return exec->tag_peak[tag];
 }
 
-guint64
-ppsim_exec_events_processed(const PpsimExec *exec)
+guint64 ppsim_exec_events_processed(const PpsimExec *exec)
 {
     return exec->engine ? ppsim_engine_events_processed(exec->engine) : 0;
 }
 
-const GArray *
-ppsim_exec_mem_samples(const PpsimExec *exec)
+const GArray *ppsim_exec_mem_samples(const PpsimExec *exec)
 {
     return exec->samples;
 }
 
-const GArray *
-ppsim_exec_flows(const PpsimExec *exec)
+const GArray *ppsim_exec_flows(const PpsimExec *exec)
 {
     return exec->flows;
 }
 
-PpsimTime
-ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep)
+PpsimTime ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep)
 {
     g_return_val_if_fail(exec->arrival != NULL && dep < exec->deps->len, -1);
     return exec->arrival[dep];

@@ -30,14 +30,14 @@ typedef enum {
 } PpsimMemWhen;
 
 typedef struct {
-    gint64 peak_total;      /* max over time of the sum of all categories */
+    gint64 peak_total; /* max over time of the sum of all categories */
     PpsimTime peak_total_time_ps;
     PpsimTaskId peak_total_task; /* task whose start/end reached the peak; G_MAXUINT32: none */
-    gint64 peak_active;     /* max over time of ACTIVATION + BUFFER */
+    gint64 peak_active;          /* max over time of ACTIVATION + BUFFER */
     PpsimTime peak_active_time_ps;
     PpsimTaskId peak_active_task;
     gint64 current[PPSIM_MEM_N_CATEGORIES];
-    gint64 limit;           /* 0 = none */
+    gint64 limit; /* 0 = none */
 } PpsimPoolStats;
 
 /* One recorded memory change (when recording is on): @value is the pool's new total of
@@ -54,8 +54,8 @@ typedef struct {
     PpsimTime start_ps, end_ps; /* bytes moving; arrival = end + latency */
     gint32 src, dst;            /* endpoints */
     guint64 bytes;
-    PpsimTaskId from, to;       /* producer and consumer task (to = the task itself for a
-                                   transfer task) */
+    PpsimTaskId from, to; /* producer and consumer task (to = the task itself for a
+                             transfer task) */
 } PpsimFlowRecord;
 
 typedef struct PpsimExec PpsimExec;
@@ -69,25 +69,23 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimExec, ppsim_exec_free)
 /* Adds a memory pool with a @limit (0 = none); returns its id. */
 int ppsim_exec_add_pool(PpsimExec *exec, gint64 limit);
 /* Sets a pool's initial bytes of @category (static memory); no task is charged. */
-void ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category,
-                              gint64 bytes);
+void ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category, gint64 bytes);
 /* Adds an in-order stream; @name is copied. Returns its id. */
 int ppsim_exec_add_stream(PpsimExec *exec, const char *name);
 
 /* Appends a task to @stream's order. */
 PpsimTaskId ppsim_exec_add_task(PpsimExec *exec, int stream, PpsimTime duration_ps);
 /* Appends a transfer task: it holds @stream while @bytes flow from endpoint @src to @dst. */
-PpsimTaskId ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst,
-                                    guint64 bytes);
+PpsimTaskId ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst, guint64 bytes);
 /* @to may start only after @from ended plus @latency_ps. */
 void ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps);
 /* @to may start only after @bytes flowed from endpoint @src to @dst, starting when @from
  * ended (plus the route's latency). Needs a topology. */
-void ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src,
-                             int dst, guint64 bytes);
+void ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src, int dst,
+                             guint64 bytes);
 /* @task changes @pool's @category by @delta at its start or end, attributed to @tag. */
-void ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool,
-                        int tag, PpsimMemCategory category, gint64 delta);
+void ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool, int tag,
+                        PpsimMemCategory category, gint64 delta);
 
 /* Keep every memory change and flow for traces (off by default; costs memory). */
 void ppsim_exec_set_recording(PpsimExec *exec, gboolean on);

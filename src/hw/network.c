@@ -29,13 +29,13 @@ struct PpsimNetwork {
     guint32 entity;
     PpsimFlowDoneFunc done;
     gpointer user_data;
-    GArray *flows;      /* Flow, active only; order = start order (deterministic) */
-    PpsimTime last_ps;  /* time remaining/rates were last brought up to date */
-    gint64 generation;  /* of the armed tick */
-    double *link_cap;   /* scratch, per link */
-    int *link_count;    /* scratch, per link; all 0 between fills */
-    int *active;        /* scratch: links carrying a flow */
-    GArray *records;    /* borrowed, nullable */
+    GArray *flows;     /* Flow, active only; order = start order (deterministic) */
+    PpsimTime last_ps; /* time remaining/rates were last brought up to date */
+    gint64 generation; /* of the armed tick */
+    double *link_cap;  /* scratch, per link */
+    int *link_count;   /* scratch, per link; all 0 between fills */
+    int *active;       /* scratch: links carrying a flow */
+    GArray *records;   /* borrowed, nullable */
 };
 
 static void network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine);
@@ -45,9 +45,8 @@ static const PpsimEntityClass network_class = {
     .handle = network_handle,
 };
 
-PpsimNetwork *
-ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine, PpsimFlowDoneFunc done,
-                  gpointer user_data)
+PpsimNetwork *ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine,
+                                PpsimFlowDoneFunc done, gpointer user_data)
 {
     PpsimNetwork *net = g_new0(PpsimNetwork, 1);
     net->topo = topo;
@@ -62,8 +61,7 @@ ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine, PpsimFlowDoneF
     return net;
 }
 
-void
-ppsim_network_free(PpsimNetwork *net)
+void ppsim_network_free(PpsimNetwork *net)
 {
     if (net == NULL)
         return;
@@ -74,15 +72,13 @@ ppsim_network_free(PpsimNetwork *net)
     g_free(net);
 }
 
-void
-ppsim_network_set_records(PpsimNetwork *net, GArray *records)
+void ppsim_network_set_records(PpsimNetwork *net, GArray *records)
 {
     net->records = records;
 }
 
 /* Brings every flow's remaining bytes up to @now. */
-static void
-network_advance(PpsimNetwork *net, PpsimTime now)
+static void network_advance(PpsimNetwork *net, PpsimTime now)
 {
     double dt = (double)(now - net->last_ps) / (double)PPSIM_PS_PER_S;
     if (dt > 0)
@@ -95,8 +91,7 @@ network_advance(PpsimNetwork *net, PpsimTime now)
 
 /* Progressive filling over the links that carry at least one active flow: O(A x (A + F))
  * for A active links and F flows, independent of the topology's size. */
-static void
-network_fill(PpsimNetwork *net)
+static void network_fill(PpsimNetwork *net)
 {
     GArray *links = net->topo->links;
     int n_active = 0;
@@ -146,8 +141,7 @@ network_fill(PpsimNetwork *net)
 }
 
 /* Re-computes rates and arms a tick at the earliest completion. */
-static void
-network_rearm(PpsimNetwork *net, PpsimEngine *engine)
+static void network_rearm(PpsimNetwork *net, PpsimEngine *engine)
 {
     net->generation++;
     if (net->flows->len == 0)
@@ -163,20 +157,22 @@ network_rearm(PpsimNetwork *net, PpsimEngine *engine)
     ppsim_engine_post(engine, next, net->entity, NET_EV_TICK, net->generation, 0);
 }
 
-static void
-network_complete(PpsimNetwork *net, const Flow *f, PpsimEngine *engine)
+static void network_complete(PpsimNetwork *net, const Flow *f, PpsimEngine *engine)
 {
     if (net->records != NULL) {
-        PpsimFlowRecord rec = {.start_ps = f->start_ps, .end_ps = ppsim_engine_now(engine),
-                               .src = f->src, .dst = f->dst, .bytes = f->bytes,
-                               .from = (PpsimTaskId)f->cookie, .to = 0};
+        PpsimFlowRecord rec = {.start_ps = f->start_ps,
+                               .end_ps = ppsim_engine_now(engine),
+                               .src = f->src,
+                               .dst = f->dst,
+                               .bytes = f->bytes,
+                               .from = (PpsimTaskId)f->cookie,
+                               .to = 0};
         g_array_append_val(net->records, rec);
     }
     net->done(net->user_data, f->cookie, f->latency_ps, engine);
 }
 
-static void
-network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
+static void network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
 {
     PpsimNetwork *net = state;
     if (ev->a != net->generation)
@@ -199,12 +195,15 @@ network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
     g_array_free(done, TRUE);
 }
 
-void
-ppsim_network_start(PpsimNetwork *net, PpsimEngine *engine, int src, int dst, guint64 bytes,
-                    gint64 cookie)
+void ppsim_network_start(PpsimNetwork *net, PpsimEngine *engine, int src, int dst, guint64 bytes,
+                         gint64 cookie)
 {
-    Flow f = {.cookie = cookie, .src = src, .dst = dst, .bytes = bytes,
-              .start_ps = ppsim_engine_now(engine), .remaining = (double)bytes};
+    Flow f = {.cookie = cookie,
+              .src = src,
+              .dst = dst,
+              .bytes = bytes,
+              .start_ps = ppsim_engine_now(engine),
+              .remaining = (double)bytes};
     f.n_links = ppsim_topology_route(net->topo, src, dst, f.links, &f.latency_ps);
     if (f.n_links == 0 || bytes == 0) {
         network_complete(net, &f, engine);

@@ -25,8 +25,8 @@ void ppsim_network_free(PpsimNetwork *net);
 
 /* Starts @bytes from endpoint @src to @dst now. A flow with no link to cross (same endpoint
  * or zero bytes) completes at once. */
-void ppsim_network_start(PpsimNetwork *net, PpsimEngine *engine, int src, int dst,
-                         guint64 bytes, gint64 cookie);
+void ppsim_network_start(PpsimNetwork *net, PpsimEngine *engine, int src, int dst, guint64 bytes,
+                         gint64 cookie);
 
 /* Records every completed flow into @records (PpsimFlowRecord; from/to left for the caller
  * to fill from the cookie) when non-NULL. */

@@ -8,24 +8,22 @@
  */
 #include "hw/topology.h"
 
-static int
-topology_add_link(PpsimTopology *topo, PpsimLinkKind kind, double bytes_per_s, char *name)
+static int topology_add_link(PpsimTopology *topo, PpsimLinkKind kind, double bytes_per_s,
+                             char *name)
 {
     PpsimLink link = {.kind = kind, .bytes_per_s = bytes_per_s, .name = name};
     g_array_append_val(topo->links, link);
     return topo->links->len - 1;
 }
 
-static void
-topology_add_pair(PpsimTopology *topo, int ids[2], PpsimLinkKind kind, double bytes_per_s,
-                  const char *owner, const char *what)
+static void topology_add_pair(PpsimTopology *topo, int ids[2], PpsimLinkKind kind,
+                              double bytes_per_s, const char *owner, const char *what)
 {
     ids[0] = topology_add_link(topo, kind, bytes_per_s, g_strdup_printf("%s.%s.out", owner, what));
     ids[1] = topology_add_link(topo, kind, bytes_per_s, g_strdup_printf("%s.%s.in", owner, what));
 }
 
-PpsimTopology *
-ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
+PpsimTopology *ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
 {
     PpsimTopology *topo = g_new0(PpsimTopology, 1);
     topo->n_gpus = n_gpus;
@@ -40,8 +38,8 @@ ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
     topo->uplink = g_malloc_n(MAX(n_switches, 1), sizeof(int[2]));
     for (int g = 0; g < n_gpus; g++) {
         g_autofree char *owner = g_strdup_printf("gpu%d", g);
-        topology_add_pair(topo, topo->nvlink[g], PPSIM_LINK_NVLINK, hw->nvlink_bytes_per_s,
-                          owner, "nvlink");
+        topology_add_pair(topo, topo->nvlink[g], PPSIM_LINK_NVLINK, hw->nvlink_bytes_per_s, owner,
+                          "nvlink");
         topology_add_pair(topo, topo->pcie[g], PPSIM_LINK_PCIE, hw->pcie_bytes_per_s, owner,
                           "pcie");
         topology_add_pair(topo, topo->nic[g], PPSIM_LINK_NIC, hw->network_bytes_per_s, owner,
@@ -49,8 +47,8 @@ ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
     }
     for (int sw = 0; sw < n_switches; sw++) {
         g_autofree char *owner = g_strdup_printf("pcie-switch%d", sw);
-        double up = hw->pcie_uplink_bytes_per_s > 0 ? hw->pcie_uplink_bytes_per_s
-                                                    : hw->pcie_bytes_per_s;
+        double up =
+            hw->pcie_uplink_bytes_per_s > 0 ? hw->pcie_uplink_bytes_per_s : hw->pcie_bytes_per_s;
         topology_add_pair(topo, topo->uplink[sw], PPSIM_LINK_PCIE_UPLINK, up, owner, "uplink");
     }
     topo->nvlink_latency_ps = hw->nvlink_latency_ps;
@@ -59,8 +57,7 @@ ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
     return topo;
 }
 
-void
-ppsim_topology_free(PpsimTopology *topo)
+void ppsim_topology_free(PpsimTopology *topo)
 {
     if (topo == NULL)
         return;
@@ -74,16 +71,14 @@ ppsim_topology_free(PpsimTopology *topo)
     g_free(topo);
 }
 
-int
-ppsim_topology_node_of(const PpsimTopology *topo, int gpu)
+int ppsim_topology_node_of(const PpsimTopology *topo, int gpu)
 {
     return gpu / topo->gpus_per_node;
 }
 
 /* Switches never straddle nodes: GPU slots within a node are grouped gpus_per_switch at a
  * time. */
-int
-ppsim_topology_switch_of(const PpsimTopology *topo, int gpu)
+int ppsim_topology_switch_of(const PpsimTopology *topo, int gpu)
 {
     int per_node = (topo->gpus_per_node + topo->gpus_per_switch - 1) / topo->gpus_per_switch;
     int node = ppsim_topology_node_of(topo, gpu);
@@ -91,9 +86,8 @@ ppsim_topology_switch_of(const PpsimTopology *topo, int gpu)
     return node * per_node + local / topo->gpus_per_switch;
 }
 
-int
-ppsim_topology_route(const PpsimTopology *topo, int src, int dst, int links[4],
-                     PpsimTime *latency_ps)
+int ppsim_topology_route(const PpsimTopology *topo, int src, int dst, int links[4],
+                         PpsimTime *latency_ps)
 {
     int n = 0;
     *latency_ps = 0;

@@ -5,8 +5,7 @@
 #include "report/report.h"
 #include "util/fmt.h"
 
-static void
-json_string(GString *out, const char *s)
+static void json_string(GString *out, const char *s)
 {
     g_string_append_c(out, '"');
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -20,15 +19,13 @@ json_string(GString *out, const char *s)
     g_string_append_c(out, '"');
 }
 
-static void
-json_key(GString *out, const char *key)
+static void json_key(GString *out, const char *key)
 {
     json_string(out, key);
     g_string_append_c(out, ':');
 }
 
-static void
-json_mem(GString *out, const PpsimRunResult *res, gint64 value)
+static void json_mem(GString *out, const PpsimRunResult *res, gint64 value)
 {
     if (res->mem_scale == 1.0)
         g_string_append_printf(out, "%" G_GINT64_FORMAT, value);
@@ -36,8 +33,7 @@ json_mem(GString *out, const PpsimRunResult *res, gint64 value)
         ppsim_fmt_double(out, (double)value / res->mem_scale);
 }
 
-static void
-json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
+static void json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
 {
     g_string_append_printf(out, "{\"id\":%d,\"busy\":", d->id);
     ppsim_fmt_ms(out, d->busy_ps);
@@ -76,8 +72,7 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     g_string_append_c(out, '}');
 }
 
-static void
-json_result(GString *out, const PpsimRunResult *res)
+static void json_result(GString *out, const PpsimRunResult *res)
 {
     g_string_append_c(out, '{');
     json_key(out, "schedule");
@@ -85,8 +80,9 @@ json_result(GString *out, const PpsimRunResult *res)
     g_string_append_c(out, ',');
     json_key(out, "generator");
     json_string(out, res->generator);
-    g_string_append_printf(out, ",\"p\":%d,\"v\":%d,\"m\":%d,\"stages_total\":%d,\"makespan\":",
-                           res->p, res->v, res->m, res->n_stages);
+    g_string_append_printf(out,
+                           ",\"p\":%d,\"v\":%d,\"m\":%d,\"stages_total\":%d,\"makespan\":", res->p,
+                           res->v, res->m, res->n_stages);
     ppsim_fmt_ms(out, res->makespan_ps);
     g_string_append(out, ",\"time_unit\":\"ms\",\"bubble_ratio\":");
     ppsim_fmt_double(out, res->bubble_ratio);
@@ -110,16 +106,16 @@ json_result(GString *out, const PpsimRunResult *res)
     g_string_append(out, "],\"stages\":[");
     for (int s = 0; s < res->n_stages; s++) {
         const PpsimStageResult *st = &res->stages[s];
-        g_string_append_printf(out, "%s{\"id\":%d,\"device\":%d,\"peak_activation\":",
-                               s > 0 ? "," : "", st->id, st->device);
+        g_string_append_printf(out,
+                               "%s{\"id\":%d,\"device\":%d,\"peak_activation\":", s > 0 ? "," : "",
+                               st->id, st->device);
         json_mem(out, res, st->peak_activation);
         g_string_append_c(out, '}');
     }
     g_string_append(out, "]}");
 }
 
-void
-ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
+void ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
     g_string_append_printf(out, "{\"schema_version\":%d,\"scenario\":", PPSIM_JSON_SCHEMA_VERSION);
     json_string(out, scenario->name);

@@ -8,8 +8,7 @@
 /* Devices shown one by one up to this many; beyond, only min and max. */
 #define TEXT_MAX_DEVICE_COLUMNS 16
 
-static void
-text_mem(GString *out, const PpsimRunResult *res, gint64 value)
+static void text_mem(GString *out, const PpsimRunResult *res, gint64 value)
 {
     if (res->mem_scale == 1.0) {
         ppsim_fmt_fixed(out, (double)value / (1024.0 * 1024.0 * 1024.0), 2);
@@ -18,8 +17,7 @@ text_mem(GString *out, const PpsimRunResult *res, gint64 value)
     }
 }
 
-static void
-text_pad(GString *out, gsize from, gsize width)
+static void text_pad(GString *out, gsize from, gsize width)
 {
     while (out->len - from < width)
         g_string_append_c(out, ' ');
@@ -27,14 +25,12 @@ text_pad(GString *out, gsize from, gsize width)
 }
 
 /* Appends @cell right-aligned in @width. */
-static void
-text_cell_right(GString *out, const char *cell, int width)
+static void text_cell_right(GString *out, const char *cell, int width)
 {
     g_string_append_printf(out, "%*s ", width, cell);
 }
 
-static int
-text_label_width(const GPtrArray *results)
+static int text_label_width(const GPtrArray *results)
 {
     int w = 8;
     for (guint i = 0; i < results->len; i++) {
@@ -44,14 +40,13 @@ text_label_width(const GPtrArray *results)
     return w;
 }
 
-static void
-text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
+static void text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
 {
     gsize start = out->len;
     g_string_append(out, "schedule");
     text_pad(out, start, lw);
-    g_string_append_printf(out, "%14s %7s %7s %14s %14s %s\n", "makespan(ms)", "bubble",
-                           "span", "peak_act", "peak_mem", "oom");
+    g_string_append_printf(out, "%14s %7s %7s %14s %14s %s\n", "makespan(ms)", "bubble", "span",
+                           "peak_act", "peak_mem", "oom");
     g_string_append_printf(out, "%*s %14s %7s %7s %14s %14s\n", lw, "", "", "", "", mem_unit,
                            mem_unit);
     for (guint i = 0; i < results->len; i++) {
@@ -82,8 +77,7 @@ text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_uni
     }
 }
 
-static void
-text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
+static void text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
 {
     const PpsimRunResult *first = g_ptr_array_index(results, 0);
     int p = first->p;
@@ -127,15 +121,13 @@ text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_uni
     }
 }
 
-void
-ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
+void ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
     if (results->len == 0)
         return;
     const PpsimRunResult *first = g_ptr_array_index(results, 0);
     const char *mem_unit = first->mem_scale == 1.0 ? "GiB" : "units";
-    g_string_append_printf(out, "scenario %s: p=%d m=%d, %s\n", scenario->name, first->p,
-                           first->m,
+    g_string_append_printf(out, "scenario %s: p=%d m=%d, %s\n", scenario->name, first->p, first->m,
                            first->explicit_mode ? "explicit costs (ms, memory units)"
                                                 : "hardware model");
     if (!first->explicit_mode) {

@@ -29,15 +29,13 @@ typedef struct {
     PpsimScenario *sc;
 } Parser;
 
-static yaml_node_t *
-node_at(Parser *P, int id)
+static yaml_node_t *node_at(Parser *P, int id)
 {
     return yaml_document_get_node(&P->doc, id);
 }
 
 /* "file:line:col" or "--set key.path" for messages about node @id. */
-static char *
-parser_where(Parser *P, int id)
+static char *parser_where(Parser *P, int id)
 {
     for (guint i = 0; i < P->spans->len; i++) {
         OverrideSpan *s = &g_array_index(P->spans, OverrideSpan, i);
@@ -51,8 +49,7 @@ parser_where(Parser *P, int id)
                            n->start_mark.column + 1);
 }
 
-static PpsimMark
-parser_mark(Parser *P, int id)
+static PpsimMark parser_mark(Parser *P, int id)
 {
     yaml_node_t *n = id > 0 ? node_at(P, id) : NULL;
     PpsimMark m = {0, 0};
@@ -66,7 +63,7 @@ parser_mark(Parser *P, int id)
 }
 
 static gboolean G_GNUC_PRINTF(5, 6)
-parser_fail(Parser *P, GError **error, int id, int code, const char *fmt, ...)
+    parser_fail(Parser *P, GError **error, int id, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -77,21 +74,19 @@ parser_fail(Parser *P, GError **error, int id, int code, const char *fmt, ...)
     return FALSE;
 }
 
-static const char *
-scalar_text(yaml_node_t *n)
+static const char *scalar_text(yaml_node_t *n)
 {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
 /* ---- overrides ---------------------------------------------------------------------------- */
 
-static int
-copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
+static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
 {
     yaml_node_t *n = yaml_document_get_node(src, id);
     if (n->type == YAML_SCALAR_NODE)
-        return yaml_document_add_scalar(dst, NULL, n->data.scalar.value,
-                                        (int)n->data.scalar.length, n->data.scalar.style);
+        return yaml_document_add_scalar(dst, NULL, n->data.scalar.value, (int)n->data.scalar.length,
+                                        n->data.scalar.style);
     if (n->type == YAML_SEQUENCE_NODE) {
         int seq = yaml_document_add_sequence(dst, NULL, YAML_FLOW_SEQUENCE_STYLE);
         gsize count = n->data.sequence.items.top - n->data.sequence.items.start;
@@ -113,8 +108,7 @@ copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
 }
 
 /* The value node of @key in mapping @map, and the pair's index (-1 when absent). */
-static int
-mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
+static int mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
 {
     yaml_node_t *m = node_at(P, map);
     gsize count = m->data.mapping.pairs.top - m->data.mapping.pairs.start;
@@ -129,8 +123,7 @@ mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
 }
 
 /* Sets @parts (a key path) of mapping @map to node @value, creating mappings on the way. */
-static void
-graft(Parser *P, int map, char **parts, int value)
+static void graft(Parser *P, int map, char **parts, int value)
 {
     gsize idx = 0;
     int child = mapping_find(P, map, parts[0], &idx);
@@ -158,14 +151,12 @@ graft(Parser *P, int map, char **parts, int value)
     graft(P, child, parts + 1, value);
 }
 
-static int
-doc_node_count(yaml_document_t *doc)
+static int doc_node_count(yaml_document_t *doc)
 {
     return (int)(doc->nodes.top - doc->nodes.start);
 }
 
-static gboolean
-apply_override(Parser *P, const char *text, GError **error)
+static gboolean apply_override(Parser *P, const char *text, GError **error)
 {
     const char *eq = strchr(text, '=');
     g_autofree char *path = eq ? g_strstrip(g_strndup(text, eq - text)) : NULL;
@@ -215,16 +206,14 @@ apply_override(Parser *P, const char *text, GError **error)
 
 /* ---- the walk ----------------------------------------------------------------------------- */
 
-static void
-mark_seen(Parser *P, const char *path, int key_id)
+static void mark_seen(Parser *P, const char *path, int key_id)
 {
     PpsimMark *m = g_new(PpsimMark, 1);
     *m = parser_mark(P, key_id);
     g_hash_table_insert(P->seen, g_strdup(path), m);
 }
 
-static PpsimMark
-seen_mark(const char *path, gpointer data)
+static PpsimMark seen_mark(const char *path, gpointer data)
 {
     Parser *P = data;
     PpsimMark *m = g_hash_table_lookup(P->seen, path);
@@ -232,8 +221,8 @@ seen_mark(const char *path, gpointer data)
     return m ? *m : none;
 }
 
-static gboolean
-scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst, GError **error)
+static gboolean scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst,
+                           GError **error)
 {
     const char *text = scalar_text(node_at(P, id));
     char *end = NULL;
@@ -254,9 +243,8 @@ scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst, G
     return TRUE;
 }
 
-static gboolean
-scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, double *dst,
-              GError **error)
+static gboolean scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, double *dst,
+                              GError **error)
 {
     const char *text = scalar_text(node_at(P, id));
     char *end = NULL;
@@ -276,9 +264,8 @@ scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, double *d
     return TRUE;
 }
 
-static gboolean
-scalar_quantity(Parser *P, int id, const char *path, PpsimDimension dim, const char *def_unit,
-                double *out, GError **error)
+static gboolean scalar_quantity(Parser *P, int id, const char *path, PpsimDimension dim,
+                                const char *def_unit, double *out, GError **error)
 {
     const char *text = scalar_text(node_at(P, id));
     GError *local = NULL;
@@ -293,13 +280,12 @@ scalar_quantity(Parser *P, int id, const char *path, PpsimDimension dim, const c
     return TRUE;
 }
 
-static gboolean
-parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst, GError **error)
+static gboolean parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst,
+                           GError **error)
 {
     yaml_node_t *n = node_at(P, id);
     if (n->type != YAML_SEQUENCE_NODE)
-        return parser_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE, "'%s' must be a list",
-                           path);
+        return parser_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE, "'%s' must be a list", path);
     GArray *list = g_array_new(FALSE, FALSE, ints ? sizeof(int) : sizeof(double));
     gsize count = n->data.sequence.items.top - n->data.sequence.items.start;
     SchemaKey item_key = {.min = 0};
@@ -324,8 +310,8 @@ parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst, GEr
     return TRUE;
 }
 
-static gboolean
-parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError **error)
+static gboolean parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst,
+                                GError **error)
 {
     static const char *const names[] = {"none", "selective", "full", NULL};
     const char *text = scalar_text(node_at(P, id));
@@ -345,8 +331,7 @@ static gboolean parse_section(Parser *P, int id, const SchemaKey *table, const c
                               GError **error);
 static gboolean parse_special(Parser *P, int id, const char *path, GError **error);
 
-static gboolean
-parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **error)
+static gboolean parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **error)
 {
     char *base = (char *)P->sc;
     void *dst = base + k->offset;
@@ -400,8 +385,8 @@ parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **er
     }
     case KEY_TIME:
     case KEY_TIME_MS:
-        if (!scalar_quantity(P, id, path, PPSIM_DIM_TIME, k->type == KEY_TIME_MS ? "ms" : NULL,
-                             &q, error))
+        if (!scalar_quantity(P, id, path, PPSIM_DIM_TIME, k->type == KEY_TIME_MS ? "ms" : NULL, &q,
+                             error))
             return FALSE;
         *(PpsimTime *)dst = ppsim_time_from_seconds(q);
         return TRUE;
@@ -414,8 +399,7 @@ parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **er
     return FALSE;
 }
 
-static const SchemaKey *
-schema_find(const SchemaKey *table, const char *name)
+static const SchemaKey *schema_find(const SchemaKey *table, const char *name)
 {
     for (const SchemaKey *k = table; k->name; k++)
         if (strcmp(k->name, name) == 0)
@@ -423,9 +407,8 @@ schema_find(const SchemaKey *table, const char *name)
     return NULL;
 }
 
-static gboolean
-unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix, const char *name,
-            GError **error)
+static gboolean unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix,
+                            const char *name, GError **error)
 {
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     for (const SchemaKey *k = table; k->name; k++)
@@ -444,8 +427,7 @@ unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix, c
 }
 
 /* A preset is applied before the other keys of `hardware`, whatever their order. */
-static gboolean
-apply_preset(Parser *P, int map, GError **error)
+static gboolean apply_preset(Parser *P, int map, GError **error)
 {
     gsize idx;
     int v = mapping_find(P, map, "preset", &idx);
@@ -461,8 +443,8 @@ apply_preset(Parser *P, int map, GError **error)
         const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
         return parser_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE,
                            "unknown hardware preset '%s' (%s%s%s)", name ? name : "?",
-                           hint ? "did you mean '" : "see 'ppsim list presets'",
-                           hint ? hint : "", hint ? "'?" : "");
+                           hint ? "did you mean '" : "see 'ppsim list presets'", hint ? hint : "",
+                           hint ? "'?" : "");
     }
     g_free(P->sc->hardware.preset);
     P->sc->hardware = preset->hw;
@@ -470,13 +452,14 @@ apply_preset(Parser *P, int map, GError **error)
     return TRUE;
 }
 
-static gboolean
-parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix, GError **error)
+static gboolean parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix,
+                              GError **error)
 {
     if (node_at(P, id)->type != YAML_MAPPING_NODE)
         return parser_fail(P, error, id, PPSIM_SCENARIO_ERROR_PARSE,
-                           *prefix ? "'%s' must be a mapping of keys" : "%sthe scenario must be "
-                                                                        "a mapping of keys",
+                           *prefix ? "'%s' must be a mapping of keys"
+                                   : "%sthe scenario must be "
+                                     "a mapping of keys",
                            prefix);
     if (strcmp(prefix, "hardware") == 0 && !apply_preset(P, id, error))
         return FALSE;
@@ -505,8 +488,7 @@ parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix, GEr
 
 /* ---- schedule and memory.limit -------------------------------------------------------------- */
 
-static char *
-spec_label(const PpsimScheduleSpec *spec)
+static char *spec_label(const PpsimScheduleSpec *spec)
 {
     if (spec->file != NULL) {
         g_autofree char *base = g_path_get_basename(spec->file);
@@ -524,8 +506,7 @@ spec_label(const PpsimScheduleSpec *spec)
 }
 
 /* An option value: a scalar, or a list of scalars joined with commas ([0, 2] -> "0,2"). */
-static char *
-option_text(Parser *P, int id)
+static char *option_text(Parser *P, int id)
 {
     yaml_node_t *n = node_at(P, id);
     if (n->type == YAML_SCALAR_NODE)
@@ -545,8 +526,7 @@ option_text(Parser *P, int id)
     return g_string_free(s, FALSE);
 }
 
-static gboolean
-schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
+static gboolean schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
 {
     gsize count = node_at(P, id)->data.mapping.pairs.top - node_at(P, id)->data.mapping.pairs.start;
     for (gsize i = 0; i < count; i++) {
@@ -557,8 +537,8 @@ schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
             return parser_fail(P, error, key ? pair.value : pair.key, PPSIM_SCENARIO_ERROR_PARSE,
                                "schedule options must be 'key: value' with plain values");
         for (gsize j = 0; j < i; j++) {
-            const char *prev = scalar_text(
-                node_at(P, node_at(P, id)->data.mapping.pairs.start[j].key));
+            const char *prev =
+                scalar_text(node_at(P, node_at(P, id)->data.mapping.pairs.start[j].key));
             if (prev && strcmp(prev, key) == 0)
                 return parser_fail(P, error, pair.key, PPSIM_SCENARIO_ERROR_SCHEMA,
                                    "duplicate key '%s' in schedule", key);
@@ -585,12 +565,11 @@ schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
     return TRUE;
 }
 
-static gboolean
-schedule_item(Parser *P, int id, GError **error)
+static gboolean schedule_item(Parser *P, int id, GError **error)
 {
     yaml_node_t *n = node_at(P, id);
-    g_autoptr(GPtrArray) holder = g_ptr_array_new_with_free_func(
-        (GDestroyNotify)ppsim_schedule_spec_free);
+    g_autoptr(GPtrArray) holder =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
     PpsimScheduleSpec *spec = ppsim_schedule_spec_new(NULL);
     g_ptr_array_add(holder, spec);
     g_free(spec->label);
@@ -614,8 +593,7 @@ schedule_item(Parser *P, int id, GError **error)
     return TRUE;
 }
 
-static gboolean
-parse_schedule(Parser *P, int id, GError **error)
+static gboolean parse_schedule(Parser *P, int id, GError **error)
 {
     g_ptr_array_set_size(P->sc->schedules, 0);
     yaml_node_t *n = node_at(P, id);
@@ -631,8 +609,7 @@ parse_schedule(Parser *P, int id, GError **error)
     return TRUE;
 }
 
-static gboolean
-parse_special(Parser *P, int id, const char *path, GError **error)
+static gboolean parse_special(Parser *P, int id, const char *path, GError **error)
 {
     if (strcmp(path, "schedule") == 0)
         return parse_schedule(P, id, error);
@@ -650,8 +627,8 @@ parse_special(Parser *P, int id, const char *path, GError **error)
 
 /* ---- entry points -------------------------------------------------------------------------- */
 
-static gboolean
-check_required(Parser *P, const SchemaKey *table, const char *prefix, GError **error)
+static gboolean check_required(Parser *P, const SchemaKey *table, const char *prefix,
+                               GError **error)
 {
     for (const SchemaKey *k = table; k->name; k++) {
         g_autofree char *path = g_strdup_printf("%s.%s", prefix, k->name);
@@ -665,18 +642,17 @@ check_required(Parser *P, const SchemaKey *table, const char *prefix, GError **e
     return TRUE;
 }
 
-static gboolean
-parser_load(Parser *P, const char *bytes, gsize len, GError **error)
+static gboolean parser_load(Parser *P, const char *bytes, gsize len, GError **error)
 {
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
     gboolean ok = yaml_parser_load(&parser, &P->doc);
     if (!ok) {
-        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
-                    "%s:%zu:%zu: %s%s%s", P->display, parser.problem_mark.line + 1,
-                    parser.problem_mark.column + 1, parser.problem ? parser.problem : "bad YAML",
-                    parser.context ? " " : "", parser.context ? parser.context : "");
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE, "%s:%zu:%zu: %s%s%s",
+                    P->display, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                    parser.problem ? parser.problem : "bad YAML", parser.context ? " " : "",
+                    parser.context ? parser.context : "");
     } else if (yaml_document_get_root_node(&P->doc) == NULL) {
         /* an empty file: start from an empty mapping so overrides can still apply */
         yaml_document_delete(&P->doc);
@@ -688,8 +664,7 @@ parser_load(Parser *P, const char *bytes, gsize len, GError **error)
     return ok;
 }
 
-static gboolean
-parser_run(Parser *P, const char *const *overrides, GError **error)
+static gboolean parser_run(Parser *P, const char *const *overrides, GError **error)
 {
     for (int i = 0; overrides && overrides[i]; i++)
         if (!apply_override(P, overrides[i], error))
@@ -717,14 +692,15 @@ parser_run(Parser *P, const char *const *overrides, GError **error)
     return TRUE;
 }
 
-PpsimScenario *
-ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name, const char *basedir,
-                     const char *const *overrides, GError **error)
+PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name,
+                                    const char *basedir, const char *const *overrides,
+                                    GError **error)
 {
     g_autoptr(PpsimScenario) sc = g_new0(PpsimScenario, 1);
     sc->schedules = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
     ppsim_scenario_set_defaults(sc);
-    Parser P = {.display = display_name ? display_name : "<scenario>", .basedir = basedir,
+    Parser P = {.display = display_name ? display_name : "<scenario>",
+                .basedir = basedir,
                 .spans = g_array_new(FALSE, FALSE, sizeof(OverrideSpan)),
                 .seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
                 .sc = sc};
@@ -751,8 +727,7 @@ ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name, con
     return g_steal_pointer(&sc);
 }
 
-PpsimScheduleSpec *
-ppsim_schedule_spec_new(const char *name)
+PpsimScheduleSpec *ppsim_schedule_spec_new(const char *name)
 {
     PpsimScheduleSpec *spec = g_new0(PpsimScheduleSpec, 1);
     spec->name = g_strdup(name);
@@ -761,8 +736,7 @@ ppsim_schedule_spec_new(const char *name)
     return spec;
 }
 
-void
-ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
+void ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
 {
     if (spec == NULL)
         return;
@@ -778,8 +752,7 @@ ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
     g_free(spec);
 }
 
-void
-ppsim_scenario_free(PpsimScenario *sc)
+void ppsim_scenario_free(PpsimScenario *sc)
 {
     if (sc == NULL)
         return;
@@ -799,8 +772,8 @@ ppsim_scenario_free(PpsimScenario *sc)
     g_free(sc);
 }
 
-PpsimScenario *
-ppsim_scenario_new_explicit(int pp, int chunks, int microbatches, const char *schedule_name)
+PpsimScenario *ppsim_scenario_new_explicit(int pp, int chunks, int microbatches,
+                                           const char *schedule_name)
 {
     PpsimScenario *sc = g_new0(PpsimScenario, 1);
     sc->schedules = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);

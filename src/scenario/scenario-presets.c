@@ -13,58 +13,56 @@ static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
     .summary = "DGX A100: 8x A100-SXM4-80GB, NVSwitch, 2 GPUs per PCIe Gen4 switch",
     .hw = {
-        .gpus_per_node = 8,                /* [MLP-A100] */
+        .gpus_per_node = 8,                    /* [MLP-A100] */
         .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM2e [MLP-A100] */
-        .gpu_peak_flops = 312e12,          /* dense 16-bit, [NAR21] §5 */
-        .gpu_efficiency = 0.6,             /* ~60% MFU, [PO] §4.3 */
-        .copy_streams = 1,                 /* one shared D2H/H2D stream, [PO] §4.2 */
-        .nvlink_bytes_per_s = 300 * GB,    /* 600 GB/s total = 300 per direction [MLP-A100] */
-        .nvlink_latency_ps = 2 * US,       /* assumption */
-        .pcie_bytes_per_s = 25 * GB,       /* measured ~25 GB/s per direction solo [FORUM] */
-        .pcie_uplink_bytes_per_s = 30 * GB, /* ~15 GB/s each when both GPUs of a switch
-                                             * transfer: hardware.md §4 (DERIVED) */
-        .pcie_latency_ps = 5 * US,         /* assumption */
-        .pcie_gpus_per_switch = 2,         /* [VENG]; [PO] App. D Fig. 17 */
-        .network_bytes_per_s = 25 * GB,    /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
-        .network_latency_ps = 5 * US,      /* assumption */
+        .gpu_peak_flops = 312e12,              /* dense 16-bit, [NAR21] §5 */
+        .gpu_efficiency = 0.6,                 /* ~60% MFU, [PO] §4.3 */
+        .copy_streams = 1,                     /* one shared D2H/H2D stream, [PO] §4.2 */
+        .nvlink_bytes_per_s = 300 * GB,        /* 600 GB/s total = 300 per direction [MLP-A100] */
+        .nvlink_latency_ps = 2 * US,           /* assumption */
+        .pcie_bytes_per_s = 25 * GB,           /* measured ~25 GB/s per direction solo [FORUM] */
+        .pcie_uplink_bytes_per_s = 30 * GB,    /* ~15 GB/s each when both GPUs of a switch
+                                                * transfer: hardware.md §4 (DERIVED) */
+        .pcie_latency_ps = 5 * US,             /* assumption */
+        .pcie_gpus_per_switch = 2,             /* [VENG]; [PO] App. D Fig. 17 */
+        .network_bytes_per_s = 25 * GB,        /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
+        .network_latency_ps = 5 * US,          /* assumption */
         .host_memory_bytes = 2 * (guint64)TIB, /* 2 TB [MLP-A100] */
-        .host_optimizer_workers = 16,      /* assumption (128 cores per node [MLP-A100]) */
-        .host_adam_params_per_s = 1.4e9 / 16, /* ~1.4e9 params/s per node [DS-PR735];
-                                               * rough, per worker */
+        .host_optimizer_workers = 16,          /* assumption (128 cores per node [MLP-A100]) */
+        .host_adam_params_per_s = 1.4e9 / 16,  /* ~1.4e9 params/s per node [DS-PR735];
+                                                * rough, per worker */
     }};
 
 static const PpsimPreset preset_h100 = {
     .name = "dgx-h100-80gb",
     .summary = "DGX H100: 8x H100-SXM5-80GB, NVSwitch, one PCIe Gen5 path per GPU",
     .hw = {
-        .gpus_per_node = 8,                /* [MLP-H100] */
+        .gpus_per_node = 8,                    /* [MLP-H100] */
         .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM3 [MLP-H100] */
-        .gpu_peak_flops = 989e12,          /* dense BF16 [H100-DS] */
-        .gpu_efficiency = 0.43,            /* 43% BF16 MFU, [L3] Table 4 */
+        .gpu_peak_flops = 989e12,              /* dense BF16 [H100-DS] */
+        .gpu_efficiency = 0.43,                /* 43% BF16 MFU, [L3] Table 4 */
         .copy_streams = 1,
-        .nvlink_bytes_per_s = 450 * GB,    /* 900 GB/s total [MLP-H100] */
-        .nvlink_latency_ps = 2 * US,       /* assumption */
-        .pcie_bytes_per_s = 64 * GB,       /* Gen5 x16 per direction, hardware.md §1 DERIVED */
+        .nvlink_bytes_per_s = 450 * GB, /* 900 GB/s total [MLP-H100] */
+        .nvlink_latency_ps = 2 * US,    /* assumption */
+        .pcie_bytes_per_s = 64 * GB,    /* Gen5 x16 per direction, hardware.md §1 DERIVED */
         .pcie_uplink_bytes_per_s = 64 * GB,
-        .pcie_latency_ps = 5 * US,         /* assumption */
-        .pcie_gpus_per_switch = 1,         /* no GPU shares a switch [VENG] (UNVERIFIED) */
-        .network_bytes_per_s = 50 * GB,    /* NDR 400 Gb/s per GPU [MLP-H100] */
-        .network_latency_ps = 5 * US,      /* assumption */
+        .pcie_latency_ps = 5 * US,             /* assumption */
+        .pcie_gpus_per_switch = 1,             /* no GPU shares a switch [VENG] (UNVERIFIED) */
+        .network_bytes_per_s = 50 * GB,        /* NDR 400 Gb/s per GPU [MLP-H100] */
+        .network_latency_ps = 5 * US,          /* assumption */
         .host_memory_bytes = 2 * (guint64)TIB, /* 2.0 TB [MLP-H100] */
-        .host_optimizer_workers = 16,      /* assumption (112 cores [MLP-H100]) */
-        .host_adam_params_per_s = 1.4e9 / 16, /* as A100: no per-core source, assumption */
+        .host_optimizer_workers = 16,          /* assumption (112 cores [MLP-H100]) */
+        .host_adam_params_per_s = 1.4e9 / 16,  /* as A100: no per-core source, assumption */
     }};
 
 static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, NULL};
 
-const PpsimPreset *const *
-ppsim_presets(void)
+const PpsimPreset *const *ppsim_presets(void)
 {
     return presets;
 }
 
-const PpsimPreset *
-ppsim_preset_lookup(const char *name)
+const PpsimPreset *ppsim_preset_lookup(const char *name)
 {
     for (int i = 0; presets[i]; i++)
         if (strcmp(presets[i]->name, name) == 0)

@@ -7,10 +7,22 @@
 #include <string.h>
 
 #define OFF(field) offsetof(PpsimScenario, field)
-#define SECTION(n, table) {n, KEY_SECTION, 0, table, FALSE, 0, 0}
-#define POS_INT(n, field) {n, KEY_INT, OFF(field), NULL, FALSE, 1, 0}
-#define REQ_INT(n, field) {n, KEY_INT, OFF(field), NULL, TRUE, 1, 0}
-#define QTY(n, type, field) {n, type, OFF(field), NULL, FALSE, 0, 0}
+#define SECTION(n, table)                                                                          \
+    {                                                                                              \
+        n, KEY_SECTION, 0, table, FALSE, 0, 0                                                      \
+    }
+#define POS_INT(n, field)                                                                          \
+    {                                                                                              \
+        n, KEY_INT, OFF(field), NULL, FALSE, 1, 0                                                  \
+    }
+#define REQ_INT(n, field)                                                                          \
+    {                                                                                              \
+        n, KEY_INT, OFF(field), NULL, TRUE, 1, 0                                                   \
+    }
+#define QTY(n, type, field)                                                                        \
+    {                                                                                              \
+        n, type, OFF(field), NULL, FALSE, 0, 0                                                     \
+    }
 
 static const SchemaKey gpu_keys[] = {
     QTY("memory", KEY_BYTES, hardware.gpu_memory_bytes),
@@ -36,22 +48,20 @@ static const SchemaKey network_keys[] = {
     QTY("latency", KEY_TIME, hardware.network_latency_ps),
     {NULL}};
 
-static const SchemaKey host_keys[] = {
-    QTY("memory", KEY_BYTES, hardware.host_memory_bytes),
-    POS_INT("optimizer_workers", hardware.host_optimizer_workers),
-    QTY("adam_rate", KEY_COUNT, hardware.host_adam_params_per_s),
-    {NULL}};
+static const SchemaKey host_keys[] = {QTY("memory", KEY_BYTES, hardware.host_memory_bytes),
+                                      POS_INT("optimizer_workers", hardware.host_optimizer_workers),
+                                      QTY("adam_rate", KEY_COUNT, hardware.host_adam_params_per_s),
+                                      {NULL}};
 
-static const SchemaKey hardware_keys[] = {
-    {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
-    POS_INT("nodes", hardware.nodes),
-    POS_INT("gpus_per_node", hardware.gpus_per_node),
-    SECTION("gpu", gpu_keys),
-    SECTION("nvlink", nvlink_keys),
-    SECTION("pcie", pcie_keys),
-    SECTION("network", network_keys),
-    SECTION("host", host_keys),
-    {NULL}};
+static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+                                          POS_INT("nodes", hardware.nodes),
+                                          POS_INT("gpus_per_node", hardware.gpus_per_node),
+                                          SECTION("gpu", gpu_keys),
+                                          SECTION("nvlink", nvlink_keys),
+                                          SECTION("pcie", pcie_keys),
+                                          SECTION("network", network_keys),
+                                          SECTION("host", host_keys),
+                                          {NULL}};
 
 static const SchemaKey model_keys[] = {
     REQ_INT("layers", model.layers),
@@ -74,9 +84,7 @@ static const SchemaKey training_keys[] = {
     {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
     {NULL}};
 
-static const SchemaKey memory_keys[] = {
-    {"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
-    {NULL}};
+static const SchemaKey memory_keys[] = {{"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0}, {NULL}};
 
 static const SchemaKey costs_keys[] = {
     QTY("forward", KEY_TIME_MS, costs.forward_ps),
@@ -89,25 +97,21 @@ static const SchemaKey costs_keys[] = {
     {"activation", KEY_DOUBLE, OFF(costs.activation), NULL, FALSE, 0, 0},
     {"weight_activation", KEY_DOUBLE, OFF(costs.weight_activation), NULL, FALSE, 0, 0},
     {"stage_forward", KEY_DOUBLE_LIST, OFF(costs.stage_forward), NULL, FALSE, 0, 0},
-    {"stage_backward_input", KEY_DOUBLE_LIST, OFF(costs.stage_backward_input), NULL, FALSE, 0,
-     0},
-    {"stage_backward_weight", KEY_DOUBLE_LIST, OFF(costs.stage_backward_weight), NULL, FALSE,
-     0, 0},
+    {"stage_backward_input", KEY_DOUBLE_LIST, OFF(costs.stage_backward_input), NULL, FALSE, 0, 0},
+    {"stage_backward_weight", KEY_DOUBLE_LIST, OFF(costs.stage_backward_weight), NULL, FALSE, 0, 0},
     {"stage_activation", KEY_DOUBLE_LIST, OFF(costs.stage_activation), NULL, FALSE, 0, 0},
     {NULL}};
 
-const SchemaKey ppsim_scenario_schema[] = {
-    {"name", KEY_STRING, OFF(name), NULL, FALSE, 0, 0},
-    SECTION("hardware", hardware_keys),
-    SECTION("model", model_keys),
-    SECTION("training", training_keys),
-    {"schedule", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
-    SECTION("memory", memory_keys),
-    SECTION("costs", costs_keys),
-    {NULL}};
+const SchemaKey ppsim_scenario_schema[] = {{"name", KEY_STRING, OFF(name), NULL, FALSE, 0, 0},
+                                           SECTION("hardware", hardware_keys),
+                                           SECTION("model", model_keys),
+                                           SECTION("training", training_keys),
+                                           {"schedule", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+                                           SECTION("memory", memory_keys),
+                                           SECTION("costs", costs_keys),
+                                           {NULL}};
 
-void
-ppsim_scenario_set_defaults(PpsimScenario *sc)
+void ppsim_scenario_set_defaults(PpsimScenario *sc)
 {
     sc->hardware = ppsim_preset_lookup("dgx-a100-80gb")->hw;
     sc->hardware.preset = g_strdup("dgx-a100-80gb");
@@ -122,8 +126,7 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->costs.activation = 1;
 }
 
-void
-ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
+void ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
 {
     PpsimModel *m = &sc->model;
     if (!g_hash_table_contains(seen, "model.ffn_hidden"))
@@ -143,25 +146,22 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
     sc->has_model = g_hash_table_contains(seen, "model");
 }
 
-static gboolean
-check_fail_code(GError **error, int code, MarkOfFunc mark_of, gpointer data, const char *path,
-                const char *message)
+static gboolean check_fail_code(GError **error, int code, MarkOfFunc mark_of, gpointer data,
+                                const char *path, const char *message)
 {
     PpsimMark mark = mark_of(path, data);
     g_set_error(error, PPSIM_SCENARIO_ERROR, code, "%d:%d: %s", mark.line, mark.col, message);
     return FALSE;
 }
 
-static gboolean
-check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path,
-           const char *message)
+static gboolean check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path,
+                           const char *message)
 {
     return check_fail_code(error, PPSIM_SCENARIO_ERROR_VALUE, mark_of, data, path, message);
 }
 
-gboolean
-ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of,
-                     gpointer data, GError **error)
+gboolean ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of,
+                              gpointer data, GError **error)
 {
     const PpsimModel *m = &sc->model;
     if (!sc->costs.present && !g_hash_table_contains(seen, "model"))
@@ -175,15 +175,15 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
     }
     if (g_hash_table_contains(seen, "hardware.nodes") &&
         sc->hardware.nodes * sc->hardware.gpus_per_node < sc->training.pp) {
-        g_autofree char *msg = g_strdup_printf(
-            "%d node(s) of %d GPUs cannot hold training.pp = %d devices", sc->hardware.nodes,
-            sc->hardware.gpus_per_node, sc->training.pp);
+        g_autofree char *msg =
+            g_strdup_printf("%d node(s) of %d GPUs cannot hold training.pp = %d devices",
+                            sc->hardware.nodes, sc->hardware.gpus_per_node, sc->training.pp);
         return check_fail(error, mark_of, data, "hardware.nodes", msg);
     }
     if (sc->costs.weight_activation > sc->costs.activation) {
-        g_autofree char *msg = g_strdup_printf(
-            "'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",
-            sc->costs.weight_activation, sc->costs.activation);
+        g_autofree char *msg =
+            g_strdup_printf("'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",
+                            sc->costs.weight_activation, sc->costs.activation);
         return check_fail(error, mark_of, data, "costs.weight_activation", msg);
     }
     return TRUE;

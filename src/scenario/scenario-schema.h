@@ -6,19 +6,19 @@
 typedef enum {
     KEY_SECTION,
     KEY_STRING,
-    KEY_INT,      /* positive int unless min says 0 */
+    KEY_INT, /* positive int unless min says 0 */
     KEY_DOUBLE,
     KEY_BOOL,
-    KEY_BYTES,    /* guint64 */
+    KEY_BYTES, /* guint64 */
     KEY_BANDWIDTH,
-    KEY_TIME,     /* PpsimTime; bare numbers refused */
-    KEY_TIME_MS,  /* PpsimTime; bare numbers are milliseconds (explicit costs) */
+    KEY_TIME,    /* PpsimTime; bare numbers refused */
+    KEY_TIME_MS, /* PpsimTime; bare numbers are milliseconds (explicit costs) */
     KEY_FLOPS,
     KEY_COUNT,
     KEY_RECOMPUTE,
     KEY_INT_LIST,
     KEY_DOUBLE_LIST,
-    KEY_SPECIAL,  /* handled by the parser: schedule, memory.limit, hardware.preset */
+    KEY_SPECIAL, /* handled by the parser: schedule, memory.limit, hardware.preset */
 } KeyType;
 
 typedef struct SchemaKey SchemaKey;
@@ -28,8 +28,8 @@ struct SchemaKey {
     gsize offset;             /* into PpsimScenario */
     const SchemaKey *section; /* KEY_SECTION: its keys, closed by {NULL} */
     gboolean required;
-    double min;               /* numbers: smallest allowed value */
-    double max;               /* numbers: largest allowed value; 0 = none */
+    double min; /* numbers: smallest allowed value */
+    double max; /* numbers: largest allowed value; 0 = none */
 };
 
 /* The root table. */

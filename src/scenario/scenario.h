@@ -30,9 +30,9 @@ typedef struct {
     int gpus_per_node;
 
     guint64 gpu_memory_bytes;
-    double gpu_peak_flops;   /* dense 16-bit FLOP/s */
-    double gpu_efficiency;   /* achieved / peak, in (0, 1] */
-    int copy_streams;        /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
+    double gpu_peak_flops; /* dense 16-bit FLOP/s */
+    double gpu_efficiency; /* achieved / peak, in (0, 1] */
+    int copy_streams;      /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
 
     double nvlink_bytes_per_s; /* per direction, per GPU */
     PpsimTime nvlink_latency_ps;
@@ -45,8 +45,8 @@ typedef struct {
     double network_bytes_per_s; /* per GPU NIC, per direction (inter-node) */
     PpsimTime network_latency_ps;
 
-    guint64 host_memory_bytes;   /* per node */
-    int host_optimizer_workers;  /* CPU optimizer workers per node */
+    guint64 host_memory_bytes;     /* per node */
+    int host_optimizer_workers;    /* CPU optimizer workers per node */
     double host_adam_params_per_s; /* per worker */
 } PpsimHardware;
 
@@ -55,7 +55,7 @@ typedef struct {
     int hidden;
     int ffn_hidden; /* default 4 * hidden */
     int heads;
-    int kv_heads;   /* default heads */
+    int kv_heads; /* default heads */
     int seq_len;
     int vocab;
     gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
@@ -80,10 +80,10 @@ typedef struct {
 } PpsimOptionValue;
 
 typedef struct {
-    char *name;     /* generator name, or "custom" */
-    char *file;     /* custom: schedule CSV path, resolved against the scenario's folder */
-    char *label;    /* display name (default: name, or name + options) */
-    PpsimMark mark; /* of the name */
+    char *name;      /* generator name, or "custom" */
+    char *file;      /* custom: schedule CSV path, resolved against the scenario's folder */
+    char *label;     /* display name (default: name, or name + options) */
+    PpsimMark mark;  /* of the name */
     GArray *options; /* PpsimOptionValue, in file order (excluding name, file, label) */
 } PpsimScheduleSpec;
 
@@ -93,11 +93,11 @@ typedef struct {
     PpsimTime backward_input_ps;
     PpsimTime backward_weight_ps;
     PpsimTime p2p_ps;
-    PpsimTime offload_ps;      /* one-way D2H (= H2D) time of one stage's activation */
-    PpsimTime recompute_ps;    /* R; default = forward */
-    PpsimTime optimizer_ps;    /* OPT on the GPU; default 0 */
-    double activation;         /* memory units allocated by F */
-    double weight_activation;  /* of which held after B until W */
+    PpsimTime offload_ps;     /* one-way D2H (= H2D) time of one stage's activation */
+    PpsimTime recompute_ps;   /* R; default = forward */
+    PpsimTime optimizer_ps;   /* OPT on the GPU; default 0 */
+    double activation;        /* memory units allocated by F */
+    double weight_activation; /* of which held after B until W */
     /* Optional per-stage overrides (nullable GArray of double, ms / units, length S). */
     GArray *stage_forward, *stage_backward_input, *stage_backward_weight, *stage_activation;
     PpsimMark mark;
@@ -112,7 +112,7 @@ typedef struct {
     PpsimModel model;
     gboolean has_model;
     PpsimTraining training;
-    GPtrArray *schedules; /* PpsimScheduleSpec*, at least one */
+    GPtrArray *schedules;       /* PpsimScheduleSpec*, at least one */
     guint64 memory_limit_bytes; /* hardware mode; default: GPU memory */
     double memory_limit_units;  /* explicit mode; 0 = none */
     PpsimCostsSpec costs;

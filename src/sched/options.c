@@ -24,8 +24,7 @@ struct PpsimOptions {
     OptionSlot *slots;
 };
 
-static gboolean
-option_parse(OptionSlot *slot, const char *text, GError **error)
+static gboolean option_parse(OptionSlot *slot, const char *text, GError **error)
 {
     char *end = NULL;
     errno = 0;
@@ -56,8 +55,7 @@ option_parse(OptionSlot *slot, const char *text, GError **error)
     return TRUE;
 }
 
-static int
-options_find(const PpsimOptions *opts, const char *name)
+static int options_find(const PpsimOptions *opts, const char *name)
 {
     for (guint i = 0; i < opts->n; i++)
         if (g_strcmp0(opts->slots[i].spec->name, name) == 0)
@@ -65,8 +63,7 @@ options_find(const PpsimOptions *opts, const char *name)
     return -1;
 }
 
-static void
-options_unknown(const PpsimScheduleClass *klass, const char *key, GError **error)
+static void options_unknown(const PpsimScheduleClass *klass, const char *key, GError **error)
 {
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     for (const PpsimOptionSpec *o = klass->options; o && o->name; o++)
@@ -75,8 +72,8 @@ options_unknown(const PpsimScheduleClass *klass, const char *key, GError **error
     const char *hint = ppsim_suggest(key, (const char *const *)names->pdata);
     if (hint)
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
-                    "unknown option '%s' for schedule '%s' (did you mean '%s'?)", key,
-                    klass->name, hint);
+                    "unknown option '%s' for schedule '%s' (did you mean '%s'?)", key, klass->name,
+                    hint);
     else if (names->len > 1)
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
                     "unknown option '%s' for schedule '%s' (see 'ppsim list schedules')", key,
@@ -86,9 +83,8 @@ options_unknown(const PpsimScheduleClass *klass, const char *key, GError **error
                     "schedule '%s' takes no option, got '%s'", klass->name, key);
 }
 
-PpsimOptions *
-ppsim_options_new(const PpsimScheduleClass *klass, const GArray *values,
-                  const char *display_name, GError **error)
+PpsimOptions *ppsim_options_new(const PpsimScheduleClass *klass, const GArray *values,
+                                const char *display_name, GError **error)
 {
     g_autoptr(PpsimOptions) opts = g_new0(PpsimOptions, 1);
     for (const PpsimOptionSpec *o = klass->options; o && o->name; o++)
@@ -118,8 +114,7 @@ ppsim_options_new(const PpsimScheduleClass *klass, const GArray *values,
     return g_steal_pointer(&opts);
 }
 
-void
-ppsim_options_free(PpsimOptions *opts)
+void ppsim_options_free(PpsimOptions *opts)
 {
     if (opts == NULL)
         return;
@@ -129,34 +124,29 @@ ppsim_options_free(PpsimOptions *opts)
     g_free(opts);
 }
 
-static const OptionSlot *
-options_slot(const PpsimOptions *opts, const char *name)
+static const OptionSlot *options_slot(const PpsimOptions *opts, const char *name)
 {
     int idx = options_find(opts, name);
     g_assert(idx >= 0); /* a generator asked for an option it did not declare */
     return &opts->slots[idx];
 }
 
-gboolean
-ppsim_options_is_set(const PpsimOptions *opts, const char *name)
+gboolean ppsim_options_is_set(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->set;
 }
 
-gint64
-ppsim_options_get_int(const PpsimOptions *opts, const char *name)
+gint64 ppsim_options_get_int(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->i;
 }
 
-double
-ppsim_options_get_double(const PpsimOptions *opts, const char *name)
+double ppsim_options_get_double(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->d;
 }
 
-const char *
-ppsim_options_get_string(const PpsimOptions *opts, const char *name)
+const char *ppsim_options_get_string(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->s;
 }

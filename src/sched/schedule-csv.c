@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *
-csv_kind_code(const PpsimOp *op)
+static const char *csv_kind_code(const PpsimOp *op)
 {
     switch ((PpsimOpKind)op->kind) {
     case PPSIM_OP_F:
@@ -40,8 +39,7 @@ csv_kind_code(const PpsimOp *op)
     }
 }
 
-static void
-csv_append_ops(GString *out, const GArray *ops, gboolean *first)
+static void csv_append_ops(GString *out, const GArray *ops, gboolean *first)
 {
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
@@ -54,8 +52,7 @@ csv_append_ops(GString *out, const GArray *ops, gboolean *first)
     }
 }
 
-GString *
-ppsim_schedule_to_csv(const PpsimSchedule *sched)
+GString *ppsim_schedule_to_csv(const PpsimSchedule *sched)
 {
     GString *out = g_string_new(NULL);
     for (int d = 0; d < sched->n_devices; d++) {
@@ -78,19 +75,17 @@ typedef struct {
     int line, col;
 } CsvLoc;
 
-static gboolean
-csv_fail(GError **error, const CsvLoc *loc, const char *cell, const char *why)
+static gboolean csv_fail(GError **error, const CsvLoc *loc, const char *cell, const char *why)
 {
-    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: %s '%s'",
-                loc->name, loc->line, loc->col, why, cell);
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: %s '%s'", loc->name,
+                loc->line, loc->col, why, cell);
     return FALSE;
 }
 
-static gboolean
-csv_is_comm_action(const char *kind)
+static gboolean csv_is_comm_action(const char *kind)
 {
-    static const char *const comm[] = {"SEND_F", "RECV_F", "SEND_B", "RECV_B", "UNSHARD",
-                                       "RESHARD", "REDUCE_GRAD", NULL};
+    static const char *const comm[] = {"SEND_F",  "RECV_F",  "SEND_B",      "RECV_B",
+                                       "UNSHARD", "RESHARD", "REDUCE_GRAD", NULL};
     for (int i = 0; comm[i]; i++)
         if (g_str_has_prefix(kind, comm[i]))
             return TRUE;
@@ -98,9 +93,8 @@ csv_is_comm_action(const char *kind)
 }
 
 /* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. */
-static gboolean
-csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip,
-               GError **error)
+static gboolean csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip,
+                               GError **error)
 {
     const char *p = cell;
     *skip = FALSE;
@@ -117,9 +111,14 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip,
         const char *code;
         PpsimOpKind kind;
         guint8 flags;
-    } kinds[] = {{"SC", PPSIM_OP_OPT, PPSIM_OP_FLAG_CPU}, {"S", PPSIM_OP_OPT, 0},
-                 {"F", PPSIM_OP_F, 0}, {"I", PPSIM_OP_B, 0}, {"W", PPSIM_OP_W, 0},
-                 {"B", PPSIM_OP_BW, 0}, {"R", PPSIM_OP_R, 0}, {"O", PPSIM_OP_OFF, 0},
+    } kinds[] = {{"SC", PPSIM_OP_OPT, PPSIM_OP_FLAG_CPU},
+                 {"S", PPSIM_OP_OPT, 0},
+                 {"F", PPSIM_OP_F, 0},
+                 {"I", PPSIM_OP_B, 0},
+                 {"W", PPSIM_OP_W, 0},
+                 {"B", PPSIM_OP_BW, 0},
+                 {"R", PPSIM_OP_R, 0},
+                 {"O", PPSIM_OP_OFF, 0},
                  {"L", PPSIM_OP_RL, 0}};
     int k = -1;
     for (guint i = 0; i < G_N_ELEMENTS(kinds) && k < 0; i++)
@@ -142,7 +141,9 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip,
     }
     if (stage > G_MAXINT32 / 2 || mb > G_MAXINT32 / 2)
         return csv_fail(error, loc, cell, "number too large in action");
-    *op = (PpsimOp){.kind = kinds[k].kind, .flags = kinds[k].flags, .stage = (gint32)stage,
+    *op = (PpsimOp){.kind = kinds[k].kind,
+                    .flags = kinds[k].flags,
+                    .stage = (gint32)stage,
                     .microbatch = (gint32)mb};
     return TRUE;
 }
@@ -155,9 +156,8 @@ typedef struct {
 } CsvCell;
 
 /* Splits @text into cells; records each op with its row and location. */
-static gboolean
-csv_tokenize(const char *text, gsize len, const char *name, GArray *cells, int *n_rows,
-             GError **error)
+static gboolean csv_tokenize(const char *text, gsize len, const char *name, GArray *cells,
+                             int *n_rows, GError **error)
 {
     CsvLoc loc = {name, 1, 1};
     int row = 0;
@@ -194,8 +194,7 @@ csv_tokenize(const char *text, gsize len, const char *name, GArray *cells, int *
     return TRUE;
 }
 
-static gboolean
-csv_cell_fail(GError **error, const char *name, const CsvCell *c, const char *why)
+static gboolean csv_cell_fail(GError **error, const char *name, const CsvCell *c, const char *why)
 {
     g_autoptr(GString) what = g_string_new(NULL);
     ppsim_op_describe(what, &c->op);
@@ -204,8 +203,8 @@ csv_cell_fail(GError **error, const char *name, const CsvCell *c, const char *wh
     return FALSE;
 }
 
-PpsimSchedule *
-ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, GError **error)
+PpsimSchedule *ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name,
+                                       GError **error)
 {
     const char *name = display_name ? display_name : "<schedule>";
     g_autoptr(GArray) cells = g_array_new(FALSE, FALSE, sizeof(CsvCell));

@@ -141,8 +141,8 @@ typedef struct {
 } PpsimCostEstimates;
 
 typedef struct {
-    const PpsimOptions *options;      /* never NULL */
-    const PpsimCostEstimates *costs;  /* never NULL */
+    const PpsimOptions *options;     /* never NULL */
+    const PpsimCostEstimates *costs; /* never NULL */
 } PpsimScheduleParams;
 
 typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,
@@ -150,10 +150,10 @@ typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,
                                       GError **error);
 
 typedef struct {
-    const char *name;      /* kebab-case key for CLI and YAML, e.g. "zb-h1" */
-    const char *summary;   /* one line for `ppsim list schedules` */
-    const char *reference; /* citation key of reference/formulas.md, e.g. "[ZB] Table 2" */
-    int chunks;            /* fixed v (1 for 1F1B, 2 for V-shapes); 0 = training.chunks */
+    const char *name;               /* kebab-case key for CLI and YAML, e.g. "zb-h1" */
+    const char *summary;            /* one line for `ppsim list schedules` */
+    const char *reference;          /* citation key of reference/formulas.md, e.g. "[ZB] Table 2" */
+    int chunks;                     /* fixed v (1 for 1F1B, 2 for V-shapes); 0 = training.chunks */
     const PpsimOptionSpec *options; /* table closed by {NULL}; nullable */
     PpsimGenerateFunc generate;
 } PpsimScheduleClass;

@@ -10,19 +10,17 @@
 
 #include <string.h>
 
-static gboolean
-validate_fail(GError **error, const char *problem, const PpsimOp *op, int device)
+static gboolean validate_fail(GError **error, const char *problem, const PpsimOp *op, int device)
 {
     g_autoptr(GString) what = g_string_new(NULL);
     ppsim_op_describe(what, op);
-    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
-                "'%s' on device %d %s", what->str, device, problem);
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID, "'%s' on device %d %s",
+                what->str, device, problem);
     return FALSE;
 }
 
 /* Position of @kind(s, j) in the same device's lists, or -1. */
-static gint64
-validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
+static gint64 validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
 {
     gint64 id = ppsim_schedule_index_find(idx, kind, s, j);
     if (id < 0)
@@ -34,8 +32,8 @@ validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
 
 /* Every (stage, microbatch) has exactly one F and one backward; W, R, OFF, RL appear only
  * with the ops they need and in a consistent order on their device. */
-static gboolean
-validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError **error)
+static gboolean validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                               GError **error)
 {
     for (int s = 0; s < sched->n_stages; s++) {
         int d = sched->stage_device[s];
@@ -51,8 +49,7 @@ validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError
             if (f < 0)
                 return validate_fail(error, "is missing", &op, d);
             if (b < 0 && bw < 0)
-                return validate_fail(error, "has no backward (B or BW)", &op,
-                                     d);
+                return validate_fail(error, "has no backward (B or BW)", &op, d);
             op.kind = PPSIM_OP_B;
             if (b >= 0 && bw >= 0)
                 return validate_fail(error, "has both B and BW", &op, d);
@@ -60,14 +57,12 @@ validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError
                 return validate_fail(error, "has no W", &op, d);
             op.kind = PPSIM_OP_W;
             if (w >= 0 && b < 0)
-                return validate_fail(error, "has no B (a BW needs no W)", &op,
-                                     d);
+                return validate_fail(error, "has no B (a BW needs no W)", &op, d);
             if (w >= 0 && w < b)
                 return validate_fail(error, "comes before its B", &op, d);
             op.kind = PPSIM_OP_R;
             if (r >= 0 && r > MAX(b, bw))
-                return validate_fail(error, "comes after its backward", &op,
-                                     d);
+                return validate_fail(error, "comes after its backward", &op, d);
             if (r >= 0 && r < f)
                 return validate_fail(error, "comes before its F", &op, d);
             op.kind = PPSIM_OP_RL;
@@ -77,8 +72,7 @@ validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError
                 return validate_fail(error, "comes before its OFF", &op, d);
             op.kind = PPSIM_OP_OFF;
             if (off >= 0 && rl < 0)
-                return validate_fail(error, "is never reloaded (no RL)", &op,
-                                     d);
+                return validate_fail(error, "is never reloaded (no RL)", &op, d);
         }
     }
     return TRUE;
@@ -91,8 +85,7 @@ typedef struct {
     gboolean counting;
 } DepGraph;
 
-static void
-graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+static void graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
     (void)kind;
     (void)boundary;
@@ -106,8 +99,8 @@ graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer da
 }
 
 /* Kahn's algorithm; the per-list order edge (i -> i+1) is implicit. */
-static gboolean
-validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError **error)
+static gboolean validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                 GError **error)
 {
     guint32 n = ppsim_schedule_index_n_ops(idx);
     DepGraph g = {.indegree = ppsim_bigalloc0((n + 1) * sizeof(guint32)),
@@ -168,8 +161,7 @@ validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GErr
     return ok;
 }
 
-gboolean
-ppsim_schedule_validate(const PpsimSchedule *sched, GError **error)
+gboolean ppsim_schedule_validate(const PpsimSchedule *sched, GError **error)
 {
     g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(sched, error);
     if (idx == NULL)

@@ -1,6 +1,21 @@
-/* ppsim-error.c: the GError quarks declared in ppsim-error.h. */
+/* ppsim-error.c: the GError quarks declared in ppsim-error.h. Written out rather than with
+ * G_DEFINE_QUARK, whose stringified dashed names a formatter would split. */
 #include "ppsim-error.h"
 
-G_DEFINE_QUARK(ppsim-scenario-error-quark, ppsim_scenario_error)
-G_DEFINE_QUARK(ppsim-sched-error-quark, ppsim_sched_error)
-G_DEFINE_QUARK(ppsim-sim-error-quark, ppsim_sim_error)
+GQuark
+ppsim_scenario_error_quark(void)
+{
+    return g_quark_from_static_string("ppsim-scenario-error-quark");
+}
+
+GQuark
+ppsim_sched_error_quark(void)
+{
+    return g_quark_from_static_string("ppsim-sched-error-quark");
+}
+
+GQuark
+ppsim_sim_error_quark(void)
+{
+    return g_quark_from_static_string("ppsim-sim-error-quark");
+}

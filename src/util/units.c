@@ -16,16 +16,23 @@ typedef struct {
     double factor;
 } Unit;
 
-static const Unit byte_units[] = {
-    {"B", 1},       {"KB", 1e3},        {"MB", 1e6},        {"GB", 1e9},
-    {"TB", 1e12},   {"PB", 1e15},       {"KiB", 1024.0},    {"MiB", 1048576.0},
-    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0},
-    {NULL, 0}};
+static const Unit byte_units[] = {{"B", 1},
+                                  {"KB", 1e3},
+                                  {"MB", 1e6},
+                                  {"GB", 1e9},
+                                  {"TB", 1e12},
+                                  {"PB", 1e15},
+                                  {"KiB", 1024.0},
+                                  {"MiB", 1048576.0},
+                                  {"GiB", 1073741824.0},
+                                  {"TiB", 1099511627776.0},
+                                  {"PiB", 1125899906842624.0},
+                                  {NULL, 0}};
 
-static const Unit bit_rate_units[] = {
-    {"bps", 1.0 / 8}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8},
-    {"Tbps", 1e12 / 8}, {"b/s", 1.0 / 8}, {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8},
-    {"Gb/s", 1e9 / 8},  {"Tb/s", 1e12 / 8}, {NULL, 0}};
+static const Unit bit_rate_units[] = {{"bps", 1.0 / 8},   {"Kbps", 1e3 / 8},  {"Mbps", 1e6 / 8},
+                                      {"Gbps", 1e9 / 8},  {"Tbps", 1e12 / 8}, {"b/s", 1.0 / 8},
+                                      {"Kb/s", 1e3 / 8},  {"Mb/s", 1e6 / 8},  {"Gb/s", 1e9 / 8},
+                                      {"Tb/s", 1e12 / 8}, {NULL, 0}};
 
 static const Unit time_units[] = {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"Âµs", 1e-6},
                                   {"ms", 1e-3},  {"s", 1.0},   {NULL, 0}};
@@ -33,11 +40,10 @@ static const Unit time_units[] = {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"Â
 static const Unit flop_prefixes[] = {{"", 1},     {"K", 1e3},  {"M", 1e6}, {"G", 1e9},
                                      {"T", 1e12}, {"P", 1e15}, {NULL, 0}};
 
-static const Unit count_units[] = {{"", 1},     {"K", 1e3},  {"M", 1e6},
-                                   {"G", 1e9},  {"T", 1e12}, {NULL, 0}};
+static const Unit count_units[] = {{"", 1},    {"K", 1e3},  {"M", 1e6},
+                                   {"G", 1e9}, {"T", 1e12}, {NULL, 0}};
 
-static gboolean
-units_lookup(const Unit *table, const char *unit, double *factor)
+static gboolean units_lookup(const Unit *table, const char *unit, double *factor)
 {
     for (const Unit *u = table; u->name; u++)
         if (strcmp(u->name, unit) == 0) {
@@ -47,8 +53,7 @@ units_lookup(const Unit *table, const char *unit, double *factor)
     return FALSE;
 }
 
-static gboolean
-units_bandwidth(const char *unit, double *factor)
+static gboolean units_bandwidth(const char *unit, double *factor)
 {
     gsize len = strlen(unit);
     if (units_lookup(bit_rate_units, unit, factor))
@@ -60,8 +65,7 @@ units_bandwidth(const char *unit, double *factor)
     return FALSE;
 }
 
-static gboolean
-units_flops(const char *unit, double *factor)
+static gboolean units_flops(const char *unit, double *factor)
 {
     static const char *const suffixes[] = {"FLOPS", "FLOP/s", "FLOPs", NULL};
     for (int i = 0; suffixes[i]; i++) {
@@ -74,8 +78,7 @@ units_flops(const char *unit, double *factor)
     return FALSE;
 }
 
-static gboolean
-units_factor(PpsimDimension dim, const char *unit, double *factor)
+static gboolean units_factor(PpsimDimension dim, const char *unit, double *factor)
 {
     switch (dim) {
     case PPSIM_DIM_BYTES:
@@ -92,29 +95,28 @@ units_factor(PpsimDimension dim, const char *unit, double *factor)
     return FALSE;
 }
 
-static const char *
-units_example(PpsimDimension dim)
+static const char *units_example(PpsimDimension dim)
 {
-    static const char *const examples[] = {
-        [PPSIM_DIM_BYTES] = "'80GiB'",    [PPSIM_DIM_BANDWIDTH] = "'25GB/s'",
-        [PPSIM_DIM_TIME] = "'2us'",       [PPSIM_DIM_FLOPS] = "'312TFLOPS'",
-        [PPSIM_DIM_COUNT] = "'1.4G'"};
+    static const char *const examples[] = {[PPSIM_DIM_BYTES] = "'80GiB'",
+                                           [PPSIM_DIM_BANDWIDTH] = "'25GB/s'",
+                                           [PPSIM_DIM_TIME] = "'2us'",
+                                           [PPSIM_DIM_FLOPS] = "'312TFLOPS'",
+                                           [PPSIM_DIM_COUNT] = "'1.4G'"};
     return examples[dim];
 }
 
-const char *
-ppsim_units_dimension_name(PpsimDimension dim)
+const char *ppsim_units_dimension_name(PpsimDimension dim)
 {
-    static const char *const names[] = {
-        [PPSIM_DIM_BYTES] = "a size",    [PPSIM_DIM_BANDWIDTH] = "a bandwidth",
-        [PPSIM_DIM_TIME] = "a time",     [PPSIM_DIM_FLOPS] = "a FLOP rate",
-        [PPSIM_DIM_COUNT] = "a number"};
+    static const char *const names[] = {[PPSIM_DIM_BYTES] = "a size",
+                                        [PPSIM_DIM_BANDWIDTH] = "a bandwidth",
+                                        [PPSIM_DIM_TIME] = "a time",
+                                        [PPSIM_DIM_FLOPS] = "a FLOP rate",
+                                        [PPSIM_DIM_COUNT] = "a number"};
     return names[dim];
 }
 
-gboolean
-ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit, double *out,
-                  GError **error)
+gboolean ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit,
+                           double *out, GError **error)
 {
     const char *what = ppsim_units_dimension_name(dim);
     char *end = NULL;
@@ -142,8 +144,7 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
     return TRUE;
 }
 
-PpsimTime
-ppsim_time_from_seconds(double seconds)
+PpsimTime ppsim_time_from_seconds(double seconds)
 {
     return (PpsimTime)llround(seconds * (double)PPSIM_PS_PER_S);
 }

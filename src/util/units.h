@@ -18,11 +18,11 @@ typedef gint64 PpsimTime;
 #define PPSIM_PS_PER_S G_GINT64_CONSTANT(1000000000000)
 
 typedef enum {
-    PPSIM_DIM_BYTES,      /* B, KB, MB, GB, TB (powers of 1000), KiB, MiB, GiB, TiB */
-    PPSIM_DIM_BANDWIDTH,  /* B/s, KB/s, MB/s, GB/s, TB/s, KiB/s ... , Gbps/Gb/s (bits) */
-    PPSIM_DIM_TIME,       /* ps, ns, us, ms, s */
-    PPSIM_DIM_FLOPS,      /* FLOPS, KFLOPS ... TFLOPS, PFLOPS (also FLOP/s forms) */
-    PPSIM_DIM_COUNT,      /* a plain number with an optional K/M/G suffix (params/s, ...) */
+    PPSIM_DIM_BYTES,     /* B, KB, MB, GB, TB (powers of 1000), KiB, MiB, GiB, TiB */
+    PPSIM_DIM_BANDWIDTH, /* B/s, KB/s, MB/s, GB/s, TB/s, KiB/s ... , Gbps/Gb/s (bits) */
+    PPSIM_DIM_TIME,      /* ps, ns, us, ms, s */
+    PPSIM_DIM_FLOPS,     /* FLOPS, KFLOPS ... TFLOPS, PFLOPS (also FLOP/s forms) */
+    PPSIM_DIM_COUNT,     /* a plain number with an optional K/M/G suffix (params/s, ...) */
 } PpsimDimension;
 
 /* Parses @text as a quantity of dimension @dim and stores it in base units in @out.
