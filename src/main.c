@@ -18,7 +18,8 @@ static const PpsimCommand commands[] = {
     {"version", cmd_version, "print the version"},
 };
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
     fprintf(out,
             "usage: ppsim <command> [options]\n\n"
@@ -30,7 +31,8 @@ static void usage(FILE *out)
                  "Exit status: 0 ok, 1 runtime failure, 2 usage error.\n");
 }
 
-static const PpsimCommand *find_command(const char *name)
+static const PpsimCommand *
+find_command(const char *name)
 {
     for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
         if (strcmp(commands[i].name, name) == 0)
@@ -38,7 +40,8 @@ static const PpsimCommand *find_command(const char *name)
     return NULL;
 }
 
-static int unknown_command(const char *name)
+static int
+unknown_command(const char *name)
 {
     const char *names[G_N_ELEMENTS(commands) + 1];
     for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
@@ -50,14 +53,16 @@ static int unknown_command(const char *name)
     return ppsim_cli_usage("unknown command '%s' (see 'ppsim --help')", name);
 }
 
-static int dispatch(const PpsimCommand *cmd, int argc, char **argv)
+static int
+dispatch(const PpsimCommand *cmd, int argc, char **argv)
 {
     g_autofree char *prgname = g_strdup_printf("ppsim %s", cmd->name);
     g_set_prgname(prgname);
     return cmd->run(argc, argv);
 }
 
-static int cmd_help(int argc, char **argv)
+static int
+cmd_help(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stdout);
@@ -70,7 +75,8 @@ static int cmd_help(int argc, char **argv)
     return dispatch(cmd, 2, help_argv);
 }
 
-static int cmd_version(int argc, char **argv)
+static int
+cmd_version(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
@@ -78,7 +84,8 @@ static int cmd_version(int argc, char **argv)
     return PPSIM_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
     g_set_prgname("ppsim");

@@ -1,12 +1,14 @@
 /* run-result.c: ownership and summaries of PpsimRunResult; see run-result.h. */
 #include "run-result.h"
 
-PpsimRunResult *ppsim_run_result_new(void)
+PpsimRunResult *
+ppsim_run_result_new(void)
 {
     return g_new0(PpsimRunResult, 1);
 }
 
-void ppsim_run_result_free(PpsimRunResult *res)
+void
+ppsim_run_result_free(PpsimRunResult *res)
 {
     if (res == NULL)
         return;
@@ -33,7 +35,8 @@ void ppsim_run_result_free(PpsimRunResult *res)
     g_free(res);
 }
 
-gint64 ppsim_run_result_max_peak_activation(const PpsimRunResult *res)
+gint64
+ppsim_run_result_max_peak_activation(const PpsimRunResult *res)
 {
     gint64 peak = 0;
     for (int d = 0; d < res->p; d++)
@@ -41,7 +44,8 @@ gint64 ppsim_run_result_max_peak_activation(const PpsimRunResult *res)
     return peak;
 }
 
-gint64 ppsim_run_result_max_peak_memory(const PpsimRunResult *res)
+gint64
+ppsim_run_result_max_peak_memory(const PpsimRunResult *res)
 {
     gint64 peak = 0;
     for (int d = 0; d < res->p; d++)
@@ -49,7 +53,8 @@ gint64 ppsim_run_result_max_peak_memory(const PpsimRunResult *res)
     return peak;
 }
 
-gboolean ppsim_run_result_any_oom(const PpsimRunResult *res)
+gboolean
+ppsim_run_result_any_oom(const PpsimRunResult *res)
 {
     for (int d = 0; d < res->p; d++)
         if (res->devices[d].oom)

@@ -16,8 +16,9 @@
 
 /* ---- building the schedule ------------------------------------------------------------ */
 
-static gboolean sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched,
-                                const char *what, GError **error)
+static gboolean
+sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched, const char *what,
+                GError **error)
 {
     if (sched->n_devices != sc->training.pp || sched->n_microbatches != sc->training.microbatches) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
@@ -30,8 +31,8 @@ static gboolean sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sc
     return TRUE;
 }
 
-static PpsimSchedule *sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
-                                       GError **error)
+static PpsimSchedule *
+sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
@@ -52,8 +53,9 @@ static PpsimSchedule *sim_build_custom(const PpsimScenario *sc, const PpsimSched
     return g_steal_pointer(&sched);
 }
 
-PpsimSchedule *ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
-                                        PpsimCosts **costs_out, GError **error)
+PpsimSchedule *
+ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                         PpsimCosts **costs_out, GError **error)
 {
     const char *path = sc->path ? sc->path : "";
     if (g_strcmp0(spec->name, "custom") == 0) {
@@ -125,7 +127,8 @@ typedef struct {
     int n_cpu_workers;
 } Replay;
 
-static void replay_clear(Replay *r)
+static void
+replay_clear(Replay *r)
 {
     ppsim_exec_free(r->exec);
     ppsim_topology_free(r->topo);
@@ -138,12 +141,14 @@ static void replay_clear(Replay *r)
     g_free(r->cpu_stream_base);
 }
 
-static int replay_node_of(const Replay *r, int device)
+static int
+replay_node_of(const Replay *r, int device)
 {
     return r->topo ? ppsim_topology_node_of(r->topo, device) : 0;
 }
 
-static void replay_add_streams(Replay *r)
+static void
+replay_add_streams(Replay *r)
 {
     int p = r->sched->n_devices;
     gboolean two = r->sc->has_hardware && r->sc->hardware.copy_streams == 2;
@@ -174,7 +179,8 @@ static void replay_add_streams(Replay *r)
         }
 }
 
-static PpsimTime replay_duration(const Replay *r, const PpsimOp *op)
+static PpsimTime
+replay_duration(const Replay *r, const PpsimOp *op)
 {
     const PpsimStageCost *st = &r->costs->stage[op->stage];
     switch ((PpsimOpKind)op->kind) {
@@ -201,7 +207,8 @@ static PpsimTime replay_duration(const Replay *r, const PpsimOp *op)
 }
 
 /* Adds op @id as a task; returns the task id (== @id). */
-static PpsimTaskId replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
+static PpsimTaskId
+replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
 {
     PpsimOpPos pos;
     ppsim_schedule_index_pos(r->idx, id, &pos);
@@ -228,8 +235,9 @@ static PpsimTaskId replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
 }
 
 /* Adds one memory effect, unless @out is NULL (the sizing pass) or nothing changes. */
-static void plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag,
-                 PpsimMemCategory cat, gint64 delta)
+static void
+plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
+     gint64 delta)
 {
     if (out == NULL || id < 0 || delta == 0)
         return;
@@ -242,7 +250,8 @@ static void plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag
  * (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
  * start of OFF to the end of RL. @copy_bytes receives what OFF/RL move; @out (the executor,
  * or NULL for a pass that only computes @copy_bytes) receives the effects. */
-static void replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *copy_bytes)
+static void
+replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *copy_bytes)
 {
     const PpsimStageCost *st = &r->costs->stage[s];
     const PpsimScheduleIndex *x = r->idx;
@@ -283,7 +292,8 @@ static void replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *co
     plan(out, w, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -(act - (free_b - from_buf)));
 }
 
-static void replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+static void
+replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
     Replay *r = data;
     PpsimOpPos a, b;
@@ -303,7 +313,8 @@ static void replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary
     g_array_append_val(r->cross, c);
 }
 
-static void replay_describe(GString *out, PpsimTaskId task, gpointer data)
+static void
+replay_describe(GString *out, PpsimTaskId task, gpointer data)
 {
     Replay *r = data;
     PpsimOpPos pos;
@@ -312,7 +323,8 @@ static void replay_describe(GString *out, PpsimTaskId task, gpointer data)
     g_string_append_printf(out, " on device %d", pos.device);
 }
 
-static void replay_build(Replay *r)
+static void
+replay_build(Replay *r)
 {
     const PpsimSchedule *sched = r->sched;
     int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
@@ -357,8 +369,8 @@ typedef struct {
     gboolean *via_copy;  /* [ops] that input came from a copy op (offload/reload stall) */
 } Attribution;
 
-static void attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary,
-                            gpointer data)
+static void
+attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
     (void)kind;
     (void)boundary;
@@ -376,7 +388,8 @@ static void attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int bou
 /* Splits each device's idle compute time (DESIGN 4 bubble attribution): before its first
  * op, after its last, and in between: waiting for a producer to finish (dependency), or for
  * its data to arrive after it finished (transfer, offload/reload). */
-static void metrics_attribute(const Replay *r, PpsimRunResult *res)
+static void
+metrics_attribute(const Replay *r, PpsimRunResult *res)
 {
     guint32 n = ppsim_schedule_index_n_ops(r->idx);
     Attribution a = {.r = r,
@@ -416,7 +429,8 @@ static void metrics_attribute(const Replay *r, PpsimRunResult *res)
     g_free(a.via_copy);
 }
 
-static void metrics_timings(const Replay *r, PpsimRunResult *res)
+static void
+metrics_timings(const Replay *r, PpsimRunResult *res)
 {
     int p = r->sched->n_devices;
     res->compute_timing = g_new(GArray *, p);
@@ -447,7 +461,8 @@ static void metrics_timings(const Replay *r, PpsimRunResult *res)
     }
 }
 
-static void metrics_memory(const Replay *r, PpsimRunResult *res)
+static void
+metrics_memory(const Replay *r, PpsimRunResult *res)
 {
     for (int d = 0; d < r->sched->n_devices; d++) {
         PpsimDeviceResult *dev = &res->devices[d];
@@ -468,7 +483,8 @@ static void metrics_memory(const Replay *r, PpsimRunResult *res)
     }
 }
 
-static void metrics_ratios(PpsimRunResult *res)
+static void
+metrics_ratios(PpsimRunResult *res)
 {
     double busy = 0, max_busy = 0, max_span = 0;
     for (int d = 0; d < res->p; d++) {
@@ -484,7 +500,8 @@ static void metrics_ratios(PpsimRunResult *res)
     res->bubble_ratio_span = max_span > 0 ? 1.0 - max_busy / max_span : 0.0;
 }
 
-static void metrics_transfers(const Replay *r, PpsimRunResult *res)
+static void
+metrics_transfers(const Replay *r, PpsimRunResult *res)
 {
     res->transfers = g_array_sized_new(FALSE, FALSE, sizeof(PpsimTransfer), r->cross->len);
     for (guint i = 0; i < r->cross->len; i++) {
@@ -505,7 +522,8 @@ static void metrics_transfers(const Replay *r, PpsimRunResult *res)
     }
 }
 
-static gint transfer_cmp(gconstpointer pa, gconstpointer pb)
+static gint
+transfer_cmp(gconstpointer pa, gconstpointer pb)
 {
     const PpsimTransfer *a = pa, *b = pb;
     if (a->send_ps != b->send_ps)
@@ -519,7 +537,8 @@ static gint transfer_cmp(gconstpointer pa, gconstpointer pb)
     return a->to_index - b->to_index;
 }
 
-static void replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
+static void
+replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
 {
     int p = r->sched->n_devices;
     res->p = p;
@@ -550,9 +569,9 @@ static void replay_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags f
     res->events_processed = ppsim_exec_events_processed(r->exec);
 }
 
-PpsimRunResult *ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs,
-                                 PpsimSchedule *sched_in, const char *label, const char *generator,
-                                 PpsimSimFlags flags, GError **error)
+PpsimRunResult *
+ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule *sched_in,
+                 const char *label, const char *generator, PpsimSimFlags flags, GError **error)
 {
     g_autoptr(PpsimSchedule) sched = sched_in;
     if (!ppsim_schedule_validate(sched, error))
@@ -581,8 +600,9 @@ PpsimRunResult *ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *cost
     return g_steal_pointer(&res);
 }
 
-PpsimRunResult *ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
-                                   PpsimSimFlags flags, GError **error)
+PpsimRunResult *
+ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimSimFlags flags,
+                   GError **error)
 {
     PpsimCosts *costs_raw = NULL;
     GError *local = NULL;
@@ -598,7 +618,8 @@ PpsimRunResult *ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleS
     return res;
 }
 
-GPtrArray *ppsim_sim_run_all(const PpsimScenario *sc, PpsimSimFlags flags, GError **error)
+GPtrArray *
+ppsim_sim_run_all(const PpsimScenario *sc, PpsimSimFlags flags, GError **error)
 {
     g_autoptr(GPtrArray) results =
         g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_run_result_free);

@@ -13,14 +13,16 @@ typedef struct {
     char *err;
 } Run;
 
-static void run_clear(Run *r)
+static void
+run_clear(Run *r)
 {
     g_free(r->out);
     g_free(r->err);
 }
 
 /* Runs ppsim with a NULL-terminated argument list, in @cwd (nullable). */
-static Run ppsim(const char *cwd, ...)
+static Run
+ppsim(const char *cwd, ...)
 {
     g_autoptr(GPtrArray) argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
@@ -179,7 +181,8 @@ START_TEST(test_check_and_list)
 }
 END_TEST
 
-Suite *ppsim_test_suite(void)
+Suite *
+ppsim_test_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");

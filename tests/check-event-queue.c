@@ -56,7 +56,8 @@ typedef struct {
     int remaining;
 } Counter;
 
-static void counter_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
+static void
+counter_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
 {
     Counter *c = state;
     gint64 t = ppsim_engine_now(engine);
@@ -65,7 +66,8 @@ static void counter_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *en
         ppsim_engine_post(engine, 10, ev->target, 1, 0, 0);
 }
 
-static gboolean counter_quiesce(gpointer state, GString *why, PpsimEngine *engine)
+static gboolean
+counter_quiesce(gpointer state, GString *why, PpsimEngine *engine)
 {
     (void)engine;
     Counter *c = state;
@@ -97,7 +99,8 @@ START_TEST(test_engine_clock_and_quiesce)
 }
 END_TEST
 
-Suite *ppsim_test_suite(void)
+Suite *
+ppsim_test_suite(void)
 {
     Suite *s = suite_create("event-queue");
     TCase *tc = tcase_create("queue");

@@ -7,7 +7,8 @@
 
 #include <string.h>
 
-static int code_of(const char *name)
+static int
+code_of(const char *name)
 {
     const char *names[] = {"PARSE", "SCHEMA", "VALUE", "UNIT"};
     for (int i = 0; i < 4; i++)
@@ -160,7 +161,8 @@ START_TEST(test_empty_and_explicit_constructor)
 }
 END_TEST
 
-Suite *ppsim_test_suite(void)
+Suite *
+ppsim_test_suite(void)
 {
     Suite *s = suite_create("scenario");
     TCase *tc = tcase_create("files");

@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-static PpsimSchedule *generate(const char *name, int p, int v, int m)
+static PpsimSchedule *
+generate(const char *name, int p, int v, int m)
 {
     const PpsimScheduleClass *k = ppsim_sched_registry_lookup(name);
     ck_assert_ptr_nonnull(k);
@@ -22,12 +23,14 @@ static PpsimSchedule *generate(const char *name, int p, int v, int m)
     return sched;
 }
 
-static PpsimSchedule *from_csv(const char *text, GError **error)
+static PpsimSchedule *
+from_csv(const char *text, GError **error)
 {
     return ppsim_schedule_from_csv(text, strlen(text), "t.csv", error);
 }
 
-static void assert_invalid(const char *csv, const char *substring)
+static void
+assert_invalid(const char *csv, const char *substring)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimSchedule) sched = from_csv(csv, &error);
@@ -162,7 +165,8 @@ START_TEST(test_registry)
 }
 END_TEST
 
-Suite *ppsim_test_suite(void)
+Suite *
+ppsim_test_suite(void)
 {
     Suite *s = suite_create("schedule");
     TCase *tc = tcase_create("ir");

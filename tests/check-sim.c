@@ -12,8 +12,8 @@
 
 #define MS PPSIM_PS_PER_MS
 
-static PpsimScenario *explicit_scenario(int p, int m, const char *schedule, double f, double b,
-                                        double w)
+static PpsimScenario *
+explicit_scenario(int p, int m, const char *schedule, double f, double b, double w)
 {
     PpsimScenario *sc = ppsim_scenario_new_explicit(p, 1, m, schedule);
     sc->costs.forward_ps = (PpsimTime)(f * MS);
@@ -22,7 +22,8 @@ static PpsimScenario *explicit_scenario(int p, int m, const char *schedule, doub
     return sc;
 }
 
-static PpsimRunResult *run_one(const PpsimScenario *sc)
+static PpsimRunResult *
+run_one(const PpsimScenario *sc)
 {
     g_autoptr(GError) error = NULL;
     PpsimRunResult *res =
@@ -129,7 +130,8 @@ START_TEST(test_memory_split_backward)
 }
 END_TEST
 
-static void describe_task(GString *out, PpsimTaskId task, gpointer data)
+static void
+describe_task(GString *out, PpsimTaskId task, gpointer data)
 {
     (void)data;
     g_string_append_printf(out, "T%u", task);
@@ -204,7 +206,8 @@ START_TEST(test_deterministic_json)
 }
 END_TEST
 
-Suite *ppsim_test_suite(void)
+Suite *
+ppsim_test_suite(void)
 {
     Suite *s = suite_create("sim");
     TCase *tc = tcase_create("explicit");

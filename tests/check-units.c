@@ -7,7 +7,8 @@
 
 #include <locale.h>
 
-static double parse_ok(const char *text, PpsimDimension dim, const char *def)
+static double
+parse_ok(const char *text, PpsimDimension dim, const char *def)
 {
     double v = -1;
     g_autoptr(GError) error = NULL;
@@ -107,7 +108,8 @@ START_TEST(test_fmt_locale_free)
 }
 END_TEST
 
-Suite *ppsim_test_suite(void)
+Suite *
+ppsim_test_suite(void)
 {
     Suite *s = suite_create("units");
     TCase *tc = tcase_create("units");

@@ -3,21 +3,24 @@
 
 #include <stdlib.h>
 
-char *ppsim_test_data_path(const char *relative)
+char *
+ppsim_test_data_path(const char *relative)
 {
     const char *dir = g_getenv("PPSIM_TEST_DATADIR");
     g_assert(dir != NULL);
     return g_build_filename(dir, relative, NULL);
 }
 
-char *ppsim_test_src_path(const char *relative)
+char *
+ppsim_test_src_path(const char *relative)
 {
     const char *dir = g_getenv("PPSIM_TEST_SRCDIR");
     g_assert(dir != NULL);
     return g_build_filename(dir, relative, NULL);
 }
 
-int main(void)
+int
+main(void)
 {
     SRunner *runner = srunner_create(ppsim_test_suite());
     srunner_run_all(runner, CK_NORMAL);

@@ -3,13 +3,15 @@
 
 #include <stdio.h>
 
-int ppsim_cli_fail(const GError *error)
+int
+ppsim_cli_fail(const GError *error)
 {
     fprintf(stderr, "ppsim: error: %s\n", error->message);
     return PPSIM_EXIT_FAILURE;
 }
 
-int ppsim_cli_usage(const char *fmt, ...)
+int
+ppsim_cli_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -19,7 +21,8 @@ int ppsim_cli_usage(const char *fmt, ...)
     return PPSIM_EXIT_USAGE;
 }
 
-gboolean ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
+gboolean
+ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
     g_autoptr(GError) error = NULL;
     if (!g_option_context_parse(ctx, argc, argv, &error)) {
@@ -29,7 +32,8 @@ gboolean ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
     return TRUE;
 }
 
-gboolean ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **error)
+gboolean
+ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **error)
 {
     /* g_file_set_contents writes a temporary file and renames it over @path, so readers
      * never see a half-written file. */

@@ -12,7 +12,8 @@ static const char check_description[] =
     "\n"
     "Exit status: 0 valid, 1 invalid (the error names file:line:col), 2 usage error.";
 
-int ppsim_cmd_check(int argc, char **argv)
+int
+ppsim_cmd_check(int argc, char **argv)
 {
     char **sets = NULL;
     GOptionEntry entries[] = {{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *option_type_name(PpsimOptionType type)
+static const char *
+option_type_name(PpsimOptionType type)
 {
     switch (type) {
     case PPSIM_OPTION_INT:
@@ -19,7 +20,8 @@ static const char *option_type_name(PpsimOptionType type)
     }
 }
 
-static void list_schedules(void)
+static void
+list_schedules(void)
 {
     for (guint i = 0; i < ppsim_sched_registry_count(); i++) {
         const PpsimScheduleClass *k = ppsim_sched_registry_nth(i);
@@ -35,7 +37,8 @@ static void list_schedules(void)
     printf("%-14s replay a schedule file: schedule: {name: custom, file: x.csv}\n", "custom");
 }
 
-static void list_presets(void)
+static void
+list_presets(void)
 {
     for (const PpsimPreset *const *p = ppsim_presets(); *p; p++) {
         const PpsimHardware *hw = &(*p)->hw;
@@ -59,7 +62,8 @@ static void list_presets(void)
     }
 }
 
-int ppsim_cmd_list(int argc, char **argv)
+int
+ppsim_cmd_list(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("schedules|presets - list what ppsim knows");

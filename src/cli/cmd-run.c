@@ -20,7 +20,8 @@ typedef struct {
     gboolean quiet;
 } RunOptions;
 
-static void run_options_clear(RunOptions *o)
+static void
+run_options_clear(RunOptions *o)
 {
     g_strfreev(o->schedules);
     g_strfreev(o->sets);
@@ -31,7 +32,8 @@ static void run_options_clear(RunOptions *o)
 
 /* --schedule A --schedule B (or "A,B"): keep the scenario's spec of each name when it has
  * one (with its options), else a plain spec. */
-static gboolean run_select_schedules(PpsimScenario *sc, char **names, GError **error)
+static gboolean
+run_select_schedules(PpsimScenario *sc, char **names, GError **error)
 {
     if (names == NULL)
         return TRUE;
@@ -65,7 +67,8 @@ static gboolean run_select_schedules(PpsimScenario *sc, char **names, GError **e
 }
 
 /* FILE for one schedule; FILE with ".<label>" before the extension for several. */
-static gboolean run_export(const char *path, const GPtrArray *results, GError **error)
+static gboolean
+run_export(const char *path, const GPtrArray *results, GError **error)
 {
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
@@ -90,9 +93,9 @@ static gboolean run_export(const char *path, const GPtrArray *results, GError **
     return TRUE;
 }
 
-static gboolean run_write_artifacts(const char *dir, const PpsimScenario *sc,
-                                    const GPtrArray *results, GString *json, GString *csv,
-                                    GError **error)
+static gboolean
+run_write_artifacts(const char *dir, const PpsimScenario *sc, const GPtrArray *results,
+                    GString *json, GString *csv, GError **error)
 {
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "cannot create '%s': %s", dir,
@@ -123,7 +126,8 @@ static const char run_description[] =
     "\n"
     "Exit status: 0 ok, 1 bad scenario, deadlock or I/O error, 2 usage error.";
 
-static GOptionContext *run_context(RunOptions *o)
+static GOptionContext *
+run_context(RunOptions *o)
 {
     GOptionEntry entries[] = {
         {"schedule", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->schedules,
@@ -148,7 +152,8 @@ static GOptionContext *run_context(RunOptions *o)
     return ctx;
 }
 
-static int run_main(RunOptions *o, const char *path)
+static int
+run_main(RunOptions *o, const char *path)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimScenario) sc =
@@ -186,7 +191,8 @@ static int run_main(RunOptions *o, const char *path)
     return PPSIM_EXIT_OK;
 }
 
-int ppsim_cmd_run(int argc, char **argv)
+int
+ppsim_cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
     g_autoptr(GOptionContext) ctx = run_context(&o);

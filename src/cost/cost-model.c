@@ -14,13 +14,15 @@
 /* bf16 activations and messages: 2 bytes per element. */
 #define ACT_BYTES 2.0
 
-static double model_kv_ratio(const PpsimModel *model)
+static double
+model_kv_ratio(const PpsimModel *model)
 {
     return (double)model->kv_heads / (double)model->heads;
 }
 
 /* FLOPs of the GEMMs of one layer's forward: QKV (with GQA), output projection, MLP. */
-static double layer_gemm_flops(const PpsimModel *model, int b)
+static double
+layer_gemm_flops(const PpsimModel *model, int b)
 {
     double s = model->seq_len, h = model->hidden, f = model->ffn_hidden;
     double kv = h * model_kv_ratio(model);
@@ -28,13 +30,15 @@ static double layer_gemm_flops(const PpsimModel *model, int b)
 }
 
 /* FLOPs of QK^T and attention x V: 2bs^2h each ([NAR21] App.). */
-static double layer_attn_flops(const PpsimModel *model, int b)
+static double
+layer_attn_flops(const PpsimModel *model, int b)
 {
     double s = model->seq_len, h = model->hidden;
     return 4.0 * b * s * s * h;
 }
 
-double ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size)
+double
+ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size)
 {
     /* With kv_heads = heads and ffn = 4h: 24bsh^2 + 4bs^2h, [NAR21] App. */
     return layer_gemm_flops(model, microbatch_size) + layer_attn_flops(model, microbatch_size);
@@ -46,7 +50,8 @@ double ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size)
  * sbh(14 + 4g/a + 4f/h), which gives 34sbh for g = a, f = 4h. (formulas.md §3.4 writes
  * 6f/h, which does not reduce to 34; 4f/h does.) The 5as^2b softmax/dropout term is absent
  * with FlashAttention or selective recompute; full recompute keeps only the layer input. */
-double ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
+double
+ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
 {
     double s = model->seq_len, h = model->hidden, f = model->ffn_hidden, a = model->heads;
     double b = microbatch_size;
@@ -59,7 +64,8 @@ double ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
 }
 
 /* [ZB] Table 1: W needs 32sbh of the 34sbh (the GEMM inputs), so B frees the rest. */
-double ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size)
+double
+ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size)
 {
     PpsimModel plain = *model;
     plain.flash_attention = TRUE;
@@ -70,36 +76,42 @@ double ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size
 
 /* 12h^2 + 13h for MHA with a 4h MLP ([NAR21] Eq. (2)), generalised to GQA and FFN width:
  * QKV h(h + 2kv) + bias, projection h^2 + h, MLP 2hf + f + h, two LayerNorms 4h. */
-double ppsim_cost_layer_params(const PpsimModel *model)
+double
+ppsim_cost_layer_params(const PpsimModel *model)
 {
     double h = model->hidden, f = model->ffn_hidden, kv = h * model_kv_ratio(model);
     return h * (h + 2.0 * kv) + (h + 2.0 * kv) + h * h + h + 2.0 * h * f + f + h + 4.0 * h;
 }
 
-double ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
-                                double offload_bytes_per_s)
+double
+ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
+                         double offload_bytes_per_s)
 {
     /* [PO] §1 Formula 1 */
     return 10.0 / (3.0 * (6.0 * hidden + seq_len)) * compute_flops_per_s / offload_bytes_per_s;
 }
 
-static PpsimTime time_of(double flops, double rate)
+static PpsimTime
+time_of(double flops, double rate)
 {
     return ppsim_time_from_seconds(flops / rate);
 }
 
-static gint64 explicit_units(double units)
+static gint64
+explicit_units(double units)
 {
     return (gint64)llround(units * PPSIM_EXPLICIT_MEM_SCALE);
 }
 
-static double stage_value(const GArray *list, int s, double fallback)
+static double
+stage_value(const GArray *list, int s, double fallback)
 {
     return list != NULL ? g_array_index(list, double, s) : fallback;
 }
 
-static gboolean costs_check_list(const PpsimScenario *sc, const GArray *list, const char *key,
-                                 int n_stages, GError **error)
+static gboolean
+costs_check_list(const PpsimScenario *sc, const GArray *list, const char *key, int n_stages,
+                 GError **error)
 {
     if (list == NULL || (int)list->len == n_stages)
         return TRUE;
@@ -110,7 +122,8 @@ static gboolean costs_check_list(const PpsimScenario *sc, const GArray *list, co
     return FALSE;
 }
 
-static gboolean costs_fill_explicit(PpsimCosts *c, const PpsimScenario *sc, GError **error)
+static gboolean
+costs_fill_explicit(PpsimCosts *c, const PpsimScenario *sc, GError **error)
 {
     const PpsimCostsSpec *cs = &sc->costs;
     if (!costs_check_list(sc, cs->stage_forward, "stage_forward", c->n_stages, error) ||
@@ -150,7 +163,8 @@ static gboolean costs_fill_explicit(PpsimCosts *c, const PpsimScenario *sc, GErr
 
 /* Layers of each stage: the explicit list, or an even split where stage s gets
  * floor((s+1)L/S) - floor(sL/S) layers. */
-static gboolean costs_split_layers(PpsimCosts *c, const PpsimScenario *sc, GError **error)
+static gboolean
+costs_split_layers(PpsimCosts *c, const PpsimScenario *sc, GError **error)
 {
     const PpsimModel *model = &sc->model;
     int S = c->n_stages, L = model->layers;
@@ -186,7 +200,8 @@ static gboolean costs_split_layers(PpsimCosts *c, const PpsimScenario *sc, GErro
 
 /* One stage in hardware mode: transformer layers plus the embedding (first stage) or the
  * final norm + LM head + loss (last stage). */
-static void costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
+static void
+costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
 {
     const PpsimModel *model = &sc->model;
     int b = sc->training.microbatch_size;
@@ -229,7 +244,8 @@ static void costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, dou
     st->offload_bytes = (guint64)st->est.act;
 }
 
-static gboolean costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
+static gboolean
+costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
 {
     if (!costs_split_layers(c, sc, error))
         return FALSE;
@@ -252,7 +268,8 @@ static gboolean costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GErr
     return TRUE;
 }
 
-PpsimCosts *ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
+PpsimCosts *
+ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
 {
     g_return_val_if_fail(n_stages > 0, NULL);
     g_autoptr(PpsimCosts) c = g_new0(PpsimCosts, 1);
@@ -276,7 +293,8 @@ PpsimCosts *ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError 
     return g_steal_pointer(&c);
 }
 
-void ppsim_costs_free(PpsimCosts *costs)
+void
+ppsim_costs_free(PpsimCosts *costs)
 {
     if (costs == NULL)
         return;

@@ -18,7 +18,8 @@ struct PpsimEngine {
     guint64 processed;
 };
 
-PpsimEngine *ppsim_engine_new(void)
+PpsimEngine *
+ppsim_engine_new(void)
 {
     PpsimEngine *engine = g_new0(PpsimEngine, 1);
     ppsim_event_queue_init(&engine->queue);
@@ -26,7 +27,8 @@ PpsimEngine *ppsim_engine_new(void)
     return engine;
 }
 
-void ppsim_engine_free(PpsimEngine *engine)
+void
+ppsim_engine_free(PpsimEngine *engine)
 {
     if (engine == NULL)
         return;
@@ -35,7 +37,8 @@ void ppsim_engine_free(PpsimEngine *engine)
     g_free(engine);
 }
 
-guint32 ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *klass, gpointer state)
+guint32
+ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *klass, gpointer state)
 {
     g_return_val_if_fail(klass != NULL && klass->handle != NULL, G_MAXUINT32);
     Entity e = {klass, state};
@@ -43,8 +46,9 @@ guint32 ppsim_engine_add_entity(PpsimEngine *engine, const PpsimEntityClass *kla
     return engine->entities->len - 1;
 }
 
-void ppsim_engine_post(PpsimEngine *engine, PpsimTime delay_ps, guint32 target, guint32 kind,
-                       gint64 a, gint64 b)
+void
+ppsim_engine_post(PpsimEngine *engine, PpsimTime delay_ps, guint32 target, guint32 kind, gint64 a,
+                  gint64 b)
 {
     g_assert(delay_ps >= 0);
     g_assert(target < engine->entities->len);
@@ -53,17 +57,20 @@ void ppsim_engine_post(PpsimEngine *engine, PpsimTime delay_ps, guint32 target, 
     ppsim_event_queue_push(&engine->queue, &ev);
 }
 
-PpsimTime ppsim_engine_now(const PpsimEngine *engine)
+PpsimTime
+ppsim_engine_now(const PpsimEngine *engine)
 {
     return engine->now_ps;
 }
 
-guint64 ppsim_engine_events_processed(const PpsimEngine *engine)
+guint64
+ppsim_engine_events_processed(const PpsimEngine *engine)
 {
     return engine->processed;
 }
 
-static gboolean engine_quiesce(PpsimEngine *engine, GError **error)
+static gboolean
+engine_quiesce(PpsimEngine *engine, GError **error)
 {
     g_autoptr(GString) why = g_string_new(NULL);
     for (guint i = 0; i < engine->entities->len; i++) {
@@ -76,7 +83,8 @@ static gboolean engine_quiesce(PpsimEngine *engine, GError **error)
     return TRUE;
 }
 
-gboolean ppsim_engine_run(PpsimEngine *engine, PpsimTime limit_ps, GError **error)
+gboolean
+ppsim_engine_run(PpsimEngine *engine, PpsimTime limit_ps, GError **error)
 {
     PpsimEvent ev;
     while (ppsim_event_queue_pop(&engine->queue, &ev)) {

@@ -6,12 +6,14 @@
  */
 #include "engine/event-queue.h"
 
-static inline gboolean event_before(const PpsimEvent *x, const PpsimEvent *y)
+static inline gboolean
+event_before(const PpsimEvent *x, const PpsimEvent *y)
 {
     return x->time_ps < y->time_ps || (x->time_ps == y->time_ps && x->seq < y->seq);
 }
 
-void ppsim_event_queue_init(PpsimEventQueue *q)
+void
+ppsim_event_queue_init(PpsimEventQueue *q)
 {
     q->heap = NULL;
     q->len = 0;
@@ -19,13 +21,15 @@ void ppsim_event_queue_init(PpsimEventQueue *q)
     q->next_seq = 0;
 }
 
-void ppsim_event_queue_clear(PpsimEventQueue *q)
+void
+ppsim_event_queue_clear(PpsimEventQueue *q)
 {
     g_free(q->heap);
     ppsim_event_queue_init(q);
 }
 
-void ppsim_event_queue_push(PpsimEventQueue *q, const PpsimEvent *ev)
+void
+ppsim_event_queue_push(PpsimEventQueue *q, const PpsimEvent *ev)
 {
     if (q->len == q->cap) {
         q->cap = q->cap ? 2 * q->cap : 64;
@@ -44,7 +48,8 @@ void ppsim_event_queue_push(PpsimEventQueue *q, const PpsimEvent *ev)
     q->heap[i] = item;
 }
 
-gboolean ppsim_event_queue_pop(PpsimEventQueue *q, PpsimEvent *out)
+gboolean
+ppsim_event_queue_pop(PpsimEventQueue *q, PpsimEvent *out)
 {
     if (q->len == 0)
         return FALSE;

@@ -31,7 +31,8 @@ void ppsim_event_queue_clear(PpsimEventQueue *q);
 void ppsim_event_queue_push(PpsimEventQueue *q, const PpsimEvent *ev);
 /* Pops the earliest event into @out; FALSE when empty. */
 gboolean ppsim_event_queue_pop(PpsimEventQueue *q, PpsimEvent *out);
-static inline gsize ppsim_event_queue_len(const PpsimEventQueue *q)
+static inline gsize
+ppsim_event_queue_len(const PpsimEventQueue *q)
 {
     return q->len;
 }

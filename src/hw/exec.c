@@ -76,7 +76,8 @@ struct PpsimExec {
     gpointer describe_data;
 };
 
-static void stream_free(gpointer p)
+static void
+stream_free(gpointer p)
 {
     Stream *s = p;
     g_free(s->name);
@@ -84,7 +85,8 @@ static void stream_free(gpointer p)
     g_free(s);
 }
 
-PpsimExec *ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
+PpsimExec *
+ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
 {
     PpsimExec *exec = g_new0(PpsimExec, 1);
     exec->topo = topo;
@@ -102,7 +104,8 @@ PpsimExec *ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_
     return exec;
 }
 
-void ppsim_exec_free(PpsimExec *exec)
+void
+ppsim_exec_free(PpsimExec *exec)
 {
     if (exec == NULL)
         return;
@@ -123,7 +126,8 @@ void ppsim_exec_free(PpsimExec *exec)
     g_free(exec);
 }
 
-int ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
+int
+ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
 {
     PpsimPoolStats st = {
         .limit = limit, .peak_total_task = G_MAXUINT32, .peak_active_task = G_MAXUINT32};
@@ -131,7 +135,8 @@ int ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
     return exec->pools->len - 1;
 }
 
-void ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category, gint64 bytes)
+void
+ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category, gint64 bytes)
 {
     PpsimPoolStats *st = &g_array_index(exec->pools, PpsimPoolStats, pool);
     st->current[category] = bytes;
@@ -141,7 +146,8 @@ void ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory catego
     st->peak_total = MAX(st->peak_total, total);
 }
 
-int ppsim_exec_add_stream(PpsimExec *exec, const char *name)
+int
+ppsim_exec_add_stream(PpsimExec *exec, const char *name)
 {
     Stream *s = g_new0(Stream, 1);
     s->name = g_strdup(name);
@@ -150,7 +156,8 @@ int ppsim_exec_add_stream(PpsimExec *exec, const char *name)
     return exec->streams->len - 1;
 }
 
-static PpsimTaskId exec_append_task(PpsimExec *exec, int stream, const Task *proto)
+static PpsimTaskId
+exec_append_task(PpsimExec *exec, int stream, const Task *proto)
 {
     g_assert(stream >= 0 && (guint)stream < exec->streams->len);
     g_assert(!exec->ran);
@@ -164,21 +171,24 @@ static PpsimTaskId exec_append_task(PpsimExec *exec, int stream, const Task *pro
     return id;
 }
 
-PpsimTaskId ppsim_exec_add_task(PpsimExec *exec, int stream, PpsimTime duration_ps)
+PpsimTaskId
+ppsim_exec_add_task(PpsimExec *exec, int stream, PpsimTime duration_ps)
 {
     g_assert(duration_ps >= 0);
     Task t = {.duration_ps = duration_ps, .src = -1, .dst = -1};
     return exec_append_task(exec, stream, &t);
 }
 
-PpsimTaskId ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst, guint64 bytes)
+PpsimTaskId
+ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst, guint64 bytes)
 {
     g_assert(exec->topo != NULL);
     Task t = {.bytes = bytes, .src = src, .dst = dst};
     return exec_append_task(exec, stream, &t);
 }
 
-void ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps)
+void
+ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps)
 {
     g_assert(from < exec->tasks->len && to < exec->tasks->len && latency_ps >= 0);
     Dep d = {.from = from,
@@ -190,8 +200,9 @@ void ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, Ppsim
     g_array_append_val(exec->deps, d);
 }
 
-void ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src, int dst,
-                             guint64 bytes)
+void
+ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src, int dst,
+                        guint64 bytes)
 {
     g_assert(exec->topo != NULL);
     g_assert(from < exec->tasks->len && to < exec->tasks->len);
@@ -199,8 +210,9 @@ void ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, 
     g_array_append_val(exec->deps, d);
 }
 
-void ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool, int tag,
-                        PpsimMemCategory category, gint64 delta)
+void
+ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool, int tag,
+                   PpsimMemCategory category, gint64 delta)
 {
     g_assert(task < exec->tasks->len && pool >= 0 && (guint)pool < exec->pools->len);
     g_assert(tag < exec->n_tags);
@@ -209,7 +221,8 @@ void ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, in
     g_array_append_val(exec->mem, e);
 }
 
-void ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
+void
+ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
 {
     exec->recording = on;
 }
@@ -220,8 +233,9 @@ void ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
  * each task's [begin, end) range into @order is written at @begin_offset / @end_offset.
  * Records stay where they are; only 4-byte indices move, so the pass is cache-friendly.
  * O(records + tasks). */
-static guint32 *exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize key_offset,
-                           gsize begin_offset, gsize end_offset)
+static guint32 *
+exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize key_offset, gsize begin_offset,
+           gsize end_offset)
 {
     guint n_tasks = exec->tasks->len;
     guint32 *count = ppsim_bigalloc0((n_tasks + 1) * sizeof(guint32));
@@ -241,7 +255,8 @@ static guint32 *exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize
     return order;
 }
 
-static void exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
+static void
+exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
 {
     const Task *t = &g_array_index(exec->tasks, Task, id);
     PpsimTime now = ppsim_engine_now(exec->engine);
@@ -279,7 +294,8 @@ static void exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
 
 static void exec_try_start(PpsimExec *exec, int stream);
 
-static void exec_dep_arrived(PpsimExec *exec, guint32 dep)
+static void
+exec_dep_arrived(PpsimExec *exec, guint32 dep)
 {
     const Dep *d = &g_array_index(exec->deps, Dep, dep);
     exec->arrival[dep] = ppsim_engine_now(exec->engine);
@@ -289,7 +305,8 @@ static void exec_dep_arrived(PpsimExec *exec, guint32 dep)
         exec_try_start(exec, t->stream);
 }
 
-static void exec_try_start(PpsimExec *exec, int stream)
+static void
+exec_try_start(PpsimExec *exec, int stream)
 {
     Stream *s = g_ptr_array_index(exec->streams, stream);
     if (s->busy || s->next >= s->order->len)
@@ -307,7 +324,8 @@ static void exec_try_start(PpsimExec *exec, int stream)
         ppsim_engine_post(exec->engine, t->duration_ps, exec->entity, EV_TASK_END, id, 0);
 }
 
-static void exec_task_end(PpsimExec *exec, PpsimTaskId id)
+static void
+exec_task_end(PpsimExec *exec, PpsimTaskId id)
 {
     Task *t = &g_array_index(exec->tasks, Task, id);
     t->end_ps = ppsim_engine_now(exec->engine);
@@ -328,7 +346,8 @@ static void exec_task_end(PpsimExec *exec, PpsimTaskId id)
     exec_try_start(exec, t->stream);
 }
 
-static void exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
+static void
+exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
 {
     (void)engine;
     PpsimExec *exec = state;
@@ -340,8 +359,8 @@ static void exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engin
 }
 
 /* A flow finished: cookie >= 0 is a dependency edge, < 0 a transfer task (-id - 1). */
-static void exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps,
-                           PpsimEngine *engine)
+static void
+exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps, PpsimEngine *engine)
 {
     PpsimExec *exec = user_data;
     PpsimTaskId target;
@@ -373,8 +392,8 @@ static const PpsimEntityClass exec_class = {
     .quiesce = exec_quiesce,
 };
 
-gboolean ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_data,
-                        GError **error)
+gboolean
+ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_data, GError **error)
 {
     g_return_val_if_fail(!exec->ran, FALSE);
     exec->ran = TRUE;
@@ -404,7 +423,8 @@ gboolean ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointe
     return ppsim_engine_run(exec->engine, 0, error);
 }
 
-static void exec_describe(PpsimExec *exec, GString *out, PpsimTaskId id)
+static void
+exec_describe(PpsimExec *exec, GString *out, PpsimTaskId id)
 {
     g_string_append_c(out, '\'');
     if (exec->describe != NULL)
@@ -416,7 +436,8 @@ static void exec_describe(PpsimExec *exec, GString *out, PpsimTaskId id)
 
 /* At quiescence, explain the first stream (in id order) that still has work: its head task
  * and one input it still waits for. */
-static gboolean exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
+static gboolean
+exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
 {
     PpsimExec *exec = state;
     for (guint si = 0; si < exec->streams->len; si++) {
@@ -446,48 +467,57 @@ static gboolean exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
     return FALSE;
 }
 
-gsize ppsim_exec_n_tasks(const PpsimExec *exec)
+gsize
+ppsim_exec_n_tasks(const PpsimExec *exec)
 {
     return exec->tasks->len;
 }
 
-PpsimTime ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task)
+PpsimTime
+ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task)
 {
     return g_array_index(exec->tasks, Task, task).start_ps;
 }
 
-PpsimTime ppsim_exec_task_end(const PpsimExec *exec, PpsimTaskId task)
+PpsimTime
+ppsim_exec_task_end(const PpsimExec *exec, PpsimTaskId task)
 {
     return g_array_index(exec->tasks, Task, task).end_ps;
 }
 
-const PpsimPoolStats *ppsim_exec_pool_stats(const PpsimExec *exec, int pool)
+const PpsimPoolStats *
+ppsim_exec_pool_stats(const PpsimExec *exec, int pool)
 {
     return &g_array_index(exec->pools, PpsimPoolStats, pool);
 }
 
-gint64 ppsim_exec_tag_peak(const PpsimExec *exec, int tag)
+gint64
+ppsim_exec_tag_peak(const PpsimExec *exec, int tag)
 {
     g_return_val_if_fail(tag >= 0 && tag < exec->n_tags, 0);
     return exec->tag_peak[tag];
 }
 
-guint64 ppsim_exec_events_processed(const PpsimExec *exec)
+guint64
+ppsim_exec_events_processed(const PpsimExec *exec)
 {
     return exec->engine ? ppsim_engine_events_processed(exec->engine) : 0;
 }
 
-const GArray *ppsim_exec_mem_samples(const PpsimExec *exec)
+const GArray *
+ppsim_exec_mem_samples(const PpsimExec *exec)
 {
     return exec->samples;
 }
 
-const GArray *ppsim_exec_flows(const PpsimExec *exec)
+const GArray *
+ppsim_exec_flows(const PpsimExec *exec)
 {
     return exec->flows;
 }
 
-PpsimTime ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep)
+PpsimTime
+ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep)
 {
     g_return_val_if_fail(exec->arrival != NULL && dep < exec->deps->len, -1);
     return exec->arrival[dep];

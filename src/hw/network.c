@@ -45,8 +45,9 @@ static const PpsimEntityClass network_class = {
     .handle = network_handle,
 };
 
-PpsimNetwork *ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine,
-                                PpsimFlowDoneFunc done, gpointer user_data)
+PpsimNetwork *
+ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine, PpsimFlowDoneFunc done,
+                  gpointer user_data)
 {
     PpsimNetwork *net = g_new0(PpsimNetwork, 1);
     net->topo = topo;
@@ -61,7 +62,8 @@ PpsimNetwork *ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine,
     return net;
 }
 
-void ppsim_network_free(PpsimNetwork *net)
+void
+ppsim_network_free(PpsimNetwork *net)
 {
     if (net == NULL)
         return;
@@ -72,13 +74,15 @@ void ppsim_network_free(PpsimNetwork *net)
     g_free(net);
 }
 
-void ppsim_network_set_records(PpsimNetwork *net, GArray *records)
+void
+ppsim_network_set_records(PpsimNetwork *net, GArray *records)
 {
     net->records = records;
 }
 
 /* Brings every flow's remaining bytes up to @now. */
-static void network_advance(PpsimNetwork *net, PpsimTime now)
+static void
+network_advance(PpsimNetwork *net, PpsimTime now)
 {
     double dt = (double)(now - net->last_ps) / (double)PPSIM_PS_PER_S;
     if (dt > 0)
@@ -91,7 +95,8 @@ static void network_advance(PpsimNetwork *net, PpsimTime now)
 
 /* Progressive filling over the links that carry at least one active flow: O(A x (A + F))
  * for A active links and F flows, independent of the topology's size. */
-static void network_fill(PpsimNetwork *net)
+static void
+network_fill(PpsimNetwork *net)
 {
     GArray *links = net->topo->links;
     int n_active = 0;
@@ -141,7 +146,8 @@ static void network_fill(PpsimNetwork *net)
 }
 
 /* Re-computes rates and arms a tick at the earliest completion. */
-static void network_rearm(PpsimNetwork *net, PpsimEngine *engine)
+static void
+network_rearm(PpsimNetwork *net, PpsimEngine *engine)
 {
     net->generation++;
     if (net->flows->len == 0)
@@ -157,7 +163,8 @@ static void network_rearm(PpsimNetwork *net, PpsimEngine *engine)
     ppsim_engine_post(engine, next, net->entity, NET_EV_TICK, net->generation, 0);
 }
 
-static void network_complete(PpsimNetwork *net, const Flow *f, PpsimEngine *engine)
+static void
+network_complete(PpsimNetwork *net, const Flow *f, PpsimEngine *engine)
 {
     if (net->records != NULL) {
         PpsimFlowRecord rec = {.start_ps = f->start_ps,
@@ -172,7 +179,8 @@ static void network_complete(PpsimNetwork *net, const Flow *f, PpsimEngine *engi
     net->done(net->user_data, f->cookie, f->latency_ps, engine);
 }
 
-static void network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
+static void
+network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
 {
     PpsimNetwork *net = state;
     if (ev->a != net->generation)
@@ -195,8 +203,9 @@ static void network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *en
     g_array_free(done, TRUE);
 }
 
-void ppsim_network_start(PpsimNetwork *net, PpsimEngine *engine, int src, int dst, guint64 bytes,
-                         gint64 cookie)
+void
+ppsim_network_start(PpsimNetwork *net, PpsimEngine *engine, int src, int dst, guint64 bytes,
+                    gint64 cookie)
 {
     Flow f = {.cookie = cookie,
               .src = src,

@@ -8,22 +8,24 @@
  */
 #include "hw/topology.h"
 
-static int topology_add_link(PpsimTopology *topo, PpsimLinkKind kind, double bytes_per_s,
-                             char *name)
+static int
+topology_add_link(PpsimTopology *topo, PpsimLinkKind kind, double bytes_per_s, char *name)
 {
     PpsimLink link = {.kind = kind, .bytes_per_s = bytes_per_s, .name = name};
     g_array_append_val(topo->links, link);
     return topo->links->len - 1;
 }
 
-static void topology_add_pair(PpsimTopology *topo, int ids[2], PpsimLinkKind kind,
-                              double bytes_per_s, const char *owner, const char *what)
+static void
+topology_add_pair(PpsimTopology *topo, int ids[2], PpsimLinkKind kind, double bytes_per_s,
+                  const char *owner, const char *what)
 {
     ids[0] = topology_add_link(topo, kind, bytes_per_s, g_strdup_printf("%s.%s.out", owner, what));
     ids[1] = topology_add_link(topo, kind, bytes_per_s, g_strdup_printf("%s.%s.in", owner, what));
 }
 
-PpsimTopology *ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
+PpsimTopology *
+ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
 {
     PpsimTopology *topo = g_new0(PpsimTopology, 1);
     topo->n_gpus = n_gpus;
@@ -57,7 +59,8 @@ PpsimTopology *ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
     return topo;
 }
 
-void ppsim_topology_free(PpsimTopology *topo)
+void
+ppsim_topology_free(PpsimTopology *topo)
 {
     if (topo == NULL)
         return;
@@ -71,14 +74,16 @@ void ppsim_topology_free(PpsimTopology *topo)
     g_free(topo);
 }
 
-int ppsim_topology_node_of(const PpsimTopology *topo, int gpu)
+int
+ppsim_topology_node_of(const PpsimTopology *topo, int gpu)
 {
     return gpu / topo->gpus_per_node;
 }
 
 /* Switches never straddle nodes: GPU slots within a node are grouped gpus_per_switch at a
  * time. */
-int ppsim_topology_switch_of(const PpsimTopology *topo, int gpu)
+int
+ppsim_topology_switch_of(const PpsimTopology *topo, int gpu)
 {
     int per_node = (topo->gpus_per_node + topo->gpus_per_switch - 1) / topo->gpus_per_switch;
     int node = ppsim_topology_node_of(topo, gpu);
@@ -86,8 +91,9 @@ int ppsim_topology_switch_of(const PpsimTopology *topo, int gpu)
     return node * per_node + local / topo->gpus_per_switch;
 }
 
-int ppsim_topology_route(const PpsimTopology *topo, int src, int dst, int links[4],
-                         PpsimTime *latency_ps)
+int
+ppsim_topology_route(const PpsimTopology *topo, int src, int dst, int links[4],
+                     PpsimTime *latency_ps)
 {
     int n = 0;
     *latency_ps = 0;

@@ -40,7 +40,8 @@ typedef struct {
 } PpsimTopology;
 
 /* Endpoint ids: GPUs are 0..n_gpus-1; the host of node k is n_gpus + k. */
-static inline int ppsim_topology_host_endpoint(const PpsimTopology *topo, int node)
+static inline int
+ppsim_topology_host_endpoint(const PpsimTopology *topo, int node)
 {
     return topo->n_gpus + node;
 }

@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-static void csv_field(GString *out, const char *s)
+static void
+csv_field(GString *out, const char *s)
 {
     gboolean quote = strpbrk(s, ",\"\n") != NULL;
     if (!quote) {
@@ -21,7 +22,8 @@ static void csv_field(GString *out, const char *s)
     g_string_append_c(out, '"');
 }
 
-static void csv_mem(GString *out, const PpsimRunResult *res, gint64 value)
+static void
+csv_mem(GString *out, const PpsimRunResult *res, gint64 value)
 {
     if (res->mem_scale == 1.0)
         g_string_append_printf(out, "%" G_GINT64_FORMAT, value);
@@ -29,7 +31,8 @@ static void csv_mem(GString *out, const PpsimRunResult *res, gint64 value)
         ppsim_fmt_double(out, (double)value / res->mem_scale);
 }
 
-void ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
+void
+ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
     g_string_append(out, "scenario,schedule,p,v,m,makespan_ms,bubble_ratio,bubble_ratio_span,"
                          "memory_unit,device,busy_ms,first_start_ms,end_ms,device_bubble_ratio,"

@@ -5,7 +5,8 @@
 #include "report/report.h"
 #include "util/fmt.h"
 
-static void json_string(GString *out, const char *s)
+static void
+json_string(GString *out, const char *s)
 {
     g_string_append_c(out, '"');
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -19,13 +20,15 @@ static void json_string(GString *out, const char *s)
     g_string_append_c(out, '"');
 }
 
-static void json_key(GString *out, const char *key)
+static void
+json_key(GString *out, const char *key)
 {
     json_string(out, key);
     g_string_append_c(out, ':');
 }
 
-static void json_mem(GString *out, const PpsimRunResult *res, gint64 value)
+static void
+json_mem(GString *out, const PpsimRunResult *res, gint64 value)
 {
     if (res->mem_scale == 1.0)
         g_string_append_printf(out, "%" G_GINT64_FORMAT, value);
@@ -33,7 +36,8 @@ static void json_mem(GString *out, const PpsimRunResult *res, gint64 value)
         ppsim_fmt_double(out, (double)value / res->mem_scale);
 }
 
-static void json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
+static void
+json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
 {
     g_string_append_printf(out, "{\"id\":%d,\"busy\":", d->id);
     ppsim_fmt_ms(out, d->busy_ps);
@@ -72,7 +76,8 @@ static void json_device(GString *out, const PpsimRunResult *res, const PpsimDevi
     g_string_append_c(out, '}');
 }
 
-static void json_result(GString *out, const PpsimRunResult *res)
+static void
+json_result(GString *out, const PpsimRunResult *res)
 {
     g_string_append_c(out, '{');
     json_key(out, "schedule");
@@ -115,7 +120,8 @@ static void json_result(GString *out, const PpsimRunResult *res)
     g_string_append(out, "]}");
 }
 
-void ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
+void
+ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
     g_string_append_printf(out, "{\"schema_version\":%d,\"scenario\":", PPSIM_JSON_SCHEMA_VERSION);
     json_string(out, scenario->name);

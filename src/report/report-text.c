@@ -8,7 +8,8 @@
 /* Devices shown one by one up to this many; beyond, only min and max. */
 #define TEXT_MAX_DEVICE_COLUMNS 16
 
-static void text_mem(GString *out, const PpsimRunResult *res, gint64 value)
+static void
+text_mem(GString *out, const PpsimRunResult *res, gint64 value)
 {
     if (res->mem_scale == 1.0) {
         ppsim_fmt_fixed(out, (double)value / (1024.0 * 1024.0 * 1024.0), 2);
@@ -17,7 +18,8 @@ static void text_mem(GString *out, const PpsimRunResult *res, gint64 value)
     }
 }
 
-static void text_pad(GString *out, gsize from, gsize width)
+static void
+text_pad(GString *out, gsize from, gsize width)
 {
     while (out->len - from < width)
         g_string_append_c(out, ' ');
@@ -25,12 +27,14 @@ static void text_pad(GString *out, gsize from, gsize width)
 }
 
 /* Appends @cell right-aligned in @width. */
-static void text_cell_right(GString *out, const char *cell, int width)
+static void
+text_cell_right(GString *out, const char *cell, int width)
 {
     g_string_append_printf(out, "%*s ", width, cell);
 }
 
-static int text_label_width(const GPtrArray *results)
+static int
+text_label_width(const GPtrArray *results)
 {
     int w = 8;
     for (guint i = 0; i < results->len; i++) {
@@ -40,7 +44,8 @@ static int text_label_width(const GPtrArray *results)
     return w;
 }
 
-static void text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
+static void
+text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
 {
     gsize start = out->len;
     g_string_append(out, "schedule");
@@ -77,7 +82,8 @@ static void text_summary(GString *out, const GPtrArray *results, int lw, const c
     }
 }
 
-static void text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
+static void
+text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_unit)
 {
     const PpsimRunResult *first = g_ptr_array_index(results, 0);
     int p = first->p;
@@ -121,7 +127,8 @@ static void text_devices(GString *out, const GPtrArray *results, int lw, const c
     }
 }
 
-void ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
+void
+ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
     if (results->len == 0)
         return;

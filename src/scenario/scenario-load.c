@@ -1,8 +1,8 @@
 /* scenario-load.c: the I/O edge of scenario loading: read the file, parse the bytes. */
 #include "scenario/scenario.h"
 
-PpsimScenario *ppsim_scenario_load_file(const char *path, const char *const *overrides,
-                                        GError **error)
+PpsimScenario *
+ppsim_scenario_load_file(const char *path, const char *const *overrides, GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;

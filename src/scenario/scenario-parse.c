@@ -29,13 +29,15 @@ typedef struct {
     PpsimScenario *sc;
 } Parser;
 
-static yaml_node_t *node_at(Parser *P, int id)
+static yaml_node_t *
+node_at(Parser *P, int id)
 {
     return yaml_document_get_node(&P->doc, id);
 }
 
 /* "file:line:col" or "--set key.path" for messages about node @id. */
-static char *parser_where(Parser *P, int id)
+static char *
+parser_where(Parser *P, int id)
 {
     for (guint i = 0; i < P->spans->len; i++) {
         OverrideSpan *s = &g_array_index(P->spans, OverrideSpan, i);
@@ -49,7 +51,8 @@ static char *parser_where(Parser *P, int id)
                            n->start_mark.column + 1);
 }
 
-static PpsimMark parser_mark(Parser *P, int id)
+static PpsimMark
+parser_mark(Parser *P, int id)
 {
     yaml_node_t *n = id > 0 ? node_at(P, id) : NULL;
     PpsimMark m = {0, 0};
@@ -74,14 +77,16 @@ static gboolean G_GNUC_PRINTF(5, 6)
     return FALSE;
 }
 
-static const char *scalar_text(yaml_node_t *n)
+static const char *
+scalar_text(yaml_node_t *n)
 {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
 /* ---- overrides ---------------------------------------------------------------------------- */
 
-static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
+static int
+copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
 {
     yaml_node_t *n = yaml_document_get_node(src, id);
     if (n->type == YAML_SCALAR_NODE)
@@ -108,7 +113,8 @@ static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
 }
 
 /* The value node of @key in mapping @map, and the pair's index (-1 when absent). */
-static int mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
+static int
+mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
 {
     yaml_node_t *m = node_at(P, map);
     gsize count = m->data.mapping.pairs.top - m->data.mapping.pairs.start;
@@ -123,7 +129,8 @@ static int mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
 }
 
 /* Sets @parts (a key path) of mapping @map to node @value, creating mappings on the way. */
-static void graft(Parser *P, int map, char **parts, int value)
+static void
+graft(Parser *P, int map, char **parts, int value)
 {
     gsize idx = 0;
     int child = mapping_find(P, map, parts[0], &idx);
@@ -151,12 +158,14 @@ static void graft(Parser *P, int map, char **parts, int value)
     graft(P, child, parts + 1, value);
 }
 
-static int doc_node_count(yaml_document_t *doc)
+static int
+doc_node_count(yaml_document_t *doc)
 {
     return (int)(doc->nodes.top - doc->nodes.start);
 }
 
-static gboolean apply_override(Parser *P, const char *text, GError **error)
+static gboolean
+apply_override(Parser *P, const char *text, GError **error)
 {
     const char *eq = strchr(text, '=');
     g_autofree char *path = eq ? g_strstrip(g_strndup(text, eq - text)) : NULL;
@@ -206,14 +215,16 @@ static gboolean apply_override(Parser *P, const char *text, GError **error)
 
 /* ---- the walk ----------------------------------------------------------------------------- */
 
-static void mark_seen(Parser *P, const char *path, int key_id)
+static void
+mark_seen(Parser *P, const char *path, int key_id)
 {
     PpsimMark *m = g_new(PpsimMark, 1);
     *m = parser_mark(P, key_id);
     g_hash_table_insert(P->seen, g_strdup(path), m);
 }
 
-static PpsimMark seen_mark(const char *path, gpointer data)
+static PpsimMark
+seen_mark(const char *path, gpointer data)
 {
     Parser *P = data;
     PpsimMark *m = g_hash_table_lookup(P->seen, path);
@@ -221,8 +232,8 @@ static PpsimMark seen_mark(const char *path, gpointer data)
     return m ? *m : none;
 }
 
-static gboolean scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst,
-                           GError **error)
+static gboolean
+scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst, GError **error)
 {
     const char *text = scalar_text(node_at(P, id));
     char *end = NULL;
@@ -243,8 +254,8 @@ static gboolean scalar_int(Parser *P, int id, const char *path, const SchemaKey 
     return TRUE;
 }
 
-static gboolean scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, double *dst,
-                              GError **error)
+static gboolean
+scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, double *dst, GError **error)
 {
     const char *text = scalar_text(node_at(P, id));
     char *end = NULL;
@@ -264,8 +275,9 @@ static gboolean scalar_double(Parser *P, int id, const char *path, const SchemaK
     return TRUE;
 }
 
-static gboolean scalar_quantity(Parser *P, int id, const char *path, PpsimDimension dim,
-                                const char *def_unit, double *out, GError **error)
+static gboolean
+scalar_quantity(Parser *P, int id, const char *path, PpsimDimension dim, const char *def_unit,
+                double *out, GError **error)
 {
     const char *text = scalar_text(node_at(P, id));
     GError *local = NULL;
@@ -280,8 +292,8 @@ static gboolean scalar_quantity(Parser *P, int id, const char *path, PpsimDimens
     return TRUE;
 }
 
-static gboolean parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst,
-                           GError **error)
+static gboolean
+parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst, GError **error)
 {
     yaml_node_t *n = node_at(P, id);
     if (n->type != YAML_SEQUENCE_NODE)
@@ -310,8 +322,8 @@ static gboolean parse_list(Parser *P, int id, const char *path, gboolean ints, G
     return TRUE;
 }
 
-static gboolean parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst,
-                                GError **error)
+static gboolean
+parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError **error)
 {
     static const char *const names[] = {"none", "selective", "full", NULL};
     const char *text = scalar_text(node_at(P, id));
@@ -331,7 +343,8 @@ static gboolean parse_section(Parser *P, int id, const SchemaKey *table, const c
                               GError **error);
 static gboolean parse_special(Parser *P, int id, const char *path, GError **error);
 
-static gboolean parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **error)
+static gboolean
+parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **error)
 {
     char *base = (char *)P->sc;
     void *dst = base + k->offset;
@@ -399,7 +412,8 @@ static gboolean parse_value(Parser *P, int id, const SchemaKey *k, const char *p
     return FALSE;
 }
 
-static const SchemaKey *schema_find(const SchemaKey *table, const char *name)
+static const SchemaKey *
+schema_find(const SchemaKey *table, const char *name)
 {
     for (const SchemaKey *k = table; k->name; k++)
         if (strcmp(k->name, name) == 0)
@@ -407,8 +421,9 @@ static const SchemaKey *schema_find(const SchemaKey *table, const char *name)
     return NULL;
 }
 
-static gboolean unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix,
-                            const char *name, GError **error)
+static gboolean
+unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix, const char *name,
+            GError **error)
 {
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     for (const SchemaKey *k = table; k->name; k++)
@@ -427,7 +442,8 @@ static gboolean unknown_key(Parser *P, int key_id, const SchemaKey *table, const
 }
 
 /* A preset is applied before the other keys of `hardware`, whatever their order. */
-static gboolean apply_preset(Parser *P, int map, GError **error)
+static gboolean
+apply_preset(Parser *P, int map, GError **error)
 {
     gsize idx;
     int v = mapping_find(P, map, "preset", &idx);
@@ -452,8 +468,8 @@ static gboolean apply_preset(Parser *P, int map, GError **error)
     return TRUE;
 }
 
-static gboolean parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix,
-                              GError **error)
+static gboolean
+parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix, GError **error)
 {
     if (node_at(P, id)->type != YAML_MAPPING_NODE)
         return parser_fail(P, error, id, PPSIM_SCENARIO_ERROR_PARSE,
@@ -488,7 +504,8 @@ static gboolean parse_section(Parser *P, int id, const SchemaKey *table, const c
 
 /* ---- schedule and memory.limit -------------------------------------------------------------- */
 
-static char *spec_label(const PpsimScheduleSpec *spec)
+static char *
+spec_label(const PpsimScheduleSpec *spec)
 {
     if (spec->file != NULL) {
         g_autofree char *base = g_path_get_basename(spec->file);
@@ -506,7 +523,8 @@ static char *spec_label(const PpsimScheduleSpec *spec)
 }
 
 /* An option value: a scalar, or a list of scalars joined with commas ([0, 2] -> "0,2"). */
-static char *option_text(Parser *P, int id)
+static char *
+option_text(Parser *P, int id)
 {
     yaml_node_t *n = node_at(P, id);
     if (n->type == YAML_SCALAR_NODE)
@@ -526,7 +544,8 @@ static char *option_text(Parser *P, int id)
     return g_string_free(s, FALSE);
 }
 
-static gboolean schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
+static gboolean
+schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
 {
     gsize count = node_at(P, id)->data.mapping.pairs.top - node_at(P, id)->data.mapping.pairs.start;
     for (gsize i = 0; i < count; i++) {
@@ -565,7 +584,8 @@ static gboolean schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GEr
     return TRUE;
 }
 
-static gboolean schedule_item(Parser *P, int id, GError **error)
+static gboolean
+schedule_item(Parser *P, int id, GError **error)
 {
     yaml_node_t *n = node_at(P, id);
     g_autoptr(GPtrArray) holder =
@@ -593,7 +613,8 @@ static gboolean schedule_item(Parser *P, int id, GError **error)
     return TRUE;
 }
 
-static gboolean parse_schedule(Parser *P, int id, GError **error)
+static gboolean
+parse_schedule(Parser *P, int id, GError **error)
 {
     g_ptr_array_set_size(P->sc->schedules, 0);
     yaml_node_t *n = node_at(P, id);
@@ -609,7 +630,8 @@ static gboolean parse_schedule(Parser *P, int id, GError **error)
     return TRUE;
 }
 
-static gboolean parse_special(Parser *P, int id, const char *path, GError **error)
+static gboolean
+parse_special(Parser *P, int id, const char *path, GError **error)
 {
     if (strcmp(path, "schedule") == 0)
         return parse_schedule(P, id, error);
@@ -627,8 +649,8 @@ static gboolean parse_special(Parser *P, int id, const char *path, GError **erro
 
 /* ---- entry points -------------------------------------------------------------------------- */
 
-static gboolean check_required(Parser *P, const SchemaKey *table, const char *prefix,
-                               GError **error)
+static gboolean
+check_required(Parser *P, const SchemaKey *table, const char *prefix, GError **error)
 {
     for (const SchemaKey *k = table; k->name; k++) {
         g_autofree char *path = g_strdup_printf("%s.%s", prefix, k->name);
@@ -642,7 +664,8 @@ static gboolean check_required(Parser *P, const SchemaKey *table, const char *pr
     return TRUE;
 }
 
-static gboolean parser_load(Parser *P, const char *bytes, gsize len, GError **error)
+static gboolean
+parser_load(Parser *P, const char *bytes, gsize len, GError **error)
 {
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
@@ -664,7 +687,8 @@ static gboolean parser_load(Parser *P, const char *bytes, gsize len, GError **er
     return ok;
 }
 
-static gboolean parser_run(Parser *P, const char *const *overrides, GError **error)
+static gboolean
+parser_run(Parser *P, const char *const *overrides, GError **error)
 {
     for (int i = 0; overrides && overrides[i]; i++)
         if (!apply_override(P, overrides[i], error))
@@ -692,9 +716,9 @@ static gboolean parser_run(Parser *P, const char *const *overrides, GError **err
     return TRUE;
 }
 
-PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name,
-                                    const char *basedir, const char *const *overrides,
-                                    GError **error)
+PpsimScenario *
+ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name, const char *basedir,
+                     const char *const *overrides, GError **error)
 {
     g_autoptr(PpsimScenario) sc = g_new0(PpsimScenario, 1);
     sc->schedules = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
@@ -727,7 +751,8 @@ PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *di
     return g_steal_pointer(&sc);
 }
 
-PpsimScheduleSpec *ppsim_schedule_spec_new(const char *name)
+PpsimScheduleSpec *
+ppsim_schedule_spec_new(const char *name)
 {
     PpsimScheduleSpec *spec = g_new0(PpsimScheduleSpec, 1);
     spec->name = g_strdup(name);
@@ -736,7 +761,8 @@ PpsimScheduleSpec *ppsim_schedule_spec_new(const char *name)
     return spec;
 }
 
-void ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
+void
+ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
 {
     if (spec == NULL)
         return;
@@ -752,7 +778,8 @@ void ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
     g_free(spec);
 }
 
-void ppsim_scenario_free(PpsimScenario *sc)
+void
+ppsim_scenario_free(PpsimScenario *sc)
 {
     if (sc == NULL)
         return;
@@ -772,8 +799,8 @@ void ppsim_scenario_free(PpsimScenario *sc)
     g_free(sc);
 }
 
-PpsimScenario *ppsim_scenario_new_explicit(int pp, int chunks, int microbatches,
-                                           const char *schedule_name)
+PpsimScenario *
+ppsim_scenario_new_explicit(int pp, int chunks, int microbatches, const char *schedule_name)
 {
     PpsimScenario *sc = g_new0(PpsimScenario, 1);
     sc->schedules = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);

@@ -57,12 +57,14 @@ static const PpsimPreset preset_h100 = {
 
 static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, NULL};
 
-const PpsimPreset *const *ppsim_presets(void)
+const PpsimPreset *const *
+ppsim_presets(void)
 {
     return presets;
 }
 
-const PpsimPreset *ppsim_preset_lookup(const char *name)
+const PpsimPreset *
+ppsim_preset_lookup(const char *name)
 {
     for (int i = 0; presets[i]; i++)
         if (strcmp(presets[i]->name, name) == 0)

@@ -111,7 +111,8 @@ const SchemaKey ppsim_scenario_schema[] = {{"name", KEY_STRING, OFF(name), NULL,
                                            SECTION("costs", costs_keys),
                                            {NULL}};
 
-void ppsim_scenario_set_defaults(PpsimScenario *sc)
+void
+ppsim_scenario_set_defaults(PpsimScenario *sc)
 {
     sc->hardware = ppsim_preset_lookup("dgx-a100-80gb")->hw;
     sc->hardware.preset = g_strdup("dgx-a100-80gb");
@@ -126,7 +127,8 @@ void ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->costs.activation = 1;
 }
 
-void ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
+void
+ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
 {
     PpsimModel *m = &sc->model;
     if (!g_hash_table_contains(seen, "model.ffn_hidden"))
@@ -146,22 +148,24 @@ void ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
     sc->has_model = g_hash_table_contains(seen, "model");
 }
 
-static gboolean check_fail_code(GError **error, int code, MarkOfFunc mark_of, gpointer data,
-                                const char *path, const char *message)
+static gboolean
+check_fail_code(GError **error, int code, MarkOfFunc mark_of, gpointer data, const char *path,
+                const char *message)
 {
     PpsimMark mark = mark_of(path, data);
     g_set_error(error, PPSIM_SCENARIO_ERROR, code, "%d:%d: %s", mark.line, mark.col, message);
     return FALSE;
 }
 
-static gboolean check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path,
-                           const char *message)
+static gboolean
+check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path, const char *message)
 {
     return check_fail_code(error, PPSIM_SCENARIO_ERROR_VALUE, mark_of, data, path, message);
 }
 
-gboolean ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of,
-                              gpointer data, GError **error)
+gboolean
+ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gpointer data,
+                     GError **error)
 {
     const PpsimModel *m = &sc->model;
     if (!sc->costs.present && !g_hash_table_contains(seen, "model"))

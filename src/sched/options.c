@@ -24,7 +24,8 @@ struct PpsimOptions {
     OptionSlot *slots;
 };
 
-static gboolean option_parse(OptionSlot *slot, const char *text, GError **error)
+static gboolean
+option_parse(OptionSlot *slot, const char *text, GError **error)
 {
     char *end = NULL;
     errno = 0;
@@ -55,7 +56,8 @@ static gboolean option_parse(OptionSlot *slot, const char *text, GError **error)
     return TRUE;
 }
 
-static int options_find(const PpsimOptions *opts, const char *name)
+static int
+options_find(const PpsimOptions *opts, const char *name)
 {
     for (guint i = 0; i < opts->n; i++)
         if (g_strcmp0(opts->slots[i].spec->name, name) == 0)
@@ -63,7 +65,8 @@ static int options_find(const PpsimOptions *opts, const char *name)
     return -1;
 }
 
-static void options_unknown(const PpsimScheduleClass *klass, const char *key, GError **error)
+static void
+options_unknown(const PpsimScheduleClass *klass, const char *key, GError **error)
 {
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     for (const PpsimOptionSpec *o = klass->options; o && o->name; o++)
@@ -83,8 +86,9 @@ static void options_unknown(const PpsimScheduleClass *klass, const char *key, GE
                     "schedule '%s' takes no option, got '%s'", klass->name, key);
 }
 
-PpsimOptions *ppsim_options_new(const PpsimScheduleClass *klass, const GArray *values,
-                                const char *display_name, GError **error)
+PpsimOptions *
+ppsim_options_new(const PpsimScheduleClass *klass, const GArray *values, const char *display_name,
+                  GError **error)
 {
     g_autoptr(PpsimOptions) opts = g_new0(PpsimOptions, 1);
     for (const PpsimOptionSpec *o = klass->options; o && o->name; o++)
@@ -114,7 +118,8 @@ PpsimOptions *ppsim_options_new(const PpsimScheduleClass *klass, const GArray *v
     return g_steal_pointer(&opts);
 }
 
-void ppsim_options_free(PpsimOptions *opts)
+void
+ppsim_options_free(PpsimOptions *opts)
 {
     if (opts == NULL)
         return;
@@ -124,29 +129,34 @@ void ppsim_options_free(PpsimOptions *opts)
     g_free(opts);
 }
 
-static const OptionSlot *options_slot(const PpsimOptions *opts, const char *name)
+static const OptionSlot *
+options_slot(const PpsimOptions *opts, const char *name)
 {
     int idx = options_find(opts, name);
     g_assert(idx >= 0); /* a generator asked for an option it did not declare */
     return &opts->slots[idx];
 }
 
-gboolean ppsim_options_is_set(const PpsimOptions *opts, const char *name)
+gboolean
+ppsim_options_is_set(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->set;
 }
 
-gint64 ppsim_options_get_int(const PpsimOptions *opts, const char *name)
+gint64
+ppsim_options_get_int(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->i;
 }
 
-double ppsim_options_get_double(const PpsimOptions *opts, const char *name)
+double
+ppsim_options_get_double(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->d;
 }
 
-const char *ppsim_options_get_string(const PpsimOptions *opts, const char *name)
+const char *
+ppsim_options_get_string(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->s;
 }

@@ -6,8 +6,9 @@
  */
 #include "sched/schedule.h"
 
-static gboolean f1b1_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
-                              PpsimSchedule **out, GError **error)
+static gboolean
+f1b1_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
+              PpsimSchedule **out, GError **error)
 {
     (void)params;
     (void)error;

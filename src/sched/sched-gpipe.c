@@ -4,8 +4,9 @@
  */
 #include "sched/schedule.h"
 
-static gboolean gpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
-                               PpsimSchedule **out, GError **error)
+static gboolean
+gpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
+               PpsimSchedule **out, GError **error)
 {
     (void)params;
     (void)error;

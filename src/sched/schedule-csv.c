@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *csv_kind_code(const PpsimOp *op)
+static const char *
+csv_kind_code(const PpsimOp *op)
 {
     switch ((PpsimOpKind)op->kind) {
     case PPSIM_OP_F:
@@ -39,7 +40,8 @@ static const char *csv_kind_code(const PpsimOp *op)
     }
 }
 
-static void csv_append_ops(GString *out, const GArray *ops, gboolean *first)
+static void
+csv_append_ops(GString *out, const GArray *ops, gboolean *first)
 {
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
@@ -52,7 +54,8 @@ static void csv_append_ops(GString *out, const GArray *ops, gboolean *first)
     }
 }
 
-GString *ppsim_schedule_to_csv(const PpsimSchedule *sched)
+GString *
+ppsim_schedule_to_csv(const PpsimSchedule *sched)
 {
     GString *out = g_string_new(NULL);
     for (int d = 0; d < sched->n_devices; d++) {
@@ -75,14 +78,16 @@ typedef struct {
     int line, col;
 } CsvLoc;
 
-static gboolean csv_fail(GError **error, const CsvLoc *loc, const char *cell, const char *why)
+static gboolean
+csv_fail(GError **error, const CsvLoc *loc, const char *cell, const char *why)
 {
     g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: %s '%s'", loc->name,
                 loc->line, loc->col, why, cell);
     return FALSE;
 }
 
-static gboolean csv_is_comm_action(const char *kind)
+static gboolean
+csv_is_comm_action(const char *kind)
 {
     static const char *const comm[] = {"SEND_F",  "RECV_F",  "SEND_B",      "RECV_B",
                                        "UNSHARD", "RESHARD", "REDUCE_GRAD", NULL};
@@ -93,8 +98,8 @@ static gboolean csv_is_comm_action(const char *kind)
 }
 
 /* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. */
-static gboolean csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip,
-                               GError **error)
+static gboolean
+csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip, GError **error)
 {
     const char *p = cell;
     *skip = FALSE;
@@ -156,8 +161,9 @@ typedef struct {
 } CsvCell;
 
 /* Splits @text into cells; records each op with its row and location. */
-static gboolean csv_tokenize(const char *text, gsize len, const char *name, GArray *cells,
-                             int *n_rows, GError **error)
+static gboolean
+csv_tokenize(const char *text, gsize len, const char *name, GArray *cells, int *n_rows,
+             GError **error)
 {
     CsvLoc loc = {name, 1, 1};
     int row = 0;
@@ -194,7 +200,8 @@ static gboolean csv_tokenize(const char *text, gsize len, const char *name, GArr
     return TRUE;
 }
 
-static gboolean csv_cell_fail(GError **error, const char *name, const CsvCell *c, const char *why)
+static gboolean
+csv_cell_fail(GError **error, const char *name, const CsvCell *c, const char *why)
 {
     g_autoptr(GString) what = g_string_new(NULL);
     ppsim_op_describe(what, &c->op);
@@ -203,8 +210,8 @@ static gboolean csv_cell_fail(GError **error, const char *name, const CsvCell *c
     return FALSE;
 }
 
-PpsimSchedule *ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name,
-                                       GError **error)
+PpsimSchedule *
+ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, GError **error)
 {
     const char *name = display_name ? display_name : "<schedule>";
     g_autoptr(GArray) cells = g_array_new(FALSE, FALSE, sizeof(CsvCell));

@@ -17,19 +17,21 @@ struct PpsimScheduleIndex {
     PpsimOpPos *pos; /* [n_ops] */
 };
 
-static gsize index_slots(const PpsimSchedule *sched, PpsimOpKind kind)
+static gsize
+index_slots(const PpsimSchedule *sched, PpsimOpKind kind)
 {
     return kind == PPSIM_OP_OPT ? (gsize)sched->n_stages
                                 : (gsize)sched->n_stages * sched->n_microbatches;
 }
 
-static GArray *index_list(const PpsimSchedule *sched, int device, int list)
+static GArray *
+index_list(const PpsimSchedule *sched, int device, int list)
 {
     return list == 0 ? sched->compute[device] : sched->copy[device];
 }
 
-static gboolean index_check_op(const PpsimSchedule *sched, int d, int list, const PpsimOp *op,
-                               GError **error)
+static gboolean
+index_check_op(const PpsimSchedule *sched, int d, int list, const PpsimOp *op, GError **error)
 {
     const char *problem = NULL;
     gboolean copy_kind = op->kind == PPSIM_OP_OFF || op->kind == PPSIM_OP_RL;
@@ -53,14 +55,16 @@ static gboolean index_check_op(const PpsimSchedule *sched, int d, int list, cons
     return FALSE;
 }
 
-static gsize index_slot(const PpsimSchedule *sched, const PpsimOp *op)
+static gsize
+index_slot(const PpsimSchedule *sched, const PpsimOp *op)
 {
     if (op->kind == PPSIM_OP_OPT)
         return op->stage;
     return (gsize)op->stage * sched->n_microbatches + op->microbatch;
 }
 
-PpsimScheduleIndex *ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
+PpsimScheduleIndex *
+ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
 {
     for (int s = 0; s < sched->n_stages; s++)
         if (sched->stage_device[s] < 0 || sched->stage_device[s] >= sched->n_devices) {
@@ -108,7 +112,8 @@ PpsimScheduleIndex *ppsim_schedule_index_new(const PpsimSchedule *sched, GError 
     return g_steal_pointer(&idx);
 }
 
-void ppsim_schedule_index_free(PpsimScheduleIndex *idx)
+void
+ppsim_schedule_index_free(PpsimScheduleIndex *idx)
 {
     if (idx == NULL)
         return;
@@ -119,13 +124,15 @@ void ppsim_schedule_index_free(PpsimScheduleIndex *idx)
     g_free(idx);
 }
 
-guint32 ppsim_schedule_index_n_ops(const PpsimScheduleIndex *idx)
+guint32
+ppsim_schedule_index_n_ops(const PpsimScheduleIndex *idx)
 {
     return idx->n_ops;
 }
 
-gint64 ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int stage,
-                                 int microbatch)
+gint64
+ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int stage,
+                          int microbatch)
 {
     const PpsimSchedule *sched = idx->sched;
     if (stage < 0 || stage >= sched->n_stages)
@@ -137,36 +144,41 @@ gint64 ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind
     return idx->table[kind][(gsize)stage * sched->n_microbatches + microbatch];
 }
 
-guint32 ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos)
+guint32
+ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos)
 {
     return idx->base[2 * pos->device + pos->list] + pos->index;
 }
 
-void ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out)
+void
+ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out)
 {
     *out = idx->pos[id];
 }
 
-guint32 ppsim_schedule_index_base(const PpsimScheduleIndex *idx, int device, int list)
+guint32
+ppsim_schedule_index_base(const PpsimScheduleIndex *idx, int device, int list)
 {
     return idx->base[2 * device + list];
 }
 
-const PpsimOp *ppsim_schedule_index_op(const PpsimScheduleIndex *idx, guint32 id)
+const PpsimOp *
+ppsim_schedule_index_op(const PpsimScheduleIndex *idx, guint32 id)
 {
     const PpsimOpPos *pos = &idx->pos[id];
     return &g_array_index(index_list(idx->sched, pos->device, pos->list), PpsimOp, pos->index);
 }
 
-static void dep_emit(gint64 from, guint32 to, PpsimDepKind kind, int boundary, PpsimDepFunc func,
-                     gpointer data)
+static void
+dep_emit(gint64 from, guint32 to, PpsimDepKind kind, int boundary, PpsimDepFunc func, gpointer data)
 {
     if (from >= 0)
         func((guint32)from, to, kind, boundary, data);
 }
 
 /* The dependencies whose consumer is op @id (DESIGN 3). */
-static void dep_of_op(const PpsimScheduleIndex *idx, guint32 id, PpsimDepFunc func, gpointer data)
+static void
+dep_of_op(const PpsimScheduleIndex *idx, guint32 id, PpsimDepFunc func, gpointer data)
 {
     const PpsimOp *op = ppsim_schedule_index_op(idx, id);
     int s = op->stage, j = op->microbatch, last = idx->sched->n_stages - 1;
@@ -217,8 +229,8 @@ static void dep_of_op(const PpsimScheduleIndex *idx, guint32 id, PpsimDepFunc fu
     }
 }
 
-void ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func,
-                                gpointer user_data)
+void
+ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func, gpointer user_data)
 {
     for (guint32 id = 0; id < idx->n_ops; id++)
         dep_of_op(idx, id, func, user_data);

@@ -6,13 +6,15 @@ static const char *const kind_names[PPSIM_OP_N_KINDS] = {
     [PPSIM_OP_R] = "R", [PPSIM_OP_OPT] = "OPT", [PPSIM_OP_OFF] = "OFF", [PPSIM_OP_RL] = "RL",
 };
 
-const char *ppsim_op_kind_name(PpsimOpKind kind)
+const char *
+ppsim_op_kind_name(PpsimOpKind kind)
 {
     g_return_val_if_fail(kind < PPSIM_OP_N_KINDS, "?");
     return kind_names[kind];
 }
 
-void ppsim_op_describe(GString *out, const PpsimOp *op)
+void
+ppsim_op_describe(GString *out, const PpsimOp *op)
 {
     if (op->kind == PPSIM_OP_OPT)
         g_string_append_printf(out, "OPT(s=%d)", op->stage);
@@ -21,7 +23,8 @@ void ppsim_op_describe(GString *out, const PpsimOp *op)
                                op->microbatch);
 }
 
-PpsimSchedule *ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches)
+PpsimSchedule *
+ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches)
 {
     g_return_val_if_fail(n_devices > 0 && n_stages > 0 && n_microbatches > 0, NULL);
     PpsimSchedule *sched = g_new0(PpsimSchedule, 1);
@@ -40,7 +43,8 @@ PpsimSchedule *ppsim_schedule_new(int n_devices, int n_stages, int n_microbatche
     return sched;
 }
 
-void ppsim_schedule_free(PpsimSchedule *sched)
+void
+ppsim_schedule_free(PpsimSchedule *sched)
 {
     if (sched == NULL)
         return;
@@ -54,20 +58,23 @@ void ppsim_schedule_free(PpsimSchedule *sched)
     g_free(sched);
 }
 
-void ppsim_schedule_map_plain(PpsimSchedule *sched)
+void
+ppsim_schedule_map_plain(PpsimSchedule *sched)
 {
     g_return_if_fail(sched->n_stages == sched->n_devices);
     for (int s = 0; s < sched->n_stages; s++)
         sched->stage_device[s] = s;
 }
 
-void ppsim_schedule_map_interleaved(PpsimSchedule *sched)
+void
+ppsim_schedule_map_interleaved(PpsimSchedule *sched)
 {
     for (int s = 0; s < sched->n_stages; s++)
         sched->stage_device[s] = s % sched->n_devices;
 }
 
-void ppsim_schedule_map_vshape(PpsimSchedule *sched)
+void
+ppsim_schedule_map_vshape(PpsimSchedule *sched)
 {
     int p = sched->n_devices;
     g_return_if_fail(sched->n_stages == 2 * p);
@@ -75,22 +82,24 @@ void ppsim_schedule_map_vshape(PpsimSchedule *sched)
         sched->stage_device[s] = s < p ? s : 2 * p - 1 - s;
 }
 
-void ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op)
+void
+ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op)
 {
     g_return_if_fail(device >= 0 && device < sched->n_devices);
     gboolean copy = op.kind == PPSIM_OP_OFF || op.kind == PPSIM_OP_RL;
     g_array_append_val(copy ? sched->copy[device] : sched->compute[device], op);
 }
 
-void ppsim_schedule_push(PpsimSchedule *sched, int device, PpsimOpKind kind, int stage,
-                         int microbatch)
+void
+ppsim_schedule_push(PpsimSchedule *sched, int device, PpsimOpKind kind, int stage, int microbatch)
 {
     PpsimOp op = {
         .kind = kind, .stage = stage, .microbatch = kind == PPSIM_OP_OPT ? -1 : microbatch};
     ppsim_schedule_push_op(sched, device, op);
 }
 
-gsize ppsim_schedule_n_ops(const PpsimSchedule *sched)
+gsize
+ppsim_schedule_n_ops(const PpsimSchedule *sched)
 {
     gsize n = 0;
     for (int d = 0; d < sched->n_devices; d++)

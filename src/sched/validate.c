@@ -10,7 +10,8 @@
 
 #include <string.h>
 
-static gboolean validate_fail(GError **error, const char *problem, const PpsimOp *op, int device)
+static gboolean
+validate_fail(GError **error, const char *problem, const PpsimOp *op, int device)
 {
     g_autoptr(GString) what = g_string_new(NULL);
     ppsim_op_describe(what, op);
@@ -20,7 +21,8 @@ static gboolean validate_fail(GError **error, const char *problem, const PpsimOp
 }
 
 /* Position of @kind(s, j) in the same device's lists, or -1. */
-static gint64 validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
+static gint64
+validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
 {
     gint64 id = ppsim_schedule_index_find(idx, kind, s, j);
     if (id < 0)
@@ -32,8 +34,8 @@ static gint64 validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind,
 
 /* Every (stage, microbatch) has exactly one F and one backward; W, R, OFF, RL appear only
  * with the ops they need and in a consistent order on their device. */
-static gboolean validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
-                               GError **error)
+static gboolean
+validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError **error)
 {
     for (int s = 0; s < sched->n_stages; s++) {
         int d = sched->stage_device[s];
@@ -85,7 +87,8 @@ typedef struct {
     gboolean counting;
 } DepGraph;
 
-static void graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+static void
+graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
     (void)kind;
     (void)boundary;
@@ -99,8 +102,8 @@ static void graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary,
 }
 
 /* Kahn's algorithm; the per-list order edge (i -> i+1) is implicit. */
-static gboolean validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
-                                 GError **error)
+static gboolean
+validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError **error)
 {
     guint32 n = ppsim_schedule_index_n_ops(idx);
     DepGraph g = {.indegree = ppsim_bigalloc0((n + 1) * sizeof(guint32)),
@@ -161,7 +164,8 @@ static gboolean validate_acyclic(const PpsimSchedule *sched, const PpsimSchedule
     return ok;
 }
 
-gboolean ppsim_schedule_validate(const PpsimSchedule *sched, GError **error)
+gboolean
+ppsim_schedule_validate(const PpsimSchedule *sched, GError **error)
 {
     g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(sched, error);
     if (idx == NULL)

@@ -9,7 +9,8 @@
 
 #define HUGE_PAGE ((guintptr)2 << 20)
 
-void ppsim_bigalloc_hint(void *data, gsize len)
+void
+ppsim_bigalloc_hint(void *data, gsize len)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     guintptr start = ((guintptr)data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
@@ -22,21 +23,24 @@ void ppsim_bigalloc_hint(void *data, gsize len)
 #endif
 }
 
-GArray *ppsim_bigalloc_array(gsize element_size, gsize n)
+GArray *
+ppsim_bigalloc_array(gsize element_size, gsize n)
 {
     GArray *arr = g_array_sized_new(FALSE, FALSE, element_size, n);
     ppsim_bigalloc_hint(arr->data, element_size * n);
     return arr;
 }
 
-gpointer ppsim_bigalloc(gsize len)
+gpointer
+ppsim_bigalloc(gsize len)
 {
     gpointer p = g_malloc(len);
     ppsim_bigalloc_hint(p, len);
     return p;
 }
 
-gpointer ppsim_bigalloc0(gsize len)
+gpointer
+ppsim_bigalloc0(gsize len)
 {
     /* not g_malloc0: calloc's fresh pages would be touched before the hint */
     gpointer p = ppsim_bigalloc(len);

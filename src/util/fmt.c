@@ -4,7 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-void ppsim_fmt_fixed(GString *out, double value, int decimals)
+void
+ppsim_fmt_fixed(GString *out, double value, int decimals)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE + 32];
     char format[16];
@@ -17,7 +18,8 @@ void ppsim_fmt_fixed(GString *out, double value, int decimals)
         g_string_append(out, buf);
 }
 
-void ppsim_fmt_double(GString *out, double value)
+void
+ppsim_fmt_double(GString *out, double value)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
     if (value == 0.0)
@@ -37,7 +39,8 @@ void ppsim_fmt_double(GString *out, double value)
     g_string_append(out, buf);
 }
 
-void ppsim_fmt_ms(GString *out, PpsimTime t_ps)
+void
+ppsim_fmt_ms(GString *out, PpsimTime t_ps)
 {
     /* integer arithmetic: whole ms, then up to 9 decimals with trailing zeros trimmed */
     gboolean neg = t_ps < 0;
@@ -54,7 +57,8 @@ void ppsim_fmt_ms(GString *out, PpsimTime t_ps)
     g_string_append_printf(out, ".%.*s", len, digits);
 }
 
-void ppsim_fmt_bytes_human(GString *out, double bytes)
+void
+ppsim_fmt_bytes_human(GString *out, double bytes)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;

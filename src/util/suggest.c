@@ -4,7 +4,8 @@
 
 #include <string.h>
 
-guint ppsim_edit_distance(const char *a, const char *b)
+guint
+ppsim_edit_distance(const char *a, const char *b)
 {
     gsize la = strlen(a), lb = strlen(b);
     guint *prev2 = g_new0(guint, lb + 1), *prev = g_new0(guint, lb + 1),
@@ -32,7 +33,8 @@ guint ppsim_edit_distance(const char *a, const char *b)
     return d;
 }
 
-const char *ppsim_suggest(const char *word, const char *const *candidates)
+const char *
+ppsim_suggest(const char *word, const char *const *candidates)
 {
     const char *best = NULL;
     guint best_d = G_MAXUINT;

@@ -43,7 +43,8 @@ static const Unit flop_prefixes[] = {{"", 1},     {"K", 1e3},  {"M", 1e6}, {"G",
 static const Unit count_units[] = {{"", 1},    {"K", 1e3},  {"M", 1e6},
                                    {"G", 1e9}, {"T", 1e12}, {NULL, 0}};
 
-static gboolean units_lookup(const Unit *table, const char *unit, double *factor)
+static gboolean
+units_lookup(const Unit *table, const char *unit, double *factor)
 {
     for (const Unit *u = table; u->name; u++)
         if (strcmp(u->name, unit) == 0) {
@@ -53,7 +54,8 @@ static gboolean units_lookup(const Unit *table, const char *unit, double *factor
     return FALSE;
 }
 
-static gboolean units_bandwidth(const char *unit, double *factor)
+static gboolean
+units_bandwidth(const char *unit, double *factor)
 {
     gsize len = strlen(unit);
     if (units_lookup(bit_rate_units, unit, factor))
@@ -65,7 +67,8 @@ static gboolean units_bandwidth(const char *unit, double *factor)
     return FALSE;
 }
 
-static gboolean units_flops(const char *unit, double *factor)
+static gboolean
+units_flops(const char *unit, double *factor)
 {
     static const char *const suffixes[] = {"FLOPS", "FLOP/s", "FLOPs", NULL};
     for (int i = 0; suffixes[i]; i++) {
@@ -78,7 +81,8 @@ static gboolean units_flops(const char *unit, double *factor)
     return FALSE;
 }
 
-static gboolean units_factor(PpsimDimension dim, const char *unit, double *factor)
+static gboolean
+units_factor(PpsimDimension dim, const char *unit, double *factor)
 {
     switch (dim) {
     case PPSIM_DIM_BYTES:
@@ -95,7 +99,8 @@ static gboolean units_factor(PpsimDimension dim, const char *unit, double *facto
     return FALSE;
 }
 
-static const char *units_example(PpsimDimension dim)
+static const char *
+units_example(PpsimDimension dim)
 {
     static const char *const examples[] = {[PPSIM_DIM_BYTES] = "'80GiB'",
                                            [PPSIM_DIM_BANDWIDTH] = "'25GB/s'",
@@ -105,7 +110,8 @@ static const char *units_example(PpsimDimension dim)
     return examples[dim];
 }
 
-const char *ppsim_units_dimension_name(PpsimDimension dim)
+const char *
+ppsim_units_dimension_name(PpsimDimension dim)
 {
     static const char *const names[] = {[PPSIM_DIM_BYTES] = "a size",
                                         [PPSIM_DIM_BANDWIDTH] = "a bandwidth",
@@ -115,8 +121,9 @@ const char *ppsim_units_dimension_name(PpsimDimension dim)
     return names[dim];
 }
 
-gboolean ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit,
-                           double *out, GError **error)
+gboolean
+ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit, double *out,
+                  GError **error)
 {
     const char *what = ppsim_units_dimension_name(dim);
     char *end = NULL;
@@ -144,7 +151,8 @@ gboolean ppsim_units_parse(const char *text, PpsimDimension dim, const char *def
     return TRUE;
 }
 
-PpsimTime ppsim_time_from_seconds(double seconds)
+PpsimTime
+ppsim_time_from_seconds(double seconds)
 {
     return (PpsimTime)llround(seconds * (double)PPSIM_PS_PER_S);
 }
