@@ -574,22 +574,27 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
                  const char *label, const char *generator, PpsimSimFlags flags, GError **error)
 {
     g_autoptr(PpsimSchedule) sched = sched_in;
-    if (!ppsim_schedule_validate(sched, error))
-        return NULL;
-    g_return_val_if_fail(costs->n_stages == sched->n_stages, NULL);
+    gint64 t0 = g_get_monotonic_time();
     Replay r = {.sc = sc, .costs = costs, .sched = sched};
     r.idx = ppsim_schedule_index_new(sched, error);
-    g_assert(r.idx != NULL); /* validated above */
+    if (r.idx == NULL || !ppsim_schedule_validate_indexed(sched, r.idx, error)) {
+        replay_clear(&r);
+        return NULL;
+    }
+    g_return_val_if_fail(costs->n_stages == sched->n_stages, NULL);
+    gint64 t1 = g_get_monotonic_time();
     if (!costs->explicit_mode)
         r.topo = ppsim_topology_new(&sc->hardware, sched->n_devices);
     r.exec = ppsim_exec_new(r.topo, sched->n_stages, ppsim_schedule_n_ops(sched));
     r.cross = g_array_new(FALSE, FALSE, sizeof(CrossDep));
     ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
     replay_build(&r);
+    gint64 t2 = g_get_monotonic_time();
     if (!ppsim_exec_run(r.exec, replay_describe, &r, error)) {
         replay_clear(&r);
         return NULL;
     }
+    gint64 t3 = g_get_monotonic_time();
     g_autoptr(PpsimRunResult) res = ppsim_run_result_new();
     res->label = g_strdup(label);
     res->generator = g_strdup(generator);
@@ -597,6 +602,10 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
     replay_collect(&r, res, flags);
     replay_clear(&r);
     res->schedule = g_steal_pointer(&sched);
+    res->time_validate_us = t1 - t0;
+    res->time_build_us = t2 - t1;
+    res->time_replay_us = t3 - t2;
+    res->time_metrics_us = g_get_monotonic_time() - t3;
     return g_steal_pointer(&res);
 }
 

@@ -18,6 +18,7 @@ typedef struct {
     char *export_schedule;
     gboolean no_artifacts;
     gboolean quiet;
+    gboolean timings;
 } RunOptions;
 
 static void
@@ -110,6 +111,22 @@ run_write_artifacts(const char *dir, const PpsimScenario *sc, const GPtrArray *r
            ppsim_cli_write_file(csv_path, csv->str, csv->len, error);
 }
 
+static void
+run_print_timings(const GPtrArray *results)
+{
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        gsize ops = ppsim_schedule_n_ops(res->schedule);
+        double loop_s = MAX(res->time_replay_us, 1) / 1e6;
+        fprintf(stderr,
+                "ppsim: timings '%s': %zu ops; check %.1f ms, build %.1f ms, event loop %.1f ms "
+                "(%.2f M ops/s, %" G_GUINT64_FORMAT " events), metrics %.1f ms\n",
+                res->label, (size_t)ops, res->time_validate_us / 1e3, res->time_build_us / 1e3,
+                res->time_replay_us / 1e3, ops / loop_s / 1e6, res->events_processed,
+                res->time_metrics_us / 1e3);
+    }
+}
+
 static const char run_description[] =
     "Simulates each schedule of SCENARIO (a YAML file, see the README) on the modelled\n"
     "hardware, or with the explicit per-op costs of its 'costs:' section, and prints one row\n"
@@ -145,6 +162,8 @@ run_context(RunOptions *o)
          "FILE.<label>.csv)",
          "FILE"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No progress messages on stderr", NULL},
+        {"timings", 0, 0, G_OPTION_ARG_NONE, &o->timings,
+         "Print where the time went (check, build, event loop, metrics) on stderr", NULL},
         G_OPTION_ENTRY_NULL};
     GOptionContext *ctx = g_option_context_new("SCENARIO - simulate pipeline schedules");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -166,6 +185,8 @@ run_main(RunOptions *o, const char *path)
     g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, flags, &error);
     if (results == NULL)
         return ppsim_cli_fail(error);
+    if (o->timings)
+        run_print_timings(results);
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);
     g_autoptr(GString) csv = g_string_new(NULL);

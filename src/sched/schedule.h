@@ -80,6 +80,11 @@ gsize ppsim_schedule_n_ops(const PpsimSchedule *sched);
  * per-device orders plus the dependencies of DESIGN 3 form an acyclic graph).
  * Errors: PPSIM_SCHED_ERROR_INVALID naming the first offending op and device. */
 gboolean ppsim_schedule_validate(const PpsimSchedule *sched, GError **error);
+/* The same checks on an index the caller already built with ppsim_schedule_index_new()
+ * (which itself checks ranges, placement and duplicates); see schedule-index.h. */
+struct PpsimScheduleIndex;
+gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
+                                         const struct PpsimScheduleIndex *idx, GError **error);
 
 /* PyTorch pipelining CSV (DESIGN 6), schedule-csv.c. One row per device, one cell per action
  * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: R (recompute),

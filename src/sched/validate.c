@@ -165,12 +165,15 @@ validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GErr
 }
 
 gboolean
+ppsim_schedule_validate_indexed(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                GError **error)
+{
+    return validate_pairs(sched, idx, error) && validate_acyclic(sched, idx, error);
+}
+
+gboolean
 ppsim_schedule_validate(const PpsimSchedule *sched, GError **error)
 {
     g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(sched, error);
-    if (idx == NULL)
-        return FALSE;
-    if (!validate_pairs(sched, idx, error))
-        return FALSE;
-    return validate_acyclic(sched, idx, error);
+    return idx != NULL && ppsim_schedule_validate_indexed(sched, idx, error);
 }
