@@ -1,6 +1,7 @@
 /* cmd-run.c: `ppsim run SCENARIO`: simulate every schedule, print a table (or JSON/CSV) on
  * stdout, and write the artefacts (summary, traces, timelines) under --output. */
 #include "cli/cli.h"
+#include "report/artifacts.h"
 #include "report/report.h"
 #include "sched/registry.h"
 #include "sim.h"
@@ -92,23 +93,6 @@ run_export(const char *path, const GPtrArray *results, GError **error)
             return FALSE;
     }
     return TRUE;
-}
-
-static gboolean
-run_write_artifacts(const char *dir, const PpsimScenario *sc, const GPtrArray *results,
-                    GString *json, GString *csv, GError **error)
-{
-    if (g_mkdir_with_parents(dir, 0755) != 0) {
-        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "cannot create '%s': %s", dir,
-                    g_strerror(errno));
-        return FALSE;
-    }
-    (void)sc;
-    (void)results;
-    g_autofree char *json_path = g_build_filename(dir, "summary.json", NULL);
-    g_autofree char *csv_path = g_build_filename(dir, "summary.csv", NULL);
-    return ppsim_cli_write_file(json_path, json->str, json->len, error) &&
-           ppsim_cli_write_file(csv_path, csv->str, csv->len, error);
 }
 
 static void
@@ -204,7 +188,7 @@ run_main(RunOptions *o, const char *path)
     if (!o->no_artifacts) {
         g_autofree char *dir =
             o->output ? g_strdup(o->output) : g_build_filename("results", sc->name, NULL);
-        if (!run_write_artifacts(dir, sc, results, json, csv, &error))
+        if (!ppsim_artifacts_write(dir, sc, results, json, csv, &error))
             return ppsim_cli_fail(error);
         if (!o->quiet)
             fprintf(stderr, "ppsim: wrote artefacts to %s/\n", dir);

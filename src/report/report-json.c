@@ -8,16 +8,7 @@
 static void
 json_string(GString *out, const char *s)
 {
-    g_string_append_c(out, '"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            g_string_append_printf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            g_string_append_printf(out, "\\u%04x", *p);
-        else
-            g_string_append_c(out, *p);
-    }
-    g_string_append_c(out, '"');
+    ppsim_fmt_json_string(out, s);
 }
 
 static void

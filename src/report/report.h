@@ -21,3 +21,30 @@ void ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrAr
 void ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
 
 G_END_DECLS
+
+G_BEGIN_DECLS
+
+/* Receives output in chunks; returns FALSE with @error set to stop. */
+typedef gboolean (*PpsimWriteFunc)(const char *buf, gsize len, gpointer user_data, GError **error);
+
+/* Chrome/Perfetto Trace Event JSON of one replay: a process per device with compute and copy
+ * threads, a "links" process when flows were recorded, one complete event per op with its
+ * simulated start and duration, flow arrows for cross-device dependencies and offload ->
+ * reload pairs, and a memory counter per device (activations, static, buffers, limit).
+ * Streamed in chunks of about 64 KiB through @write, so memory stays bounded. */
+gboolean ppsim_report_trace_write(const PpsimRunResult *res, PpsimWriteFunc write,
+                                  gpointer user_data, GError **error);
+
+typedef struct {
+    PpsimTime t0_ps, t1_ps; /* time window; t1 = 0: the whole run */
+    int width;              /* pixels of the time axis; 0: default 1200 */
+} PpsimSvgOptions;
+
+/* An SVG timeline in the style of the papers' figures: one row per device (compute lane
+ * and a thin copy lane), blocks coloured by kind with microbatch numbers, a time axis, a
+ * legend, and under it each device's activation memory curve with its peak and the limit. */
+void ppsim_report_svg(GString *out, const PpsimRunResult *res, const PpsimSvgOptions *opts);
+/* Several results stacked on one time scale, one panel each. */
+void ppsim_report_svg_compare(GString *out, const GPtrArray *results, const PpsimSvgOptions *opts);
+
+G_END_DECLS

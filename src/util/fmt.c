@@ -69,3 +69,44 @@ ppsim_fmt_bytes_human(GString *out, double bytes)
     ppsim_fmt_fixed(out, bytes, u == 0 ? 0 : 2);
     g_string_append_printf(out, " %s", units[u]);
 }
+
+void
+ppsim_fmt_json_string(GString *out, const char *s)
+{
+    g_string_append_c(out, '"');
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            g_string_append_printf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            g_string_append_printf(out, "\\u%04x", *p);
+        else
+            g_string_append_c(out, (char)*p);
+    }
+    g_string_append_c(out, '"');
+}
+
+void
+ppsim_fmt_xml_text(GString *out, const char *s)
+{
+    for (const char *p = s ? s : ""; *p; p++) {
+        switch (*p) {
+        case '&':
+            g_string_append(out, "&amp;");
+            break;
+        case '<':
+            g_string_append(out, "&lt;");
+            break;
+        case '>':
+            g_string_append(out, "&gt;");
+            break;
+        case '"':
+            g_string_append(out, "&quot;");
+            break;
+        case '\'':
+            g_string_append(out, "&apos;");
+            break;
+        default:
+            g_string_append_c(out, *p);
+        }
+    }
+}

@@ -21,3 +21,10 @@ void ppsim_fmt_ms(GString *out, PpsimTime t_ps);
 void ppsim_fmt_bytes_human(GString *out, double bytes);
 
 G_END_DECLS
+
+G_BEGIN_DECLS
+/* Appends @s as a JSON string literal (quotes, backslashes and control characters escaped). */
+void ppsim_fmt_json_string(GString *out, const char *s);
+/* Appends @s with XML's five special characters escaped. */
+void ppsim_fmt_xml_text(GString *out, const char *s);
+G_END_DECLS

@@ -1,0 +1,233 @@
+/* check-report.c: the trace, SVG and artefact writers, checked against the replay they
+ * describe: every op once with its simulated start and duration, flow arrows in pairs,
+ * counters equal to the memory timeline, byte-identical output, valid XML, atomic files. */
+#include "ppsim-test.h"
+#include "report/artifacts.h"
+#include "sim.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static PpsimRunResult *
+replay_1f1b(int p, int m, gboolean offload)
+{
+    PpsimScenario *sc = ppsim_scenario_new_explicit(p, 1, m, "1f1b");
+    sc->costs.p2p_ps = PPSIM_PS_PER_MS / 20;
+    sc->costs.offload_ps = PPSIM_PS_PER_MS / 2;
+    g_autoptr(GError) error = NULL;
+    PpsimCosts *costs = ppsim_costs_new(sc, p, &error);
+    /* 1F1B by hand (warm-up min(p-d-1, m)), optionally offloading every activation of
+     * device 0 right after its F and reloading it just before its backward */
+    PpsimSchedule *s = ppsim_schedule_new(p, p, m);
+    ppsim_schedule_map_plain(s);
+    for (int d = 0; d < p; d++) {
+        int w = MIN(p - d - 1, m), f = 0, b = 0;
+        for (; f < w; f++)
+            ppsim_schedule_push(s, d, PPSIM_OP_F, d, f);
+        for (; f < m; f++, b++) {
+            ppsim_schedule_push(s, d, PPSIM_OP_F, d, f);
+            ppsim_schedule_push(s, d, PPSIM_OP_BW, d, b);
+        }
+        for (; b < m; b++)
+            ppsim_schedule_push(s, d, PPSIM_OP_BW, d, b);
+    }
+    for (int j = 0; offload && j < m; j++) {
+        ppsim_schedule_push(s, 0, PPSIM_OP_OFF, 0, j);
+        ppsim_schedule_push(s, 0, PPSIM_OP_RL, 0, j);
+    }
+    PpsimRunResult *res =
+        ppsim_sim_replay(sc, costs, s, "hand", "custom", PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    ppsim_costs_free(costs);
+    ppsim_scenario_free(sc);
+    return res;
+}
+
+static gboolean
+to_gstring(const char *buf, gsize len, gpointer data, GError **error)
+{
+    (void)error;
+    g_string_append_len(data, buf, len);
+    return TRUE;
+}
+
+static gint64
+us_to_ps(JsonObject *o, const char *key)
+{
+    /* "ts"/"dur" carry 6 decimals: exact microseconds with picosecond resolution */
+    return (gint64)llround(json_object_get_double_member(o, key) * 1e6);
+}
+
+START_TEST(test_trace_matches_replay)
+{
+    g_autoptr(PpsimRunResult) res = replay_1f1b(4, 8, TRUE);
+    g_autoptr(GString) a = g_string_new(NULL), b = g_string_new(NULL);
+    g_autoptr(GError) error = NULL;
+    ck_assert(ppsim_report_trace_write(res, to_gstring, a, &error));
+    ck_assert(ppsim_report_trace_write(res, to_gstring, b, &error));
+    ck_assert_str_eq(a->str, b->str);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, a->str, a->len, &error));
+    JsonArray *events = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "traceEvents");
+    g_autoptr(GHashTable) flow_starts = g_hash_table_new(g_int64_hash, g_int64_equal);
+    g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(gint64));
+    guint n_ops = 0, n_finish = 0, n_counters = 0;
+    gint64 cur_act[4] = {0};
+    for (guint i = 0; i < json_array_get_length(events); i++) {
+        JsonObject *e = json_array_get_object_element(events, i);
+        const char *ph = json_object_get_string_member(e, "ph");
+        if (strcmp(ph, "X") == 0) {
+            int d = json_object_get_int_member(e, "pid") - 1;
+            int list = json_object_get_int_member(e, "tid") - 1;
+            JsonObject *args = json_object_get_object_member(e, "args");
+            /* find the op: it must exist at the same position with the same timing */
+            GArray *ops = list == 0 ? res->schedule->compute[d] : res->schedule->copy[d];
+            GArray *tim = list == 0 ? res->compute_timing[d] : res->copy_timing[d];
+            gboolean found = FALSE;
+            for (guint k = 0; k < ops->len && !found; k++) {
+                const PpsimOp *op = &g_array_index(ops, PpsimOp, k);
+                const PpsimOpTiming *t = &g_array_index(tim, PpsimOpTiming, k);
+                found = op->stage == json_object_get_int_member(args, "stage") &&
+                        op->microbatch == json_object_get_int_member(args, "microbatch") &&
+                        strcmp(ppsim_op_kind_name(op->kind),
+                               json_object_get_string_member(args, "kind")) == 0 &&
+                        t->start_ps == us_to_ps(e, "ts") &&
+                        t->end_ps - t->start_ps == us_to_ps(e, "dur");
+            }
+            ck_assert_msg(found, "trace op %u has no matching op", i);
+            n_ops++;
+        } else if (strcmp(ph, "s") == 0) {
+            gint64 id = json_object_get_int_member(e, "id");
+            g_array_append_val(ids, id);
+        } else if (strcmp(ph, "f") == 0) {
+            n_finish++;
+        } else if (strcmp(ph, "C") == 0 &&
+                   g_str_has_prefix(json_object_get_string_member(e, "name"), "memory (")) {
+            int d = json_object_get_int_member(e, "pid") - 1;
+            JsonObject *args = json_object_get_object_member(e, "args");
+            cur_act[d] = (gint64)llround(json_object_get_double_member(args, "activations") *
+                                         PPSIM_EXPLICIT_MEM_SCALE);
+            n_counters++;
+        }
+    }
+    ck_assert_uint_eq(n_ops, ppsim_schedule_n_ops(res->schedule));
+    /* 3 boundaries x 8 microbatches x 2 directions cross devices, plus 8 offload->reload */
+    ck_assert_uint_eq(ids->len, res->transfers->len + 8);
+    ck_assert_uint_eq(n_finish, ids->len);
+    ck_assert_uint_eq(n_counters, res->p + res->mem_samples->len - 16); /* host samples skipped */
+    for (int d = 0; d < 4; d++)
+        ck_assert_int_eq(cur_act[d], 0); /* everything freed by the end */
+}
+END_TEST
+
+START_TEST(test_counters_follow_samples)
+{
+    g_autoptr(PpsimRunResult) res = replay_1f1b(2, 3, FALSE);
+    /* replay the samples: the maximum of the activation counter is the reported peak */
+    gint64 peak[2] = {0}, cur[2][3] = {{0}};
+    for (guint i = 0; i < res->mem_samples->len; i++) {
+        const PpsimMemSample *m = &g_array_index(res->mem_samples, PpsimMemSample, i);
+        cur[m->pool][m->category] = m->value;
+        peak[m->pool] = MAX(peak[m->pool], cur[m->pool][1] + cur[m->pool][2]);
+    }
+    ck_assert_int_eq(peak[0], res->devices[0].peak_activation);
+    ck_assert_int_eq(peak[1], res->devices[1].peak_activation);
+}
+END_TEST
+
+static gboolean
+xml_valid(const char *path)
+{
+    if (!g_file_test("/usr/bin/xmllint", G_FILE_TEST_IS_EXECUTABLE))
+        return TRUE; /* checked in CI, where tools/bootstrap installs libxml2-utils */
+    const char *argv[] = {"/usr/bin/xmllint", "--noout", path, NULL};
+    int status = 0;
+    ck_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL,
+                           NULL, &status, NULL));
+    return g_spawn_check_wait_status(status, NULL);
+}
+
+START_TEST(test_artifacts_svg_atomic)
+{
+    g_autoptr(PpsimRunResult) r1 = replay_1f1b(4, 8, TRUE);
+    g_autoptr(PpsimRunResult) r2 = replay_1f1b(4, 8, FALSE);
+    g_free(r2->label);
+    r2->label = g_strdup("no <offload> & co");
+    g_autoptr(GPtrArray) results = g_ptr_array_new();
+    g_ptr_array_add(results, r1);
+    g_ptr_array_add(results, r2);
+    g_autofree char *dir = g_dir_make_tmp("ppsim-report-XXXXXX", NULL);
+    g_autoptr(GString) json = g_string_new("{}"), csv = g_string_new("x\n");
+    g_autoptr(GError) error = NULL;
+    PpsimScenario *sc = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
+    ck_assert(ppsim_artifacts_write(dir, sc, results, json, csv, &error));
+    const char *files[] = {"summary.json", "summary.csv",           "hand.trace.json",
+                           "hand.svg",     "no__offload____co.svg", "no__offload____co.trace.json",
+                           "compare.svg"};
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *path = g_build_filename(dir, files[i], NULL);
+        ck_assert_msg(g_file_test(path, G_FILE_TEST_EXISTS), "missing %s", files[i]);
+        if (g_str_has_suffix(files[i], ".svg"))
+            ck_assert_msg(xml_valid(path), "%s is not well-formed XML", files[i]);
+    }
+    /* one <rect> with a <title> per op, and the legend names the kinds present */
+    g_autofree char *svg_path = g_build_filename(dir, "hand.svg", NULL);
+    g_autofree char *svg = NULL;
+    ck_assert(g_file_get_contents(svg_path, &svg, NULL, NULL));
+    guint titles = 0;
+    for (const char *p = svg; (p = strstr(p, "<title>")); p++)
+        titles++;
+    ck_assert_uint_eq(titles, ppsim_schedule_n_ops(r1->schedule));
+    ck_assert(strstr(svg, ">offload</text>") && strstr(svg, ">BW backward</text>"));
+    /* no temporary file is left, and a failing write leaves none either */
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    for (const char *n; (n = g_dir_read_name(d));)
+        ck_assert_msg(!g_str_has_suffix(n, ".tmp"), "left %s", n);
+    g_autofree char *blocker = g_build_filename(dir, "summary.json", "sub", NULL);
+    ck_assert(!ppsim_artifacts_write(blocker, sc, results, json, csv, &error));
+    ck_assert_ptr_nonnull(error);
+    ppsim_scenario_free(sc);
+    g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static gboolean
+count_only(const char *buf, gsize len, gpointer data, GError **error)
+{
+    (void)buf;
+    (void)error;
+    *(gsize *)data += len;
+    return TRUE;
+}
+
+/* 1F1B p = 64, m = 2048 (262,144 ops) streams its trace in 64 KiB chunks (not timed). */
+START_TEST(test_large_trace_streams)
+{
+    g_autoptr(PpsimRunResult) res = replay_1f1b(64, 2048, FALSE);
+    gsize bytes = 0;
+    g_autoptr(GError) error = NULL;
+    ck_assert(ppsim_report_trace_write(res, count_only, &bytes, &error));
+    ck_assert_uint_gt(bytes, 262144 * 100);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("trace");
+    tcase_add_test(tc, test_trace_matches_replay);
+    tcase_add_test(tc, test_counters_follow_samples);
+    tcase_add_test(tc, test_artifacts_svg_atomic);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("slow");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_large_trace_streams);
+    suite_add_tcase(s, tc);
+    return s;
+}
