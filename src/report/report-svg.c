@@ -31,6 +31,7 @@ typedef struct {
     double plot_w; /* pixels for [t0, t1] */
     double row_h, copy_h, gap;
     gboolean copy_lane;
+    int p; /* devices of the result being drawn */
 } Svg;
 
 static double
@@ -96,9 +97,12 @@ svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean label
         svg_num(s->out, MAX(x1 - x0, 0.3));
         g_string_append(s->out, "\" height=\"");
         svg_num(s->out, h);
-        g_string_append_printf(s->out,
-                               "\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.5\"%s>\n",
-                               kind_color[op->kind], title);
+        /* later chunks (stage / p > 0: interleaved and V schedules) lighter, as in the
+         * papers' figures */
+        gboolean later_chunk = s->p > 0 && op->stage / s->p > 0;
+        g_string_append_printf(
+            s->out, "\" fill=\"%s\"%s stroke=\"#ffffff\" stroke-width=\"0.5\"%s>\n",
+            kind_color[op->kind], later_chunk ? " fill-opacity=\"0.6\"" : "", title);
         double font = MIN(10.0, h - 5);
         if (labels && op->kind != PPSIM_OP_OPT && x1 - x0 >= font * 1.3 && font >= 6) {
             g_autofree char *num = g_strdup_printf("%d", op->microbatch);
@@ -177,6 +181,7 @@ svg_memory_value(GString *out, const PpsimRunResult *res, gint64 v)
 static double
 svg_rows(Svg *s, const PpsimRunResult *res, double y)
 {
+    s->p = res->p;
     for (int d = 0; d < res->p; d++) {
         g_autofree char *name = g_strdup_printf("device %d", d);
         svg_text(s, SVG_LEFT - 8, y + s->row_h / 2 + 4, MIN(11.0, s->row_h), "end", "#333333",
