@@ -164,7 +164,7 @@ START_TEST(test_artifacts_svg_atomic)
     g_autoptr(GString) json = g_string_new("{}"), csv = g_string_new("x\n");
     g_autoptr(GError) error = NULL;
     PpsimScenario *sc = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
-    ck_assert(ppsim_artifacts_write(dir, sc, results, json, csv, &error));
+    ck_assert(ppsim_artifacts_write(dir, sc, results, json, csv, NULL, &error));
     const char *files[] = {"summary.json", "summary.csv",           "hand.trace.json",
                            "hand.svg",     "no__offload____co.svg", "no__offload____co.trace.json",
                            "compare.svg"};
@@ -188,7 +188,7 @@ START_TEST(test_artifacts_svg_atomic)
     for (const char *n; (n = g_dir_read_name(d));)
         ck_assert_msg(!g_str_has_suffix(n, ".tmp"), "left %s", n);
     g_autofree char *blocker = g_build_filename(dir, "summary.json", "sub", NULL);
-    ck_assert(!ppsim_artifacts_write(blocker, sc, results, json, csv, &error));
+    ck_assert(!ppsim_artifacts_write(blocker, sc, results, json, csv, NULL, &error));
     ck_assert_ptr_nonnull(error);
     ppsim_scenario_free(sc);
     g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);

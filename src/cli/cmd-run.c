@@ -20,6 +20,8 @@ typedef struct {
     gboolean no_artifacts;
     gboolean quiet;
     gboolean timings;
+    char *svg_window;
+    PpsimSvgOptions svg; /* parsed from svg_window */
 } RunOptions;
 
 static void
@@ -30,6 +32,7 @@ run_options_clear(RunOptions *o)
     g_free(o->format);
     g_free(o->output);
     g_free(o->export_schedule);
+    g_free(o->svg_window);
 }
 
 /* --schedule A --schedule B (or "A,B"): keep the scenario's spec of each name when it has
@@ -146,6 +149,8 @@ run_context(RunOptions *o)
          "FILE.<label>.csv)",
          "FILE"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No progress messages on stderr", NULL},
+        {"svg-window", 0, 0, G_OPTION_ARG_STRING, &o->svg_window,
+         "Draw only this time window in the SVG timelines, in ms (e.g. 0:250)", "T0:T1"},
         {"timings", 0, 0, G_OPTION_ARG_NONE, &o->timings,
          "Print where the time went (check, build, event loop, metrics) on stderr", NULL},
         G_OPTION_ENTRY_NULL};
@@ -188,12 +193,28 @@ run_main(RunOptions *o, const char *path)
     if (!o->no_artifacts) {
         g_autofree char *dir =
             o->output ? g_strdup(o->output) : g_build_filename("results", sc->name, NULL);
-        if (!ppsim_artifacts_write(dir, sc, results, json, csv, &error))
+        if (!ppsim_artifacts_write(dir, sc, results, json, csv, &o->svg, &error))
             return ppsim_cli_fail(error);
         if (!o->quiet)
             fprintf(stderr, "ppsim: wrote artefacts to %s/\n", dir);
     }
     return PPSIM_EXIT_OK;
+}
+
+/* "T0:T1" in milliseconds, 0 <= T0 < T1. */
+static gboolean
+run_parse_window(const char *text, PpsimSvgOptions *svg)
+{
+    g_auto(GStrv) parts = g_strsplit(text, ":", 2);
+    if (g_strv_length(parts) != 2)
+        return FALSE;
+    char *e0 = NULL, *e1 = NULL;
+    double t0 = g_ascii_strtod(parts[0], &e0), t1 = g_ascii_strtod(parts[1], &e1);
+    if (e0 == parts[0] || *e0 || e1 == parts[1] || *e1 || t0 < 0 || t1 <= t0)
+        return FALSE;
+    svg->t0_ps = (PpsimTime)(t0 * PPSIM_PS_PER_MS);
+    svg->t1_ps = (PpsimTime)(t1 * PPSIM_PS_PER_MS);
+    return TRUE;
 }
 
 int
@@ -207,6 +228,9 @@ ppsim_cmd_run(int argc, char **argv)
     else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json") &&
              strcmp(o.format, "csv"))
         rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
+    else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg))
+        rc = ppsim_cli_usage("--svg-window must be T0:T1 in ms with 0 <= T0 < T1, got '%s'",
+                             o.svg_window);
     else if (argc != 2)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
                                       : "expected one SCENARIO, got %d arguments",

@@ -64,7 +64,8 @@ artifacts_text(const char *dir, const char *name, const GString *text, GError **
 
 gboolean
 ppsim_artifacts_write(const char *dir, const PpsimScenario *scenario, const GPtrArray *results,
-                      const GString *summary_json, const GString *summary_csv, GError **error)
+                      const GString *summary_json, const GString *summary_csv,
+                      const PpsimSvgOptions *svg_opts, GError **error)
 {
     (void)scenario;
     if (g_mkdir_with_parents(dir, 0755) != 0)
@@ -87,14 +88,14 @@ ppsim_artifacts_write(const char *dir, const PpsimScenario *scenario, const GPtr
         if (!artifacts_trace(trace_path, res, error))
             return FALSE;
         g_autoptr(GString) svg = g_string_new(NULL);
-        ppsim_report_svg(svg, res, NULL);
+        ppsim_report_svg(svg, res, svg_opts);
         g_autofree char *svg_name = g_strdup_printf("%s.svg", stem);
         if (!artifacts_text(dir, svg_name, svg, error))
             return FALSE;
     }
     if (results->len >= 2) {
         g_autoptr(GString) svg = g_string_new(NULL);
-        ppsim_report_svg_compare(svg, results, NULL);
+        ppsim_report_svg_compare(svg, results, svg_opts);
         if (!artifacts_text(dir, "compare.svg", svg, error))
             return FALSE;
     }
