@@ -14,6 +14,7 @@ static const PpsimCommand commands[] = {
     {"run", ppsim_cmd_run, "simulate the schedules of a scenario and report"},
     {"check", ppsim_cmd_check, "validate a scenario and its schedules without simulating"},
     {"list", ppsim_cmd_list, "list schedule generators or hardware presets"},
+    {"validate", ppsim_cmd_validate, "check published formulas against simulated timelines"},
     {"help", cmd_help, "show help for ppsim or for a command"},
     {"version", cmd_version, "print the version"},
 };

@@ -24,6 +24,7 @@ typedef struct {
 int ppsim_cmd_run(int argc, char **argv);
 int ppsim_cmd_check(int argc, char **argv);
 int ppsim_cmd_list(int argc, char **argv);
+int ppsim_cmd_validate(int argc, char **argv);
 
 /* Prints "ppsim: error: MESSAGE" to stderr and returns PPSIM_EXIT_FAILURE. */
 int ppsim_cli_fail(const GError *error);

@@ -1,0 +1,236 @@
+/* cmd-validate.c: `ppsim validate`: replay schedules in explicit-cost mode over a grid and
+ * print the published prediction next to the simulation (DESIGN 8). Rows whose formula is
+ * exact under its assumptions must match exactly; any mismatch there exits 1. */
+#include "cli/cli.h"
+#include "formulas/formulas.h"
+#include "sched/registry.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    GArray *p, *m_mult, *m_abs, *v; /* int */
+    GArray *costs;                  /* double[3] */
+} Grid;
+
+static gboolean
+grid_ints(const char *list, GArray *out, GArray *mult)
+{
+    g_auto(GStrv) parts = g_strsplit(list, ",", -1);
+    for (char **s = parts; *s; s++) {
+        char *end = NULL;
+        gint64 v = g_ascii_strtoll(*s, &end, 10);
+        gboolean times_p = mult != NULL && *end == 'p' && end[1] == '\0';
+        if (end == *s && mult != NULL && strcmp(*s, "p") == 0)
+            v = 1, times_p = TRUE, end = *s + 1;
+        if ((!times_p && *end != '\0') || v <= 0)
+            return FALSE;
+        int iv = (int)v;
+        g_array_append_val(times_p ? mult : out, iv);
+    }
+    return TRUE;
+}
+
+static gboolean
+grid_costs(const char *list, GArray *out)
+{
+    g_auto(GStrv) parts = g_strsplit(list, ",", -1);
+    for (char **s = parts; *s; s++) {
+        g_auto(GStrv) fbw = g_strsplit(*s, ":", -1);
+        if (g_strv_length(fbw) != 3)
+            return FALSE;
+        double c[3];
+        for (int i = 0; i < 3; i++) {
+            char *end = NULL;
+            c[i] = g_ascii_strtod(fbw[i], &end);
+            if (end == fbw[i] || *end || c[i] < 0)
+                return FALSE;
+        }
+        g_array_append_vals(out, c, 1);
+    }
+    return TRUE;
+}
+
+static gboolean
+grid_parse(Grid *g, char **specs)
+{
+    g->p = g_array_new(FALSE, FALSE, sizeof(int));
+    g->m_abs = g_array_new(FALSE, FALSE, sizeof(int));
+    g->m_mult = g_array_new(FALSE, FALSE, sizeof(int));
+    g->v = g_array_new(FALSE, FALSE, sizeof(int));
+    g->costs = g_array_new(FALSE, FALSE, sizeof(double[3]));
+    gboolean ok = TRUE;
+    for (char **s = specs; ok && s && *s; s++) {
+        if (g_str_has_prefix(*s, "p="))
+            ok = grid_ints(*s + 2, g->p, NULL);
+        else if (g_str_has_prefix(*s, "m="))
+            ok = grid_ints(*s + 2, g->m_abs, g->m_mult);
+        else if (g_str_has_prefix(*s, "v="))
+            ok = grid_ints(*s + 2, g->v, NULL);
+        else if (g_str_has_prefix(*s, "costs="))
+            ok = grid_costs(*s + 6, g->costs);
+        else
+            ok = FALSE;
+    }
+    /* defaults: a fast grid that still covers m < p, m = p and several multiples */
+    if (ok && g->p->len == 0)
+        grid_ints("2,4,8", g->p, NULL);
+    if (ok && g->m_abs->len == 0 && g->m_mult->len == 0)
+        grid_ints("1,p,2p,3p", g->m_abs, g->m_mult);
+    if (ok && g->v->len == 0)
+        grid_ints("2", g->v, NULL);
+    if (ok && g->costs->len == 0)
+        grid_costs("1:1:1,2:2:1,1:2:1", g->costs);
+    return ok;
+}
+
+static void
+grid_clear(Grid *g)
+{
+    GArray *all[] = {g->p, g->m_abs, g->m_mult, g->v, g->costs};
+    for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+        if (all[i])
+            g_array_free(all[i], TRUE);
+}
+
+typedef struct {
+    guint rows, exact_ok, exact_bad, approx, refused;
+    gboolean verbose;
+} Tally;
+
+#define ACT_W 0.5 /* weight_activation: W's share differs from B's so M_W is visible */
+
+/* One grid point: simulate, predict, print, count. */
+static void
+validate_point(const char *name, int p, int v, int m, const double *c, Tally *t)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, v, m, name);
+    sc->costs.forward_ps = (PpsimTime)llround(c[0] * PPSIM_PS_PER_MS);
+    sc->costs.backward_input_ps = (PpsimTime)llround(c[1] * PPSIM_PS_PER_MS);
+    sc->costs.backward_weight_ps = (PpsimTime)llround(c[2] * PPSIM_PS_PER_MS);
+    sc->costs.weight_activation = ACT_W;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+    t->rows++;
+    printf("%-12s %3d %2d %4d %5g:%g:%g ", name, p, v, m, c[0], c[1], c[2]);
+    if (res == NULL) {
+        gboolean refused = g_error_matches(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+        t->refused += refused;
+        t->exact_bad += !refused;
+        printf("%s: %s\n", refused ? "refused" : "ERROR", error->message);
+        return;
+    }
+    PpsimFormulaInput in = {p, res->v, m, c[0], c[1], c[2], 1.0, ACT_W};
+    PpsimFormula f;
+    ppsim_formula_predict(name, &in, &f);
+    double span = 0, peak_err = 0;
+    for (int d = 0; d < p; d++) {
+        const PpsimDeviceResult *dev = &res->devices[d];
+        span = MAX(span, (double)(dev->end_ps - dev->first_start_ps) / PPSIM_PS_PER_MS);
+        peak_err = MAX(peak_err, fabs(dev->peak_activation / res->mem_scale - f.peak[d]));
+    }
+    double sim_rate = 1.0 - m * res->v * (c[0] + c[1] + c[2]) / span;
+    gboolean match = fabs(span - f.span) < 1e-9 && peak_err < 1e-9;
+    const char *status = f.exact ? (match ? "exact ok" : "EXACT MISMATCH") : "approx";
+    t->exact_ok += f.exact && match;
+    t->exact_bad += f.exact && !match;
+    t->approx += !f.exact;
+    printf("%10.3f %10.3f %7.4f %7.4f %7.2f %7.2f %8.3f  %s\n", f.span, span, f.bubble_rate,
+           sim_rate, f.peak[0], res->devices[0].peak_activation / res->mem_scale, peak_err, status);
+    if (t->verbose || (f.exact && !match))
+        printf("%-12s   source %s; exact when %s\n", "", f.source, f.exact_when);
+    g_free(f.peak);
+}
+
+static void
+validate_schedule(const char *name, const Grid *g, Tally *t)
+{
+    const PpsimScheduleClass *k = ppsim_sched_registry_lookup(name);
+    for (guint i = 0; i < g->p->len; i++) {
+        int p = g_array_index(g->p, int, i);
+        g_autoptr(GArray) ms = g_array_new(FALSE, FALSE, sizeof(int));
+        g_array_append_vals(ms, g->m_abs->data, g->m_abs->len);
+        for (guint j = 0; j < g->m_mult->len; j++) {
+            int m = g_array_index(g->m_mult, int, j) * p;
+            g_array_append_val(ms, m);
+        }
+        for (guint j = 0; j < ms->len; j++)
+            for (guint vi = 0; vi < (k->chunks == 0 ? g->v->len : 1); vi++)
+                for (guint ci = 0; ci < g->costs->len; ci++)
+                    validate_point(
+                        name, p, k->chunks == 0 ? g_array_index(g->v, int, vi) : k->chunks,
+                        g_array_index(ms, int, j), &g_array_index(g->costs, double, 3 * ci), t);
+    }
+}
+
+static const char validate_description[] =
+    "Replays each schedule in explicit-cost mode (p2p = 0, uniform stages, activation 1,\n"
+    "weight_activation 0.5) over a grid and prints the published prediction next to the\n"
+    "simulation: the longest device span (end - first start), the bubble rate\n"
+    "(bubble / span, [ZB] §5.3), device 0's peak activation, and the largest peak error\n"
+    "over devices. Where a formula is exact under its assumptions, the simulation must\n"
+    "match it exactly; otherwise the row is 'approx'.\n"
+    "\n"
+    "Grid keys (repeatable --grid): p=2,4,8  m=1,p,2p,3p (numbers or multiples of p)\n"
+    "v=2 (chunks, for schedules that take them)  costs=1:1:1,2:2:1 (F:B:W in ms).\n"
+    "\n"
+    "Exit status: 0 all exact rows match, 1 an exact row disagrees, 2 usage error.";
+
+int
+ppsim_cmd_validate(int argc, char **argv)
+{
+    char **schedules = NULL, **grid = NULL;
+    gboolean verbose = FALSE;
+    GOptionEntry entries[] = {
+        {"schedule", 's', 0, G_OPTION_ARG_STRING_ARRAY, &schedules,
+         "Validate only this schedule (repeatable; default: every one with a formula)", "NAME"},
+        {"grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &grid, "Grid axis, e.g. p=2,4 or m=p,2p",
+         "KEY=LIST"},
+        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Print each row's source", NULL},
+        G_OPTION_ENTRY_NULL};
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("- check published formulas against simulated timelines");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx, validate_description);
+    Grid g = {0};
+    Tally t = {.verbose = verbose};
+    int rc = PPSIM_EXIT_OK;
+    if (!ppsim_cli_parse(ctx, &argc, &argv)) {
+        rc = PPSIM_EXIT_USAGE;
+    } else if (!grid_parse(&g, grid)) {
+        rc = ppsim_cli_usage("bad --grid (expected p=LIST, m=LIST, v=LIST or costs=F:B:W,...)");
+    } else {
+        const char *const *names =
+            schedules ? (const char *const *)schedules : ppsim_formula_schedules();
+        printf("%-12s %3s %2s %4s %9s %10s %10s %7s %7s %7s %7s %8s  %s\n", "schedule", "p", "v",
+               "m", "F:B:W", "span_pred", "span_sim", "rate_p", "rate_s", "peak0_p", "peak0_s",
+               "peak_err", "status");
+        for (int i = 0; names[i] && rc == PPSIM_EXIT_OK; i++) {
+            PpsimFormula probe;
+            PpsimFormulaInput in = {2, 1, 2, 1, 1, 1, 1, 1};
+            if (!ppsim_sched_registry_lookup(names[i]) ||
+                !ppsim_formula_predict(names[i], &in, &probe)) {
+                rc = ppsim_cli_usage("no formula for schedule '%s' (have: 1f1b, gpipe, "
+                                     "interleaved, zb-h1, zb-h2)",
+                                     names[i]);
+                break;
+            }
+            g_free(probe.peak);
+            validate_schedule(names[i], &g, &t);
+        }
+        if (rc == PPSIM_EXIT_OK) {
+            printf("\n%u rows: %u exact and matching, %u exact MISMATCHES, %u approximate, "
+                   "%u refused by the generator\n",
+                   t.rows, t.exact_ok, t.exact_bad, t.approx, t.refused);
+            rc = t.exact_bad > 0 ? PPSIM_EXIT_FAILURE : PPSIM_EXIT_OK;
+        }
+    }
+    grid_clear(&g);
+    g_strfreev(schedules);
+    g_strfreev(grid);
+    return rc;
+}

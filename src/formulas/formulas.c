@@ -1,0 +1,121 @@
+/* formulas.c: closed forms of reference/formulas.md §2, each with its source. The "span" of
+ * a device is end - first start; [ZB] §5.3 measures bubbles against the longest stage's
+ * execution time, and for 1F1B, GPipe and interleaved the first device's span is the whole
+ * iteration, so one quantity covers every row. All rows assume uniform stages and free
+ * communication (p2p = 0), as the papers' tables do.
+ */
+#include "formulas/formulas.h"
+
+static const char *const with_formula[] = {"1f1b", "gpipe", "interleaved", "zb-h1", "zb-h2", NULL};
+
+const char *const *
+ppsim_formula_schedules(void)
+{
+    return with_formula;
+}
+
+static void
+formula_finish(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    double work = in->m * in->v * (in->t_f + in->t_b + in->t_w);
+    out->bubble = out->span - work;
+    out->bubble_rate = out->span > 0 ? out->bubble / out->span : 0;
+    out->bubble_fraction = work > 0 ? out->bubble / work : 0;
+}
+
+/* 1F1B: (m+p-1)(T_F+T_B+T_W) also for m < p ([ZB] App. H; [NAR21] §2.2.1); rank d holds
+ * min(p-d, m) microbatches ([MEG] warm-up + 1, formulas.md §2.3). */
+static void
+formula_1f1b(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[NAR21] §2.2.1; [ZB] App. H; [MEG] warm-up";
+    out->exact_when = "uniform stages, p2p = 0";
+    out->exact = in->v == 1;
+    out->span = (in->m + in->p - 1) * (in->t_f + in->t_b + in->t_w);
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = MIN(in->p - d, in->m) * in->act;
+}
+
+/* GPipe: same bubble as 1F1B; every stage stashes all m microbatches ([NAR21] §2.2.1). */
+static void
+formula_gpipe(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[NAR21] §2.2.1; [GP] §2.3";
+    out->exact_when = "uniform stages, p2p = 0";
+    out->exact = in->v == 1;
+    out->span = (in->m + in->p - 1) * (in->t_f + in->t_b + in->t_w);
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = in->m * in->act;
+}
+
+/* Interleaved 1F1B: bubble (p-1)(t_f+t_b)/v with t = v chunk passes ([NAR21] §2.2.2), so the
+ * span is (m v + p - 1)(T_F+T_B+T_W) per chunk; rank d peaks at warm-up + 1 =
+ * (v-1)p + 2(p-d) - 1 chunk-activations (formulas.md §2.4, DERIVED from [MEG]). Exact for
+ * g = p and m a multiple of p. */
+static void
+formula_interleaved(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[NAR21] §2.2.2; [MEG] warm-up";
+    out->exact_when = "uniform chunks, p2p = 0, group size g = p, m a multiple of p";
+    out->exact = in->m % in->p == 0;
+    out->span = (in->m * in->v + in->p - 1) * (in->t_f + in->t_b + in->t_w);
+    for (int d = 0; d < in->p; d++) {
+        int inflight = (in->v - 1) * in->p + 2 * (in->p - d) - 1;
+        out->peak[d] = MIN(inflight, in->m * in->v) * in->act;
+    }
+    if (in->v == 1)
+        formula_1f1b(in, out);
+}
+
+/* ZB-H1: bubble (p-1)(T_F+T_B-T_W); worker i (1-idx) (p-i+1)M_B + (i-1)M_W ([ZB] Table 2,
+ * §2.3). */
+static void
+formula_zb_h1(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[ZB] §2.1, §2.3, Table 2";
+    out->exact_when = "uniform stages, p2p = 0, m >= p, T_W <= T_F and T_W <= T_B";
+    out->exact = in->m >= in->p && in->t_w <= in->t_f && in->t_w <= in->t_b && in->v == 1;
+    out->span = in->m * (in->t_f + in->t_b + in->t_w) + (in->p - 1) * (in->t_f + in->t_b - in->t_w);
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = (in->p - d) * in->act + d * in->act_w;
+}
+
+/* ZB-H2: bubble (p-1)(T_F+T_B-2T_W); worker i (2p-2i+1)M_B + (2i-2)M_W ([ZB] Table 2,
+ * §2.3). */
+static void
+formula_zb_h2(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[ZB] §2.2, §2.3, Table 2";
+    out->exact_when = "uniform stages, p2p = 0, m >= 2p, T_W <= T_F and T_W <= T_B";
+    out->exact = in->m >= 2 * in->p && in->t_w <= in->t_f && in->t_w <= in->t_b && in->v == 1;
+    out->span = in->m * (in->t_f + in->t_b + in->t_w) +
+                (in->p - 1) * MAX(0.0, in->t_f + in->t_b - 2 * in->t_w);
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = MIN(2 * (in->p - d) - 1, in->m) * in->act + 2 * d * in->act_w;
+}
+
+gboolean
+ppsim_formula_predict(const char *name, const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    static const struct {
+        const char *name;
+        void (*fill)(const PpsimFormulaInput *, PpsimFormula *);
+    } table[] = {{"1f1b", formula_1f1b},
+                 {"gpipe", formula_gpipe},
+                 {"interleaved", formula_interleaved},
+                 {"zb-h1", formula_zb_h1},
+                 {"zb-h2", formula_zb_h2}};
+    for (guint i = 0; i < G_N_ELEMENTS(table); i++) {
+        if (g_strcmp0(table[i].name, name) != 0)
+            continue;
+        *out = (PpsimFormula){.n_devices = in->p,
+                              .peak = g_new0(double, in->p),
+                              .convention = "span = max device (end - first start); bubble = "
+                                            "span - m v (F+B+W); rate = bubble / span [ZB] "
+                                            "§5.3; fraction = bubble / ideal [NAR21]"};
+        table[i].fill(in, out);
+        formula_finish(in, out);
+        return TRUE;
+    }
+    return FALSE;
+}

@@ -1,0 +1,136 @@
+/* check-formulas.c: the formula module against hand-computed values, the generators of the
+ * registry against the checker over the issue's grid (generate -> validate -> replay), and
+ * exact formulas against replays. */
+#include "ppsim-test.h"
+#include "formulas/formulas.h"
+#include "sched/registry.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+START_TEST(test_formula_values)
+{
+    /* p = 4, m = 8, F = B = W = 1, M_B = 1, M_W = 0.5 */
+    PpsimFormulaInput in = {4, 1, 8, 1, 1, 1, 1, 0.5};
+    PpsimFormula f;
+    ck_assert(ppsim_formula_predict("1f1b", &in, &f));
+    ck_assert_double_eq(f.span, 33);                            /* (8+3) x 3 */
+    ck_assert_double_eq_tol(f.bubble_rate, 9.0 / 33, 1e-12);    /* (p-1)/(m+p-1) */
+    ck_assert_double_eq_tol(f.bubble_fraction, 3.0 / 8, 1e-12); /* (p-1)/m */
+    ck_assert_double_eq(f.peak[0], 4);
+    ck_assert_double_eq(f.peak[3], 1);
+    g_free(f.peak);
+    ck_assert(ppsim_formula_predict("zb-h1", &in, &f));
+    ck_assert_double_eq(f.span, 27);     /* 24 + 3 (F+B-W) */
+    ck_assert_double_eq(f.peak[1], 3.5); /* (p-i+1) M_B + (i-1) M_W, i = 2 */
+    g_free(f.peak);
+    ck_assert(ppsim_formula_predict("zb-h2", &in, &f));
+    ck_assert_double_eq(f.span, 24);       /* zero bubble when F = B = W */
+    ck_assert_double_eq(f.peak[0], 7);     /* (2p-1) M_B */
+    ck_assert_double_eq(f.peak[3], 1 + 3); /* (2p-2i+1) M_B + (2i-2) M_W, i = 4 */
+    g_free(f.peak);
+    in.v = 2;
+    ck_assert(ppsim_formula_predict("interleaved", &in, &f));
+    ck_assert_double_eq(f.span, 57);    /* (m v + p - 1) x 3 */
+    ck_assert_double_eq(f.peak[0], 11); /* (v-1)p + 2p - 1 */
+    g_free(f.peak);
+    ck_assert(!ppsim_formula_predict("nope", &in, &f));
+}
+END_TEST
+
+/* Every registered generator, on the grid p in {2,4,8,16}, m in {1, p-1, p, 2p, 3p, 64},
+ * v in {1,2,4}: accepted and valid (and replayable), or refused with UNSUPPORTED. */
+START_TEST(test_conformance)
+{
+    const PpsimScheduleClass *k = ppsim_sched_registry_nth(_i);
+    int ps[] = {2, 4, 8, 16};
+    for (guint a = 0; a < G_N_ELEMENTS(ps); a++) {
+        int p = ps[a];
+        int ms[] = {1, MAX(1, p - 1), p, 2 * p, 3 * p, 64};
+        for (guint b = 0; b < G_N_ELEMENTS(ms); b++)
+            for (int v = 1; v <= 4; v *= 2) {
+                if (k->chunks != 0 && v != 1)
+                    continue; /* fixed chunk count: v does not apply */
+                g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, v, ms[b], k->name);
+                g_autoptr(GError) error = NULL;
+                g_autoptr(PpsimRunResult) res =
+                    ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+                if (res == NULL)
+                    ck_assert_msg(
+                        g_error_matches(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED),
+                        "%s p=%d m=%d v=%d: %s", k->name, p, ms[b], v, error->message);
+                else
+                    ck_assert_int_gt(res->makespan_ps, 0);
+            }
+    }
+}
+END_TEST
+
+/* ZB-H1 with its paper costs ([ZB] App. D: T_F > T_B > T_W): makespan
+ * m(F+B+W) + (p-1)(F+B-W) exactly, in integer picoseconds. */
+START_TEST(test_zb_h1_profiled_costs)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(8, 1, 24, "zb-h1");
+    sc->costs.forward_ps = 18522000000;
+    sc->costs.backward_input_ps = 18086000000;
+    sc->costs.backward_weight_ps = 9337000000;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+    ppsim_assert_no_error(error);
+    PpsimTime f = 18522000000, b = 18086000000, w = 9337000000;
+    ck_assert_int_eq(res->makespan_ps, 24 * (f + b + w) + 7 * (f + b - w));
+}
+END_TEST
+
+/* [ZB] Table 5 (1.5B, p = 8, m = 24) from scenarios/zb_table5.yaml: 1F1B 0.2431, ZB-H1
+ * 0.1585, ZB-H2 0.1083, as bubble rates over the longest stage's execution time. */
+START_TEST(test_zb_table5)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/zb_table5.yaml");
+    const char *names[] = {"1f1b", "zb-h1", "zb-h2"};
+    const double want[] = {0.2431, 0.1585, 0.1083};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(names[i]);
+        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_msg(fabs(res->bubble_ratio_span - want[i]) < 0.00005, "%s: %.5f vs %.4f",
+                      names[i], res->bubble_ratio_span, want[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_validate_cli)
+{
+    const char *argv[] = {g_getenv("PPSIM_EXE"), "validate", NULL};
+    g_autofree char *out = NULL;
+    int status = 0;
+    ck_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+                           NULL, &status, NULL));
+    ck_assert_msg(g_spawn_check_wait_status(status, NULL), "%s", out);
+    ck_assert(strstr(out, " 0 exact MISMATCHES") != NULL);
+    ck_assert(strstr(out, "exact ok") != NULL);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("formulas");
+    TCase *tc = tcase_create("formulas");
+    tcase_add_test(tc, test_formula_values);
+    tcase_add_test(tc, test_zb_h1_profiled_costs);
+    tcase_add_test(tc, test_validate_cli);
+    tcase_add_test(tc, test_zb_table5);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("conformance");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_conformance, 0, (int)ppsim_sched_registry_count());
+    suite_add_tcase(s, tc);
+    return s;
+}
