@@ -141,6 +141,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScenario, ppsim_scenario_free)
 
 PpsimScheduleSpec *ppsim_schedule_spec_new(const char *name);
 void ppsim_schedule_spec_free(PpsimScheduleSpec *spec);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScheduleSpec, ppsim_schedule_spec_free)
 
 /* Hardware presets (scenario-presets.c), each number cited from reference/hardware.md. */
 typedef struct {
