@@ -36,6 +36,17 @@ START_TEST(test_formula_values)
     ck_assert_double_eq(f.span, 57);    /* (m v + p - 1) x 3 */
     ck_assert_double_eq(f.peak[0], 11); /* (v-1)p + 2p - 1 */
     g_free(f.peak);
+    /* [PO] Table 1 at d = 4, v = 2: GIS bubble (d-1)(F+B) = 6, rank-0 peak d v = 8 instead of
+     * interleaving's d v + d - 1 = 11; GIS-H (g = 2) peak g(v-1) + d = 6, extra bubble
+     * ((v-1)d/2)(F+B-W) = 2 */
+    ck_assert(ppsim_formula_predict("gis", &in, &f));
+    ck_assert_double_eq(f.span, 48 + 6);
+    ck_assert_double_eq(f.peak[0], 8);
+    g_free(f.peak);
+    ck_assert(ppsim_formula_predict("gis-h", &in, &f));
+    ck_assert_double_eq(f.span, 48 + 6 + 2);
+    ck_assert_double_eq(f.peak[0], 6);
+    g_free(f.peak);
     ck_assert(!ppsim_formula_predict("nope", &in, &f));
 }
 END_TEST

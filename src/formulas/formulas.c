@@ -6,7 +6,8 @@
  */
 #include "formulas/formulas.h"
 
-static const char *const with_formula[] = {"1f1b", "gpipe", "interleaved", "zb-h1", "zb-h2", NULL};
+static const char *const with_formula[] = {"1f1b",  "gpipe", "interleaved", "zb-h1",
+                                           "zb-h2", "gis",   "gis-h",       NULL};
 
 const char *const *
 ppsim_formula_schedules(void)
@@ -94,17 +95,48 @@ formula_zb_h2(const PpsimFormulaInput *in, PpsimFormula *out)
         out->peak[d] = MIN(2 * (in->p - d) - 1, in->m) * in->act + 2 * d * in->act_w;
 }
 
+/* GIS with group size g ([PO] Table 1, §3.2; formulas.md §2.8): bubble (d-1)(T_F+T_B) plus
+ * (d-g)(v-1)(T_F+T_B-T_W) for smaller groups; rank r peaks at g(v-1) + d - r
+ * chunk-activations (d v on rank 0 for g = d). */
+static void
+formula_gis_g(const PpsimFormulaInput *in, PpsimFormula *out, int g)
+{
+    out->source = "[PO] §3.1-3.2, Table 1";
+    out->exact_when = "uniform chunks, p2p = 0, m a multiple of g, T_W <= T_F and T_W <= T_B";
+    out->exact = in->m % g == 0 && in->t_w <= in->t_f && in->t_w <= in->t_b;
+    out->span = in->m * in->v * (in->t_f + in->t_b + in->t_w) + (in->p - 1) * (in->t_f + in->t_b) +
+                (in->p - g) * (in->v - 1) * (in->t_f + in->t_b - in->t_w);
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = MIN(g * (in->v - 1) + in->p - d, in->m * in->v) * in->act;
+}
+
+static void
+formula_gis(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    formula_gis_g(in, out, in->p);
+}
+
+/* [PO] Table 1 writes GIS-H's extra bubble as ((v-1)d/2)(T_F+T_B-T_W), i.e. g = d/2: exact
+ * for even d. For odd d (g = (d+1)/2) the replay is shorter than (d-g)(v-1)(...) predicts
+ * (e.g. d = 3, v = 2, m = 6, F:B:W = 2:2:1: 70 vs 71), so it is only an upper bound there. */
+static void
+formula_gis_h(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    formula_gis_g(in, out, (in->p + 1) / 2);
+    out->exact_when = "as gis, with d even (g = d/2)";
+    out->exact = out->exact && in->p % 2 == 0;
+}
+
 gboolean
 ppsim_formula_predict(const char *name, const PpsimFormulaInput *in, PpsimFormula *out)
 {
     static const struct {
         const char *name;
         void (*fill)(const PpsimFormulaInput *, PpsimFormula *);
-    } table[] = {{"1f1b", formula_1f1b},
-                 {"gpipe", formula_gpipe},
-                 {"interleaved", formula_interleaved},
-                 {"zb-h1", formula_zb_h1},
-                 {"zb-h2", formula_zb_h2}};
+    } table[] = {
+        {"1f1b", formula_1f1b},   {"gpipe", formula_gpipe}, {"interleaved", formula_interleaved},
+        {"zb-h1", formula_zb_h1}, {"zb-h2", formula_zb_h2}, {"gis", formula_gis},
+        {"gis-h", formula_gis_h}};
     for (guint i = 0; i < G_N_ELEMENTS(table); i++) {
         if (g_strcmp0(table[i].name, name) != 0)
             continue;
