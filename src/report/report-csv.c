@@ -22,15 +22,6 @@ csv_field(GString *out, const char *s)
     g_string_append_c(out, '"');
 }
 
-static void
-csv_mem(GString *out, const PpsimRunResult *res, gint64 value)
-{
-    if (res->mem_scale == 1.0)
-        g_string_append_printf(out, "%" G_GINT64_FORMAT, value);
-    else
-        ppsim_fmt_double(out, (double)value / res->mem_scale);
-}
-
 void
 ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
@@ -59,9 +50,9 @@ ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *r
             g_string_append_c(out, ',');
             ppsim_fmt_double(out, dev->bubble_ratio);
             g_string_append_c(out, ',');
-            csv_mem(out, res, dev->peak_activation);
+            ppsim_fmt_mem(out, dev->peak_activation, res->mem_scale);
             g_string_append_c(out, ',');
-            csv_mem(out, res, dev->peak_memory);
+            ppsim_fmt_mem(out, dev->peak_memory, res->mem_scale);
             g_string_append_printf(out, ",%s\n", dev->oom ? "true" : "false");
         }
     }

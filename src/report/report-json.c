@@ -19,15 +19,6 @@ json_key(GString *out, const char *key)
 }
 
 static void
-json_mem(GString *out, const PpsimRunResult *res, gint64 value)
-{
-    if (res->mem_scale == 1.0)
-        g_string_append_printf(out, "%" G_GINT64_FORMAT, value);
-    else
-        ppsim_fmt_double(out, (double)value / res->mem_scale);
-}
-
-static void
 json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
 {
     g_string_append_printf(out, "{\"id\":%d,\"busy\":", d->id);
@@ -39,11 +30,11 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     g_string_append(out, ",\"bubble_ratio\":");
     ppsim_fmt_double(out, d->bubble_ratio);
     g_string_append(out, ",\"peak_activation\":");
-    json_mem(out, res, d->peak_activation);
+    ppsim_fmt_mem(out, d->peak_activation, res->mem_scale);
     g_string_append(out, ",\"peak_memory\":");
-    json_mem(out, res, d->peak_memory);
+    ppsim_fmt_mem(out, d->peak_memory, res->mem_scale);
     g_string_append(out, ",\"static_memory\":");
-    json_mem(out, res, d->static_memory);
+    ppsim_fmt_mem(out, d->static_memory, res->mem_scale);
     g_string_append_printf(out, ",\"oom\":%s,\"peak_time\":", d->oom ? "true" : "false");
     ppsim_fmt_ms(out, d->peak_time_ps);
     g_string_append(out, ",\"peak_op\":");
@@ -87,7 +78,7 @@ json_result(GString *out, const PpsimRunResult *res)
     g_string_append(out, ",\"memory_unit\":");
     json_string(out, res->memory_unit);
     g_string_append(out, ",\"memory_limit\":");
-    json_mem(out, res, res->memory_limit);
+    ppsim_fmt_mem(out, res->memory_limit, res->mem_scale);
     g_string_append(out, ",\"offload_ratio_k\":");
     if (res->explicit_mode)
         g_string_append(out, "null");
@@ -105,7 +96,7 @@ json_result(GString *out, const PpsimRunResult *res)
         g_string_append_printf(out,
                                "%s{\"id\":%d,\"device\":%d,\"peak_activation\":", s > 0 ? "," : "",
                                st->id, st->device);
-        json_mem(out, res, st->peak_activation);
+        ppsim_fmt_mem(out, st->peak_activation, res->mem_scale);
         g_string_append_c(out, '}');
     }
     g_string_append(out, "]}");

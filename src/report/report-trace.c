@@ -148,15 +148,6 @@ trace_flows(Trace *t, const PpsimRunResult *res)
 }
 
 static void
-trace_counter_value(GString *o, const PpsimRunResult *res, gint64 v)
-{
-    if (res->mem_scale == 1.0)
-        g_string_append_printf(o, "%" G_GINT64_FORMAT, v);
-    else
-        ppsim_fmt_double(o, (double)v / res->mem_scale);
-}
-
-static void
 trace_counter(Trace *t, const PpsimRunResult *res, int d, PpsimTime ts, const gint64 *cur)
 {
     GString *o = trace_event(t);
@@ -164,11 +155,11 @@ trace_counter(Trace *t, const PpsimRunResult *res, int d, PpsimTime ts, const gi
                            res->memory_unit);
     trace_us(o, ts);
     g_string_append(o, ",\"args\":{\"activations\":");
-    trace_counter_value(o, res, cur[PPSIM_MEM_ACTIVATION]);
+    ppsim_fmt_mem(o, cur[PPSIM_MEM_ACTIVATION], res->mem_scale);
     g_string_append(o, ",\"static\":");
-    trace_counter_value(o, res, cur[PPSIM_MEM_STATIC]);
+    ppsim_fmt_mem(o, cur[PPSIM_MEM_STATIC], res->mem_scale);
     g_string_append(o, ",\"buffers\":");
-    trace_counter_value(o, res, cur[PPSIM_MEM_BUFFER]);
+    ppsim_fmt_mem(o, cur[PPSIM_MEM_BUFFER], res->mem_scale);
     g_string_append(o, "}}");
     if (res->memory_limit > 0) {
         o = trace_event(t);
@@ -178,7 +169,7 @@ trace_counter(Trace *t, const PpsimRunResult *res, int d, PpsimTime ts, const gi
                                d + 1);
         trace_us(o, ts);
         g_string_append(o, ",\"args\":{\"limit\":");
-        trace_counter_value(o, res, res->memory_limit);
+        ppsim_fmt_mem(o, res->memory_limit, res->mem_scale);
         g_string_append(o, "}}");
     }
 }

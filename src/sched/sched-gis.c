@@ -12,18 +12,10 @@
 #include "util/ppsim-error.h"
 
 static void
-gis_slot(int k, int g, int v, gboolean forward, int *chunk, int *mb)
-{
-    int group = g * v, c = (k % group) / g;
-    *chunk = forward ? c : v - 1 - c;
-    *mb = (k / group) * g + k % g;
-}
-
-static void
 gis_forward(PpsimSchedule *s, int r, int k, int g, int v)
 {
     int chunk, mb;
-    gis_slot(k, g, v, TRUE, &chunk, &mb);
+    ppsim_interleaved_slot(k, g, v, TRUE, &chunk, &mb);
     ppsim_schedule_push(s, r, PPSIM_OP_F, chunk * s->n_devices + r, mb);
 }
 
@@ -31,7 +23,7 @@ static void
 gis_backward(PpsimSchedule *s, int r, int k, int g, int v)
 {
     int chunk, mb;
-    gis_slot(k, g, v, FALSE, &chunk, &mb);
+    ppsim_interleaved_slot(k, g, v, FALSE, &chunk, &mb);
     ppsim_schedule_push(s, r, PPSIM_OP_B, chunk * s->n_devices + r, mb);
     ppsim_schedule_push(s, r, PPSIM_OP_W, chunk * s->n_devices + r, mb);
 }

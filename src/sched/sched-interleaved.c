@@ -6,7 +6,7 @@
  * backwards. Bubble (p-1)(t_f + t_b)/v; rank r holds min((v-1)g + 2(p-r) - 1, m v)
  * chunk-activations at its peak. Needs p <= g <= m and m a multiple of g; v = 1 is 1F1B.
  */
-#include "sched/schedule.h"
+#include "sched/gis.h"
 #include "util/ppsim-error.h"
 
 static const PpsimOptionSpec interleaved_options[] = {
@@ -14,9 +14,8 @@ static const PpsimOptionSpec interleaved_options[] = {
      "microbatches per group g ([MEG] microbatch_group_size_per_vp_stage; default p)"},
     {NULL}};
 
-/* The k-th chunk-microbatch of a rank: its chunk and microbatch ([MEG] order). */
-static void
-interleaved_slot(int k, int g, int v, gboolean forward, int *chunk, int *mb)
+void
+ppsim_interleaved_slot(int k, int g, int v, gboolean forward, int *chunk, int *mb)
 {
     int group = g * v;
     int c = (k % group) / g;
@@ -28,7 +27,7 @@ static void
 interleaved_push(PpsimSchedule *s, int r, int k, int g, int v, gboolean forward)
 {
     int chunk, mb;
-    interleaved_slot(k, g, v, forward, &chunk, &mb);
+    ppsim_interleaved_slot(k, g, v, forward, &chunk, &mb);
     ppsim_schedule_push(s, r, forward ? PPSIM_OP_F : PPSIM_OP_BW, chunk * s->n_devices + r, mb);
 }
 

@@ -110,3 +110,12 @@ ppsim_fmt_xml_text(GString *out, const char *s)
         }
     }
 }
+
+void
+ppsim_fmt_mem(GString *out, gint64 value, double scale)
+{
+    if (scale == 1.0)
+        g_string_append_printf(out, "%" G_GINT64_FORMAT, value);
+    else
+        ppsim_fmt_double(out, (double)value / scale);
+}

@@ -23,6 +23,9 @@ void ppsim_fmt_bytes_human(GString *out, double bytes);
 G_END_DECLS
 
 G_BEGIN_DECLS
+/* Appends a memory amount in memory units: an integer count of bytes when @scale is 1,
+ * else value / @scale as a shortest round-trip number (explicit-mode units). */
+void ppsim_fmt_mem(GString *out, gint64 value, double scale);
 /* Appends @s as a JSON string literal (quotes, backslashes and control characters escaped). */
 void ppsim_fmt_json_string(GString *out, const char *s);
 /* Appends @s with XML's five special characters escaped. */
