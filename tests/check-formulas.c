@@ -116,6 +116,54 @@ START_TEST(test_zb_table5)
 }
 END_TEST
 
+/* Largest (span - busy) over devices of a ZB-V replay, in ms, or -1 on error. */
+static double
+zb_v_gap(int p, int m, const char *limit, gint64 *peak_out)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "zb-v");
+    PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, 0);
+    if (limit) {
+        PpsimOptionValue o = {g_strdup("memory_limit"), g_strdup(limit), {1, 1}};
+        g_array_append_val(spec->options, o);
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
+    ppsim_assert_no_error(error);
+    double gap = 0;
+    *peak_out = 0;
+    for (int d = 0; d < p; d++) {
+        const PpsimDeviceResult *dev = &res->devices[d];
+        ck_assert_int_eq(dev->busy_ps, (PpsimTime)2 * m * 3 * PPSIM_PS_PER_MS);
+        gap =
+            MAX(gap, (double)(dev->end_ps - dev->first_start_ps - dev->busy_ps) / PPSIM_PS_PER_MS);
+        *peak_out = MAX(*peak_out, dev->peak_activation);
+        if (d > 0)
+            ck_assert_int_eq(dev->peak_activation, res->devices[0].peak_activation);
+    }
+    return gap;
+}
+
+/* ZB-V ([ZB] §6) with T_F = T_B = T_W: peak exactly p M_B on every device (M_B = two chunks'
+ * activation), any lower memory_limit is met exactly, and the bubble is a constant gap that
+ * does not grow with m (at most 2p passes; measured p-1 .. 1.25p, see sched-zb-v.c). */
+START_TEST(test_zb_v_properties)
+{
+    int ps[] = {2, 3, 4, 8};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
+        int p = ps[i];
+        gint64 peak = 0, peak2 = 0;
+        double gap4 = zb_v_gap(p, 4 * p, NULL, &peak);
+        double gap8 = zb_v_gap(p, 8 * p, NULL, &peak2);
+        ck_assert_int_eq(peak, (gint64)2 * p * PPSIM_EXPLICIT_MEM_SCALE);
+        ck_assert_double_eq(gap4, gap8);
+        ck_assert_double_le(gap4, 2.0 * p);
+        g_autofree char *half = g_strdup_printf("%d", MAX(1, p / 2));
+        zb_v_gap(p, 4 * p, half, &peak);
+        ck_assert_int_eq(peak, (gint64)2 * MAX(1, p / 2) * PPSIM_EXPLICIT_MEM_SCALE);
+    }
+}
+END_TEST
+
 START_TEST(test_validate_cli)
 {
     const char *argv[] = {g_getenv("PPSIM_EXE"), "validate", NULL};
@@ -138,6 +186,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zb_h1_profiled_costs);
     tcase_add_test(tc, test_validate_cli);
     tcase_add_test(tc, test_zb_table5);
+    tcase_add_test(tc, test_zb_v_properties);
     suite_add_tcase(s, tc);
     tc = tcase_create("conformance");
     tcase_set_timeout(tc, 120);
