@@ -76,6 +76,15 @@ START_TEST(test_conformance)
                     ck_assert_int_gt(res->makespan_ps, 0);
             }
     }
+    /* and in hardware mode, with heterogeneous stages (embedding, LM head), on the main
+     * scenario: every generator must replay it */
+    g_autofree char *path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(k->name);
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
+    ppsim_assert_no_error(error);
 }
 END_TEST
 

@@ -27,7 +27,6 @@ typedef struct {
     int *next_f, *next_b;         /* [S] next microbatch per stage, in order */
     GQueue **pending_w;           /* [p] of (stage * m + mb) + 1 */
     gint64 *mem, *limit;          /* [p] in-flight memory units, and the cap per device */
-    gboolean reserve;             /* cap below p M_B: first-chunk Fs keep room for a partner */
 } ZbV;
 
 static int
@@ -69,8 +68,7 @@ zbv_pick(ZbV *z, int d, PpsimTime t, int *stage, PpsimTime *wake)
         PpsimTime r = z->f_ready[s * z->m + j];
         /* a first-chunk F keeps room for its second-chunk F, which leads to the loss and
          * so to the Bs that free memory: without it a low cap can starve itself */
-        gint64 need =
-            z->c->stage[s].act + (s == d && z->reserve ? z->c->stage[z->S - 1 - d].act : 0);
+        gint64 need = z->c->stage[s].act + (s == d ? z->c->stage[z->S - 1 - d].act : 0);
         if (r <= t && z->mem[d] + need <= z->limit[d]) {
             *stage = s;
             return PPSIM_OP_F;
@@ -177,7 +175,7 @@ zbv_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
     double cap = ppsim_options_is_set(params->options, "memory_limit")
                      ? ppsim_options_get_double(params->options, "memory_limit")
                      : p;
-    ZbV z = {.p = p, .m = m, .S = S, .c = params->costs, .reserve = cap < p};
+    ZbV z = {.p = p, .m = m, .S = S, .c = params->costs};
     z.f_ready = g_new(PpsimTime, S * m);
     z.b_ready = g_new(PpsimTime, S * m);
     for (int i = 0; i < S * m; i++) {
