@@ -29,6 +29,7 @@ ppsim_run_result_free(PpsimRunResult *res)
     ppsim_schedule_free(res->schedule);
     g_free(res->devices);
     g_free(res->stages);
+    g_free(res->hosts);
     g_free(res->label);
     g_free(res->generator);
     g_free(res->scenario);
@@ -58,6 +59,9 @@ ppsim_run_result_any_oom(const PpsimRunResult *res)
 {
     for (int d = 0; d < res->p; d++)
         if (res->devices[d].oom)
+            return TRUE;
+    for (int h = 0; h < res->n_hosts; h++)
+        if (res->hosts[h].oom)
             return TRUE;
     return FALSE;
 }

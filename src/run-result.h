@@ -38,6 +38,14 @@ typedef struct {
     gint64 peak_activation;
 } PpsimStageResult;
 
+/* Host memory of one node: offloaded activations live here between OFF and RL. */
+typedef struct {
+    int node;
+    gint64 peak_memory;
+    gint64 limit; /* 0 = none (explicit mode) */
+    gboolean oom;
+} PpsimHostResult;
+
 typedef struct {
     PpsimTime start_ps, end_ps;
 } PpsimOpTiming;
@@ -67,6 +75,8 @@ typedef struct {
     double bubble_ratio_span;
     PpsimDeviceResult *devices; /* [p] */
     PpsimStageResult *stages;   /* [n_stages] */
+    int n_hosts;
+    PpsimHostResult *hosts; /* [n_hosts], one per node */
 
     PpsimSchedule *schedule; /* owned */
     GArray **compute_timing; /* [p] PpsimOpTiming, parallel to schedule->compute[d] */

@@ -476,6 +476,15 @@ metrics_memory(const Replay *r, PpsimRunResult *res)
             dev->peak_op = *ppsim_schedule_index_op(r->idx, st->peak_total_task);
         dev->oom = st->limit > 0 && st->peak_total > st->limit;
     }
+    res->n_hosts = r->topo ? r->topo->n_nodes : 1;
+    res->hosts = g_new0(PpsimHostResult, res->n_hosts);
+    for (int h = 0; h < res->n_hosts; h++) {
+        const PpsimPoolStats *st = ppsim_exec_pool_stats(r->exec, r->sched->n_devices + h);
+        res->hosts[h] = (PpsimHostResult){.node = h,
+                                          .peak_memory = st->peak_total,
+                                          .limit = st->limit,
+                                          .oom = st->limit > 0 && st->peak_total > st->limit};
+    }
     for (int s = 0; s < r->sched->n_stages; s++) {
         res->stages[s].id = s;
         res->stages[s].device = r->sched->stage_device[s];

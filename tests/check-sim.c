@@ -206,6 +206,34 @@ START_TEST(test_deterministic_json)
 }
 END_TEST
 
+/* Hardware mode: offloads are PCIe flows into the node's host memory, which is tracked and
+ * reported like a device's: two stage-0 activations (2 layers x 34 sbh + the embedding's
+ * sbh mask, about 1.16 GB each) overflow a 1 GiB host; once reloaded it is empty again. */
+START_TEST(test_host_memory_oom)
+{
+    g_autofree char *path = ppsim_test_data_path("scenarios/ok/host-oom.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 2, &error);
+    gint64 act = costs->stage[0].est.act;
+    ck_assert_int_eq(res->n_hosts, 1);
+    ck_assert_int_eq(res->hosts[0].limit, (gint64)1 << 30);
+    ck_assert_int_eq(res->hosts[0].peak_memory, 2 * act); /* both offloads before a reload */
+    ck_assert(res->hosts[0].oom);
+    ck_assert(!res->devices[0].oom);
+    ck_assert(ppsim_run_result_any_oom(res));
+    /* the copy ops really moved bytes over PCIe: 2 D2H + 2 H2D flows of act bytes */
+    guint pcie = 0;
+    for (guint i = 0; i < res->flows->len; i++)
+        pcie += g_array_index(res->flows, PpsimFlowRecord, i).bytes == (guint64)act;
+    ck_assert_uint_eq(pcie, 4);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -220,6 +248,7 @@ ppsim_test_suite(void)
     tc = tcase_create("exec");
     tcase_add_test(tc, test_exec_deadlock_message);
     tcase_add_test(tc, test_flows_share_uplink);
+    tcase_add_test(tc, test_host_memory_oom);
     suite_add_tcase(s, tc);
     return s;
 }

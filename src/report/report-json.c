@@ -90,6 +90,16 @@ json_result(GString *out, const PpsimRunResult *res)
             g_string_append_c(out, ',');
         json_device(out, res, &res->devices[d]);
     }
+    g_string_append(out, "],\"hosts\":[");
+    for (int h = 0; h < res->n_hosts; h++) {
+        const PpsimHostResult *host = &res->hosts[h];
+        g_string_append_printf(out, "%s{\"node\":%d,\"peak_memory\":", h > 0 ? "," : "",
+                               host->node);
+        ppsim_fmt_mem(out, host->peak_memory, res->mem_scale);
+        g_string_append(out, ",\"limit\":");
+        ppsim_fmt_mem(out, host->limit, res->mem_scale);
+        g_string_append_printf(out, ",\"oom\":%s}", host->oom ? "true" : "false");
+    }
     g_string_append(out, "],\"stages\":[");
     for (int s = 0; s < res->n_stages; s++) {
         const PpsimStageResult *st = &res->stages[s];

@@ -78,6 +78,9 @@ text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_uni
         for (int d = 0; d < res->p; d++)
             if (res->devices[d].oom)
                 g_string_append_printf(cell, "%s%d", cell->len ? "," : "dev ", d);
+        for (int h = 0; h < res->n_hosts; h++)
+            if (res->hosts[h].oom)
+                g_string_append_printf(cell, "%shost %d", cell->len ? " " : "", h);
         g_string_append_printf(out, "%s\n", cell->len ? cell->str : "-");
     }
 }
