@@ -234,6 +234,35 @@ START_TEST(test_host_memory_oom)
 }
 END_TEST
 
+/* [PO] §4.2: one shared copy stream serialises offloads and reloads; two streams (D2H, H2D)
+ * let them overlap. p = 1, m = 2, F = 1, BW = 2, OFF = RL = 0.5, copy order O0 O1 L0 L1:
+ *   one stream:  O0 [1,1.5] O1 [2,2.5] L0 [2.5,3] -> BW0 [3,5]  L1 [3,3.5] -> BW1 [5,7]
+ *   two streams: L0 on H2D right after O0: [1.5,2] -> BW0 [2,4], L1 [2.5,3] -> BW1 [4,6] */
+START_TEST(test_copy_streams)
+{
+    const char *csv = "0F0,0F1,0B0,0B1,|,0O0,0O1,0L0,0L1\n";
+    for (int streams = 1; streams <= 2; streams++) {
+        g_autoptr(PpsimScenario) sc = explicit_scenario(1, 2, "1f1b", 1.0, 1.0, 1.0);
+        sc->costs.offload_ps = MS / 2;
+        sc->has_hardware = TRUE;
+        sc->hardware.copy_streams = streams;
+        g_autoptr(GError) error = NULL;
+        PpsimSchedule *sched = ppsim_schedule_from_csv(csv, strlen(csv), "t.csv", &error);
+        g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 1, &error);
+        g_autoptr(PpsimRunResult) res =
+            ppsim_sim_replay(sc, costs, sched, "copy", "custom", 0, &error);
+        ppsim_assert_no_error(error);
+        const PpsimOpTiming *l0 = &g_array_index(res->copy_timing[0], PpsimOpTiming, 2);
+        const PpsimOpTiming *bw0 = &g_array_index(res->compute_timing[0], PpsimOpTiming, 2);
+        ck_assert_int_eq(l0->start_ps, streams == 1 ? 5 * MS / 2 : 3 * MS / 2);
+        ck_assert_int_eq(bw0->start_ps, streams == 1 ? 3 * MS : 2 * MS);
+        ck_assert_int_eq(res->makespan_ps, streams == 1 ? 7 * MS : 6 * MS);
+        /* reloaded activations are buffers until the backward frees them */
+        ck_assert_int_eq(res->devices[0].peak_activation, 2 * PPSIM_EXPLICIT_MEM_SCALE);
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -249,6 +278,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_exec_deadlock_message);
     tcase_add_test(tc, test_flows_share_uplink);
     tcase_add_test(tc, test_host_memory_oom);
+    tcase_add_test(tc, test_copy_streams);
     suite_add_tcase(s, tc);
     return s;
 }
