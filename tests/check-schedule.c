@@ -97,6 +97,32 @@ START_TEST(test_csv_extensions_round_trip)
 }
 END_TEST
 
+START_TEST(test_csv_anchor)
+{
+    const char *text = "0F0,0F1,0F2,0B0,0B1,0B2,|,0O0,0L0@2,0O1,0L1@3\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) s = from_csv(text, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(g_array_index(s->copy_after[0], gint32, 0), -1);
+    ck_assert_int_eq(g_array_index(s->copy_after[0], gint32, 1), 2);
+    ck_assert(ppsim_schedule_validate(s, &error));
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(s);
+    ck_assert_str_eq(csv->str, text);
+    /* out of range, malformed, and a cycle through an anchor */
+    g_autoptr(PpsimSchedule) far = from_csv("0F0,0B0,|,0O0,0L0@9\n", &error);
+    ck_assert(!ppsim_schedule_validate(far, &error));
+    ck_assert(strstr(error->message, "anchored to compute op 9, but the device has 2") != NULL);
+    g_clear_error(&error);
+    ck_assert_ptr_null(from_csv("0F0,0B0,|,0O0,0L0@x\n", &error));
+    ck_assert(strstr(error->message, "bad anchor") != NULL);
+    g_clear_error(&error);
+    /* the reload waits for B0 to end, but B0 needs the reload */
+    g_autoptr(PpsimSchedule) cyc = from_csv("0F0,0B0,|,0O0,0L0@1\n", &error);
+    ck_assert(!ppsim_schedule_validate(cyc, &error));
+    ck_assert(strstr(error->message, "cyclic wait") != NULL);
+}
+END_TEST
+
 START_TEST(test_csv_pytorch_cells)
 {
     /* PyTorch comm actions and blank cells are skipped; trailing blank lines are no devices */
@@ -178,6 +204,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_csv_round_trip);
     tcase_add_test(tc, test_csv_extensions_round_trip);
     tcase_add_test(tc, test_csv_pytorch_cells);
+    tcase_add_test(tc, test_csv_anchor);
     tcase_add_test(tc, test_csv_parse_errors);
     suite_add_tcase(s, tc);
     return s;

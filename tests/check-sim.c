@@ -263,6 +263,31 @@ START_TEST(test_copy_streams)
 }
 END_TEST
 
+/* A reload anchored to a compute op starts only after that op ends: "0L0@2" waits for F2
+ * (ends at 3 ms) although its offload ended at 1.5 ms; unanchored it starts at 1.5. */
+START_TEST(test_reload_anchor)
+{
+    const char *csv[] = {"0F0,0F1,0F2,0B0,0B1,0B2,|,0O0,0L0\n",
+                         "0F0,0F1,0F2,0B0,0B1,0B2,|,0O0,0L0@2\n"};
+    for (int anchored = 0; anchored < 2; anchored++) {
+        g_autoptr(PpsimScenario) sc = explicit_scenario(1, 3, "1f1b", 1.0, 1.0, 1.0);
+        sc->costs.offload_ps = MS / 2;
+        g_autoptr(GError) error = NULL;
+        PpsimSchedule *sched =
+            ppsim_schedule_from_csv(csv[anchored], strlen(csv[anchored]), "t.csv", &error);
+        g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 1, &error);
+        g_autoptr(PpsimRunResult) res =
+            ppsim_sim_replay(sc, costs, sched, "anchor", "custom", 0, &error);
+        ppsim_assert_no_error(error);
+        const PpsimOpTiming *l0 = &g_array_index(res->copy_timing[0], PpsimOpTiming, 1);
+        ck_assert_int_eq(l0->start_ps, anchored ? 3 * MS : 3 * MS / 2);
+        /* B0 then waits for the reload: 3.5 instead of 3 */
+        const PpsimOpTiming *b0 = &g_array_index(res->compute_timing[0], PpsimOpTiming, 3);
+        ck_assert_int_eq(b0->start_ps, anchored ? 7 * MS / 2 : 3 * MS);
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -279,6 +304,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_flows_share_uplink);
     tcase_add_test(tc, test_host_memory_oom);
     tcase_add_test(tc, test_copy_streams);
+    tcase_add_test(tc, test_reload_anchor);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -41,7 +41,7 @@ csv_kind_code(const PpsimOp *op)
 }
 
 static void
-csv_append_ops(GString *out, const GArray *ops, gboolean *first)
+csv_append_ops(GString *out, const GArray *ops, const GArray *after, gboolean *first)
 {
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
@@ -51,6 +51,8 @@ csv_append_ops(GString *out, const GArray *ops, gboolean *first)
         g_string_append_printf(out, "%d%s", op->stage, csv_kind_code(op));
         if (op->kind != PPSIM_OP_OPT)
             g_string_append_printf(out, "%d", op->microbatch);
+        if (after != NULL && g_array_index(after, gint32, i) >= 0)
+            g_string_append_printf(out, "@%d", g_array_index(after, gint32, i));
     }
 }
 
@@ -60,11 +62,11 @@ ppsim_schedule_to_csv(const PpsimSchedule *sched)
     GString *out = g_string_new(NULL);
     for (int d = 0; d < sched->n_devices; d++) {
         gboolean first = TRUE;
-        csv_append_ops(out, sched->compute[d], &first);
+        csv_append_ops(out, sched->compute[d], NULL, &first);
         if (sched->copy[d]->len > 0) {
             g_string_append(out, first ? "|" : ",|");
             first = FALSE;
-            csv_append_ops(out, sched->copy[d], &first);
+            csv_append_ops(out, sched->copy[d], sched->copy_after[d], &first);
         }
         g_string_append_c(out, '\n');
     }
@@ -99,10 +101,12 @@ csv_is_comm_action(const char *kind)
 
 /* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. */
 static gboolean
-csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip, GError **error)
+csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, gboolean *skip,
+               GError **error)
 {
     const char *p = cell;
     *skip = FALSE;
+    *after = -1;
     if (!g_ascii_isdigit(*p))
         return csv_fail(error, loc, cell, "action must start with a stage number, got");
     char *end = NULL;
@@ -141,6 +145,15 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip,
         if (!g_ascii_isdigit(*p))
             return csv_fail(error, loc, cell, "missing microbatch number in");
         mb = g_ascii_strtoll(p, &end, 10);
+        gboolean copy = kinds[k].kind == PPSIM_OP_OFF || kinds[k].kind == PPSIM_OP_RL;
+        if (copy && *end == '@') {
+            char *anchor_end = NULL;
+            gint64 a = g_ascii_strtoll(end + 1, &anchor_end, 10);
+            if (anchor_end == end + 1 || *anchor_end != '\0' || a < 0 || a > G_MAXINT32 / 2)
+                return csv_fail(error, loc, cell, "bad anchor (expected @<compute index>) in");
+            *after = (gint32)a;
+            end = anchor_end;
+        }
         if (*end != '\0')
             return csv_fail(error, loc, cell, "trailing characters in action");
     }
@@ -155,6 +168,7 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gboolean *skip,
 
 typedef struct {
     PpsimOp op;
+    gint32 after; /* copy ops: anchor, -1 none */
     gint32 row;
     gint32 copy;
     gint32 line, col;
@@ -185,7 +199,7 @@ csv_tokenize(const char *text, gsize len, const char *name, GArray *cells, int *
             } else if (*cell != '\0' && g_ascii_strcasecmp(cell, "none") != 0) {
                 CsvCell cc = {.row = row, .copy = copy, .line = loc.line, .col = loc.col};
                 gboolean skip;
-                if (!csv_parse_cell(cell, &loc, &cc.op, &skip, error))
+                if (!csv_parse_cell(cell, &loc, &cc.op, &cc.after, &skip, error))
                     return FALSE;
                 if (!skip)
                     g_array_append_val(cells, cc);
@@ -249,7 +263,10 @@ ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, G
             return NULL;
         }
         *dev = c->row;
-        ppsim_schedule_push_op(sched, c->row, c->op);
+        if (copy_kind)
+            ppsim_schedule_push_copy(sched, c->row, c->op, c->after);
+        else
+            ppsim_schedule_push_op(sched, c->row, c->op);
     }
     for (int s = 0; s <= max_stage; s++)
         if (sched->stage_device[s] < 0) {

@@ -55,6 +55,20 @@ index_check_op(const PpsimSchedule *sched, int d, int list, const PpsimOp *op, G
     return FALSE;
 }
 
+static gboolean
+index_check_anchor(const PpsimSchedule *sched, int d, guint i, const PpsimOp *op, GError **error)
+{
+    gint32 after = g_array_index(sched->copy_after[d], gint32, i);
+    if (after >= -1 && after < (gint32)sched->compute[d]->len)
+        return TRUE;
+    g_autoptr(GString) what = g_string_new(NULL);
+    ppsim_op_describe(what, op);
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                "op '%s' on device %d is anchored to compute op %d, but the device has %u",
+                what->str, d, after, sched->compute[d]->len);
+    return FALSE;
+}
+
 static gsize
 index_slot(const PpsimSchedule *sched, const PpsimOp *op)
 {
@@ -95,6 +109,8 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
             for (guint i = 0; i < ops->len; i++) {
                 const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
                 if (!index_check_op(sched, d, list, op, error))
+                    return NULL;
+                if (list == 1 && !index_check_anchor(sched, d, i, op, error))
                     return NULL;
                 gint32 *slot = &idx->table[op->kind][index_slot(sched, op)];
                 if (*slot >= 0) {
@@ -226,6 +242,13 @@ dep_of_op(const PpsimScheduleIndex *idx, guint32 id, PpsimDepFunc func, gpointer
         break;
     default:
         g_assert_not_reached();
+    }
+    /* a copy op's anchor: it waits for a compute op of its device to end */
+    const PpsimOpPos *pos = &idx->pos[id];
+    if (pos->list == 1) {
+        gint32 after = g_array_index(idx->sched->copy_after[pos->device], gint32, pos->index);
+        if (after >= 0)
+            func(idx->base[2 * pos->device] + after, id, PPSIM_DEP_LOCAL, s, data);
     }
 }
 

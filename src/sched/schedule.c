@@ -36,9 +36,11 @@ ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches)
         sched->stage_device[s] = -1;
     sched->compute = g_new(GArray *, n_devices);
     sched->copy = g_new(GArray *, n_devices);
+    sched->copy_after = g_new(GArray *, n_devices);
     for (int d = 0; d < n_devices; d++) {
         sched->compute[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
         sched->copy[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
+        sched->copy_after[d] = g_array_new(FALSE, FALSE, sizeof(gint32));
     }
     return sched;
 }
@@ -51,9 +53,11 @@ ppsim_schedule_free(PpsimSchedule *sched)
     for (int d = 0; d < sched->n_devices; d++) {
         g_array_free(sched->compute[d], TRUE);
         g_array_free(sched->copy[d], TRUE);
+        g_array_free(sched->copy_after[d], TRUE);
     }
     g_free(sched->compute);
     g_free(sched->copy);
+    g_free(sched->copy_after);
     g_free(sched->stage_device);
     g_free(sched);
 }
@@ -83,11 +87,22 @@ ppsim_schedule_map_vshape(PpsimSchedule *sched)
 }
 
 void
+ppsim_schedule_push_copy(PpsimSchedule *sched, int device, PpsimOp op, int after)
+{
+    g_return_if_fail(device >= 0 && device < sched->n_devices);
+    gint32 anchor = after;
+    g_array_append_val(sched->copy[device], op);
+    g_array_append_val(sched->copy_after[device], anchor);
+}
+
+void
 ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op)
 {
     g_return_if_fail(device >= 0 && device < sched->n_devices);
-    gboolean copy = op.kind == PPSIM_OP_OFF || op.kind == PPSIM_OP_RL;
-    g_array_append_val(copy ? sched->copy[device] : sched->compute[device], op);
+    if (op.kind == PPSIM_OP_OFF || op.kind == PPSIM_OP_RL)
+        ppsim_schedule_push_copy(sched, device, op, -1);
+    else
+        g_array_append_val(sched->compute[device], op);
 }
 
 void

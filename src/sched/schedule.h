@@ -39,12 +39,16 @@ typedef struct {
 } PpsimOp;
 
 typedef struct {
-    int n_devices;      /* p */
-    int n_stages;       /* S = p * v */
-    int n_microbatches; /* m */
-    int *stage_device;  /* [n_stages] */
-    GArray **compute;   /* [n_devices] GArray of PpsimOp: F B W BW R OPT */
-    GArray **copy;      /* [n_devices] GArray of PpsimOp: OFF RL */
+    int n_devices;       /* p */
+    int n_stages;        /* S = p * v */
+    int n_microbatches;  /* m */
+    int *stage_device;   /* [n_stages] */
+    GArray **compute;    /* [n_devices] GArray of PpsimOp: F B W BW R OPT */
+    GArray **copy;       /* [n_devices] GArray of PpsimOp: OFF RL */
+    GArray **copy_after; /* [n_devices] gint32 per copy op: it may start only after the
+                          * device's compute op of that index ends (its anchor); -1: none.
+                          * Lets a generator place a reload "at the latest slot before its B"
+                          * ([PO] §4.2) on an in-order copy stream. */
 } PpsimSchedule;
 
 /* Short name of a kind: "F", "B", "W", "BW", "R", "OPT", "OFF", "RL". */
@@ -69,6 +73,9 @@ void ppsim_schedule_push(PpsimSchedule *sched, int device, PpsimOpKind kind, int
                          int microbatch);
 /* Same, with flags. */
 void ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op);
+/* Appends a copy op (OFF/RL) to @device's copy list that may start only after compute op
+ * @after (an index into the same device's compute list; -1 for none) has ended. */
+void ppsim_schedule_push_copy(PpsimSchedule *sched, int device, PpsimOp op, int after);
 
 /* Total number of ops in all lists. */
 gsize ppsim_schedule_n_ops(const PpsimSchedule *sched);
@@ -89,7 +96,9 @@ gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
 /* PyTorch pipelining CSV (DESIGN 6), schedule-csv.c. One row per device, one cell per action
  * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: R (recompute),
  * O (offload), L (reload), and `<stage>S` (optimizer step; `<stage>SC` on a CPU worker). Copy
- * ops of a device follow its compute cells in the same row, after a `|` cell. */
+ * ops of a device follow its compute cells in the same row, after a `|` cell; a copy cell
+ * may end in `@k`, its anchor: it starts only after the row's k-th compute action (0-based)
+ * has ended. */
 GString *ppsim_schedule_to_csv(const PpsimSchedule *sched);
 /* Parses CSV text; @display_name prefixes errors with "name:line:col: ". The stage map comes
  * from which row holds which stage; p = rows, S = 1 + max stage, m = 1 + max microbatch.
