@@ -205,6 +205,26 @@ START_TEST(test_pipeoffload)
 }
 END_TEST
 
+/* scenarios/a100_offload.yaml: 16K-token sequences on A100 80 GiB; 1F1B and interleaved run
+ * out of memory, PO-H and PO-F fit by offloading over PCIe. */
+START_TEST(test_offload_scenario)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/a100_offload.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+    ppsim_assert_no_error(error);
+    const gboolean want_oom[] = {TRUE, TRUE, TRUE, FALSE,
+                                 FALSE}; /* 1f1b interleaved gis po-h po-f */
+    ck_assert_uint_eq(results->len, G_N_ELEMENTS(want_oom));
+    for (guint i = 0; i < results->len; i++) {
+        PpsimRunResult *res = g_ptr_array_index(results, i);
+        ck_assert_msg(ppsim_run_result_any_oom(res) == want_oom[i], "%s", res->label);
+    }
+}
+END_TEST
+
 START_TEST(test_validate_cli)
 {
     const char *argv[] = {g_getenv("PPSIM_EXE"), "validate", NULL};
@@ -229,6 +249,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zb_table5);
     tcase_add_test(tc, test_zb_v_properties);
     tcase_add_test(tc, test_pipeoffload);
+    tcase_add_test(tc, test_offload_scenario);
     suite_add_tcase(s, tc);
     tc = tcase_create("conformance");
     tcase_set_timeout(tc, 120);
