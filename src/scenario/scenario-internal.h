@@ -1,0 +1,40 @@
+/* scenario-internal.h: the YAML walker's shared state and helpers (src/scenario only). */
+#pragma once
+
+#include "scenario/scenario-schema.h"
+
+#include <yaml.h>
+
+typedef struct {
+    int first, last; /* node ids [first, last] added by this override */
+    char *path;
+} OverrideSpan;
+
+typedef struct {
+    yaml_document_t doc;
+    gboolean have_doc;
+    const char *display;
+    const char *basedir;
+    GArray *spans;    /* OverrideSpan */
+    GHashTable *seen; /* dotted path -> PpsimMark* of its key */
+    PpsimScenario *sc;
+} Parser;
+
+yaml_node_t *scn_node_at(Parser *P, int id);
+/* "file:line:col" or "--set key.path" for messages about node @id. */
+char *scn_where(Parser *P, int id);
+PpsimMark scn_mark(Parser *P, int id);
+gboolean scn_fail(Parser *P, GError **error, int id, int code, const char *fmt, ...)
+    G_GNUC_PRINTF(5, 6);
+const char *scn_scalar_text(yaml_node_t *n);
+/* The value node of @key in mapping @map (0 when absent), and the pair's index. */
+int scn_mapping_find(Parser *P, int map, const char *key, gsize *pair_index);
+gboolean scn_scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, double *dst,
+                           GError **error);
+gboolean scn_scalar_quantity(Parser *P, int id, const char *path, PpsimDimension dim,
+                             const char *def_unit, double *out, GError **error);
+
+/* scenario-overrides.c: grafts one "key.path=value" into the document. */
+gboolean scn_apply_override(Parser *P, const char *text, GError **error);
+/* scenario-schedule.c: `schedule` and `memory.limit`. */
+gboolean scn_parse_special(Parser *P, int id, const char *path, GError **error);

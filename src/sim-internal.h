@@ -1,0 +1,30 @@
+/* sim-internal.h: state shared by sim.c (building the replay) and sim-metrics.c (reading
+ * it back into a PpsimRunResult). Not part of the library's interface. */
+#pragma once
+
+#include "sim.h"
+#include "sched/schedule-index.h"
+#include "hw/exec.h"
+
+typedef struct {
+    guint32 from, to;
+    guint32 dep; /* executor dependency index */
+    guint64 bytes;
+} CrossDep;
+
+typedef struct {
+    const PpsimScenario *sc;
+    const PpsimCosts *costs;
+    const PpsimSchedule *sched;
+    PpsimScheduleIndex *idx;
+    PpsimTopology *topo; /* NULL in explicit mode */
+    PpsimExec *exec;
+    guint32 n_deps; /* dependencies added so far */
+    GArray *cross;  /* CrossDep */
+    int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
+    int n_cpu_workers;
+} Replay;
+
+/* Fills @res from a finished replay: timings, memory, ratios, bubble attribution and, with
+ * PPSIM_SIM_RECORD, transfers, memory samples and flows. */
+void ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags);

@@ -1,0 +1,223 @@
+/* sim-metrics.c: a finished replay -> PpsimRunResult (DESIGN 4): per-op timings, makespan,
+ * bubble ratios, memory peaks per device, stage and host, bubble attribution, transfers. */
+#include "sim-internal.h"
+#include "util/bigalloc.h"
+
+/* ---- metrics --------------------------------------------------------------------------- */
+
+typedef struct {
+    const Replay *r;
+    guint32 dep;         /* running dependency index, as in replay_dep */
+    PpsimTime *ready;    /* [ops] latest input arrival */
+    PpsimTime *prod_end; /* [ops] end of the producer of that latest input */
+    gboolean *via_copy;  /* [ops] that input came from a copy op (offload/reload stall) */
+} Attribution;
+
+static void
+attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+{
+    (void)kind;
+    (void)boundary;
+    Attribution *a = data;
+    PpsimTime arrive = ppsim_exec_dep_arrival(a->r->exec, a->dep++);
+    if (arrive <= a->ready[to])
+        return;
+    PpsimOpPos pos;
+    ppsim_schedule_index_pos(a->r->idx, from, &pos);
+    a->ready[to] = arrive;
+    a->prod_end[to] = ppsim_exec_task_end(a->r->exec, from);
+    a->via_copy[to] = pos.list == 1;
+}
+
+/* Splits each device's idle compute time (DESIGN 4 bubble attribution): before its first
+ * op, after its last, and in between: waiting for a producer to finish (dependency), or for
+ * its data to arrive after it finished (transfer, offload/reload). */
+static void
+metrics_attribute(const Replay *r, PpsimRunResult *res)
+{
+    guint32 n = ppsim_schedule_index_n_ops(r->idx);
+    Attribution a = {.r = r,
+                     .ready = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimTime)),
+                     .prod_end = ppsim_bigalloc0(MAX(n, 1) * sizeof(PpsimTime)),
+                     .via_copy = ppsim_bigalloc0(MAX(n, 1) * sizeof(gboolean))};
+    for (guint32 i = 0; i < n; i++)
+        a.ready[i] = -1;
+    ppsim_schedule_foreach_dep(r->idx, attribution_dep, &a);
+    for (int d = 0; d < r->sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        GArray *timing = res->compute_timing[d];
+        guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
+        PpsimTime prev_end = 0;
+        for (guint i = 0; i < timing->len; i++) {
+            const PpsimOpTiming *t = &g_array_index(timing, PpsimOpTiming, i);
+            const PpsimOp *op = &g_array_index(r->sched->compute[d], PpsimOp, i);
+            if (op->kind == PPSIM_OP_R)
+                dev->recompute_ps += t->end_ps - t->start_ps;
+            PpsimTime gap = t->start_ps - prev_end;
+            if (i == 0) {
+                dev->idle_warmup_ps = t->start_ps;
+            } else if (gap > 0) {
+                guint32 id = base + i;
+                PpsimTime dep_wait = CLAMP(a.prod_end[id] - prev_end, 0, gap);
+                if (a.via_copy[id])
+                    dep_wait = 0;
+                dev->idle_wait_ps += dep_wait;
+                dev->idle_transfer_ps += gap - dep_wait;
+            }
+            prev_end = t->end_ps;
+        }
+        dev->idle_cooldown_ps = res->makespan_ps - prev_end;
+    }
+    g_free(a.ready);
+    g_free(a.prod_end);
+    g_free(a.via_copy);
+}
+
+static void
+metrics_timings(const Replay *r, PpsimRunResult *res)
+{
+    int p = r->sched->n_devices;
+    res->compute_timing = g_new(GArray *, p);
+    res->copy_timing = g_new(GArray *, p);
+    res->makespan_ps = 0;
+    for (int d = 0; d < p; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        dev->id = d;
+        dev->first_start_ps = G_MAXINT64;
+        for (int list = 0; list < 2; list++) {
+            GArray *ops = list == 0 ? r->sched->compute[d] : r->sched->copy[d];
+            GArray *timing = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOpTiming), ops->len);
+            guint32 base = ppsim_schedule_index_base(r->idx, d, list);
+            for (guint i = 0; i < ops->len; i++) {
+                PpsimOpTiming t = {ppsim_exec_task_start(r->exec, base + i),
+                                   ppsim_exec_task_end(r->exec, base + i)};
+                g_array_append_val(timing, t);
+                if (list == 0)
+                    dev->busy_ps += t.end_ps - t.start_ps;
+                dev->first_start_ps = MIN(dev->first_start_ps, t.start_ps);
+                dev->end_ps = MAX(dev->end_ps, t.end_ps);
+            }
+            (list == 0 ? res->compute_timing : res->copy_timing)[d] = timing;
+        }
+        if (dev->first_start_ps == G_MAXINT64)
+            dev->first_start_ps = 0;
+        res->makespan_ps = MAX(res->makespan_ps, dev->end_ps);
+    }
+}
+
+static void
+metrics_memory(const Replay *r, PpsimRunResult *res)
+{
+    for (int d = 0; d < r->sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        const PpsimPoolStats *st = ppsim_exec_pool_stats(r->exec, d);
+        dev->static_memory = st->current[PPSIM_MEM_STATIC];
+        dev->peak_activation = st->peak_active;
+        dev->peak_memory = st->peak_total;
+        dev->peak_time_ps = st->peak_total_time_ps;
+        dev->has_peak_op = st->peak_total_task != G_MAXUINT32;
+        if (dev->has_peak_op)
+            dev->peak_op = *ppsim_schedule_index_op(r->idx, st->peak_total_task);
+        dev->oom = st->limit > 0 && st->peak_total > st->limit;
+    }
+    res->n_hosts = r->topo ? r->topo->n_nodes : 1;
+    res->hosts = g_new0(PpsimHostResult, res->n_hosts);
+    for (int h = 0; h < res->n_hosts; h++) {
+        const PpsimPoolStats *st = ppsim_exec_pool_stats(r->exec, r->sched->n_devices + h);
+        res->hosts[h] = (PpsimHostResult){.node = h,
+                                          .peak_memory = st->peak_total,
+                                          .limit = st->limit,
+                                          .oom = st->limit > 0 && st->peak_total > st->limit};
+    }
+    for (int s = 0; s < r->sched->n_stages; s++) {
+        res->stages[s].id = s;
+        res->stages[s].device = r->sched->stage_device[s];
+        res->stages[s].peak_activation = ppsim_exec_tag_peak(r->exec, s);
+    }
+}
+
+static void
+metrics_ratios(PpsimRunResult *res)
+{
+    double busy = 0, max_busy = 0, max_span = 0;
+    for (int d = 0; d < res->p; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        busy += (double)dev->busy_ps;
+        max_busy = MAX(max_busy, (double)dev->busy_ps);
+        max_span = MAX(max_span, (double)(dev->end_ps - dev->first_start_ps));
+        dev->bubble_ratio =
+            res->makespan_ps > 0 ? 1.0 - (double)dev->busy_ps / res->makespan_ps : 0.0;
+    }
+    res->bubble_ratio =
+        res->makespan_ps > 0 ? 1.0 - busy / ((double)res->p * res->makespan_ps) : 0.0;
+    res->bubble_ratio_span = max_span > 0 ? 1.0 - max_busy / max_span : 0.0;
+}
+
+static void
+metrics_transfers(const Replay *r, PpsimRunResult *res)
+{
+    res->transfers = g_array_sized_new(FALSE, FALSE, sizeof(PpsimTransfer), r->cross->len);
+    for (guint i = 0; i < r->cross->len; i++) {
+        const CrossDep *c = &g_array_index(r->cross, CrossDep, i);
+        PpsimOpPos a, b;
+        ppsim_schedule_index_pos(r->idx, c->from, &a);
+        ppsim_schedule_index_pos(r->idx, c->to, &b);
+        PpsimTransfer t = {a.device,
+                           a.list,
+                           a.index,
+                           b.device,
+                           b.list,
+                           b.index,
+                           ppsim_exec_task_end(r->exec, c->from),
+                           ppsim_exec_dep_arrival(r->exec, c->dep),
+                           c->bytes};
+        g_array_append_val(res->transfers, t);
+    }
+}
+
+static gint
+transfer_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const PpsimTransfer *a = pa, *b = pb;
+    if (a->send_ps != b->send_ps)
+        return a->send_ps < b->send_ps ? -1 : 1;
+    if (a->from_device != b->from_device)
+        return a->from_device - b->from_device;
+    if (a->from_index != b->from_index)
+        return a->from_index - b->from_index;
+    if (a->to_device != b->to_device)
+        return a->to_device - b->to_device;
+    return a->to_index - b->to_index;
+}
+
+void
+ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
+{
+    int p = r->sched->n_devices;
+    res->p = p;
+    res->n_stages = r->sched->n_stages;
+    res->v = r->sched->n_stages / p;
+    res->m = r->sched->n_microbatches;
+    res->explicit_mode = r->costs->explicit_mode;
+    res->memory_unit = r->costs->memory_unit;
+    res->mem_scale = r->costs->mem_scale;
+    res->memory_limit = r->costs->memory_limit;
+    res->offload_ratio_k = r->costs->offload_ratio_k;
+    res->devices = g_new0(PpsimDeviceResult, p);
+    res->stages = g_new0(PpsimStageResult, r->sched->n_stages);
+    metrics_timings(r, res);
+    metrics_memory(r, res);
+    metrics_ratios(res);
+    metrics_attribute(r, res);
+    if (flags & PPSIM_SIM_RECORD) {
+        metrics_transfers(r, res);
+        g_array_sort(res->transfers, transfer_cmp);
+        const GArray *samples = ppsim_exec_mem_samples(r->exec);
+        const GArray *flows = ppsim_exec_flows(r->exec);
+        res->mem_samples = g_array_sized_new(FALSE, FALSE, sizeof(PpsimMemSample), samples->len);
+        g_array_append_vals(res->mem_samples, samples->data, samples->len);
+        res->flows = g_array_sized_new(FALSE, FALSE, sizeof(PpsimFlowRecord), flows->len);
+        g_array_append_vals(res->flows, flows->data, flows->len);
+    }
+    res->events_processed = ppsim_exec_events_processed(r->exec);
+}
