@@ -1,8 +1,14 @@
 /* exec.c: runs a task graph on in-order streams; see exec.h.
  *
  * One engine entity owns every stream: a task's end is one event, a delayed dependency one
- * more, so replay costs about two heap operations per op. Successor edges and memory effects
- * are packed per task (CSR) when the run starts, so the hot loop touches contiguous arrays.
+ * more, so replay costs about two heap operations per op. The per-task data is kept as
+ * parallel arrays (struct of arrays, 32-bit indices): the hot loop reads a task's duration,
+ * stream and start, its successor edges (grouped by producer, CSR) and its memory effects
+ * (grouped by task), all contiguous. What only transfers and flows need (endpoints, bytes,
+ * when they finished) lives in side tables that explicit-cost runs never touch.
+ *
+ * A task's end is its start plus its duration (a transfer's end is stored), and a latency
+ * dependency arrives at its producer's end plus the latency, so neither is stored.
  */
 #include "hw/exec.h"
 #include "hw/network.h"
@@ -15,34 +21,27 @@
 
 enum { EV_TASK_END = 1, EV_DEP_ARRIVE = 2 };
 
-typedef enum { DEP_LATENCY, DEP_FLOW } DepKind;
-
+/* A transfer task (its duration slot holds -index - 1). */
 typedef struct {
-    PpsimTime duration_ps;
-    PpsimTime start_ps, end_ps;
-    guint64 bytes;   /* transfer tasks */
-    gint32 src, dst; /* transfer tasks: endpoints; -1 otherwise */
-    gint32 stream;
-    gint32 pending; /* inputs not yet arrived */
-    guint32 succ_begin, succ_end;
-    guint32 mem_begin, mem_end;
-} Task;
-
-typedef struct {
-    PpsimTaskId from, to;
-    guint8 kind; /* DepKind */
-    gint32 src, dst;
-    PpsimTime latency_ps;
     guint64 bytes;
-} Dep;
+    gint32 src, dst; /* endpoints */
+    PpsimTime end_ps;
+} Transfer;
 
+/* A flow dependency (its latency slot holds -index - 1). */
 typedef struct {
-    PpsimTaskId task;
-    guint8 when; /* PpsimMemWhen */
-    guint8 category;
-    gint32 pool;
-    gint32 tag;
+    guint64 bytes;
+    gint32 src, dst;
+    PpsimTime arrival_ps;
+} FlowDep;
+
+/* One memory change of a task, 16 bytes. */
+typedef struct {
     gint64 delta;
+    gint32 tag;
+    guint32 pool : 29;
+    guint32 when : 1; /* PpsimMemWhen */
+    guint32 category : 2;
 } MemEffect;
 
 typedef struct {
@@ -52,29 +51,101 @@ typedef struct {
     gboolean busy;
 } Stream;
 
+/* A growable array of fixed-size elements (cheaper than GArray in the add_* paths). */
+typedef struct {
+    gpointer data;
+    guint32 len, cap;
+} Vec;
+
 struct PpsimExec {
     const PpsimTopology *topo;
-    GArray *tasks;      /* Task */
-    GArray *deps;       /* Dep; sorted by `from` at run start */
-    GArray *mem;        /* MemEffect; sorted by task at run start */
+    /* tasks: parallel arrays of tasks.len */
+    Vec tasks;         /* PpsimTime duration; < 0: transfer -index - 1 */
+    PpsimTime *start;  /* [cap] -1 until started */
+    gint32 *stream;    /* [cap] */
+    GArray *transfers; /* Transfer */
+    /* dependencies: parallel arrays of deps.len */
+    Vec deps;           /* guint32 from */
+    guint32 *dep_to;    /* [cap] */
+    PpsimTime *dep_lat; /* [cap] latency; < 0: flow -index - 1 */
+    GArray *flow_deps;  /* FlowDep */
+    /* memory effects: parallel arrays of mem.len, grouped by task at run start */
+    Vec mem;            /* MemEffect */
+    guint32 *mem_task;  /* [cap] */
     GPtrArray *streams; /* Stream* */
     GArray *pools;      /* PpsimPoolStats */
     int n_tags;
     gint64 *tag_current, *tag_peak;
     gboolean recording;
-    GArray *samples;     /* PpsimMemSample */
-    GArray *flows;       /* PpsimFlowRecord */
-    PpsimTime *arrival;  /* [deps]: when each input reached its task */
-    guint32 *succ_order; /* dependency indices grouped by producer (CSR, see exec_index) */
-    guint32 *mem_order;  /* memory-effect indices grouped by task */
+    GArray *samples; /* PpsimMemSample */
+    GArray *flows;   /* PpsimFlowRecord */
+    /* built at run start */
+    guint32 *pending;    /* [tasks] inputs not yet arrived */
+    guint32 *succ_begin; /* [tasks + 1] CSR: dependency indices by producer */
+    guint32 *succ;       /* [deps] */
+    guint32 *mem_begin;  /* [tasks + 1]: a task's effects are mem[mem_begin[t] ..] */
     PpsimEngine *engine;
     PpsimNetwork *net;
     guint32 entity;
-    guint64 events;
     gboolean ran;
     PpsimExecDescribeFunc describe;
     gpointer describe_data;
 };
+
+/* Grows @v (and the parallel arrays @extra[i], of element sizes @extra_size[i]) to hold one
+ * more element; returns the new element's index. */
+static guint32
+vec_push(Vec *v, gsize size, gpointer *extra[], const gsize extra_size[], int n_extra)
+{
+    if (v->len == v->cap) {
+        g_assert(v->cap < G_MAXUINT32 / 2);
+        v->cap = v->cap ? 2 * v->cap : 64;
+        v->data = g_realloc_n(v->data, v->cap, size);
+        for (int i = 0; i < n_extra; i++)
+            *extra[i] = g_realloc_n(*extra[i], v->cap, extra_size[i]);
+    }
+    return v->len++;
+}
+
+static void
+vec_reserve(Vec *v, gsize size, gsize n, gpointer *extra[], const gsize extra_size[], int n_extra)
+{
+    if (n == 0)
+        return;
+    g_assert(n < G_MAXUINT32 / 2);
+    v->cap = (guint32)n;
+    v->data = ppsim_bigalloc(n * size);
+    for (int i = 0; i < n_extra; i++)
+        *extra[i] = ppsim_bigalloc(n * extra_size[i]);
+}
+
+#define TASK_EXTRA(exec)                                                                           \
+    gpointer *extra[] = {(gpointer *)&(exec)->start, (gpointer *)&(exec)->stream};                 \
+    const gsize extra_size[] = {sizeof(PpsimTime), sizeof(gint32)}
+#define DEP_EXTRA(exec)                                                                            \
+    gpointer *extra[] = {(gpointer *)&(exec)->dep_to, (gpointer *)&(exec)->dep_lat};               \
+    const gsize extra_size[] = {sizeof(guint32), sizeof(PpsimTime)}
+#define MEM_EXTRA(exec)                                                                            \
+    gpointer *extra[] = {(gpointer *)&(exec)->mem_task};                                           \
+    const gsize extra_size[] = {sizeof(guint32)}
+
+static inline PpsimTime *
+exec_duration(const PpsimExec *exec)
+{
+    return exec->tasks.data;
+}
+
+static inline guint32 *
+exec_dep_from(const PpsimExec *exec)
+{
+    return exec->deps.data;
+}
+
+static inline MemEffect *
+exec_mem(const PpsimExec *exec)
+{
+    return exec->mem.data;
+}
 
 static void
 stream_free(gpointer p)
@@ -90,10 +161,22 @@ ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
 {
     PpsimExec *exec = g_new0(PpsimExec, 1);
     exec->topo = topo;
-    /* sized up front: a pipeline has about two dependencies and two memory effects per op */
-    exec->tasks = ppsim_bigalloc_array(sizeof(Task), expected_tasks);
-    exec->deps = ppsim_bigalloc_array(sizeof(Dep), 2 * expected_tasks);
-    exec->mem = ppsim_bigalloc_array(sizeof(MemEffect), 2 * expected_tasks);
+    /* sized up front: a pipeline has at most about two dependencies and two memory effects
+     * per op; untouched capacity costs address space, not memory */
+    {
+        TASK_EXTRA(exec);
+        vec_reserve(&exec->tasks, sizeof(PpsimTime), expected_tasks, extra, extra_size, 2);
+    }
+    {
+        DEP_EXTRA(exec);
+        vec_reserve(&exec->deps, sizeof(guint32), 2 * expected_tasks, extra, extra_size, 2);
+    }
+    {
+        MEM_EXTRA(exec);
+        vec_reserve(&exec->mem, sizeof(MemEffect), 2 * expected_tasks, extra, extra_size, 1);
+    }
+    exec->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
+    exec->flow_deps = g_array_new(FALSE, FALSE, sizeof(FlowDep));
     exec->streams = g_ptr_array_new_with_free_func(stream_free);
     exec->pools = g_array_new(FALSE, TRUE, sizeof(PpsimPoolStats));
     exec->n_tags = n_tags;
@@ -111,24 +194,33 @@ ppsim_exec_free(PpsimExec *exec)
         return;
     ppsim_network_free(exec->net);
     ppsim_engine_free(exec->engine);
-    g_array_free(exec->tasks, TRUE);
-    g_array_free(exec->deps, TRUE);
-    g_array_free(exec->mem, TRUE);
+    g_free(exec->tasks.data);
+    g_free(exec->start);
+    g_free(exec->stream);
+    g_array_free(exec->transfers, TRUE);
+    g_free(exec->deps.data);
+    g_free(exec->dep_to);
+    g_free(exec->dep_lat);
+    g_array_free(exec->flow_deps, TRUE);
+    g_free(exec->mem.data);
+    g_free(exec->mem_task);
     g_ptr_array_free(exec->streams, TRUE);
     g_array_free(exec->pools, TRUE);
     g_free(exec->tag_current);
     g_free(exec->tag_peak);
     g_array_free(exec->samples, TRUE);
     g_array_free(exec->flows, TRUE);
-    g_free(exec->arrival);
-    g_free(exec->succ_order);
-    g_free(exec->mem_order);
+    g_free(exec->pending);
+    g_free(exec->succ_begin);
+    g_free(exec->succ);
+    g_free(exec->mem_begin);
     g_free(exec);
 }
 
 int
 ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
 {
+    g_assert(exec->pools->len < (1u << 29) - 1);
     PpsimPoolStats st = {
         .limit = limit, .peak_total_task = G_MAXUINT32, .peak_active_task = G_MAXUINT32};
     g_array_append_val(exec->pools, st);
@@ -157,15 +249,15 @@ ppsim_exec_add_stream(PpsimExec *exec, const char *name)
 }
 
 static PpsimTaskId
-exec_append_task(PpsimExec *exec, int stream, const Task *proto)
+exec_append_task(PpsimExec *exec, int stream, PpsimTime duration)
 {
     g_assert(stream >= 0 && (guint)stream < exec->streams->len);
     g_assert(!exec->ran);
-    Task t = *proto;
-    t.stream = stream;
-    t.start_ps = t.end_ps = -1;
-    g_array_append_val(exec->tasks, t);
-    PpsimTaskId id = exec->tasks->len - 1;
+    TASK_EXTRA(exec);
+    PpsimTaskId id = vec_push(&exec->tasks, sizeof(PpsimTime), extra, extra_size, 2);
+    exec_duration(exec)[id] = duration;
+    exec->start[id] = -1;
+    exec->stream[id] = stream;
     Stream *s = g_ptr_array_index(exec->streams, stream);
     g_array_append_val(s->order, id);
     return id;
@@ -175,29 +267,34 @@ PpsimTaskId
 ppsim_exec_add_task(PpsimExec *exec, int stream, PpsimTime duration_ps)
 {
     g_assert(duration_ps >= 0);
-    Task t = {.duration_ps = duration_ps, .src = -1, .dst = -1};
-    return exec_append_task(exec, stream, &t);
+    return exec_append_task(exec, stream, duration_ps);
 }
 
 PpsimTaskId
 ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst, guint64 bytes)
 {
     g_assert(exec->topo != NULL);
-    Task t = {.bytes = bytes, .src = src, .dst = dst};
-    return exec_append_task(exec, stream, &t);
+    Transfer t = {.bytes = bytes, .src = src, .dst = dst, .end_ps = -1};
+    g_array_append_val(exec->transfers, t);
+    return exec_append_task(exec, stream, -(PpsimTime)exec->transfers->len);
+}
+
+static void
+exec_append_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime lat)
+{
+    g_assert(from < exec->tasks.len && to < exec->tasks.len);
+    DEP_EXTRA(exec);
+    guint32 i = vec_push(&exec->deps, sizeof(guint32), extra, extra_size, 2);
+    exec_dep_from(exec)[i] = from;
+    exec->dep_to[i] = to;
+    exec->dep_lat[i] = lat;
 }
 
 void
 ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps)
 {
-    g_assert(from < exec->tasks->len && to < exec->tasks->len && latency_ps >= 0);
-    Dep d = {.from = from,
-             .to = to,
-             .kind = DEP_LATENCY,
-             .latency_ps = latency_ps,
-             .src = -1,
-             .dst = -1};
-    g_array_append_val(exec->deps, d);
+    g_assert(latency_ps >= 0);
+    exec_append_dep(exec, from, to, latency_ps);
 }
 
 void
@@ -205,20 +302,22 @@ ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int s
                         guint64 bytes)
 {
     g_assert(exec->topo != NULL);
-    g_assert(from < exec->tasks->len && to < exec->tasks->len);
-    Dep d = {.from = from, .to = to, .kind = DEP_FLOW, .src = src, .dst = dst, .bytes = bytes};
-    g_array_append_val(exec->deps, d);
+    FlowDep f = {.bytes = bytes, .src = src, .dst = dst, .arrival_ps = -1};
+    g_array_append_val(exec->flow_deps, f);
+    exec_append_dep(exec, from, to, -(PpsimTime)exec->flow_deps->len);
 }
 
 void
 ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool, int tag,
                    PpsimMemCategory category, gint64 delta)
 {
-    g_assert(task < exec->tasks->len && pool >= 0 && (guint)pool < exec->pools->len);
+    g_assert(task < exec->tasks.len && pool >= 0 && (guint)pool < exec->pools->len);
     g_assert(tag < exec->n_tags);
-    MemEffect e = {
-        .task = task, .when = when, .category = category, .pool = pool, .tag = tag, .delta = delta};
-    g_array_append_val(exec->mem, e);
+    MEM_EXTRA(exec);
+    guint32 i = vec_push(&exec->mem, sizeof(MemEffect), extra, extra_size, 1);
+    exec_mem(exec)[i] = (MemEffect){
+        .delta = delta, .tag = tag, .pool = (guint32)pool, .when = when, .category = category};
+    exec->mem_task[i] = task;
 }
 
 void
@@ -229,42 +328,80 @@ ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
 
 /* ---- run ------------------------------------------------------------------------------ */
 
-/* Builds a CSR index: @order lists the record indices of @arr grouped by task (stable), and
- * each task's [begin, end) range into @order is written at @begin_offset / @end_offset.
- * Records stay where they are; only 4-byte indices move, so the pass is cache-friendly.
- * O(records + tasks). */
-static guint32 *
-exec_index(PpsimExec *exec, const GArray *arr, gsize size, gsize key_offset, gsize begin_offset,
-           gsize end_offset)
+/* Groups the memory effects by task, keeping their order within a task (a stable counting
+ * sort, skipped when they were added in task order, as sim.c does). */
+static void
+exec_index_mem(PpsimExec *exec)
 {
-    guint n_tasks = exec->tasks->len;
-    guint32 *count = ppsim_bigalloc0((n_tasks + 1) * sizeof(guint32));
-    const char *data = arr->data;
-    for (guint i = 0; i < arr->len; i++)
-        count[*(const PpsimTaskId *)(data + i * size + key_offset) + 1]++;
-    for (guint t = 0; t < n_tasks; t++) {
-        count[t + 1] += count[t];
-        char *task = (char *)&g_array_index(exec->tasks, Task, t);
-        *(guint32 *)(task + begin_offset) = count[t];
-        *(guint32 *)(task + end_offset) = count[t + 1];
+    guint32 n = exec->tasks.len, len = exec->mem.len;
+    guint32 *begin = ppsim_bigalloc0((gsize)(n + 1) * sizeof(guint32));
+    gboolean sorted = TRUE;
+    for (guint32 i = 0; i < len; i++) {
+        begin[exec->mem_task[i] + 1]++;
+        sorted &= i == 0 || exec->mem_task[i - 1] <= exec->mem_task[i];
     }
-    guint32 *order = ppsim_bigalloc(MAX(arr->len, 1) * sizeof(guint32));
-    for (guint i = 0; i < arr->len; i++)
-        order[count[*(const PpsimTaskId *)(data + i * size + key_offset)]++] = i;
-    g_free(count);
-    return order;
+    for (guint32 t = 0; t < n; t++)
+        begin[t + 1] += begin[t];
+    if (!sorted) {
+        MemEffect *out = ppsim_bigalloc(MAX(len, 1) * sizeof(MemEffect));
+        guint32 *fill = g_memdup2(begin, (gsize)(n + 1) * sizeof(guint32));
+        for (guint32 i = 0; i < len; i++)
+            out[fill[exec->mem_task[i]]++] = exec_mem(exec)[i];
+        g_free(fill);
+        g_free(exec->mem.data);
+        exec->mem.data = out;
+        exec->mem.cap = MAX(len, 1);
+    }
+    g_clear_pointer(&exec->mem_task, g_free); /* no longer needed */
+    exec->mem_begin = begin;
+}
+
+/* Successor lists (CSR by producer) and input counts. */
+static void
+exec_index_deps(PpsimExec *exec)
+{
+    guint32 n = exec->tasks.len, len = exec->deps.len;
+    const guint32 *from = exec_dep_from(exec);
+    guint32 *begin = ppsim_bigalloc0((gsize)(n + 1) * sizeof(guint32));
+    guint32 *pending = ppsim_bigalloc0(MAX(n, 1) * sizeof(guint32));
+    for (guint32 i = 0; i < len; i++) {
+        begin[from[i] + 1]++;
+        pending[exec->dep_to[i]]++;
+    }
+    for (guint32 t = 0; t < n; t++)
+        begin[t + 1] += begin[t];
+    guint32 *succ = ppsim_bigalloc(MAX(len, 1) * sizeof(guint32));
+    /* fill from the back so that begin[] ends up where it started */
+    for (guint32 i = len; i-- > 0;)
+        succ[--begin[from[i] + 1]] = i;
+    /* begin[t + 1] now holds the start of t's block; shift back into place */
+    for (guint32 t = 0; t < n; t++)
+        begin[t] = begin[t + 1];
+    begin[n] = len;
+    exec->succ_begin = begin;
+    exec->succ = succ;
+    exec->pending = pending;
+}
+
+static inline PpsimTime
+exec_end(const PpsimExec *exec, PpsimTaskId id)
+{
+    PpsimTime d = exec_duration(exec)[id];
+    if (d < 0)
+        return g_array_index(exec->transfers, Transfer, -d - 1).end_ps;
+    return exec->start[id] >= 0 ? exec->start[id] + d : -1;
 }
 
 static void
-exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
+exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when, PpsimTime now)
 {
-    const Task *t = &g_array_index(exec->tasks, Task, id);
-    PpsimTime now = ppsim_engine_now(exec->engine);
-    for (guint k = t->mem_begin; k < t->mem_end; k++) {
-        const MemEffect *e = &g_array_index(exec->mem, MemEffect, exec->mem_order[k]);
+    const MemEffect *mem = exec_mem(exec);
+    PpsimPoolStats *pools = (PpsimPoolStats *)(gpointer)exec->pools->data;
+    for (guint32 k = exec->mem_begin[id], end = exec->mem_begin[id + 1]; k < end; k++) {
+        const MemEffect *e = &mem[k];
         if (e->when != when)
             continue;
-        PpsimPoolStats *st = &g_array_index(exec->pools, PpsimPoolStats, e->pool);
+        PpsimPoolStats *st = &pools[e->pool];
         st->current[e->category] += e->delta;
         gint64 active = st->current[PPSIM_MEM_ACTIVATION] + st->current[PPSIM_MEM_BUFFER];
         gint64 total = active + st->current[PPSIM_MEM_STATIC];
@@ -292,58 +429,63 @@ exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when)
     }
 }
 
-static void exec_try_start(PpsimExec *exec, int stream);
-
 static void
-exec_dep_arrived(PpsimExec *exec, guint32 dep)
-{
-    const Dep *d = &g_array_index(exec->deps, Dep, dep);
-    exec->arrival[dep] = ppsim_engine_now(exec->engine);
-    Task *t = &g_array_index(exec->tasks, Task, d->to);
-    g_assert(t->pending > 0);
-    if (--t->pending == 0)
-        exec_try_start(exec, t->stream);
-}
-
-static void
-exec_try_start(PpsimExec *exec, int stream)
+exec_try_start(PpsimExec *exec, int stream, PpsimTime now)
 {
     Stream *s = g_ptr_array_index(exec->streams, stream);
     if (s->busy || s->next >= s->order->len)
         return;
     PpsimTaskId id = g_array_index(s->order, PpsimTaskId, s->next);
-    Task *t = &g_array_index(exec->tasks, Task, id);
-    if (t->pending > 0)
+    if (exec->pending[id] > 0)
         return;
     s->busy = TRUE;
-    t->start_ps = ppsim_engine_now(exec->engine);
-    exec_apply_mem(exec, id, PPSIM_MEM_AT_START);
-    if (t->src >= 0)
+    exec->start[id] = now;
+    exec_apply_mem(exec, id, PPSIM_MEM_AT_START, now);
+    PpsimTime d = exec_duration(exec)[id];
+    if (d < 0) {
+        const Transfer *t = &g_array_index(exec->transfers, Transfer, -d - 1);
         ppsim_network_start(exec->net, exec->engine, t->src, t->dst, t->bytes, -(gint64)id - 1);
-    else
-        ppsim_engine_post(exec->engine, t->duration_ps, exec->entity, EV_TASK_END, id, 0);
+    } else {
+        ppsim_engine_post(exec->engine, d, exec->entity, EV_TASK_END, id, 0);
+    }
 }
 
 static void
-exec_task_end(PpsimExec *exec, PpsimTaskId id)
+exec_dep_arrived(PpsimExec *exec, guint32 dep, PpsimTime now)
 {
-    Task *t = &g_array_index(exec->tasks, Task, id);
-    t->end_ps = ppsim_engine_now(exec->engine);
-    exec_apply_mem(exec, id, PPSIM_MEM_AT_END);
-    for (guint k = t->succ_begin; k < t->succ_end; k++) {
-        guint32 i = exec->succ_order[k];
-        const Dep *d = &g_array_index(exec->deps, Dep, i);
-        if (d->kind == DEP_FLOW)
-            ppsim_network_start(exec->net, exec->engine, d->src, d->dst, d->bytes, i);
-        else if (d->latency_ps == 0)
-            exec_dep_arrived(exec, i);
-        else
-            ppsim_engine_post(exec->engine, d->latency_ps, exec->entity, EV_DEP_ARRIVE, i, 0);
+    PpsimTime lat = exec->dep_lat[dep];
+    if (lat < 0)
+        g_array_index(exec->flow_deps, FlowDep, -lat - 1).arrival_ps = now;
+    PpsimTaskId to = exec->dep_to[dep];
+    g_assert(exec->pending[to] > 0);
+    if (--exec->pending[to] == 0)
+        exec_try_start(exec, exec->stream[to], now);
+}
+
+static void
+exec_task_end(PpsimExec *exec, PpsimTaskId id, PpsimTime now)
+{
+    PpsimTime d = exec_duration(exec)[id];
+    if (d < 0)
+        g_array_index(exec->transfers, Transfer, -d - 1).end_ps = now;
+    exec_apply_mem(exec, id, PPSIM_MEM_AT_END, now);
+    for (guint32 k = exec->succ_begin[id], end = exec->succ_begin[id + 1]; k < end; k++) {
+        guint32 i = exec->succ[k];
+        PpsimTime lat = exec->dep_lat[i];
+        if (lat < 0) {
+            const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, -lat - 1);
+            ppsim_network_start(exec->net, exec->engine, f->src, f->dst, f->bytes, i);
+        } else if (lat == 0) {
+            exec_dep_arrived(exec, i, now);
+        } else {
+            ppsim_engine_post(exec->engine, lat, exec->entity, EV_DEP_ARRIVE, i, 0);
+        }
     }
-    Stream *s = g_ptr_array_index(exec->streams, t->stream);
+    int stream = exec->stream[id];
+    Stream *s = g_ptr_array_index(exec->streams, stream);
     s->busy = FALSE;
     s->next++;
-    exec_try_start(exec, t->stream);
+    exec_try_start(exec, stream, now);
 }
 
 static void
@@ -351,11 +493,10 @@ exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
 {
     (void)engine;
     PpsimExec *exec = state;
-    exec->events++;
     if (ev->kind == EV_TASK_END)
-        exec_task_end(exec, (PpsimTaskId)ev->a);
+        exec_task_end(exec, (PpsimTaskId)ev->a, ev->time_ps);
     else
-        exec_dep_arrived(exec, (guint32)ev->a);
+        exec_dep_arrived(exec, (guint32)ev->a, ev->time_ps);
 }
 
 /* A flow finished: cookie >= 0 is a dependency edge, < 0 a transfer task (-id - 1). */
@@ -371,14 +512,13 @@ exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps, PpsimEng
         kind = EV_TASK_END;
         payload = target;
     } else {
-        const Dep *d = &g_array_index(exec->deps, Dep, cookie);
-        target = d->to;
+        target = exec->dep_to[cookie];
         kind = EV_DEP_ARRIVE;
         payload = cookie;
     }
     if (exec->recording && exec->flows->len > 0) {
         PpsimFlowRecord *rec = &g_array_index(exec->flows, PpsimFlowRecord, exec->flows->len - 1);
-        rec->from = cookie < 0 ? target : g_array_index(exec->deps, Dep, cookie).from;
+        rec->from = cookie < 0 ? target : exec_dep_from(exec)[cookie];
         rec->to = target;
     }
     ppsim_engine_post(engine, latency_ps, exec->entity, kind, payload, 0);
@@ -397,18 +537,8 @@ ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_da
 {
     g_return_val_if_fail(!exec->ran, FALSE);
     exec->ran = TRUE;
-    exec->succ_order =
-        exec_index(exec, exec->deps, sizeof(Dep), G_STRUCT_OFFSET(Dep, from),
-                   G_STRUCT_OFFSET(Task, succ_begin), G_STRUCT_OFFSET(Task, succ_end));
-    exec->mem_order =
-        exec_index(exec, exec->mem, sizeof(MemEffect), G_STRUCT_OFFSET(MemEffect, task),
-                   G_STRUCT_OFFSET(Task, mem_begin), G_STRUCT_OFFSET(Task, mem_end));
-    for (guint i = 0; i < exec->deps->len; i++)
-        g_array_index(exec->tasks, Task, g_array_index(exec->deps, Dep, i).to).pending++;
-    exec->arrival = ppsim_bigalloc(MAX(exec->deps->len, 1) * sizeof(PpsimTime));
-    for (guint i = 0; i < exec->deps->len; i++)
-        exec->arrival[i] = -1;
-
+    exec_index_deps(exec);
+    exec_index_mem(exec);
     exec->engine = ppsim_engine_new();
     exec->entity = ppsim_engine_add_entity(exec->engine, &exec_class, exec);
     if (exec->topo != NULL) {
@@ -419,7 +549,7 @@ ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_da
     exec->describe = describe;
     exec->describe_data = user_data;
     for (guint s = 0; s < exec->streams->len; s++)
-        exec_try_start(exec, s);
+        exec_try_start(exec, s, 0);
     return ppsim_engine_run(exec->engine, 0, error);
 }
 
@@ -447,16 +577,15 @@ exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
         PpsimTaskId id = g_array_index(s->order, PpsimTaskId, s->next);
         exec_describe(exec, why, id);
         g_string_append_printf(why, " on '%s' is blocked", s->name);
-        for (guint i = 0; i < exec->deps->len; i++) {
-            const Dep *d = &g_array_index(exec->deps, Dep, i);
-            const Task *from = &g_array_index(exec->tasks, Task, d->from);
-            if (d->to != id || from->end_ps >= 0)
+        for (guint i = 0; i < exec->deps.len; i++) {
+            PpsimTaskId from = exec_dep_from(exec)[i];
+            if (exec->dep_to[i] != id || exec_end(exec, from) >= 0)
                 continue;
-            const Stream *fs = g_ptr_array_index(exec->streams, from->stream);
+            const Stream *fs = g_ptr_array_index(exec->streams, exec->stream[from]);
             g_string_append(why, " waiting for ");
-            exec_describe(exec, why, d->from);
+            exec_describe(exec, why, from);
             g_string_append_printf(why, " on '%s' (%s)", fs->name,
-                                   from->start_ps >= 0 ? "running" : "not started");
+                                   exec->start[from] >= 0 ? "running" : "not started");
             break;
         }
         g_string_append(why, " at t=");
@@ -470,19 +599,21 @@ exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
 gsize
 ppsim_exec_n_tasks(const PpsimExec *exec)
 {
-    return exec->tasks->len;
+    return exec->tasks.len;
 }
 
 PpsimTime
 ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task)
 {
-    return g_array_index(exec->tasks, Task, task).start_ps;
+    g_return_val_if_fail(task < exec->tasks.len, -1);
+    return exec->start[task];
 }
 
 PpsimTime
 ppsim_exec_task_end(const PpsimExec *exec, PpsimTaskId task)
 {
-    return g_array_index(exec->tasks, Task, task).end_ps;
+    g_return_val_if_fail(task < exec->tasks.len, -1);
+    return exec_end(exec, task);
 }
 
 const PpsimPoolStats *
@@ -519,6 +650,10 @@ ppsim_exec_flows(const PpsimExec *exec)
 PpsimTime
 ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep)
 {
-    g_return_val_if_fail(exec->arrival != NULL && dep < exec->deps->len, -1);
-    return exec->arrival[dep];
+    g_return_val_if_fail(exec->ran && dep < exec->deps.len, -1);
+    PpsimTime lat = exec->dep_lat[dep];
+    if (lat < 0)
+        return g_array_index(exec->flow_deps, FlowDep, -lat - 1).arrival_ps;
+    PpsimTime end = exec_end(exec, exec_dep_from(exec)[dep]);
+    return end >= 0 ? end + lat : -1;
 }
