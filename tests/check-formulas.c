@@ -106,21 +106,33 @@ START_TEST(test_zb_h1_profiled_costs)
 END_TEST
 
 /* [ZB] Table 5 (1.5B, p = 8, m = 24) from scenarios/zb_table5.yaml: 1F1B 0.2431, ZB-H1
- * 0.1585, ZB-H2 0.1083, as bubble rates over the longest stage's execution time. */
+ * 0.1585, ZB-H2 0.1083, and the automatic zb ([ZB] §3) at memory_limit p (ZB-1p) 0.1585 and
+ * 2p (ZB-2p) 0.0433, as bubble rates over the longest stage's execution time; the zb rows
+ * stay within their caps in the replay. */
 START_TEST(test_zb_table5)
 {
     g_autofree char *path = ppsim_test_src_path("scenarios/zb_table5.yaml");
-    const char *names[] = {"1f1b", "zb-h1", "zb-h2"};
-    const double want[] = {0.2431, 0.1585, 0.1083};
+    const char *labels[] = {"1f1b", "zb-h1", "zb-h2", "zb-1p", "zb-2p"};
+    const double want[] = {0.2431, 0.1585, 0.1083, 0.1585, 0.0433};
+    const gint64 cap[] = {0, 0, 0, 8, 16};
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
     ppsim_assert_no_error(error);
-    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
-        g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(names[i]);
+    for (guint i = 0; i < G_N_ELEMENTS(labels); i++) {
+        const PpsimScheduleSpec *spec = NULL;
+        for (guint k = 0; k < sc->schedules->len; k++) {
+            const PpsimScheduleSpec *s = g_ptr_array_index(sc->schedules, k);
+            if (strcmp(s->label, labels[i]) == 0)
+                spec = s;
+        }
+        ck_assert_msg(spec != NULL, "no schedule labelled %s", labels[i]);
         g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
         ppsim_assert_no_error(error);
         ck_assert_msg(fabs(res->bubble_ratio_span - want[i]) < 0.00005, "%s: %.5f vs %.4f",
-                      names[i], res->bubble_ratio_span, want[i]);
+                      labels[i], res->bubble_ratio_span, want[i]);
+        if (cap[i] > 0)
+            ck_assert_int_le(ppsim_run_result_max_peak_activation(res),
+                             cap[i] * PPSIM_EXPLICIT_MEM_SCALE);
     }
 }
 END_TEST

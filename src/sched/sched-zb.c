@@ -34,7 +34,8 @@ zb_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
     g_autofree gint64 *limit = g_new(gint64, p);
     for (int d = 0; d < p; d++)
         limit[d] = (gint64)floor(cap * (double)params->costs->stage[d].act + 1e-9);
-    PpsimSchedule *sched = ppsim_zb_auto(p, shape->m, params->costs, limit, NULL, error);
+    PpsimSchedule *sched =
+        ppsim_zb_auto(p, shape->m, params->costs, limit, PPSIM_ZB_AUTO_DEFAULT, NULL, error);
     if (sched == NULL) {
         g_prefix_error(error, "zb: ");
         return FALSE;

@@ -353,7 +353,7 @@ search_offer(ZbSearch *z, PpsimSchedule *cand, const char *label)
 
 PpsimSchedule *
 ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit,
-              PpsimZbAutoInfo *info, GError **error)
+              PpsimZbAutoFlags flags, PpsimZbAutoInfo *info, GError **error)
 {
     PpsimZbAutoInfo local = {0};
     ZbSearch z = {.c = costs, .limit = limit, .info = info ? info : &local};
@@ -375,7 +375,7 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
         int warmup, delay;
         const char *label;
     } hand[] = {{0, 0, "1f1b-split"}, {0, 1, "zb-h1"}, {1, 2, "zb-h2"}};
-    for (guint k = 0; k < G_N_ELEMENTS(hand); k++) {
+    for (guint k = 0; k < G_N_ELEMENTS(hand) && !(flags & PPSIM_ZB_AUTO_GREEDY_ONLY); k++) {
         search_offer(&z, ppsim_zb_handcrafted(p, m, hand[k].warmup, hand[k].delay), hand[k].label);
     }
     z.bound = z.fit_min; /* never slower than a handcrafted order that fits */
@@ -388,10 +388,10 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
             if (a <= 0)
                 work[s] = limit[s];
         }
-        for (unsigned flags = 0; flags < 8; flags++) {
+        for (unsigned choice = 0; choice < 8; choice++) {
             char label[64];
-            g_snprintf(label, sizeof label, "greedy cap=%d flags=%u", cap, flags);
-            search_offer(&z, zbb_build(p, m, costs, work, flags), label);
+            g_snprintf(label, sizeof label, "greedy cap=%d choices=%u", cap, choice);
+            search_offer(&z, zbb_build(p, m, costs, work, choice), label);
         }
     }
     if (z.best == NULL) {

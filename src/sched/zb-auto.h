@@ -12,6 +12,11 @@ typedef struct {
     int n_tried;        /* candidates built and evaluated */
 } PpsimZbAutoInfo;
 
+typedef enum {
+    PPSIM_ZB_AUTO_DEFAULT = 0,
+    PPSIM_ZB_AUTO_GREEDY_ONLY = 1 << 0, /* leave the handcrafted orders out (for measuring) */
+} PpsimZbAutoFlags;
+
 /* A schedule of p stages on p devices and @m microbatches with B/W split whose activation
  * memory on device d never exceeds @limit[d] memory units (a limit <= 0: none), by the
  * estimates in @costs (act allocated at F's start, act - act_w freed at B's end, act_w at W's
@@ -19,7 +24,7 @@ typedef struct {
  * Errors: PPSIM_SCHED_ERROR_UNSUPPORTED when some limit[d] is below that stage's act.
  * @info: (nullable) receives what won. Returns: (transfer full) (nullable). */
 PpsimSchedule *ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit,
-                             PpsimZbAutoInfo *info, GError **error);
+                             PpsimZbAutoFlags flags, PpsimZbAutoInfo *info, GError **error);
 
 /* ASAP timing of a one-stage-per-device schedule on @costs, as the explicit-mode replay runs
  * it (a cross-device dependency costs comm_ps); checks the activation of device d against

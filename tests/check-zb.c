@@ -1,0 +1,216 @@
+/* check-zb.c: the automatic Zero Bubble scheduler `zb` ([ZB] §3) through the simulator: the
+ * memory cap holds in the replay (never by the generator's own bookkeeping), the checker
+ * accepts every schedule, the makespan never loses to the handcrafted ZB-H1 or to 1F1B when
+ * they fit, ZB-2p has no bubble with T_F = T_B = T_W, a hand-computed timeline, refusals. */
+#include "ppsim-test.h"
+#include "sched/schedule.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+static GArray *
+doubles(int n, GRand *rng, double lo, double hi)
+{
+    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(double), n);
+    for (int i = 0; i < n; i++) {
+        double v = g_rand_double_range(rng, lo, hi);
+        g_array_append_val(a, v);
+    }
+    return a;
+}
+
+/* An explicit scenario running @name, heterogeneous when @rng is set: per-stage F, B, W
+ * and activation drawn from fixed ranges, the last stage heavier (an LM head) and the first
+ * holding more activation (an embedding), p2p 0.05 ms, M_W = 0.6 M_B. */
+static PpsimScenario *
+zb_scenario(int p, int m, const char *name, GRand *rng)
+{
+    PpsimScenario *sc = ppsim_scenario_new_explicit(p, 1, m, name);
+    if (rng == NULL)
+        return sc;
+    sc->costs.stage_forward = doubles(p, rng, 1.0, 2.0);
+    sc->costs.stage_backward_input = doubles(p, rng, 1.0, 2.2);
+    sc->costs.stage_backward_weight = doubles(p, rng, 0.4, 1.5);
+    sc->costs.stage_activation = doubles(p, rng, 0.8, 1.2);
+    g_array_index(sc->costs.stage_forward, double, p - 1) += 1.0;
+    g_array_index(sc->costs.stage_backward_input, double, p - 1) += 1.0;
+    g_array_index(sc->costs.stage_backward_weight, double, p - 1) += 0.5;
+    g_array_index(sc->costs.stage_activation, double, 0) += 0.5;
+    sc->costs.p2p_ps = PPSIM_PS_PER_MS / 20;
+    sc->costs.weight_activation = 0.6;
+    return sc;
+}
+
+static void
+spec_set(PpsimScheduleSpec *spec, const char *key, const char *value)
+{
+    PpsimOptionValue o = {g_strdup(key), g_strdup(value), {1, 1}};
+    g_array_append_val(spec->options, o);
+}
+
+/* Replays @name on @sc (with memory_limit = @cap unless NULL). */
+static PpsimRunResult *
+zb_run(PpsimScenario *sc, const char *name, const char *cap, GError **error)
+{
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(name);
+    if (cap != NULL)
+        spec_set(spec, "memory_limit", cap);
+    return ppsim_sim_run_spec(sc, spec, 0, error);
+}
+
+/* The grid of the issue: p in {2,4,8,16}, m in {1, p-1, p, 2p, 3p, 64}, heterogeneous costs
+ * (fixed seeds), caps from the minimum (1 M_B) to 3p, whole and fractional. */
+START_TEST(test_zb_grid)
+{
+    int p = 2 << _i; /* 2, 4, 8, 16 */
+    int ms[] = {1, MAX(1, p - 1), p, 2 * p, 3 * p, 64};
+    double caps[] = {1, 1.5, 2, p / 2.0, p - 1, p, p + 0.5, 1.5 * p, 2 * p - 1, 2 * p, 3 * p};
+    for (guint b = 0; b < G_N_ELEMENTS(ms); b++) {
+        int m = ms[b];
+        g_autoptr(GRand) rng = g_rand_new_with_seed(1000 * p + m);
+        g_autoptr(PpsimScenario) sc = zb_scenario(p, m, "zb", rng);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) h1 = zb_run(sc, "zb-h1", NULL, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) f1b = zb_run(sc, "1f1b", NULL, &error);
+        ppsim_assert_no_error(error);
+        for (guint c = 0; c < G_N_ELEMENTS(caps); c++) {
+            double cap = caps[c];
+            if (cap < 1)
+                continue;
+            g_autofree char *text = g_strdup_printf("%g", cap);
+            g_autoptr(PpsimRunResult) res = zb_run(sc, "zb", text, &error);
+            ck_assert_msg(res != NULL, "p=%d m=%d cap=%g: %s", p, m, cap,
+                          error ? error->message : "");
+            for (int d = 0; d < p; d++) {
+                double act = g_array_index(sc->costs.stage_activation, double, d) * 1000;
+                gint64 limit = (gint64)floor(cap * llround(act) + 1e-9);
+                ck_assert_msg(res->devices[d].peak_activation <= limit,
+                              "p=%d m=%d cap=%g dev %d: peak %" G_GINT64_FORMAT
+                              " > %" G_GINT64_FORMAT,
+                              p, m, cap, d, res->devices[d].peak_activation, limit);
+            }
+            if (cap >= p) {
+                ck_assert_msg(res->makespan_ps <= h1->makespan_ps,
+                              "p=%d m=%d cap=%g: %" G_GINT64_FORMAT " > zb-h1 %" G_GINT64_FORMAT, p,
+                              m, cap, res->makespan_ps, h1->makespan_ps);
+                ck_assert_int_le(res->makespan_ps, f1b->makespan_ps);
+            }
+        }
+    }
+}
+END_TEST
+
+/* [ZB] §3 / Table 5's ZB-2p: with T_F = T_B = T_W, no p2p and 2p M_B, no device idles between
+ * its first op and its last (bubble_ratio_span = 0) once m >= 2p - 1; the peak stays <= 2p.
+ * Below that it cannot: the first gradient reaches stage 0 at 2p - 1 passes and until then
+ * stage 0 has only its m forwards to run (no B has run, so no W is ready). */
+START_TEST(test_zb_2p_zero_bubble)
+{
+    int ps[] = {2, 3, 4, 8, 16};
+    for (guint a = 0; a < G_N_ELEMENTS(ps); a++) {
+        int p = ps[a];
+        int ms[] = {p, 2 * p - 1, 2 * p, 3 * p, 64};
+        for (guint b = 0; b < G_N_ELEMENTS(ms); b++) {
+            int m = ms[b];
+            g_autoptr(PpsimScenario) sc = zb_scenario(p, m, "zb", NULL);
+            g_autofree char *cap = g_strdup_printf("%d", 2 * p);
+            g_autoptr(GError) error = NULL;
+            g_autoptr(PpsimRunResult) res = zb_run(sc, "zb", cap, &error);
+            ppsim_assert_no_error(error);
+            if (m >= 2 * p - 1)
+                ck_assert_msg(res->bubble_ratio_span == 0, "p=%d m=%d: span bubble %g", p, m,
+                              res->bubble_ratio_span);
+            else /* stage 0 idles at least 2p - 1 - m passes before its first B */
+                ck_assert_int_ge(res->devices[0].end_ps - res->devices[0].first_start_ps,
+                                 (PpsimTime)(3 * m + 2 * p - 1 - m) * PPSIM_PS_PER_MS);
+            ck_assert_int_le(ppsim_run_result_max_peak_activation(res), 2 * p * 1000);
+        }
+    }
+}
+END_TEST
+
+/* p = 2, m = 2, F = B = W = 1 ms, memory_limit 1: every stage holds one microbatch, so stage
+ * 0 runs F0 [0,1], waits for B0 (stage 1: F0 [1,2], B0 [2,3]) [3,4], must free it with W0
+ * [4,5] before F1 [5,6]; stage 1: F1 [6,7], B1 [7,8]; stage 0: B1 [8,9], W1 [9,10]. */
+START_TEST(test_zb_hand_timeline)
+{
+    g_autoptr(PpsimScenario) sc = zb_scenario(2, 2, "zb", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res = zb_run(sc, "zb", "1", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(res->makespan_ps, 10 * PPSIM_PS_PER_MS);
+    ck_assert_int_eq(res->devices[0].peak_activation, 1000);
+    ck_assert_int_eq(res->devices[1].peak_activation, 1000);
+    /* with room for two, stage 0 runs both Fs first: the ZB-H1 timeline, 6 + 1 (F+B-W) */
+    g_autoptr(PpsimRunResult) two = zb_run(sc, "zb", "2", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(two->makespan_ps, 7 * PPSIM_PS_PER_MS);
+}
+END_TEST
+
+/* A cap below one microbatch's activation is refused, naming the option and the minimum. */
+START_TEST(test_zb_refuses_small_cap)
+{
+    const char *bad[] = {"0.5", "0", "-3"};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(PpsimScenario) sc = zb_scenario(4, 8, "zb", NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res = zb_run(sc, "zb", bad[i], &error);
+        ck_assert(res == NULL);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+        ck_assert_msg(strstr(error->message, "memory_limit") &&
+                          strstr(error->message, "at least 1"),
+                      "%s", error->message);
+    }
+}
+END_TEST
+
+/* Hardware mode (the A100 scenario, heterogeneous first and last stages): the replayed peak
+ * of every device stays within memory_limit x its stage's activation, for p and 2p, and the
+ * same input gives byte-identical CSV. */
+START_TEST(test_zb_hardware)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    const char *caps[] = {"8", "16", "3"};
+    for (guint i = 0; i < G_N_ELEMENTS(caps); i++) {
+        g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("zb");
+        spec_set(spec, "memory_limit", caps[i]);
+        PpsimCosts *costs = NULL;
+        PpsimSchedule *sched = ppsim_sim_build_schedule(sc, spec, &costs, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimSchedule) again = ppsim_sim_build_schedule(sc, spec, NULL, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GString) csv1 = ppsim_schedule_to_csv(sched);
+        g_autoptr(GString) csv2 = ppsim_schedule_to_csv(again);
+        ck_assert_str_eq(csv1->str, csv2->str);
+        g_autoptr(PpsimRunResult) res = ppsim_sim_replay(sc, costs, sched, "zb", "zb", 0, &error);
+        ppsim_assert_no_error(error);
+        double cap = g_ascii_strtod(caps[i], NULL);
+        for (int d = 0; d < res->p; d++)
+            ck_assert_int_le(res->devices[d].peak_activation,
+                             (gint64)floor(cap * costs->stage[d].est.act + 1e-9));
+        ppsim_costs_free(costs);
+    }
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("zb");
+    TCase *tc = tcase_create("zb");
+    tcase_set_timeout(tc, 240);
+    tcase_add_loop_test(tc, test_zb_grid, 0, 4);
+    tcase_add_test(tc, test_zb_2p_zero_bubble);
+    tcase_add_test(tc, test_zb_hand_timeline);
+    tcase_add_test(tc, test_zb_refuses_small_cap);
+    tcase_add_test(tc, test_zb_hardware);
+    suite_add_tcase(s, tc);
+    return s;
+}
