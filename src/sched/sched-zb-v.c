@@ -1,16 +1,14 @@
 /* sched-zb-v.c: ZB-V ([ZB] §6): 2p stages in a V (device d holds stages d and 2p-1-d), the
  * backward split into B and W, at most p M_B of activations per device (M_B = one
- * microbatch's activations of the device's two stages), built by the list scheduler of
- * zb-list.c on the generator's cost estimates. Any p >= 1, m >= 1 (v = 2).
+ * microbatch's activations of the device's two stages), built by v-sched.c on the
+ * generator's cost estimates. Any p >= 1, m >= 1 (v = 2).
  *
- * Measured (explicit mode, T_F = T_B = T_W, p2p = 0): the peak is exactly p M_B on every
- * device (and exactly the cap when memory_limit is lower), the last devices have no bubble,
- * but the first ones end a constant gap after their work, independent of m: p - 1 to about
- * 1.25p passes for p <= 16 (p = 4, m = 8: span 52 for 48 of work), where the paper's
- * hand-made warm-up (2p - i forwards of the first chunk and i - 1 of the second on worker
- * i) reaches zero. Closing that gap is open work; the summary says "near-zero" until then.
+ * With T_F = T_B = T_W and p2p = 0 the cap of p M_B gives [ZB] §6's shape: worker i
+ * (1-indexed) warms up with 2p-1 forwards (2p-i of chunk 1, i-1 of chunk 2), then runs
+ * 1F-1B-1W groups, and no device idles between its first and last pass (see the tests in
+ * check-vshape.c for the grid where this is exact). A lower memory_limit is met exactly.
  */
-#include "sched/zb-list.h"
+#include "sched/v-sched.h"
 
 static const PpsimOptionSpec zbv_options[] = {
     {"memory_limit", PPSIM_OPTION_DOUBLE, NULL,
@@ -22,27 +20,12 @@ static gboolean
 zbv_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
              PpsimSchedule **out, GError **error)
 {
-    int p = shape->p, S = 2 * p;
-    double cap = ppsim_options_is_set(params->options, "memory_limit")
-                     ? ppsim_options_get_double(params->options, "memory_limit")
-                     : p;
-    const PpsimStageEstimate *st = params->costs->stage;
-    g_autofree gint64 *limit = g_new(gint64, p);
-    for (int d = 0; d < p; d++)
-        limit[d] = (gint64)(cap * (st[d].act + st[S - 1 - d].act));
-    g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(p, S, shape->m);
-    ppsim_schedule_map_vshape(sched);
-    if (!ppsim_zb_list_schedule(sched, shape->m, params->costs, limit, error)) {
-        g_prefix_error(error, "zb-v: ");
-        return FALSE;
-    }
-    *out = g_steal_pointer(&sched);
-    return TRUE;
+    return ppsim_vshape_generate(shape, params, PPSIM_VSHAPE_ZB, shape->p, "zb-v", out, error);
 }
 
 const PpsimScheduleClass ppsim_schedule_zb_v = {
     .name = "zb-v",
-    .summary = "ZB-V (list-scheduled): V-shaped 2 chunks/device, peak p M_B, near-zero bubble",
+    .summary = "ZB-V: V-shaped 2 chunks/device, B/W split, peak p M_B, zero bubble at F=B=W",
     .reference = "[ZB] §6",
     .chunks = 2,
     .options = zbv_options,

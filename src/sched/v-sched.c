@@ -1,0 +1,531 @@
+/* v-sched.c: V-shape schedules (2p stages, device d holds stages d and 2p-1-d) with the
+ * backward split into B and W, under a per-device activation cap.
+ *
+ * The building blocks are simulated on the generator's cost estimates by one event loop with
+ * three ways of choosing a device's next op:
+ *
+ *   free      B first (earliest arrival), else a ready F that fits under the cap (the later
+ *             stage first, so microbatches reach the loss early), else the oldest pending W
+ *             (W fills what would be bubbles, [ZB] §3). With T_F = T_B = T_W this is ZB-V
+ *             ([ZB] §6): the cap of 2p chunk activations stops the warm-up after 2p-1
+ *             forwards (the F of the first 1F-1B-1W group makes 2p), and with a W holding
+ *             memory after its B the cap then forces F, B, W in turn. "reserve": a
+ *             first-chunk F also leaves room for one second-chunk F, so a low cap cannot fill
+ *             a device with first chunks that wait for a loss that never comes.
+ *   template  forwards and backwards in the order of a template (the building block of
+ *             [CM] §3, or a free run on uniform costs), each as soon as it is ready: B first,
+ *             F if it fits, else W. With the cap at least the template's own peak this never
+ *             deadlocks (every B the template ran before an F only needs earlier ops) and
+ *             the warm-up fills with forwards up to the cap, as [CM]'s reference
+ *             implementation squeezes its warm-up without raising the peak.
+ *   strict    the template's order as is, executed as early as dependencies allow ([CM]
+ *             "squeeze"); its peak is the template's.
+ *
+ * [CM] building blocks (period 6 passes, one microbatch every 6 slots; offsets [CM] Table 1):
+ * V-Min (1, 1): device d runs F(d) at slot d, F(2p-1-d) at 2p-1-d, B(2p-1-d) at 2p+g+d and
+ * B(d) at 4p+g-1-d, lifespans ~4p slots per microbatch, so ~4p/6 chunks (p/3 M_B) live.
+ * V-Half (2, 1): F(d) at 2d, F(2p-1-d) at 3p-2-d, B(2p-1-d) at 3p-1+g+2d, B(d) at 6p-2+g-d,
+ * ~6p slots, p/2 M_B. g is the smallest gap that puts a device's four passes in distinct
+ * slots mod 6 (the reference uses g = 2 for V-Min when 3 | p and g = 3 for V-Half when p is
+ * even; the search finds the same); the two free slots hold the W passes, each in the first
+ * free slot after its B. Derived here from the offsets, not copied.
+ *
+ * Every candidate (the modes above on the estimates, templates from the block or from a
+ * uniform-cost free run) is simulated; the smallest estimated makespan under the cap wins,
+ * ties to the lower peak, then to the earlier candidate. Deterministic.
+ */
+#include "sched/v-sched.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+enum { VS_FREE, VS_TEMPLATE, VS_STRICT };
+
+/* How a candidate picks: mode, reserve (free mode), and which ready B goes first (free
+ * mode): the earliest arrival, the second chunk's, or the first chunk's. */
+enum { VS_B_EARLIEST, VS_B_LATER, VS_B_EARLIER };
+typedef struct {
+    int mode;
+    gboolean reserve;
+    int bpref;
+} VsPolicy;
+
+typedef struct {
+    int p, m, S, mode, bpref;
+    gboolean reserve;
+    const PpsimCostEstimates *c;
+    const gint64 *limit;
+    const PpsimSchedule *tpl; /* template (VS_TEMPLATE, VS_STRICT) */
+    PpsimSchedule *out;
+    int (*stages)[2];             /* [p] later stage first */
+    PpsimTime *f_ready, *b_ready; /* [S m] arrival of the op's input; -1 unknown */
+    int *next_f, *next_b;         /* [S] next microbatch per stage (free mode) */
+    int **fseq, **bseq;           /* [p] template F / B keys in order (template mode) */
+    int *nf, *nb, *fpos, *bpos;   /* [p] */
+    int *spos;                    /* [p] position in the template (strict mode) */
+    int *wq, *wq_head, *wq_tail;  /* [p][2m+1] pending W keys, a ring */
+    gint64 *mem, *peak;           /* [p] */
+    PpsimTime makespan, idle;     /* idle: sum over devices of end - first start - busy */
+} VRun;
+
+static int
+vs_device(const VRun *r, int s)
+{
+    return s < r->p ? s : r->S - 1 - s;
+}
+
+static PpsimTime
+vs_arrival(const VRun *r, int from, int to, PpsimTime end)
+{
+    return vs_device(r, from) == vs_device(r, to) ? end : end + r->c->comm_ps;
+}
+
+static gboolean
+vs_fits(const VRun *r, int d, int s)
+{
+    gint64 need = r->c->stage[s].act;
+    if (r->reserve && s == d) /* first chunk: keep room for one second-chunk F */
+        need += r->c->stage[r->S - 1 - d].act;
+    return r->mem[d] + need <= r->limit[d];
+}
+
+static void
+vs_wake(PpsimTime *wake, PpsimTime at)
+{
+    if (at >= 0 && (*wake < 0 || at < *wake))
+        *wake = at;
+}
+
+/* Device @d's next op at time @t as (kind, key = stage m + microbatch), or -1 with *@wake
+ * the next time one of its candidates' inputs arrives (-1: unknown). */
+static int
+vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
+{
+    int m = r->m;
+    *wake = -1;
+    if (r->mode == VS_STRICT) {
+        const PpsimOp *op = &g_array_index(r->tpl->compute[d], PpsimOp, r->spos[d]);
+        int k = op->stage * m + op->microbatch;
+        PpsimTime rdy = op->kind == PPSIM_OP_F   ? r->f_ready[k]
+                        : op->kind == PPSIM_OP_B ? r->b_ready[k]
+                                                 : t;
+        if (rdy < 0 || rdy > t) {
+            vs_wake(wake, rdy);
+            return -1;
+        }
+        *key = k;
+        return op->kind;
+    }
+    if (r->mode == VS_TEMPLATE) {
+        if (r->bpos[d] < r->nb[d]) {
+            int k = r->bseq[d][r->bpos[d]];
+            if (r->b_ready[k] >= 0 && r->b_ready[k] <= t) {
+                *key = k;
+                return PPSIM_OP_B;
+            }
+            if (r->b_ready[k] > t)
+                vs_wake(wake, r->b_ready[k]);
+        }
+        if (r->fpos[d] < r->nf[d]) {
+            int k = r->fseq[d][r->fpos[d]];
+            if (r->f_ready[k] >= 0 && r->f_ready[k] <= t && vs_fits(r, d, k / m)) {
+                *key = k;
+                return PPSIM_OP_F;
+            }
+            if (r->f_ready[k] > t)
+                vs_wake(wake, r->f_ready[k]);
+        }
+    } else {
+        PpsimTime best = -1;
+        for (int i = 0; i < 2; i++) { /* B: by the policy's preference */
+            int s = r->stages[d][r->bpref == VS_B_EARLIER ? 1 - i : i], j = r->next_b[s];
+            if (j >= m || r->b_ready[s * m + j] < 0)
+                continue;
+            PpsimTime rdy = r->b_ready[s * m + j];
+            if (rdy <= t && (best < 0 || (r->bpref == VS_B_EARLIEST && rdy < best)))
+                best = rdy, *key = s * m + j;
+            else if (rdy > t)
+                vs_wake(wake, rdy);
+        }
+        if (best >= 0)
+            return PPSIM_OP_B;
+        for (int i = 0; i < 2; i++) { /* F under the cap, later stage first */
+            int s = r->stages[d][i], j = r->next_f[s];
+            if (j >= m || r->f_ready[s * m + j] < 0)
+                continue;
+            PpsimTime rdy = r->f_ready[s * m + j];
+            if (rdy <= t && vs_fits(r, d, s)) {
+                *key = s * m + j;
+                return PPSIM_OP_F;
+            }
+            if (rdy > t)
+                vs_wake(wake, rdy);
+        }
+    }
+    if (r->wq_head[d] != r->wq_tail[d]) {
+        *key = r->wq[d * (2 * m + 1) + r->wq_head[d]];
+        return PPSIM_OP_W;
+    }
+    return -1;
+}
+
+/* Runs op (@kind, @key) on device @d from @t; returns its end. */
+static PpsimTime
+vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
+{
+    int m = r->m, s = key / m, j = key % m;
+    const PpsimStageEstimate *st = &r->c->stage[s];
+    PpsimTime end;
+    if (kind == PPSIM_OP_F) {
+        end = t + st->f_ps;
+        r->mem[d] += st->act;
+        r->peak[d] = MAX(r->peak[d], r->mem[d]);
+        if (s + 1 < r->S)
+            r->f_ready[key + m] = vs_arrival(r, s, s + 1, end);
+        else
+            r->b_ready[key] = end; /* the loss: B follows on the same device */
+        r->next_f[s]++;
+        r->fpos[d]++;
+    } else if (kind == PPSIM_OP_B) {
+        end = t + st->b_ps;
+        r->mem[d] -= st->act - st->act_w;
+        if (s > 0)
+            r->b_ready[key - m] = vs_arrival(r, s, s - 1, end);
+        r->next_b[s]++;
+        r->bpos[d]++;
+        r->wq[d * (2 * m + 1) + r->wq_tail[d]] = key;
+        r->wq_tail[d] = (r->wq_tail[d] + 1) % (2 * m + 1);
+    } else {
+        end = t + st->w_ps;
+        r->mem[d] -= st->act_w;
+        if (r->mode != VS_STRICT) /* strict mode runs the template's W, not the queue's */
+            r->wq_head[d] = (r->wq_head[d] + 1) % (2 * m + 1);
+    }
+    if (r->mode == VS_STRICT)
+        r->spos[d]++;
+    ppsim_schedule_push(r->out, d, kind, s, j);
+    return end;
+}
+
+/* Event loop: the free device with the earliest time decides next (ties: lowest id); a
+ * device with nothing to run waits for an arrival or for another device to move on.
+ * FALSE when every device left is stuck (the cap admits no progress). */
+static gboolean
+vs_loop(VRun *r)
+{
+    int p = r->p;
+    g_autofree PpsimTime *free_at = g_new0(PpsimTime, p);
+    g_autofree int *left = g_new(int, p);
+    g_autofree gboolean *blocked = g_new0(gboolean, p);
+    g_autofree PpsimTime *first = g_new(PpsimTime, p);
+    g_autofree PpsimTime *busy = g_new0(PpsimTime, p);
+    for (int d = 0; d < p; d++)
+        left[d] = 6 * r->m, first[d] = -1;
+    r->makespan = r->idle = 0;
+    for (;;) {
+        int d = -1;
+        for (int e = 0; e < p; e++)
+            if (left[e] > 0 && !blocked[e] && (d < 0 || free_at[e] < free_at[d]))
+                d = e;
+        if (d < 0) {
+            for (int e = 0; e < p; e++)
+                if (left[e] > 0)
+                    return FALSE;
+            for (int e = 0; e < p; e++)
+                r->idle += free_at[e] - first[e] - busy[e];
+            return TRUE;
+        }
+        int key = -1;
+        PpsimTime wake;
+        int kind = vs_pick(r, d, free_at[d], &key, &wake);
+        if (kind >= 0) {
+            if (first[d] < 0)
+                first[d] = free_at[d];
+            PpsimTime end = vs_execute(r, d, kind, key, free_at[d]);
+            busy[d] += end - free_at[d];
+            free_at[d] = end;
+            r->makespan = MAX(r->makespan, free_at[d]);
+            left[d]--;
+            memset(blocked, 0, p * sizeof(gboolean));
+            continue;
+        }
+        PpsimTime next = wake;
+        for (int e = 0; e < p; e++)
+            if (e != d && left[e] > 0 && free_at[e] > free_at[d])
+                vs_wake(&next, free_at[e]);
+        if (next >= 0)
+            free_at[d] = next;
+        else
+            blocked[d] = TRUE;
+    }
+}
+
+/* One candidate: a fresh schedule in *@out and its peaks, or FALSE when it cannot finish or
+ * (strict mode) its peak exceeds the cap. */
+static gboolean
+vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *limit,
+       const PpsimSchedule *tpl, PpsimSchedule **out, gint64 *peak, PpsimTime *makespan,
+       PpsimTime *idle)
+{
+    int S = 2 * p;
+    VRun r = {.p = p,
+              .m = m,
+              .S = S,
+              .mode = pol.mode,
+              .reserve = pol.reserve,
+              .bpref = pol.bpref,
+              .c = c,
+              .limit = limit,
+              .tpl = tpl};
+    r.out = ppsim_schedule_new(p, S, m);
+    ppsim_schedule_map_vshape(r.out);
+    r.stages = g_malloc_n(p, sizeof(int[2]));
+    for (int d = 0; d < p; d++)
+        r.stages[d][0] = S - 1 - d, r.stages[d][1] = d;
+    r.f_ready = g_new(PpsimTime, S * m);
+    r.b_ready = g_new(PpsimTime, S * m);
+    for (int i = 0; i < S * m; i++)
+        r.f_ready[i] = i < m ? 0 : -1, r.b_ready[i] = -1;
+    r.next_f = g_new0(int, S);
+    r.next_b = g_new0(int, S);
+    r.fseq = g_new0(int *, p);
+    r.bseq = g_new0(int *, p);
+    r.nf = g_new0(int, p);
+    r.nb = g_new0(int, p);
+    r.fpos = g_new0(int, p);
+    r.bpos = g_new0(int, p);
+    r.spos = g_new0(int, p);
+    r.wq = g_new(int, p *(2 * m + 1));
+    r.wq_head = g_new0(int, p);
+    r.wq_tail = g_new0(int, p);
+    r.mem = g_new0(gint64, p);
+    r.peak = g_new0(gint64, p);
+    if (tpl != NULL)
+        for (int d = 0; d < p; d++) {
+            GArray *ops = tpl->compute[d];
+            r.fseq[d] = g_new(int, ops->len);
+            r.bseq[d] = g_new(int, ops->len);
+            for (guint i = 0; i < ops->len; i++) {
+                const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+                int k = op->stage * m + op->microbatch;
+                if (op->kind == PPSIM_OP_F)
+                    r.fseq[d][r.nf[d]++] = k;
+                else if (op->kind == PPSIM_OP_B)
+                    r.bseq[d][r.nb[d]++] = k;
+            }
+        }
+    gboolean ok = vs_loop(&r);
+    for (int d = 0; ok && d < p; d++)
+        ok = r.peak[d] <= limit[d];
+    memcpy(peak, r.peak, p * sizeof(gint64));
+    *makespan = r.makespan;
+    *idle = r.idle;
+    if (ok)
+        *out = r.out;
+    else
+        ppsim_schedule_free(r.out);
+    for (int d = 0; d < p; d++)
+        g_free(r.fseq[d]), g_free(r.bseq[d]);
+    g_free(r.fseq);
+    g_free(r.bseq);
+    g_free(r.nf);
+    g_free(r.nb);
+    g_free(r.fpos);
+    g_free(r.bpos);
+    g_free(r.spos);
+    g_free(r.wq);
+    g_free(r.wq_head);
+    g_free(r.wq_tail);
+    g_free(r.mem);
+    g_free(r.peak);
+    g_free(r.next_f);
+    g_free(r.next_b);
+    g_free(r.f_ready);
+    g_free(r.b_ready);
+    g_free(r.stages);
+    return ok;
+}
+
+static void
+vs_raw_offsets(PpsimVShapeKind kind, int p, int d, int g, int o[4])
+{
+    if (kind == PPSIM_VSHAPE_MIN) {
+        o[0] = d, o[1] = 2 * p - 1 - d, o[2] = 2 * p + g + d, o[3] = 4 * p + g - 1 - d;
+    } else {
+        o[0] = 2 * d, o[1] = 3 * p - 2 - d, o[2] = 3 * p - 1 + g + 2 * d, o[3] = 6 * p - 2 + g - d;
+    }
+}
+
+void
+ppsim_vshape_block_offsets(PpsimVShapeKind kind, int p, int d, int out[4])
+{
+    g_return_if_fail(kind != PPSIM_VSHAPE_ZB);
+    for (int g = 0; g < 6; g++) {
+        gboolean ok = TRUE;
+        for (int e = 0; ok && e < p; e++) {
+            int o[4], used = 0;
+            vs_raw_offsets(kind, p, e, g, o);
+            for (int i = 0; i < 4; i++) {
+                ok &= !(used & (1 << (o[i] % 6)));
+                used |= 1 << (o[i] % 6);
+            }
+        }
+        if (ok) {
+            vs_raw_offsets(kind, p, d, g, out);
+            return;
+        }
+    }
+    g_assert_not_reached(); /* g = 0..5 always covers one: see the tests */
+}
+
+/* The building block of @kind repeated for m microbatches, W in the free slots (each in the
+ * first free slot after its B, oldest first). */
+static PpsimSchedule *
+vs_block_template(PpsimVShapeKind kind, int p, int m)
+{
+    int S = 2 * p;
+    PpsimSchedule *t = ppsim_schedule_new(p, S, m);
+    ppsim_schedule_map_vshape(t);
+    for (int d = 0; d < p; d++) {
+        int o[4], stage[4] = {d, S - 1 - d, S - 1 - d, d};
+        PpsimOpKind kinds[4] = {PPSIM_OP_F, PPSIM_OP_F, PPSIM_OP_B, PPSIM_OP_B};
+        ppsim_vshape_block_offsets(kind, p, d, o);
+        int last = 0;
+        for (int i = 0; i < 4; i++)
+            last = MAX(last, o[i] + 6 * (m - 1));
+        /* slot -> op index (i, j) or -1; pending W FIFO */
+        g_autofree int *slot = g_new(int, last + 1);
+        for (int x = 0; x <= last; x++)
+            slot[x] = -1;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < m; j++)
+                slot[o[i] + 6 * j] = i * m + j;
+        g_autofree int *wq = g_new(int, 2 * m);
+        int head = 0, tail = 0;
+        for (int x = 0; x <= last; x++) {
+            if (slot[x] >= 0) {
+                int i = slot[x] / m, j = slot[x] % m;
+                ppsim_schedule_push(t, d, kinds[i], stage[i], j);
+                if (kinds[i] == PPSIM_OP_B)
+                    wq[tail++] = stage[i] * m + j;
+            } else if (head < tail) {
+                ppsim_schedule_push(t, d, PPSIM_OP_W, wq[head] / m, wq[head] % m);
+                head++;
+            }
+        }
+        for (; head < tail; head++)
+            ppsim_schedule_push(t, d, PPSIM_OP_W, wq[head] / m, wq[head] % m);
+    }
+    return t;
+}
+
+/* Keeps @cand in *@best when it is better: smaller makespan, then less idle time inside the
+ * devices' spans, then a lower peak; else frees it. */
+static void
+vs_keep_best(PpsimSchedule **best, PpsimTime best_key[3], PpsimSchedule *cand,
+             const PpsimTime key[3])
+{
+    gboolean better = *best == NULL;
+    for (int i = 0; !better && i < 3 && key[i] <= best_key[i]; i++)
+        better = key[i] < best_key[i];
+    if (!better) {
+        ppsim_schedule_free(cand);
+        return;
+    }
+    ppsim_schedule_free(*best);
+    *best = cand;
+    memcpy(best_key, key, 3 * sizeof(PpsimTime));
+}
+
+gboolean
+ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
+                      const PpsimCostEstimates *costs, const gint64 *limit, GError **error)
+{
+    int p = sched->n_devices, S = 2 * p;
+    g_return_val_if_fail(sched->n_stages == S && costs->n_stages == S, FALSE);
+    /* uniform-cost copy of the estimates (same memory): ZB-V's templates */
+    g_autofree PpsimStageEstimate *unit_st = g_memdup2(costs->stage, S * sizeof(*unit_st));
+    for (int s = 0; s < S; s++)
+        unit_st[s].f_ps = unit_st[s].b_ps = unit_st[s].w_ps = 1000;
+    PpsimCostEstimates unit = *costs;
+    unit.stage = unit_st;
+    unit.comm_ps = 0;
+
+    g_autofree gint64 *peak = g_new(gint64, p);
+    GPtrArray *tpls = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_free);
+    const VsPolicy frees[] = {{VS_FREE, FALSE, VS_B_EARLIEST}, {VS_FREE, FALSE, VS_B_LATER},
+                              {VS_FREE, FALSE, VS_B_EARLIER},  {VS_FREE, TRUE, VS_B_EARLIEST},
+                              {VS_FREE, TRUE, VS_B_LATER},     {VS_FREE, TRUE, VS_B_EARLIER}};
+    if (kind == PPSIM_VSHAPE_ZB) {
+        for (guint i = 0; i < 3; i++) {
+            PpsimSchedule *t = NULL;
+            PpsimTime ms, idle;
+            if (vs_run(p, m, frees[i], &unit, limit, NULL, &t, peak, &ms, &idle))
+                g_ptr_array_add(tpls, t);
+        }
+    } else {
+        g_ptr_array_add(tpls, vs_block_template(kind, p, m));
+    }
+    PpsimSchedule *best = NULL;
+    PpsimTime best_key[3] = {0, 0, 0};
+    for (guint i = 0; i < G_N_ELEMENTS(frees) + 2 * tpls->len; i++) {
+        VsPolicy pol = {VS_TEMPLATE, FALSE, VS_B_EARLIEST};
+        const PpsimSchedule *tpl = NULL;
+        if (i < G_N_ELEMENTS(frees)) {
+            pol = frees[i];
+        } else {
+            guint k = i - G_N_ELEMENTS(frees);
+            tpl = g_ptr_array_index(tpls, k / 2);
+            pol.mode = k % 2 ? VS_STRICT : VS_TEMPLATE;
+        }
+        PpsimSchedule *cand = NULL;
+        PpsimTime key[3];
+        if (!vs_run(p, m, pol, costs, limit, tpl, &cand, peak, &key[0], &key[1]))
+            continue;
+        key[2] = 0;
+        for (int d = 0; d < p; d++)
+            key[2] = MAX(key[2], peak[d]);
+        vs_keep_best(&best, best_key, cand, key);
+    }
+    g_ptr_array_unref(tpls);
+    if (best == NULL) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "'memory_limit' is too small to make progress");
+        return FALSE;
+    }
+    for (int d = 0; d < p; d++) { /* hand the winner's op lists over */
+        GArray *tmp = sched->compute[d];
+        sched->compute[d] = best->compute[d];
+        best->compute[d] = tmp;
+    }
+    ppsim_schedule_free(best);
+    return TRUE;
+}
+
+gboolean
+ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
+                      PpsimVShapeKind kind, double default_cap_mb, const char *what,
+                      PpsimSchedule **out, GError **error)
+{
+    int p = shape->p, S = 2 * p;
+    double cap = ppsim_options_is_set(params->options, "memory_limit")
+                     ? ppsim_options_get_double(params->options, "memory_limit")
+                     : default_cap_mb;
+    if (!(cap > 0)) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "%s: 'memory_limit' must be positive (M_B units), got %g", what, cap);
+        return FALSE;
+    }
+    const PpsimStageEstimate *st = params->costs->stage;
+    g_autofree gint64 *limit = g_new(gint64, p);
+    for (int d = 0; d < p; d++)
+        limit[d] = (gint64)(cap * (double)(st[d].act + st[S - 1 - d].act) + 0.5);
+    g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(p, S, shape->m);
+    ppsim_schedule_map_vshape(sched);
+    if (!ppsim_vshape_schedule(sched, shape->m, kind, params->costs, limit, error)) {
+        g_prefix_error(error, "%s: ", what);
+        return FALSE;
+    }
+    *out = g_steal_pointer(&sched);
+    return TRUE;
+}
