@@ -67,8 +67,9 @@ typedef struct {
     gboolean explicit_mode;
     const char *memory_unit; /* "bytes" | "units" (static string) */
     double mem_scale;
-    gint64 memory_limit;    /* per device; 0 = none */
-    double offload_ratio_k; /* [PO] Formula 1; 0 when not applicable */
+    gint64 memory_limit;             /* per device; 0 = none */
+    double offload_ratio_k;          /* [PO] Formula 1; 0 when not applicable */
+    double offload_ratio_k_scenario; /* the same for this scenario's stored bytes per layer */
 
     PpsimTime makespan_ps;
     double bubble_ratio;

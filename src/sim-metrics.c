@@ -203,6 +203,7 @@ ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
     res->mem_scale = r->costs->mem_scale;
     res->memory_limit = r->costs->memory_limit;
     res->offload_ratio_k = r->costs->offload_ratio_k;
+    res->offload_ratio_k_scenario = r->costs->offload_ratio_k_scenario;
     res->devices = g_new0(PpsimDeviceResult, p);
     res->stages = g_new0(PpsimStageResult, r->sched->n_stages);
     metrics_timings(r, res);

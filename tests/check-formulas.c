@@ -185,38 +185,6 @@ START_TEST(test_zb_v_properties)
 }
 END_TEST
 
-/* PipeOffload in explicit mode (p = 4, v = 4, m = 8, F = B = W = 1): when a one-way
- * offload takes no longer than a forward, PO-H halves device 0's peak and PO-F cuts it to two
- * chunks without slowing GIS down ([PO] §5: offload hidden behind compute); when it takes
- * twice as long, the round trips show ([PO] Formula 1, k > 1). */
-static PpsimRunResult *
-po_run(const char *name, double offload_ms)
-{
-    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 4, 8, name);
-    sc->costs.offload_ps = (PpsimTime)(offload_ms * PPSIM_PS_PER_MS);
-    g_autoptr(GError) error = NULL;
-    PpsimRunResult *res = ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
-    ppsim_assert_no_error(error);
-    return res;
-}
-
-START_TEST(test_pipeoffload)
-{
-    g_autoptr(PpsimRunResult) gis = po_run("gis", 1);
-    g_autoptr(PpsimRunResult) h = po_run("po-h", 1);
-    g_autoptr(PpsimRunResult) f = po_run("po-f", 1);
-    ck_assert_int_eq(gis->devices[0].peak_activation, 16 * PPSIM_EXPLICIT_MEM_SCALE); /* d v */
-    ck_assert_int_eq(h->devices[0].peak_activation, 8 * PPSIM_EXPLICIT_MEM_SCALE);
-    ck_assert_int_eq(f->devices[0].peak_activation, 2 * PPSIM_EXPLICIT_MEM_SCALE);
-    ck_assert_int_eq(h->makespan_ps, gis->makespan_ps);
-    ck_assert_int_eq(f->makespan_ps, gis->makespan_ps);
-    g_autoptr(PpsimRunResult) slow = po_run("po-f", 2);
-    ck_assert_int_gt(slow->makespan_ps, gis->makespan_ps);
-    for (int d = 0; d < 4; d++)
-        ck_assert_int_gt(f->schedule->copy[d]->len, 0);
-}
-END_TEST
-
 /* scenarios/a100_offload.yaml: 16K-token sequences on A100 80 GiB; 1F1B and interleaved run
  * out of memory, PO-H and PO-F fit by offloading over PCIe. */
 START_TEST(test_offload_scenario)
@@ -260,7 +228,6 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_validate_cli);
     tcase_add_test(tc, test_zb_table5);
     tcase_add_test(tc, test_zb_v_properties);
-    tcase_add_test(tc, test_pipeoffload);
     tcase_add_test(tc, test_offload_scenario);
     suite_add_tcase(s, tc);
     tc = tcase_create("conformance");

@@ -49,7 +49,12 @@ ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size)
  * mask 1), two LayerNorm inputs 4. Generalised (DERIVED here) to g KV heads and FFN width f:
  * sbh(14 + 4g/a + 4f/h), which gives 34sbh for g = a, f = 4h. (formulas.md §3.4 writes
  * 6f/h, which does not reduce to 34; 4f/h does.) The 5as^2b softmax/dropout term is absent
- * with FlashAttention or selective recompute; full recompute keeps only the layer input. */
+ * with FlashAttention or selective recompute; full recompute keeps only the layer input.
+ * Light recompute ([PO] App. C: LayerNorm, GeLU and dropout re-run in the backward) drops
+ * what those re-create: the two LayerNorm outputs (the QKV and fc1 inputs, 2sbh each; their
+ * inputs stay), the GeLU output (the fc2 input, 2sbf) and the two dropout masks (sbh each):
+ * 34sbh -> 20sbh, as the paper states. Its compute is elementwise, negligible next to the
+ * GEMMs, so no FLOPs are added; the paper measured a 1-2% slowdown, which is not modelled. */
 double
 ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
 {
@@ -58,7 +63,9 @@ ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         return 2.0 * s * b * h; /* [KOR] Table 2 */
     double act = s * b * h * (14.0 + 4.0 * model_kv_ratio(model) + 4.0 * f / h);
-    if (!model->flash_attention && model->recompute == PPSIM_RECOMPUTE_NONE)
+    if (model->recompute == PPSIM_RECOMPUTE_LIGHT) /* [PO] App. C: 34sbh -> 20sbh */
+        act -= s * b * h * (4.0 + 2.0 + 2.0 * f / h);
+    if (!model->flash_attention && model->recompute != PPSIM_RECOMPUTE_SELECTIVE)
         act += 5.0 * a * s * s * b;
     return act;
 }
@@ -69,8 +76,8 @@ ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size)
 {
     PpsimModel plain = *model;
     plain.flash_attention = TRUE;
-    if (model->recompute == PPSIM_RECOMPUTE_FULL)
-        return ppsim_cost_layer_act_bytes(model, microbatch_size);
+    if (model->recompute == PPSIM_RECOMPUTE_FULL || model->recompute == PPSIM_RECOMPUTE_LIGHT)
+        return ppsim_cost_layer_act_bytes(&plain, microbatch_size); /* all GEMM-input sources */
     return ppsim_cost_layer_act_bytes(&plain, microbatch_size) * 32.0 / 34.0;
 }
 
@@ -265,6 +272,13 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
     c->memory_limit = (gint64)sc->memory_limit_bytes;
     c->offload_ratio_k =
         ppsim_cost_offload_ratio(sc->model.hidden, sc->model.seq_len, rate, hw->pcie_bytes_per_s);
+    /* T_o / T_c of one layer as this scenario stores it: the round trip of its activation
+     * over the GPU's PCIe link against its F + B + W (= Formula 1 with recompute: light) */
+    int b = sc->training.microbatch_size;
+    double layer_compute = 3.0 * ppsim_cost_layer_fwd_flops(&sc->model, b); /* B + W = 2F */
+    c->offload_ratio_k_scenario =
+        (2.0 * ppsim_cost_layer_act_bytes(&sc->model, b) / hw->pcie_bytes_per_s) /
+        (layer_compute / rate);
     return TRUE;
 }
 

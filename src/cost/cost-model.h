@@ -34,14 +34,15 @@ typedef struct {
 typedef struct {
     gboolean explicit_mode;
     int n_stages;
-    PpsimStageCost *stage;        /* [n_stages] */
-    PpsimStageEstimate *est;      /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */
-    PpsimCostEstimates estimates; /* generator view; .stage points at est */
-    PpsimTime p2p_latency_ps;     /* explicit mode: latency of a cross-device dependency */
-    double mem_scale;             /* divide memory units by this to report */
-    const char *memory_unit;      /* "bytes" or "units" */
-    gint64 memory_limit;          /* per device, memory units; 0 = none */
-    double offload_ratio_k;       /* [PO] Formula 1, hardware mode; 0 in explicit mode */
+    PpsimStageCost *stage;           /* [n_stages] */
+    PpsimStageEstimate *est;         /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */
+    PpsimCostEstimates estimates;    /* generator view; .stage points at est */
+    PpsimTime p2p_latency_ps;        /* explicit mode: latency of a cross-device dependency */
+    double mem_scale;                /* divide memory units by this to report */
+    const char *memory_unit;         /* "bytes" or "units" */
+    gint64 memory_limit;             /* per device, memory units; 0 = none */
+    double offload_ratio_k;          /* [PO] Formula 1, hardware mode; 0 in explicit mode */
+    double offload_ratio_k_scenario; /* the same ratio for this scenario's stored bytes */
 } PpsimCosts;
 
 /* Builds the costs of @scenario split into @n_stages stages (S = p * v). Fails with
@@ -62,7 +63,8 @@ double ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size);
 double ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size);
 /* Parameters of one transformer layer: 12h^2 + 13h generalised for GQA/FFN width. */
 double ppsim_cost_layer_params(const PpsimModel *model);
-/* [PO] Formula 1: k = 10 / (3(6h + s)) * B_c / B_o. */
+/* [PO] Formula 1: k = 10 / (3(6h + s)) * B_c / B_o. It assumes 20sbh stored per layer
+ * (recompute: light) and counts the full s^2 attention. */
 double ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
                                 double offload_bytes_per_s);
 

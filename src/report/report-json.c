@@ -84,6 +84,11 @@ json_result(GString *out, const PpsimRunResult *res)
         g_string_append(out, "null");
     else
         ppsim_fmt_double(out, res->offload_ratio_k);
+    g_string_append(out, ",\"offload_ratio_k_scenario\":");
+    if (res->explicit_mode)
+        g_string_append(out, "null");
+    else
+        ppsim_fmt_double(out, res->offload_ratio_k_scenario);
     g_string_append(out, ",\"devices\":[");
     for (int d = 0; d < res->p; d++) {
         if (d > 0)

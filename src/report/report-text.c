@@ -143,7 +143,10 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
     if (!first->explicit_mode) {
         g_string_append(out, "offload ratio k = ");
         ppsim_fmt_fixed(out, first->offload_ratio_k, 2);
-        g_string_append(out, first->offload_ratio_k <= 1.0
+        g_string_append(out, " ([PO] Formula 1, 20 sbh per layer); ");
+        ppsim_fmt_fixed(out, first->offload_ratio_k_scenario, 2);
+        g_string_append(out, " for the bytes this scenario stores");
+        g_string_append(out, first->offload_ratio_k_scenario <= 1.0
                                  ? " (<= 1: full activation offload can hide behind compute)\n"
                                  : " (> 1: offloading every activation would slow compute)\n");
     }

@@ -180,7 +180,7 @@ parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst, GEr
 static gboolean
 parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError **error)
 {
-    static const char *const names[] = {"none", "selective", "full", NULL};
+    static const char *const names[] = {"none", "selective", "full", "light", NULL};
     const char *text = scn_scalar_text(scn_node_at(P, id));
     for (int i = 0; text && names[i]; i++)
         if (strcmp(text, names[i]) == 0) {
@@ -189,7 +189,7 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
         }
     const char *hint = text ? ppsim_suggest(text, names) : NULL;
     return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                    "'%s' must be none, selective or full, got '%s'%s%s%s", path,
+                    "'%s' must be none, selective, full or light, got '%s'%s%s%s", path,
                     text ? text : "a collection", hint ? " (did you mean '" : "", hint ? hint : "",
                     hint ? "'?)" : "");
 }

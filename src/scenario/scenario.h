@@ -15,6 +15,7 @@ typedef enum {
     PPSIM_RECOMPUTE_NONE,
     PPSIM_RECOMPUTE_SELECTIVE, /* attention core recomputed: [KOR] Table 2 */
     PPSIM_RECOMPUTE_FULL,      /* only layer inputs kept: [KOR] Table 2, 2sbh per layer */
+    PPSIM_RECOMPUTE_LIGHT,     /* LayerNorm, GeLU, dropout re-run: [PO] App. C, 20sbh per layer */
 } PpsimRecompute;
 
 /* Where a value came from, for error messages: 1-based line and column; 0 when unknown

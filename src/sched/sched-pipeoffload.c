@@ -1,8 +1,17 @@
-/* sched-pipeoffload.c: PipeOffload ([PO] §2, §4): activation offload on the generalised
- * interleaved schedule (sched-gis.c, g = p). Each device offloads its n longest-lived chunks
- * (option offload: none | half = ceil(v/2) | full = v | a count): in interleaved order chunk
- * 0 runs its F first and its B last, so lifespans shrink with the chunk index ([PO] §2
- * offloads by lifespan, longest first). For an offloaded (stage, microbatch):
+/* sched-pipeoffload.c: PipeOffload ([PO] §2-§4): activation offload on a pipeline of v
+ * chunks per device (stage s on device s mod p).
+ *
+ * Compute order, option `strategy`:
+ *   - uniform (default): PipeOffload's own ([PO] §2-3.2): one microbatch's building block with
+ *     B/W split, W right after its B, repeated every T with collisions resolved
+ *     (uniform-repeat.c). Each stage's contribution to the peak then follows its lifespan,
+ *     so offloading the longest-lived stages cuts the peak better than linearly (Fig. 3);
+ *   - interleaved: GIS (sched-gis.c, g = p), the interleaving strategy, where offloading a
+ *     stage cuts at most linearly ([PO] Fig. 2, 4).
+ * Which stages, option `offload`: none, half (ceil(v/2) per device), full (v), a count per
+ * device — the longest-lived first ([PO] §2), lifespan measured as the estimated compute the
+ * device runs from F(s, j) to W(s, j), averaged over j — or an explicit list of stages.
+ * For an offloaded (stage, microbatch):
  *   - OFF follows its F on the copy stream (its dependency), at the earliest slot;
  *   - RL is anchored to the latest compute op that still leaves one estimated transfer time
  *     (off_ps) of compute before the B, so the reload lands just in time ([PO] §4.2);
@@ -13,25 +22,78 @@
  */
 #include "sched/gis.h"
 #include "sched/pipeoffload.h"
+#include "sched/uniform-repeat.h"
 #include "util/ppsim-error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* A copy op planned on the device's nominal timeline (compute back to back, as estimated). */
 typedef struct {
-    gint32 trigger; /* compute index the copy op follows */
-    gint32 kind;    /* OFF before RL on a tie */
-    gint32 after;   /* anchor (RL), -1 for OFF */
+    PpsimTime start; /* nominal slot on the copy stream */
+    gint32 trigger;  /* compute op it follows: its F (OFF) or its anchor (RL) */
+    gint32 after;    /* anchor (RL), -1 for OFF */
     PpsimOp op;
-} CopyEvent;
+} CopySlot;
 
 static int
-copy_event_cmp(const void *a, const void *b)
+copy_slot_cmp(const void *a, const void *b)
 {
-    const CopyEvent *x = a, *y = b;
+    const CopySlot *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
     if (x->trigger != y->trigger)
         return x->trigger - y->trigger;
-    return x->kind - y->kind;
+    return (int)x->op.kind - (int)y->op.kind; /* OFF before RL */
+}
+
+/* The copy stream's nominal busy intervals, sorted by start. */
+typedef struct {
+    GArray *iv; /* PpsimTime pairs: start, end */
+} StreamPlan;
+
+static void
+plan_take(StreamPlan *pl, PpsimTime start, PpsimTime end)
+{
+    guint i = 0;
+    while (i < pl->iv->len && g_array_index(pl->iv, PpsimTime, i) < start)
+        i += 2;
+    PpsimTime v[2] = {start, end};
+    g_array_insert_vals(pl->iv, i, v, 2);
+}
+
+/* Earliest start >= @t of a free slot of length @len. */
+static PpsimTime
+plan_earliest(const StreamPlan *pl, PpsimTime t, PpsimTime len)
+{
+    for (guint i = 0; i < pl->iv->len; i += 2) {
+        PpsimTime a = g_array_index(pl->iv, PpsimTime, i),
+                  b = g_array_index(pl->iv, PpsimTime, i + 1);
+        if (b <= t)
+            continue;
+        if (a >= t + len)
+            break;
+        t = b;
+    }
+    return t;
+}
+
+/* Latest start of a free slot of length @len ending by @end and starting at @lo or later;
+ * -1 when there is none. */
+static PpsimTime
+plan_latest(const StreamPlan *pl, PpsimTime lo, PpsimTime end, PpsimTime len)
+{
+    PpsimTime t_end = end;
+    for (guint i = pl->iv->len; i >= 2; i -= 2) {
+        PpsimTime a = g_array_index(pl->iv, PpsimTime, i - 2);
+        PpsimTime b = g_array_index(pl->iv, PpsimTime, i - 1);
+        if (a >= t_end)
+            continue;
+        if (b <= t_end - len)
+            break;
+        t_end = MIN(t_end, a);
+    }
+    return t_end - len >= lo ? t_end - len : -1;
 }
 
 static PpsimTime
@@ -50,71 +112,205 @@ op_estimate(const PpsimCostEstimates *c, const PpsimOp *op)
     }
 }
 
-/* Plans one device's copy list. */
+/* Estimated compute of device @d's list from F(s, j) to W(s, j) inclusive, summed over j,
+ * per stage: the lifespan ranking of [PO] §2 (the same measure for both strategies). */
 static void
-po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, int n_offload)
+po_lifespans(const PpsimSchedule *s, int d, const PpsimCostEstimates *c, PpsimTime *life)
 {
     GArray *ops = s->compute[d];
-    int m = s->n_microbatches, p = s->n_devices;
-    g_autofree gint32 *f_at = g_new(gint32, (gsize)s->n_stages * m);
+    int m = s->n_microbatches;
+    g_autofree PpsimTime *at = g_new0(PpsimTime, (gsize)s->n_stages * m); /* clock at F */
+    PpsimTime clock = 0;
+    for (guint i = 0; i < ops->len; i++) {
+        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+        if (op->kind == PPSIM_OP_F)
+            at[op->stage * m + op->microbatch] = clock;
+        clock += op_estimate(c, op);
+        if (op->kind == PPSIM_OP_W || op->kind == PPSIM_OP_BW)
+            life[op->stage] += clock - at[op->stage * m + op->microbatch];
+    }
+}
+
+/* Marks the @n longest-lived stages of each device (ties: the earlier stage). */
+static void
+po_pick_longest(const PpsimSchedule *s, const PpsimCostEstimates *c, int n, gboolean *mask)
+{
+    g_autofree PpsimTime *life = g_new0(PpsimTime, s->n_stages);
+    for (int d = 0; d < s->n_devices; d++)
+        po_lifespans(s, d, c, life);
+    for (int d = 0; d < s->n_devices; d++) {
+        for (int k = 0; k < n; k++) {
+            int best = -1;
+            for (int st = 0; st < s->n_stages; st++)
+                if (s->stage_device[st] == d && !mask[st] && (best < 0 || life[st] > life[best]))
+                    best = st;
+            if (best >= 0)
+                mask[best] = TRUE;
+        }
+    }
+}
+
+/* Plans one device's copy list for the stages marked in @mask, as [PO] §4.2 does on one
+ * stream: on the nominal timeline (the device's compute back to back, as estimated), each
+ * offload takes the earliest free slot after its F (left to right), then each reload the
+ * latest free slot that ends before its B and starts after its offload (right to left).
+ * When the stream is too busy for that (k > 1), the offload goes right after its F and the
+ * reload right before its B anyway: they queue on the stream and the B waits, which is the
+ * slowdown [PO] Formula 1 predicts. An activation whose F -> B gap holds less compute than a
+ * round trip stays on the device ([PO] §4.4). Each reload is anchored to the last compute
+ * op before its B that ends by its slot. The copy list follows the slots (ties: the earlier
+ * trigger first), so every copy op ahead of a reload is triggered before that reload's B and
+ * the stream can never wait on compute that waits on it. */
+static void
+po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *mask)
+{
+    GArray *ops = s->compute[d];
+    int m = s->n_microbatches;
+    gsize n_keys = (gsize)s->n_stages * m;
+    g_autofree gint32 *f_at = g_new(gint32, n_keys);
+    g_autofree PpsimTime *clock = g_new(PpsimTime, ops->len + 1); /* nominal starts */
+    clock[0] = 0;
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
         if (op->kind == PPSIM_OP_F)
             f_at[op->stage * m + op->microbatch] = i;
+        clock[i + 1] = clock[i] + op_estimate(c, op);
     }
-    g_autoptr(GArray) events = g_array_new(FALSE, FALSE, sizeof(CopyEvent));
+    /* offloads, left to right */
+    StreamPlan plan = {g_array_new(FALSE, FALSE, sizeof(PpsimTime))};
+    g_autoptr(GArray) slots = g_array_new(FALSE, FALSE, sizeof(CopySlot));
+    g_autoptr(GArray) backs = g_array_new(FALSE, FALSE, sizeof(gint32)); /* B index per slot */
+    g_autofree gint32 *b_at = g_new(gint32, n_keys);
     for (guint i = 0; i < ops->len; i++) {
-        const PpsimOp *b = &g_array_index(ops, PpsimOp, i);
-        if (b->kind != PPSIM_OP_B || b->stage / p >= n_offload)
-            continue;
-        gint32 f = f_at[b->stage * m + b->microbatch];
-        PpsimTime off = c->stage[b->stage].off_ps, gap = 0, tail = 0;
-        for (gint32 k = f + 1; k < (gint32)i; k++)
-            gap += op_estimate(c, &g_array_index(ops, PpsimOp, k));
-        if (gap < 2 * off)
-            continue;          /* [PO] §4.4: the round trip would not hide */
-        gint32 anchor = i - 1; /* latest op leaving >= off of compute before the B */
-        while (anchor > f + 1 && tail < off)
-            tail += op_estimate(c, &g_array_index(ops, PpsimOp, anchor--));
-        PpsimOp o = {.kind = PPSIM_OP_OFF, .stage = b->stage, .microbatch = b->microbatch};
-        PpsimOp r = o;
-        r.kind = PPSIM_OP_RL;
-        CopyEvent eo = {f, 0, -1, o}, er = {anchor, 1, anchor, r};
-        g_array_append_val(events, eo);
-        g_array_append_val(events, er);
+        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+        if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
+            b_at[op->stage * m + op->microbatch] = i;
     }
-    qsort(events->data, events->len, sizeof(CopyEvent), copy_event_cmp);
-    for (guint e = 0; e < events->len; e++) {
-        const CopyEvent *ev = &g_array_index(events, CopyEvent, e);
-        ppsim_schedule_push_copy(s, d, ev->op, ev->after);
+    for (guint i = 0; i < ops->len; i++) {
+        const PpsimOp *f = &g_array_index(ops, PpsimOp, i);
+        if (f->kind != PPSIM_OP_F || !mask[f->stage])
+            continue;
+        gint32 b = b_at[f->stage * m + f->microbatch];
+        PpsimTime off = c->stage[f->stage].off_ps;
+        if (clock[b] - clock[i + 1] < 2 * off)
+            continue; /* [PO] §4.4: the round trip would not hide */
+        PpsimTime t = plan_earliest(&plan, clock[i + 1], off);
+        if (t + 2 * off > clock[b])
+            t = clock[i + 1]; /* congested: queue behind what is there */
+        plan_take(&plan, t, t + off);
+        CopySlot cs = {t,
+                       (gint32)i,
+                       -1,
+                       {.kind = PPSIM_OP_OFF, .stage = f->stage, .microbatch = f->microbatch}};
+        g_array_append_val(slots, cs);
+        g_array_append_val(backs, b);
+    }
+    /* reloads, right to left (by their B) */
+    guint n_off = slots->len;
+    g_autofree guint *order = g_new(guint, MAX(n_off, 1));
+    for (guint k = 0; k < n_off; k++)
+        order[k] = k;
+    for (guint k = 1; k < n_off; k++) /* insertion sort by B index, descending */
+        for (guint q = k; q > 0 && g_array_index(backs, gint32, order[q - 1]) <
+                                       g_array_index(backs, gint32, order[q]);
+             q--) {
+            guint tmp = order[q];
+            order[q] = order[q - 1];
+            order[q - 1] = tmp;
+        }
+    for (guint k = 0; k < n_off; k++) {
+        const CopySlot *o = &g_array_index(slots, CopySlot, order[k]);
+        gint32 b = g_array_index(backs, gint32, order[k]);
+        PpsimTime off = c->stage[o->op.stage].off_ps, lo = o->start + off;
+        PpsimTime t = plan_latest(&plan, lo, clock[b], off);
+        if (t < 0)
+            t = clock[b] - off; /* congested: queue, and B will wait for it */
+        plan_take(&plan, t, t + off);
+        gint32 anchor = b - 1; /* last compute op before B that ends by t */
+        while (anchor >= 0 && clock[anchor + 1] > t)
+            anchor--;
+        CopySlot r = {t, anchor, anchor, o->op};
+        r.op.kind = PPSIM_OP_RL;
+        g_array_append_val(slots, r);
+    }
+    g_array_free(plan.iv, TRUE);
+    qsort(slots->data, slots->len, sizeof(CopySlot), copy_slot_cmp);
+    for (guint e = 0; e < slots->len; e++) {
+        const CopySlot *cs = &g_array_index(slots, CopySlot, e);
+        ppsim_schedule_push_copy(s, d, cs->op, cs->after);
     }
 }
 
 gboolean
 ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
-                           int n_offload, PpsimSchedule **out, GError **error)
+                           PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
+                           PpsimSchedule **out, GError **error)
 {
-    PpsimSchedule *s = NULL;
-    if (!ppsim_gis_generate(shape, shape->p, &s, error))
-        return FALSE;
+    g_autoptr(PpsimSchedule) s = NULL;
+    if (strategy == PPSIM_PO_INTERLEAVED) {
+        if (!ppsim_gis_generate(shape, shape->p, &s, error))
+            return FALSE;
+    } else {
+        s = ppsim_schedule_new(shape->p, shape->p * shape->v, shape->m);
+        ppsim_schedule_map_interleaved(s);
+        if (!ppsim_uniform_repeat_fill(s, costs, NULL, error))
+            return FALSE;
+    }
+    g_autofree gboolean *mask = g_new0(gboolean, s->n_stages);
+    if (stage_mask != NULL)
+        memcpy(mask, stage_mask, s->n_stages * sizeof(gboolean));
+    else
+        po_pick_longest(s, costs, n_offload, mask);
     for (int d = 0; d < shape->p; d++)
-        po_device(s, d, costs, n_offload);
-    *out = s;
+        po_device(s, d, costs, mask);
+    *out = g_steal_pointer(&s);
     return TRUE;
 }
 
 static const PpsimOptionSpec po_options[] = {
     {"offload", PPSIM_OPTION_STRING, "half",
-     "chunks offloaded per device, longest-lived first: none, half (ceil(v/2)), full (v) or "
-     "a count"},
+     "what to offload: none, half (ceil(v/2) stages per device), full (all v), a count per "
+     "device (longest-lived first), or a list of global stages such as \"0,8\""},
+    {"strategy", PPSIM_OPTION_STRING, "uniform",
+     "uniform (PipeOffload's uniform repeat of one building block) or interleaved (GIS)"},
     {NULL}};
+
+/* Parses a comma-separated list of stages into @mask ([n_stages]). */
+static gboolean
+po_parse_list(const char *text, int n_stages, gboolean *mask)
+{
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    if (items[0] == NULL)
+        return FALSE;
+    for (int i = 0; items[i] != NULL; i++) {
+        char *item = g_strstrip(items[i]), *end = NULL;
+        gint64 st = g_ascii_strtoll(item, &end, 10);
+        if (end == item || *end != '\0' || st < 0 || st >= n_stages)
+            return FALSE;
+        mask[st] = TRUE;
+    }
+    return TRUE;
+}
 
 static gboolean
 po_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, PpsimSchedule **out,
             GError **error)
 {
     const char *how = ppsim_options_get_string(params->options, "offload");
-    int v = shape->v, n;
+    const char *strat = ppsim_options_get_string(params->options, "strategy");
+    int v = shape->v, S = shape->p * shape->v, n = 0;
+    PpsimPoStrategy strategy;
+    if (strcmp(strat, "uniform") == 0)
+        strategy = PPSIM_PO_UNIFORM;
+    else if (strcmp(strat, "interleaved") == 0)
+        strategy = PPSIM_PO_INTERLEAVED;
+    else {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "pipeoffload: option 'strategy' must be uniform or interleaved, got '%s'",
+                    strat);
+        return FALSE;
+    }
+    g_autofree gboolean *mask = NULL;
     char *end = NULL;
     if (strcmp(how, "none") == 0)
         n = 0;
@@ -122,20 +318,30 @@ po_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
         n = (v + 1) / 2;
     else if (strcmp(how, "full") == 0)
         n = v;
-    else if ((n = (int)g_ascii_strtoll(how, &end, 10)) < 0 || *end || end == how || n > v) {
+    else if (strchr(how, ',') != NULL || strchr(how, ' ') != NULL) {
+        mask = g_new0(gboolean, S);
+        if (!po_parse_list(how, S, mask)) {
+            g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                        "pipeoffload: option 'offload' lists stages from 0 to %d separated "
+                        "by commas, got '%s'",
+                        S - 1, how);
+            return FALSE;
+        }
+    } else if ((n = (int)g_ascii_strtoll(how, &end, 10)) < 0 || *end || end == how || n > v) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "pipeoffload: option 'offload' must be none, half, full or a count from 0 "
-                    "to v = %d, got '%s'",
-                    v, how);
+                    "pipeoffload: option 'offload' must be none, half, full, a count from 0 "
+                    "to v = %d, or a list of stages such as \"0,%d\", got '%s'",
+                    v, shape->p, how);
         return FALSE;
     }
-    return ppsim_pipeoffload_generate(shape, params->costs, n, out, error);
+    return ppsim_pipeoffload_generate(shape, params->costs, strategy, n, mask, out, error);
 }
 
 const PpsimScheduleClass ppsim_schedule_pipeoffload = {
     .name = "pipeoffload",
-    .summary = "PipeOffload: GIS plus activation offload of the longest-lived chunks",
-    .reference = "[PO] §2, §4",
+    .summary = "PipeOffload: uniform-repeat (or GIS) schedule, offloading the longest-lived "
+               "stages",
+    .reference = "[PO] §2-4",
     .chunks = 0,
     .options = po_options,
     .generate = po_generate,

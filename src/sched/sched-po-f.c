@@ -6,7 +6,8 @@ static gboolean
 po_f_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
               PpsimSchedule **out, GError **error)
 {
-    return ppsim_pipeoffload_generate(shape, params->costs, shape->v, out, error);
+    return ppsim_pipeoffload_generate(shape, params->costs, PPSIM_PO_UNIFORM, shape->v, NULL, out,
+                                      error);
 }
 
 const PpsimScheduleClass ppsim_schedule_po_f = {

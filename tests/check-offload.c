@@ -1,0 +1,242 @@
+/* check-offload.c: PipeOffload ([PO]) — the uniform repeating strategy against the
+ * interleaving one, the selective-offload memory curve (§2, Fig. 2-3), Table 1's claims for
+ * PO-H / PO-F, the offload ratio k in explicit and hardware mode, and the `offload` option. */
+#include "ppsim-test.h"
+#include "cost/cost-model.h"
+#include "scenario/scenario.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+#define UNIT PPSIM_EXPLICIT_MEM_SCALE
+
+/* Runs the one schedule of a YAML scenario given as text (with --set style overrides). */
+static PpsimRunResult *
+run_yaml(const char *yaml, const char *const *overrides, GError **error)
+{
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_parse(yaml, strlen(yaml), "test.yaml", NULL, overrides, error);
+    if (sc == NULL)
+        return NULL;
+    return ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, error);
+}
+
+/* Explicit mode, F = B = W = 1 ms, p2p 0, one-way offload @off ms: @schedule (YAML). */
+static PpsimRunResult *
+run_explicit(int p, int v, int m, double off, const char *schedule)
+{
+    g_autofree char *yaml =
+        g_strdup_printf("name: t\ntraining: {pp: %d, chunks: %d, microbatches: %d}\n"
+                        "schedule: %s\ncosts: {forward: 1, backward_input: 1, "
+                        "backward_weight: 1, p2p: 0, offload: %g}\n",
+                        p, v, m, schedule, off);
+    g_autoptr(GError) error = NULL;
+    PpsimRunResult *res = run_yaml(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    return res;
+}
+
+static gint64
+peak0(const PpsimRunResult *res)
+{
+    return res->devices[0].peak_activation / UNIT;
+}
+
+/* The building block by hand (p = 2, v = 1, T = 3): F0@0 F1@1 B1@2 W1@3; B0 is ready at 3
+ * but 3 mod 3 meets F0's slot, so B0@4, W0@5. Repeated every 3 ms, device 0 runs F F B W B W
+ * and device 1 F B W F B W; the replay squeezes device 0's second B to 6 (its input, B1 of
+ * microbatch 1, ends at 6): makespan 8, one less than 1F1B's (m + p - 1) 3 = 9. */
+START_TEST(test_uniform_block_by_hand)
+{
+    g_autoptr(PpsimRunResult) r = run_explicit(2, 1, 2, 0, "{name: pipeoffload, offload: none}");
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(r->schedule);
+    ck_assert_str_eq(csv->str, "0F0,0F1,0I0,0W0,0I1,0W1\n1F0,1I0,1W0,1F1,1I1,1W1\n");
+    ck_assert_int_eq(r->makespan_ps, 8 * PPSIM_PS_PER_MS);
+    ck_assert_int_eq(peak0(r), 2);
+}
+END_TEST
+
+/* [PO] §2, Fig. 2-3 (d = 8, v = 16, one chunk-activation per stage): offloading the n
+ * longest-lived stages of each device. The interleaving strategy (GIS) falls exactly
+ * linearly, d v - n d; the uniform repeat starts near GIS-H's peak g(v-1) + d ("similar peak
+ * memory", §3.2) and falls faster than linearly: half the stages offloaded leave about a
+ * quarter (§2: "approximately one-quarter"; here 20 of 67 chunks), and for every budget it
+ * is below interleaving while anything stays on the device. */
+START_TEST(test_memory_curve)
+{
+    const int d = 8, v = 16, m = 32;
+    gint64 uni0 = 0;
+    for (int n = 0; n <= v; n++) {
+        g_autofree char *u = g_strdup_printf("{name: pipeoffload, offload: %d}", n);
+        g_autofree char *i =
+            g_strdup_printf("{name: pipeoffload, offload: %d, strategy: interleaved}", n);
+        g_autoptr(PpsimRunResult) ru = run_explicit(d, v, m, 0.25, u);
+        g_autoptr(PpsimRunResult) ri = run_explicit(d, v, m, 0.25, i);
+        gint64 pu = peak0(ru), pi = peak0(ri);
+        if (n < v)
+            ck_assert_int_eq(pi, (gint64)d * v - (gint64)n * d); /* linear */
+        if (n == 0) {
+            uni0 = pu;
+            ck_assert_int_le(pu, d / 2 * (v - 1) + d); /* GIS-H's peak */
+            continue;
+        }
+        if (n < v) /* with everything offloaded both keep only a few chunks in flight */
+            ck_assert_msg(pu < pi, "n = %d: uniform %ld, interleaved %ld", n, (long)pu, (long)pi);
+        /* better than linear, below uni0 (1 - n/v), until the last stages, where what is
+         * in flight around the transfers (a few chunks, [PO] §5.2) is all that is left */
+        if (n <= v - 2)
+            ck_assert_msg(pu * v < uni0 * (v - n), "n = %d: %ld of %ld", n, (long)pu, (long)uni0);
+        if (n == v / 2)
+            ck_assert_msg(pu * 10 <= uni0 * 3, "half offloaded: %ld of %ld", (long)pu, (long)uni0);
+    }
+}
+END_TEST
+
+/* [PO] Table 1 and §5 in explicit mode (F = B = W = 1, one-way offload 0.25 ms, so
+ * k = 0.5 / 3): PO-H's peak is at most a quarter of interleaved 1F1B's ((v-1)d + 2d - 1
+ * chunks), PO-F's stays a small constant (§5.3: "approximately 4" layers) whatever v; both
+ * bubbles lie between GIS's (d-1)(T_F+T_B) and 1F1B's v(d-1)(T_F+T_B+T_W) ("slightly
+ * reduced throughput compared to GIS ... still surpass 1F1B"), and offloading costs no time:
+ * PO-F runs exactly as long as the same schedule without offload. */
+START_TEST(test_table1_claims)
+{
+    const int d = 8, m = 32;
+    for (int v = 2; v <= 16; v *= 2) {
+        g_autoptr(PpsimRunResult) none =
+            run_explicit(d, v, m, 0.25, "{name: pipeoffload, offload: none}");
+        g_autoptr(PpsimRunResult) h = run_explicit(d, v, m, 0.25, "po-h");
+        g_autoptr(PpsimRunResult) f = run_explicit(d, v, m, 0.25, "po-f");
+        ck_assert_int_le(peak0(h) * 4, (v - 1) * d + 2 * d - 1);
+        ck_assert_int_le(ppsim_run_result_max_peak_activation(f) / UNIT, 5);
+        ck_assert_int_eq(f->makespan_ps, none->makespan_ps);
+        PpsimTime work = (PpsimTime)m * v * 3 * PPSIM_PS_PER_MS;
+        PpsimTime bubble = h->makespan_ps - work;
+        ck_assert_int_gt(bubble, (PpsimTime)(d - 1) * 2 * PPSIM_PS_PER_MS);
+        ck_assert_int_lt(bubble, (PpsimTime)v * (d - 1) * 3 * PPSIM_PS_PER_MS);
+        for (int dev = 0; dev < d; dev++)
+            ck_assert_int_gt(f->schedule->copy[dev]->len, 0);
+    }
+}
+END_TEST
+
+/* [PO] Formula 1 in explicit mode: per chunk and microbatch the round trip 2 x offload
+ * against F + B + W = 3 ms. With k = 0.5 PO-F is free; from k = 1 on the copy stream cannot
+ * keep up and the makespan grows with k. */
+START_TEST(test_k_slowdown)
+{
+    g_autoptr(PpsimRunResult) none =
+        run_explicit(8, 4, 32, 0, "{name: pipeoffload, offload: none}");
+    g_autoptr(PpsimRunResult) free_f = run_explicit(8, 4, 32, 0.75, "po-f");
+    ck_assert_int_eq(free_f->makespan_ps, none->makespan_ps);
+    PpsimTime last = none->makespan_ps;
+    const double offs[] = {1.5, 2.25, 3.0, 4.5}; /* k = 1, 1.5, 2, 3 */
+    for (guint i = 0; i < G_N_ELEMENTS(offs); i++) {
+        g_autoptr(PpsimRunResult) r = run_explicit(8, 4, 32, offs[i], "po-f");
+        ck_assert_int_gt(r->makespan_ps, last);
+        last = r->makespan_ps;
+    }
+}
+END_TEST
+
+/* `offload` as a list of global stages: only those get copy ops; bad lists are refused. */
+START_TEST(test_offload_list)
+{
+    g_autoptr(PpsimRunResult) r =
+        run_explicit(4, 4, 8, 0.25, "{name: pipeoffload, offload: \"0,5\"}");
+    for (int d = 0; d < 4; d++) {
+        GArray *copy = r->schedule->copy[d];
+        for (guint i = 0; i < copy->len; i++) {
+            int s = g_array_index(copy, PpsimOp, i).stage;
+            ck_assert_msg(s == 0 || s == 5, "stage %d offloaded", s);
+        }
+    }
+    ck_assert_int_gt(r->schedule->copy[0]->len, 0);
+    ck_assert_int_gt(r->schedule->copy[1]->len, 0);
+    ck_assert_int_eq(r->schedule->copy[2]->len, 0);
+    const char *bad[] = {"\"0,16\"", "\"0,x\"", "17", "sometimes"};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *yaml =
+            g_strdup_printf("name: t\ntraining: {pp: 4, chunks: 4, microbatches: 8}\n"
+                            "schedule: {name: pipeoffload, offload: %s}\ncosts: {forward: 1}\n",
+                            bad[i]);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) none = run_yaml(yaml, NULL, &error);
+        ck_assert_ptr_null(none);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(error->message, "'offload'"));
+    }
+}
+END_TEST
+
+/* Hardware mode, scenarios/a100_offload_k.yaml (h = 8192, recompute: light, so 20 sbh per
+ * layer as [PO] App. C): k = 0.47, and PO-F adds under 1% to the same schedule without
+ * offload (here nothing at all) while cutting the peak activation by more than 4x. Lowering
+ * the PCIe bandwidth raises k past 1, and the slowdown appears and grows with k. */
+START_TEST(test_k_hardware)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/a100_offload_k.yaml");
+    const char *bws[] = {NULL, "hardware.pcie.bandwidth=8GB/s", "hardware.pcie.bandwidth=5GB/s"};
+    double last_slowdown = -1;
+    for (guint i = 0; i < G_N_ELEMENTS(bws); i++) {
+        const char *ovr[] = {bws[i], NULL};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, bws[i] ? ovr : NULL, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) rs = ppsim_sim_run_all(sc, 0, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_uint_eq(rs->len, 3); /* none, po-h, po-f */
+        PpsimRunResult *none = g_ptr_array_index(rs, 0), *f = g_ptr_array_index(rs, 2);
+        double slowdown = (double)f->makespan_ps / (double)none->makespan_ps - 1;
+        if (i == 0) {
+            ck_assert_double_eq_tol(f->offload_ratio_k, 0.47, 0.005);
+            ck_assert_double_eq_tol(f->offload_ratio_k_scenario, f->offload_ratio_k, 1e-9);
+            ck_assert_double_lt(slowdown, 0.01);
+            ck_assert_int_lt(ppsim_run_result_max_peak_activation(f) * 4,
+                             ppsim_run_result_max_peak_activation(none));
+        } else {
+            ck_assert_double_gt(f->offload_ratio_k, 1.0);
+            ck_assert_double_gt(slowdown, last_slowdown + 0.01);
+        }
+        last_slowdown = slowdown;
+    }
+}
+END_TEST
+
+/* [PO] App. C: recompute: light stores 20 sbh per layer instead of 34 sbh (FlashAttention,
+ * g = a, f = 4h); k for the bytes stored then equals Formula 1. */
+START_TEST(test_light_recompute_bytes)
+{
+    PpsimModel model = {.layers = 1,
+                        .hidden = 4096,
+                        .ffn_hidden = 16384,
+                        .heads = 32,
+                        .kv_heads = 32,
+                        .seq_len = 4096,
+                        .vocab = 1,
+                        .flash_attention = TRUE,
+                        .recompute = PPSIM_RECOMPUTE_NONE};
+    double sbh = 4096.0 * 4096.0;
+    ck_assert_double_eq(ppsim_cost_layer_act_bytes(&model, 1), 34 * sbh);
+    model.recompute = PPSIM_RECOMPUTE_LIGHT;
+    ck_assert_double_eq(ppsim_cost_layer_act_bytes(&model, 1), 20 * sbh);
+    ck_assert_double_eq(ppsim_cost_layer_act_w_bytes(&model, 1), 20 * sbh);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("offload");
+    TCase *tc = tcase_create("pipeoffload");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_uniform_block_by_hand);
+    tcase_add_test(tc, test_memory_curve);
+    tcase_add_test(tc, test_table1_claims);
+    tcase_add_test(tc, test_k_slowdown);
+    tcase_add_test(tc, test_offload_list);
+    tcase_add_test(tc, test_k_hardware);
+    tcase_add_test(tc, test_light_recompute_bytes);
+    suite_add_tcase(s, tc);
+    return s;
+}
