@@ -166,43 +166,176 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
     return TRUE;
 }
 
-typedef struct {
-    PpsimOp op;
-    gint32 after; /* copy ops: anchor, -1 none */
-    gint32 row;
-    gint32 copy;
-    gint32 line, col;
-} CsvCell;
-
-/* Splits @text into cells; records each op with its row and location. */
+/* Fast path for the common well-formed cell `<stage><F|I|W|B|R|O|L><mb>[@k]`, `<stage>S` or
+ * `<stage>SC`, read in place from [@p, @end) with no copy. Returns FALSE for anything else
+ * (communication actions, errors, numbers of more than 9 digits): the caller then takes the
+ * general path, which produces the same op or the error message. */
 static gboolean
-csv_tokenize(const char *text, gsize len, const char *name, GArray *cells, int *n_rows,
-             GError **error)
+csv_parse_cell_fast(const char *p, const char *end, PpsimOp *op, gint32 *after)
 {
-    CsvLoc loc = {name, 1, 1};
+    gint32 stage = 0, mb = 0, anchor = -1;
+    int digits = 0;
+    for (; p < end && g_ascii_isdigit(*p) && digits < 9; p++, digits++)
+        stage = 10 * stage + (*p - '0');
+    if (digits == 0 || p == end || g_ascii_isdigit(*p))
+        return FALSE;
+    char code = *p++;
+    if (code == 'S') {
+        gboolean cpu = p < end && *p == 'C';
+        if (p + cpu != end)
+            return FALSE;
+        *op = (PpsimOp){.kind = PPSIM_OP_OPT,
+                        .flags = cpu ? PPSIM_OP_FLAG_CPU : 0,
+                        .stage = stage,
+                        .microbatch = -1};
+        *after = -1;
+        return TRUE;
+    }
+    PpsimOpKind kind;
+    switch (code) {
+    case 'F':
+        kind = PPSIM_OP_F;
+        break;
+    case 'I':
+        kind = PPSIM_OP_B;
+        break;
+    case 'W':
+        kind = PPSIM_OP_W;
+        break;
+    case 'B':
+        kind = PPSIM_OP_BW;
+        break;
+    case 'R':
+        kind = PPSIM_OP_R;
+        break;
+    case 'O':
+        kind = PPSIM_OP_OFF;
+        break;
+    case 'L':
+        kind = PPSIM_OP_RL;
+        break;
+    default:
+        return FALSE;
+    }
+    for (digits = 0; p < end && g_ascii_isdigit(*p) && digits < 9; p++, digits++)
+        mb = 10 * mb + (*p - '0');
+    if (digits == 0 || (p < end && g_ascii_isdigit(*p)))
+        return FALSE;
+    if (p < end && *p == '@' && (kind == PPSIM_OP_OFF || kind == PPSIM_OP_RL)) {
+        p++;
+        anchor = 0;
+        for (digits = 0; p < end && g_ascii_isdigit(*p) && digits < 9; p++, digits++)
+            anchor = 10 * anchor + (*p - '0');
+        if (digits == 0 || anchor > G_MAXINT32 / 2)
+            return FALSE;
+    }
+    if (p != end)
+        return FALSE;
+    *op = (PpsimOp){.kind = kind, .stage = stage, .microbatch = mb};
+    *after = anchor;
+    return TRUE;
+}
+
+/* What the reader builds, one row (device) at a time. */
+typedef struct {
+    const char *name;
+    GPtrArray *compute, *copy, *copy_after; /* [rows] GArray */
+    GArray *stage_row;                      /* gint32 per stage: its row, -1 none yet */
+    int max_stage, max_mb, last_row, n_cells;
+    GError *deferred; /* first placement error, reported once the whole file parsed */
+} CsvReader;
+
+static void
+csv_defer(CsvReader *rd, int line, int col, const PpsimOp *op, const char *why)
+{
+    if (rd->deferred != NULL)
+        return;
+    g_autoptr(GString) what = g_string_new(NULL);
+    ppsim_op_describe(what, op);
+    g_set_error(&rd->deferred, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: '%s' %s",
+                rd->name, line, col, what->str, why);
+}
+
+/* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell). */
+static void
+csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after)
+{
+    rd->max_stage = MAX(rd->max_stage, op->stage);
+    rd->max_mb = MAX(rd->max_mb, op->microbatch);
+    rd->last_row = MAX(rd->last_row, row);
+    rd->n_cells++;
+    if ((guint)op->stage >= rd->stage_row->len) {
+        guint old = rd->stage_row->len;
+        g_array_set_size(rd->stage_row, op->stage + 1);
+        for (guint s = old; s < rd->stage_row->len; s++)
+            g_array_index(rd->stage_row, gint32, s) = -1;
+    }
+    gint32 *dev = &g_array_index(rd->stage_row, gint32, op->stage);
+    if (*dev >= 0 && *dev != row) {
+        g_autofree char *why = g_strdup_printf(
+            "is in row %d but stage %d already appeared in row %d (a stage lives on one "
+            "device)",
+            row + 1, op->stage, *dev + 1);
+        csv_defer(rd, line, col, op, why);
+    }
+    gboolean copy_kind = op->kind == PPSIM_OP_OFF || op->kind == PPSIM_OP_RL;
+    if (copy && !copy_kind)
+        csv_defer(rd, line, col, op, "is a compute action after the '|' copy separator");
+    *dev = row;
+    if (copy_kind) {
+        g_array_append_val(g_ptr_array_index(rd->copy, row), *op);
+        g_array_append_val(g_ptr_array_index(rd->copy_after, row), after);
+    } else {
+        g_array_append_val(g_ptr_array_index(rd->compute, row), *op);
+    }
+}
+
+/* Splits @text into cells and places each op in its row as it goes: no per-cell copy for
+ * well-formed cells, rows sized from their comma count. */
+static gboolean
+csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
+{
+    CsvLoc loc = {rd->name, 1, 1};
     int row = 0;
     gsize pos = 0;
     while (pos < len) {
-        gsize eol = pos;
-        while (eol < len && text[eol] != '\n')
-            eol++;
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        gsize eol = nl ? (gsize)(nl - text) : len;
         gsize line_end = eol > pos && text[eol - 1] == '\r' ? eol - 1 : eol;
+        guint cells = 1;
+        for (gsize c = pos; c < line_end; c++)
+            cells += text[c] == ',';
+        g_ptr_array_add(rd->compute, g_array_sized_new(FALSE, FALSE, sizeof(PpsimOp), cells));
+        g_ptr_array_add(rd->copy, g_array_new(FALSE, FALSE, sizeof(PpsimOp)));
+        g_ptr_array_add(rd->copy_after, g_array_new(FALSE, FALSE, sizeof(gint32)));
         gboolean copy = FALSE;
         for (gsize c = pos; c <= line_end;) {
             gsize e = c;
             while (e < line_end && text[e] != ',')
                 e++;
-            g_autofree char *cell = g_strstrip(g_strndup(text + c, e - c));
+            const char *b = text + c, *t = text + e;
+            while (b < t && g_ascii_isspace(*b))
+                b++;
+            while (t > b && g_ascii_isspace(t[-1]))
+                t--;
             loc.col = (int)(c - pos) + 1;
-            if (strcmp(cell, "|") == 0) {
-                copy = TRUE;
-            } else if (*cell != '\0' && g_ascii_strcasecmp(cell, "none") != 0) {
-                CsvCell cc = {.row = row, .copy = copy, .line = loc.line, .col = loc.col};
+            PpsimOp op;
+            gint32 after;
+            if (b == t) {
+                /* empty cell: an idle step */
+            } else if (csv_parse_cell_fast(b, t, &op, &after)) {
+                csv_add(rd, row, loc.line, loc.col, copy, &op, after);
+            } else {
+                g_autofree char *cell = g_strndup(b, t - b);
                 gboolean skip;
-                if (!csv_parse_cell(cell, &loc, &cc.op, &cc.after, &skip, error))
-                    return FALSE;
-                if (!skip)
-                    g_array_append_val(cells, cc);
+                if (strcmp(cell, "|") == 0) {
+                    copy = TRUE;
+                } else if (g_ascii_strcasecmp(cell, "none") != 0) {
+                    if (!csv_parse_cell(cell, &loc, &op, &after, &skip, error))
+                        return FALSE;
+                    if (!skip)
+                        csv_add(rd, row, loc.line, loc.col, copy, &op, after);
+                }
             }
             c = e + 1;
         }
@@ -210,69 +343,64 @@ csv_tokenize(const char *text, gsize len, const char *name, GArray *cells, int *
         loc.line++;
         pos = eol + 1;
     }
-    *n_rows = row;
     return TRUE;
 }
 
-static gboolean
-csv_cell_fail(GError **error, const char *name, const CsvCell *c, const char *why)
+static void
+csv_reader_clear(CsvReader *rd)
 {
-    g_autoptr(GString) what = g_string_new(NULL);
-    ppsim_op_describe(what, &c->op);
-    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: '%s' %s", name,
-                c->line, c->col, what->str, why);
-    return FALSE;
+    g_ptr_array_unref(rd->compute);
+    g_ptr_array_unref(rd->copy);
+    g_ptr_array_unref(rd->copy_after);
+    g_array_unref(rd->stage_row);
+    g_clear_error(&rd->deferred);
 }
 
 PpsimSchedule *
 ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, GError **error)
 {
     const char *name = display_name ? display_name : "<schedule>";
-    g_autoptr(GArray) cells = g_array_new(FALSE, FALSE, sizeof(CsvCell));
-    int n_rows = 0;
-    if (!csv_tokenize(text, len, name, cells, &n_rows, error))
+    CsvReader rd = {.name = name,
+                    .compute = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
+                    .copy = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
+                    .copy_after = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
+                    .stage_row = g_array_new(FALSE, FALSE, sizeof(gint32)),
+                    .max_stage = -1,
+                    .max_mb = -1,
+                    .last_row = -1};
+    if (!csv_read(&rd, text, len, error)) {
+        csv_reader_clear(&rd);
         return NULL;
-    int max_stage = -1, max_mb = -1, last_row = -1;
-    for (guint i = 0; i < cells->len; i++) {
-        const CsvCell *c = &g_array_index(cells, CsvCell, i);
-        max_stage = MAX(max_stage, c->op.stage);
-        max_mb = MAX(max_mb, c->op.microbatch);
-        last_row = MAX(last_row, c->row);
     }
-    if (cells->len == 0 || max_mb < 0) {
+    if (rd.n_cells == 0 || rd.max_mb < 0) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
                     "%s: no forward or backward action found", name);
+        csv_reader_clear(&rd);
         return NULL;
     }
-    n_rows = last_row + 1; /* trailing blank lines are not devices */
-    g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(n_rows, max_stage + 1, max_mb + 1);
-    for (guint i = 0; i < cells->len; i++) {
-        const CsvCell *c = &g_array_index(cells, CsvCell, i);
-        int *dev = &sched->stage_device[c->op.stage];
-        if (*dev >= 0 && *dev != c->row) {
-            g_autofree char *why = g_strdup_printf(
-                "is in row %d but stage %d already appeared in row %d (a stage lives on one "
-                "device)",
-                c->row + 1, c->op.stage, *dev + 1);
-            csv_cell_fail(error, name, c, why);
-            return NULL;
-        }
-        gboolean copy_kind = c->op.kind == PPSIM_OP_OFF || c->op.kind == PPSIM_OP_RL;
-        if (c->copy && !copy_kind) {
-            csv_cell_fail(error, name, c, "is a compute action after the '|' copy separator");
-            return NULL;
-        }
-        *dev = c->row;
-        if (copy_kind)
-            ppsim_schedule_push_copy(sched, c->row, c->op, c->after);
-        else
-            ppsim_schedule_push_op(sched, c->row, c->op);
+    if (rd.deferred != NULL) {
+        g_propagate_error(error, g_steal_pointer(&rd.deferred));
+        csv_reader_clear(&rd);
+        return NULL;
     }
-    for (int s = 0; s <= max_stage; s++)
+    int n_rows = rd.last_row + 1; /* trailing blank lines are not devices */
+    g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(n_rows, rd.max_stage + 1, rd.max_mb + 1);
+    for (int d = 0; d < n_rows; d++) {
+        g_array_unref(sched->compute[d]);
+        g_array_unref(sched->copy[d]);
+        g_array_unref(sched->copy_after[d]);
+        sched->compute[d] = g_array_ref(g_ptr_array_index(rd.compute, d));
+        sched->copy[d] = g_array_ref(g_ptr_array_index(rd.copy, d));
+        sched->copy_after[d] = g_array_ref(g_ptr_array_index(rd.copy_after, d));
+    }
+    for (int s = 0; s <= rd.max_stage; s++)
+        sched->stage_device[s] = g_array_index(rd.stage_row, gint32, s);
+    csv_reader_clear(&rd);
+    for (int s = 0; s <= rd.max_stage; s++)
         if (sched->stage_device[s] < 0) {
             g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
                         "%s: stage %d appears in no row (stages must be 0..%d)", name, s,
-                        max_stage);
+                        rd.max_stage);
             return NULL;
         }
     return g_steal_pointer(&sched);
