@@ -1,21 +1,27 @@
-/* zb-auto.c: the automatic Zero Bubble scheduler of [ZB] §3 for one stage per device: a
- * greedy builder run over a small grid of choices, each result timed on the cost estimates,
- * the best kept. Not an ILP: [ZB] §3 refines its heuristic with one; this file does not.
+/* zb-auto.c: the automatic Zero Bubble scheduler of [ZB] §3 for one stage per device:
+ * candidate orders timed on the cost estimates, the best kept, then improved by local search.
+ * Not an ILP: [ZB] §3 refines its heuristic with one; this file moves single ops instead.
  *
- * The builder works microbatch by microbatch, as [ZB] §3 describes (the authors' reference
- * heuristic has the same shape): warm-up forwards on each stage, as many as the memory cap
- * allows while they still end before the first B can arrive; then, per microbatch, one F on
- * every stage (front to back) and one B on every stage (back to front); a W goes in wherever
- * the stage would otherwise idle waiting for an input, or when the cap leaves no room for
- * the next F; the W left over run at the end. Three yes/no choices of [ZB] §3 (one more
- * warm-up F that may leave a small bubble; skip an F when a stage runs two ahead of the next
- * one; fill a gap shorter than T_W by a W when that keeps the largest cumulative bubble) and
- * a lower working cap (1 M_B .. the cap) make the grid. The handcrafted ZB-H1, ZB-H2 and
- * 1F1B-with-split orders join as candidates when they fit the cap, so the result is never
- * worse than any of them that fits.
+ * The main builder works microbatch by microbatch, as [ZB] §3 describes (the authors'
+ * reference heuristic has the same shape): warm-up forwards on each stage, as many as the
+ * memory cap allows while they still end before the first B can arrive; then, per microbatch,
+ * one F on every stage (front to back) and one B on every stage (back to front); a W goes in
+ * wherever the stage would otherwise idle waiting for an input, or when the cap leaves no
+ * room for the next F; the W left over run at the end. Three yes/no choices of [ZB] §3 (one
+ * more warm-up F that may leave a small bubble; skip an F when a stage runs two ahead of the
+ * next one; fill a gap shorter than T_W by a W even when the bubble would not raise the
+ * largest one) and a lower working cap (1 M_B .. the cap, which also bounds the warm-up)
+ * make the grid. Other candidates: the event-driven list scheduler of zb-list.c at every
+ * working cap (it does better than the wave builder when the cap is below p), and the
+ * handcrafted 1F1B-with-split, ZB-H1 and ZB-H2 orders when they fit the cap.
+ *
+ * Objective: the smallest longest-stage span ([ZB] §5.3's cost: a stage's last end minus its
+ * first start), then the smallest makespan, among candidates that end no later than the best
+ * handcrafted order that fits; so zb never loses to ZB-H1, ZB-H2 or 1F1B under the same cap.
  */
 #include "sched/zb-auto.h"
 #include "sched/zb-handcrafted.h"
+#include "sched/zb-list.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>
@@ -351,10 +357,57 @@ search_offer(ZbSearch *z, PpsimSchedule *cand, const char *label)
     g_strlcpy(z->info->label, label, sizeof z->info->label);
 }
 
+/* Moves the op at @from to index @to of @ops (shifting the ones between). */
+static void
+ops_move(GArray *ops, guint from, guint to)
+{
+    PpsimOp op = g_array_index(ops, PpsimOp, from);
+    g_array_remove_index(ops, from);
+    g_array_insert_val(ops, to, op);
+}
+
+/* Local search on the best schedule: moves one op of a device up to @reach places earlier
+ * or later and keeps the move when the order still runs, fits and is better; sweeps until
+ * one finds nothing or @budget op-timings are spent. */
+static void
+search_refine(ZbSearch *z, int reach, gint64 budget)
+{
+    PpsimSchedule *s = z->best;
+    gint64 n_ops = (gint64)ppsim_schedule_n_ops(s);
+    gboolean improved = TRUE;
+    while (improved && budget > 0) {
+        improved = FALSE;
+        for (int d = 0; d < s->n_devices && budget > 0; d++) {
+            GArray *ops = s->compute[d];
+            for (guint i = 0; i < ops->len && budget > 0; i++) {
+                for (int delta = -reach; delta <= reach && budget > 0; delta++) {
+                    gint64 j = (gint64)i + delta;
+                    if (delta == 0 || j < 0 || j >= ops->len)
+                        continue;
+                    ops_move(ops, i, (guint)j);
+                    PpsimTime mk, span;
+                    gint64 peak;
+                    budget -= n_ops;
+                    if (ppsim_zb_auto_evaluate(s, z->c, z->limit, &mk, &span, &peak) &&
+                        (z->bound == 0 || mk <= z->bound) &&
+                        (span < z->span || (span == z->span && mk < z->makespan))) {
+                        z->span = span;
+                        z->makespan = mk;
+                        improved = TRUE;
+                        break;
+                    }
+                    ops_move(ops, (guint)j, i);
+                }
+            }
+        }
+    }
+}
+
 PpsimSchedule *
 ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit,
               PpsimZbAutoFlags flags, PpsimZbAutoInfo *info, GError **error)
 {
+    g_return_val_if_fail(p > 0 && m > 0, NULL);
     PpsimZbAutoInfo local = {0};
     ZbSearch z = {.c = costs, .limit = limit, .info = info ? info : &local};
     memset(z.info, 0, sizeof *z.info);
@@ -393,12 +446,21 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
             g_snprintf(label, sizeof label, "greedy cap=%d choices=%u", cap, choice);
             search_offer(&z, zbb_build(p, m, costs, work, choice), label);
         }
+        g_autoptr(PpsimSchedule) list = ppsim_schedule_new(p, p, m);
+        ppsim_schedule_map_plain(list);
+        if (ppsim_zb_list_schedule(list, m, costs, work, NULL)) {
+            char label[64];
+            g_snprintf(label, sizeof label, "list cap=%d", cap);
+            search_offer(&z, g_steal_pointer(&list), label);
+        }
     }
     if (z.best == NULL) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "no schedule fits memory_limit");
         return NULL;
     }
+    if (!(flags & PPSIM_ZB_AUTO_NO_REFINE))
+        search_refine(&z, 8, 10000000);
     z.info->makespan = z.makespan;
     z.info->span = z.span;
     return z.best;

@@ -15,6 +15,7 @@ typedef struct {
 typedef enum {
     PPSIM_ZB_AUTO_DEFAULT = 0,
     PPSIM_ZB_AUTO_GREEDY_ONLY = 1 << 0, /* leave the handcrafted orders out (for measuring) */
+    PPSIM_ZB_AUTO_NO_REFINE = 1 << 1,   /* skip the local search on the winner */
 } PpsimZbAutoFlags;
 
 /* A schedule of p stages on p devices and @m microbatches with B/W split whose activation
