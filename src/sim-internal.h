@@ -7,20 +7,12 @@
 #include "hw/exec.h"
 
 typedef struct {
-    guint32 from, to;
-    guint32 dep; /* executor dependency index */
-    guint64 bytes;
-} CrossDep;
-
-typedef struct {
     const PpsimScenario *sc;
     const PpsimCosts *costs;
     const PpsimSchedule *sched;
     PpsimScheduleIndex *idx;
     PpsimTopology *topo; /* NULL in explicit mode */
     PpsimExec *exec;
-    guint32 n_deps; /* dependencies added so far */
-    GArray *cross;  /* CrossDep */
     int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
     int n_cpu_workers;
 } Replay;

@@ -1,48 +1,21 @@
 /* sim-metrics.c: a finished replay -> PpsimRunResult (DESIGN 4): per-op timings, makespan,
  * bubble ratios, memory peaks per device, stage and host, bubble attribution, transfers. */
 #include "sim-internal.h"
-#include "util/bigalloc.h"
 
 /* ---- metrics --------------------------------------------------------------------------- */
 
-typedef struct {
-    const Replay *r;
-    guint32 dep;         /* running dependency index, as in replay_dep */
-    PpsimTime *ready;    /* [ops] latest input arrival */
-    PpsimTime *prod_end; /* [ops] end of the producer of that latest input */
-    gboolean *via_copy;  /* [ops] that input came from a copy op (offload/reload stall) */
-} Attribution;
-
-static void
-attribution_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
-{
-    (void)kind;
-    (void)boundary;
-    Attribution *a = data;
-    PpsimTime arrive = ppsim_exec_dep_arrival(a->r->exec, a->dep++);
-    if (arrive <= a->ready[to])
-        return;
-    PpsimOpPos pos;
-    ppsim_schedule_index_pos(a->r->idx, from, &pos);
-    a->ready[to] = arrive;
-    a->prod_end[to] = ppsim_exec_task_end(a->r->exec, from);
-    a->via_copy[to] = pos.list == 1;
-}
-
 /* Splits each device's idle compute time (DESIGN 4 bubble attribution): before its first
  * op, after its last, and in between: waiting for a producer to finish (dependency), or for
- * its data to arrive after it finished (transfer, offload/reload). */
+ * its data to arrive after it finished (transfer, offload/reload). The input that decides a
+ * gap is the op's latest-arriving one (the first of equal arrivals). The executor's
+ * dependencies are grouped by consumer in op-id order (sim.c adds them from
+ * ppsim_schedule_foreach_dep, consumer by consumer), so one cursor walks them alongside the
+ * ops, with no per-op arrays. */
 static void
 metrics_attribute(const Replay *r, PpsimRunResult *res)
 {
-    guint32 n = ppsim_schedule_index_n_ops(r->idx);
-    Attribution a = {.r = r,
-                     .ready = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimTime)),
-                     .prod_end = ppsim_bigalloc0(MAX(n, 1) * sizeof(PpsimTime)),
-                     .via_copy = ppsim_bigalloc0(MAX(n, 1) * sizeof(gboolean))};
-    for (guint32 i = 0; i < n; i++)
-        a.ready[i] = -1;
-    ppsim_schedule_foreach_dep(r->idx, attribution_dep, &a);
+    const PpsimExec *x = r->exec;
+    guint32 n_deps = ppsim_exec_n_deps(x), k = 0;
     for (int d = 0; d < r->sched->n_devices; d++) {
         PpsimDeviceResult *dev = &res->devices[d];
         GArray *timing = res->compute_timing[d];
@@ -54,12 +27,27 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
             if (op->kind == PPSIM_OP_R)
                 dev->recompute_ps += t->end_ps - t->start_ps;
             PpsimTime gap = t->start_ps - prev_end;
+            guint32 id = base + i;
+            while (k < n_deps && ppsim_exec_dep_to(x, k) < id)
+                k++;
             if (i == 0) {
                 dev->idle_warmup_ps = t->start_ps;
             } else if (gap > 0) {
-                guint32 id = base + i;
-                PpsimTime dep_wait = CLAMP(a.prod_end[id] - prev_end, 0, gap);
-                if (a.via_copy[id])
+                PpsimTime ready = -1, prod_end = 0;
+                gboolean via_copy = FALSE;
+                for (guint32 j = k; j < n_deps && ppsim_exec_dep_to(x, j) == id; j++) {
+                    PpsimTime arrive = ppsim_exec_dep_arrival(x, j);
+                    if (arrive <= ready)
+                        continue;
+                    PpsimTaskId from = ppsim_exec_dep_from(x, j);
+                    PpsimOpPos pos;
+                    ppsim_schedule_index_pos(r->idx, from, &pos);
+                    ready = arrive;
+                    prod_end = ppsim_exec_task_end(x, from);
+                    via_copy = pos.list == 1;
+                }
+                PpsimTime dep_wait = CLAMP(prod_end - prev_end, 0, gap);
+                if (via_copy)
                     dep_wait = 0;
                 dev->idle_wait_ps += dep_wait;
                 dev->idle_transfer_ps += gap - dep_wait;
@@ -68,9 +56,6 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
         }
         dev->idle_cooldown_ps = res->makespan_ps - prev_end;
     }
-    g_free(a.ready);
-    g_free(a.prod_end);
-    g_free(a.via_copy);
 }
 
 static void
@@ -153,26 +138,43 @@ metrics_ratios(PpsimRunResult *res)
     res->bubble_ratio_span = max_span > 0 ? 1.0 - max_busy / max_span : 0.0;
 }
 
+typedef struct {
+    const Replay *r;
+    guint32 dep; /* running dependency index, as sim.c added them */
+    GArray *out; /* PpsimTransfer */
+} TransferScan;
+
+static void
+transfer_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+{
+    TransferScan *ts = data;
+    const Replay *r = ts->r;
+    guint32 dep = ts->dep++;
+    PpsimOpPos a, b;
+    ppsim_schedule_index_pos(r->idx, from, &a);
+    ppsim_schedule_index_pos(r->idx, to, &b);
+    if (kind == PPSIM_DEP_LOCAL || a.device == b.device)
+        return;
+    PpsimTransfer t = {a.device,
+                       a.list,
+                       a.index,
+                       b.device,
+                       b.list,
+                       b.index,
+                       ppsim_exec_task_end(r->exec, from),
+                       ppsim_exec_dep_arrival(r->exec, dep),
+                       r->topo ? r->costs->stage[boundary].p2p_bytes : 0};
+    g_array_append_val(ts->out, t);
+}
+
+/* The cross-device dependencies as they happened (sim.c's replay_dep made them latencies
+ * or flows). */
 static void
 metrics_transfers(const Replay *r, PpsimRunResult *res)
 {
-    res->transfers = g_array_sized_new(FALSE, FALSE, sizeof(PpsimTransfer), r->cross->len);
-    for (guint i = 0; i < r->cross->len; i++) {
-        const CrossDep *c = &g_array_index(r->cross, CrossDep, i);
-        PpsimOpPos a, b;
-        ppsim_schedule_index_pos(r->idx, c->from, &a);
-        ppsim_schedule_index_pos(r->idx, c->to, &b);
-        PpsimTransfer t = {a.device,
-                           a.list,
-                           a.index,
-                           b.device,
-                           b.list,
-                           b.index,
-                           ppsim_exec_task_end(r->exec, c->from),
-                           ppsim_exec_dep_arrival(r->exec, c->dep),
-                           c->bytes};
-        g_array_append_val(res->transfers, t);
-    }
+    res->transfers = g_array_new(FALSE, FALSE, sizeof(PpsimTransfer));
+    TransferScan ts = {.r = r, .out = res->transfers};
+    ppsim_schedule_foreach_dep(r->idx, transfer_dep, &ts);
 }
 
 static gint

@@ -6,7 +6,6 @@
  * rules of DESIGN 4 into allocations and frees at task starts and ends.
  */
 #include "sim-internal.h"
-#include "util/bigalloc.h"
 #include "sched/registry.h"
 #include "sched/schedule-index.h"
 #include "hw/exec.h"
@@ -114,8 +113,6 @@ replay_clear(Replay *r)
     ppsim_exec_free(r->exec);
     ppsim_topology_free(r->topo);
     ppsim_schedule_index_free(r->idx);
-    if (r->cross)
-        g_array_free(r->cross, TRUE);
     g_free(r->compute_stream);
     g_free(r->d2h_stream);
     g_free(r->h2d_stream);
@@ -187,24 +184,77 @@ replay_duration(const Replay *r, const PpsimOp *op)
     }
 }
 
-/* Adds op @id as a task; returns the task id (== @id). */
+/* DESIGN 4 for one (stage, microbatch): F allocates A (keeping only the checkpoint when R
+ * recomputes the rest); OFF frees what is resident when its D2H ends and RL brings it back
+ * as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A - A_W
+ * (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
+ * start of OFF to the end of RL. */
+typedef struct {
+    int d, host;             /* device pool, host pool */
+    gint64 rc, off, rl;      /* op ids, -1 when absent */
+    gint64 A, keep;          /* allocated by F; kept by F when R recomputes */
+    gint64 act, buf;         /* resident activation and buffers before the backward */
+    gint64 free_b, from_buf; /* what B frees, and how much of it are buffers */
+    gboolean offloaded;      /* both OFF and RL exist */
+} MemPlan;
+
+static void
+replay_mem_plan(const Replay *r, int s, int j, MemPlan *m)
+{
+    const PpsimStageCost *st = &r->costs->stage[s];
+    const PpsimScheduleIndex *x = r->idx;
+    m->d = r->sched->stage_device[s];
+    m->host = r->sched->n_devices + replay_node_of(r, m->d);
+    m->rc = ppsim_schedule_index_find(x, PPSIM_OP_R, s, j);
+    m->off = ppsim_schedule_index_find(x, PPSIM_OP_OFF, s, j);
+    m->rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
+    m->A = st->est.act;
+    m->keep = m->rc >= 0 ? MIN(st->act_ckpt, m->A) : m->A;
+    m->act = m->keep;
+    m->buf = 0;
+    m->offloaded = m->off >= 0 && m->rl >= 0;
+    if (m->offloaded) {
+        m->buf = m->act;
+        m->act = 0;
+    }
+    if (m->rc >= 0)
+        m->buf += m->A - m->keep;
+    m->free_b = MAX(0, (m->act + m->buf) - st->est.act_w);
+    m->from_buf = MIN(m->buf, m->free_b);
+}
+
+/* Adds one memory effect of task @id, unless nothing changes. */
+static void
+plan(PpsimExec *out, guint32 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
+     gint64 delta)
+{
+    if (delta != 0)
+        ppsim_exec_add_mem(out, id, when, pool, tag, cat, delta);
+}
+
+/* Adds op @id as a task with its memory effects (in task order, as the executor prefers);
+ * returns the task id (== @id). */
 static PpsimTaskId
-replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
+replay_add_task(Replay *r, guint32 id)
 {
     PpsimOpPos pos;
     ppsim_schedule_index_pos(r->idx, id, &pos);
     const PpsimOp *op = ppsim_schedule_index_op(r->idx, id);
-    int d = pos.device,
-        host = r->topo ? ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d)) : -1;
+    int d = pos.device, s = op->stage;
+    MemPlan m = {0};
+    if (op->kind != PPSIM_OP_OPT)
+        replay_mem_plan(r, s, op->microbatch, &m);
     PpsimTaskId t;
     if (pos.list == 1) {
         gboolean off = op->kind == PPSIM_OP_OFF;
         int stream = off ? r->d2h_stream[d] : r->h2d_stream[d];
-        if (r->topo != NULL)
-            t = ppsim_exec_add_transfer(r->exec, stream, off ? d : host, off ? host : d,
-                                        copy_bytes);
-        else
+        if (r->topo != NULL) {
+            int host = ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d));
+            guint64 bytes = m.offloaded ? (guint64)m.keep : 0;
+            t = ppsim_exec_add_transfer(r->exec, stream, off ? d : host, off ? host : d, bytes);
+        } else {
             t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
+        }
     } else if (op->kind == PPSIM_OP_OPT && (op->flags & PPSIM_OP_FLAG_CPU)) {
         int stream = r->cpu_stream_base[replay_node_of(r, d)] + op->stage % r->n_cpu_workers;
         t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
@@ -212,86 +262,59 @@ replay_add_task(Replay *r, guint32 id, guint64 copy_bytes)
         t = ppsim_exec_add_task(r->exec, r->compute_stream[d], replay_duration(r, op));
     }
     g_assert(t == id);
+    PpsimExec *x = r->exec;
+    switch ((PpsimOpKind)op->kind) {
+    case PPSIM_OP_F:
+        plan(x, id, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_ACTIVATION, m.A);
+        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, m.keep - m.A);
+        break;
+    case PPSIM_OP_OFF:
+        if (m.offloaded) {
+            plan(x, id, PPSIM_MEM_AT_START, m.host, -1, PPSIM_MEM_ACTIVATION, m.keep);
+            plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.keep);
+        }
+        break;
+    case PPSIM_OP_RL:
+        if (m.offloaded) {
+            plan(x, id, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.keep);
+            plan(x, id, PPSIM_MEM_AT_END, m.host, -1, PPSIM_MEM_ACTIVATION, -m.keep);
+        }
+        break;
+    case PPSIM_OP_R:
+        plan(x, id, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.A - m.keep);
+        break;
+    case PPSIM_OP_BW:
+        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.buf);
+        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.act);
+        break;
+    case PPSIM_OP_B:
+        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.from_buf);
+        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -(m.free_b - m.from_buf));
+        break;
+    case PPSIM_OP_W:
+        /* with a BW for this microbatch, W does not exist (the checker's rule) */
+        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -(m.buf - m.from_buf));
+        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION,
+             -(m.act - (m.free_b - m.from_buf)));
+        break;
+    default:
+        break;
+    }
     return t;
-}
-
-/* Adds one memory effect, unless @out is NULL (the sizing pass) or nothing changes. */
-static void
-plan(PpsimExec *out, gint64 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
-     gint64 delta)
-{
-    if (out == NULL || id < 0 || delta == 0)
-        return;
-    ppsim_exec_add_mem(out, (guint32)id, when, pool, tag, cat, delta);
-}
-
-/* DESIGN 4 for one (stage, microbatch): F allocates A (keeping only the checkpoint when R
- * recomputes the rest); OFF frees what is resident when its D2H ends and RL brings it back
- * as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A - A_W
- * (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
- * start of OFF to the end of RL. @copy_bytes receives what OFF/RL move; @out (the executor,
- * or NULL for a pass that only computes @copy_bytes) receives the effects. */
-static void
-replay_plan_one(Replay *r, int s, int j, PpsimExec *out, guint64 *copy_bytes)
-{
-    const PpsimStageCost *st = &r->costs->stage[s];
-    const PpsimScheduleIndex *x = r->idx;
-    int d = r->sched->stage_device[s];
-    int host = r->sched->n_devices + replay_node_of(r, d);
-    gint64 f = ppsim_schedule_index_find(x, PPSIM_OP_F, s, j);
-    gint64 rc = ppsim_schedule_index_find(x, PPSIM_OP_R, s, j);
-    gint64 off = ppsim_schedule_index_find(x, PPSIM_OP_OFF, s, j);
-    gint64 rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
-    gint64 b = ppsim_schedule_index_find(x, PPSIM_OP_B, s, j);
-    gint64 w = ppsim_schedule_index_find(x, PPSIM_OP_W, s, j);
-    gint64 bw = ppsim_schedule_index_find(x, PPSIM_OP_BW, s, j);
-    gint64 A = st->est.act, AW = st->est.act_w, keep = rc >= 0 ? MIN(st->act_ckpt, A) : A;
-    gint64 act = keep, buf = 0;
-    plan(out, f, PPSIM_MEM_AT_START, d, s, PPSIM_MEM_ACTIVATION, A);
-    plan(out, f, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, keep - A);
-    if (off >= 0 && rl >= 0) {
-        copy_bytes[off] = copy_bytes[rl] = (guint64)act;
-        plan(out, off, PPSIM_MEM_AT_START, host, -1, PPSIM_MEM_ACTIVATION, act);
-        plan(out, off, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -act);
-        plan(out, rl, PPSIM_MEM_AT_START, d, s, PPSIM_MEM_BUFFER, act);
-        plan(out, rl, PPSIM_MEM_AT_END, host, -1, PPSIM_MEM_ACTIVATION, -act);
-        buf = act;
-        act = 0;
-    }
-    plan(out, rc, PPSIM_MEM_AT_START, d, s, PPSIM_MEM_BUFFER, A - keep);
-    if (rc >= 0)
-        buf += A - keep;
-    if (bw >= 0) {
-        plan(out, bw, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_BUFFER, -buf);
-        plan(out, bw, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -act);
-        return;
-    }
-    gint64 free_b = MAX(0, (act + buf) - AW), from_buf = MIN(buf, free_b);
-    plan(out, b, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_BUFFER, -from_buf);
-    plan(out, b, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -(free_b - from_buf));
-    plan(out, w, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_BUFFER, -(buf - from_buf));
-    plan(out, w, PPSIM_MEM_AT_END, d, s, PPSIM_MEM_ACTIVATION, -(act - (free_b - from_buf)));
 }
 
 static void
 replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
     Replay *r = data;
-    PpsimOpPos a, b;
-    ppsim_schedule_index_pos(r->idx, from, &a);
-    ppsim_schedule_index_pos(r->idx, to, &b);
-    guint32 dep = r->n_deps++;
-    if (kind == PPSIM_DEP_LOCAL || a.device == b.device) {
+    int a = ppsim_schedule_index_device(r->idx, from), b = ppsim_schedule_index_device(r->idx, to);
+    if (kind == PPSIM_DEP_LOCAL || a == b) {
         ppsim_exec_add_dep(r->exec, from, to, 0);
-        return;
-    }
-    guint64 bytes = r->costs->stage[boundary].p2p_bytes;
-    if (r->topo != NULL)
-        ppsim_exec_add_flow_dep(r->exec, from, to, a.device, b.device, bytes);
-    else
+    } else if (r->topo != NULL) {
+        ppsim_exec_add_flow_dep(r->exec, from, to, a, b, r->costs->stage[boundary].p2p_bytes);
+    } else {
         ppsim_exec_add_dep(r->exec, from, to, r->costs->p2p_latency_ps);
-    CrossDep c = {from, to, dep, r->topo ? bytes : 0};
-    g_array_append_val(r->cross, c);
+    }
 }
 
 static void
@@ -322,21 +345,8 @@ replay_build(Replay *r)
     replay_add_streams(r);
 
     guint32 n = ppsim_schedule_index_n_ops(r->idx);
-    guint64 *copy_bytes = ppsim_bigalloc0(MAX(n, 1) * sizeof(guint64));
-    gboolean any_copy = FALSE;
-    for (int d = 0; d < sched->n_devices; d++)
-        any_copy |= sched->copy[d]->len > 0;
-    /* pass 1 sizes the offloads (their bytes depend on what F keeps); pass 2, once every
-     * task exists, adds the memory effects */
-    for (int s = 0; any_copy && s < sched->n_stages; s++)
-        for (int j = 0; j < sched->n_microbatches; j++)
-            replay_plan_one(r, s, j, NULL, copy_bytes);
     for (guint32 id = 0; id < n; id++)
-        replay_add_task(r, id, copy_bytes[id]);
-    for (int s = 0; s < sched->n_stages; s++)
-        for (int j = 0; j < sched->n_microbatches; j++)
-            replay_plan_one(r, s, j, r->exec, copy_bytes);
-    g_free(copy_bytes);
+        replay_add_task(r, id);
     ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
 }
 
@@ -357,7 +367,6 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
     if (!costs->explicit_mode)
         r.topo = ppsim_topology_new(&sc->hardware, sched->n_devices);
     r.exec = ppsim_exec_new(r.topo, sched->n_stages, ppsim_schedule_n_ops(sched));
-    r.cross = g_array_new(FALSE, FALSE, sizeof(CrossDep));
     ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
     replay_build(&r);
     gint64 t2 = g_get_monotonic_time();

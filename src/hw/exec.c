@@ -602,6 +602,26 @@ ppsim_exec_n_tasks(const PpsimExec *exec)
     return exec->tasks.len;
 }
 
+guint32
+ppsim_exec_n_deps(const PpsimExec *exec)
+{
+    return exec->deps.len;
+}
+
+PpsimTaskId
+ppsim_exec_dep_from(const PpsimExec *exec, guint32 dep)
+{
+    g_return_val_if_fail(dep < exec->deps.len, G_MAXUINT32);
+    return exec_dep_from(exec)[dep];
+}
+
+PpsimTaskId
+ppsim_exec_dep_to(const PpsimExec *exec, guint32 dep)
+{
+    g_return_val_if_fail(dep < exec->deps.len, G_MAXUINT32);
+    return exec->dep_to[dep];
+}
+
 PpsimTime
 ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task)
 {

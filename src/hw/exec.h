@@ -102,6 +102,10 @@ gsize ppsim_exec_n_tasks(const PpsimExec *exec);
 /* When the @dep-th dependency added (0-based, over add_dep and add_flow_dep) reached its
  * consumer; -1 if it never did. */
 PpsimTime ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep);
+/* Number of dependencies added; producer and consumer of the @dep-th. */
+guint32 ppsim_exec_n_deps(const PpsimExec *exec);
+PpsimTaskId ppsim_exec_dep_from(const PpsimExec *exec, guint32 dep);
+PpsimTaskId ppsim_exec_dep_to(const PpsimExec *exec, guint32 dep);
 PpsimTime ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task);
 PpsimTime ppsim_exec_task_end(const PpsimExec *exec, PpsimTaskId task);
 const PpsimPoolStats *ppsim_exec_pool_stats(const PpsimExec *exec, int pool);

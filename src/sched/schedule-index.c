@@ -172,6 +172,12 @@ ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *
     *out = idx->pos[id];
 }
 
+int
+ppsim_schedule_index_device(const PpsimScheduleIndex *idx, guint32 id)
+{
+    return idx->pos[id].device;
+}
+
 guint32
 ppsim_schedule_index_base(const PpsimScheduleIndex *idx, int device, int list)
 {

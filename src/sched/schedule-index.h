@@ -33,6 +33,8 @@ gint64 ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind
 guint32 ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos);
 void ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out);
 /* Dense id of the first op of @device's @list (ids of a list are consecutive). */
+/* Device of op @id. */
+int ppsim_schedule_index_device(const PpsimScheduleIndex *idx, guint32 id);
 guint32 ppsim_schedule_index_base(const PpsimScheduleIndex *idx, int device, int list);
 const PpsimOp *ppsim_schedule_index_op(const PpsimScheduleIndex *idx, guint32 id);
 
