@@ -1,45 +1,47 @@
 /* v-sched.c: V-shape schedules (2p stages, device d holds stages d and 2p-1-d) with the
  * backward split into B and W, under a per-device activation cap.
  *
- * The building blocks are simulated on the generator's cost estimates by one event loop with
- * three ways of choosing a device's next op:
+ * Candidates are simulated on the generator's cost estimates by one event loop with four
+ * ways of choosing a device's next op:
  *
- *   free      B first (earliest arrival), else a ready F that fits under the cap (the later
- *             stage first, so microbatches reach the loss early), else the oldest pending W
- *             (W fills what would be bubbles, [ZB] §3). With T_F = T_B = T_W this is ZB-V
- *             ([ZB] §6): the cap of 2p chunk activations stops the warm-up after 2p-1
- *             forwards (the F of the first 1F-1B-1W group makes 2p), and with a W holding
- *             memory after its B the cap then forces F, B, W in turn. "reserve": a
- *             first-chunk F also leaves room for one second-chunk F, so a low cap cannot fill
- *             a device with first chunks that wait for a loss that never comes.
- *   template  forwards and backwards in the order of a template (the building block of
- *             [CM] §3, or a free run on uniform costs), each as soon as it is ready: B first,
- *             F if it fits, else W. With the cap at least the template's own peak this never
- *             deadlocks (every B the template ran before an F only needs earlier ops) and
- *             the warm-up fills with forwards up to the cap, as [CM]'s reference
- *             implementation squeezes its warm-up without raising the peak.
- *   strict    the template's order as is, executed as early as dependencies allow ([CM]
- *             "squeeze"); its peak is the template's.
+ *   free      B first (earliest arrival, or one chunk's first), else a ready F that fits
+ *             under the cap (the later stage first, so microbatches reach the loss early),
+ *             else the oldest pending W (W fills what would be bubbles, [ZB] §3). With
+ *             T_F = T_B = T_W this is ZB-V ([ZB] §6): the cap of 2p chunk activations stops
+ *             the warm-up after 2p-1 forwards (the F of the first 1F-1B-1W group makes 2p),
+ *             and with W holding memory after its B the cap then forces F, B, W in turn.
+ *             "reserve": a first-chunk F also leaves room for one second-chunk F, so a low
+ *             cap cannot fill a device with first chunks waiting for a loss that never comes.
+ *   template  forwards and backwards in a template's order (a [CM] building block, or a free
+ *             run on uniform costs), each as soon as it is ready: B first, F if it fits, else
+ *             W. With the cap at least the template's peak this cannot deadlock (every B the
+ *             template ran before an F only needs earlier ops). Variant: until a device's
+ *             first B, the other stage's next F may overtake if it leaves room for k copies of
+ *             the one it overtakes (k = 1..p searched).
+ *   strict    the template's order as is, as early as dependencies allow; its peak is the
+ *             template's.
+ *   slot      each stage in microbatch order, the two interleaved by template position.
  *
- * [CM] building blocks (period 6 passes, one microbatch every 6 slots; offsets [CM] Table 1):
- * V-Min (1, 1): device d runs F(d) at slot d, F(2p-1-d) at 2p-1-d, B(2p-1-d) at 2p+g+d and
- * B(d) at 4p+g-1-d, lifespans ~4p slots per microbatch, so ~4p/6 chunks (p/3 M_B) live.
- * V-Half (2, 1): F(d) at 2d, F(2p-1-d) at 3p-2-d, B(2p-1-d) at 3p-1+g+2d, B(d) at 6p-2+g-d,
- * ~6p slots, p/2 M_B. g is the smallest gap that puts a device's four passes in distinct
- * slots mod 6 (the reference uses g = 2 for V-Min when 3 | p and g = 3 for V-Half when p is
- * even; the search finds the same); the two free slots hold the W passes, each in the first
- * free slot after its B. Derived here from the offsets, not copied.
+ * [CM] building blocks (period 6 passes, microbatch j 6j slots after microbatch 0; offsets of
+ * [CM] Table 1): V-Min (1, 1): device d runs F(d) at slot d, F(2p-1-d) at 2p-1-d, B(2p-1-d)
+ * at 2p+g+d and B(d) at 4p+g-1-d: lifespans ~4p slots per microbatch, so ~4p/6 chunks (p/3
+ * M_B) live. V-Half (2, 1): F(d) at 2d, F(2p-1-d) at 3p-2-d, B(2p-1-d) at 3p-1+g+2d, B(d) at
+ * 6p-2+g-d: ~6p slots, p/2 M_B. g is the smallest gap that puts a device's four passes in
+ * distinct slots mod 6 (g = 2 for V-Min when 3 | p, g = 3 for V-Half when p is even, as in
+ * the reference implementation); the two free slots of each period hold the W passes. The
+ * block is then left-compacted in unit time under the cap (vs_slots_compact), which removes
+ * most of its warm-up and cool-down idling; both plans serve as templates.
  *
- * Every candidate (the modes above on the estimates, templates from the block or from a
- * uniform-cost free run) is simulated; the smallest estimated makespan under the cap wins,
- * ties to the lower peak, then to the earlier candidate. Deterministic.
+ * The smallest estimated makespan wins, ties to less idle time inside the devices' spans,
+ * then to the lower peak, then to the earlier candidate. Deterministic.
  */
 #include "sched/v-sched.h"
 #include "util/ppsim-error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-enum { VS_FREE, VS_TEMPLATE, VS_STRICT };
+enum { VS_FREE, VS_TEMPLATE, VS_STRICT, VS_SLOT };
 
 /* How a candidate picks: mode, reserve (free mode), and which ready B goes first (free
  * mode): the earliest arrival, the second chunk's, or the first chunk's. */
@@ -63,6 +65,8 @@ typedef struct {
     int **fseq, **bseq;           /* [p] template F / B keys in order (template mode) */
     int *nf, *nb, *fpos, *bpos;   /* [p] */
     int *spos;                    /* [p] position in the template (strict mode) */
+    int *f_slot, *b_slot;         /* [S m] the op's position in its device's template */
+    gboolean *f_done;             /* [S m] */
     int *wq, *wq_head, *wq_tail;  /* [p][2m+1] pending W keys, a ring */
     gint64 *mem, *peak;           /* [p] */
     PpsimTime makespan, idle;     /* idle: sum over devices of end - first start - busy */
@@ -84,7 +88,7 @@ static gboolean
 vs_fits(const VRun *r, int d, int s)
 {
     gint64 need = r->c->stage[s].act;
-    if (r->reserve && s == d) /* first chunk: keep room for one second-chunk F */
+    if (r->mode == VS_FREE && r->reserve && s == d) /* keep room for a second-chunk F */
         need += r->c->stage[r->S - 1 - d].act;
     return r->mem[d] + need <= r->limit[d];
 }
@@ -94,6 +98,57 @@ vs_wake(PpsimTime *wake, PpsimTime at)
 {
     if (at >= 0 && (*wake < 0 || at < *wake))
         *wake = at;
+}
+
+static int
+vs_pop_w(VRun *r, int d, int *key)
+{
+    if (r->wq_head[d] == r->wq_tail[d])
+        return -1;
+    *key = r->wq[d * (2 * r->m + 1) + r->wq_head[d]];
+    return PPSIM_OP_W;
+}
+
+/* Slot mode: each stage's ops in microbatch order, the two stages interleaved by template
+ * position: the ready B earliest in the template, else the ready F earliest in it that fits
+ * (an F that overtakes the other stage's next F, still to arrive, must leave room for it:
+ * that one may lead to the loss), else the oldest W. */
+static int
+vs_pick_slot(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
+{
+    int m = r->m, best = -1;
+    for (int i = 0; i < 2; i++) {
+        int s = r->stages[d][i], j = r->next_b[s], k = s * m + j;
+        if (j >= m || r->b_ready[k] < 0)
+            continue;
+        if (r->b_ready[k] > t)
+            vs_wake(wake, r->b_ready[k]);
+        else if (best < 0 || r->b_slot[k] < r->b_slot[best])
+            best = k;
+    }
+    if (best >= 0) {
+        *key = best;
+        return PPSIM_OP_B;
+    }
+    for (int i = 0; i < 2; i++) {
+        int s = r->stages[d][i], j = r->next_f[s], k = s * m + j;
+        if (j >= m || r->f_ready[k] < 0 || r->f_ready[k] > t) {
+            if (j < m && r->f_ready[k] > t)
+                vs_wake(wake, r->f_ready[k]);
+            continue;
+        }
+        int o = r->stages[d][1 - i], jo = r->next_f[o], ko = o * m + jo;
+        gint64 need = r->c->stage[s].act;
+        if (jo < m && r->f_slot[ko] < r->f_slot[k] && (r->f_ready[ko] < 0 || r->f_ready[ko] > t))
+            need += r->c->stage[o].act;
+        if (r->mem[d] + need <= r->limit[d] && (best < 0 || r->f_slot[k] < r->f_slot[best]))
+            best = k;
+    }
+    if (best >= 0) {
+        *key = best;
+        return PPSIM_OP_F;
+    }
+    return vs_pop_w(r, d, key);
 }
 
 /* Device @d's next op at time @t as (kind, key = stage m + microbatch), or -1 with *@wake
@@ -116,6 +171,8 @@ vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
         *key = k;
         return op->kind;
     }
+    if (r->mode == VS_SLOT)
+        return vs_pick_slot(r, d, t, key, wake);
     if (r->mode == VS_TEMPLATE) {
         if (r->bpos[d] < r->nb[d]) {
             int k = r->bseq[d][r->bpos[d]];
@@ -126,6 +183,8 @@ vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
             if (r->b_ready[k] > t)
                 vs_wake(wake, r->b_ready[k]);
         }
+        while (r->fpos[d] < r->nf[d] && r->f_done[r->fseq[d][r->fpos[d]]])
+            r->fpos[d]++;
         if (r->fpos[d] < r->nf[d]) {
             int k = r->fseq[d][r->fpos[d]];
             if (r->f_ready[k] >= 0 && r->f_ready[k] <= t && vs_fits(r, d, k / m)) {
@@ -134,6 +193,22 @@ vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
             }
             if (r->f_ready[k] > t)
                 vs_wake(wake, r->f_ready[k]);
+            /* warm-up overtaking (policy "reserve" here): until the device's first B, the
+             * other stage's next F may go first if it leaves room for the one it overtakes */
+            for (int i = r->fpos[d] + 1; r->reserve && r->bpos[d] == 0 && i < r->nf[d]; i++) {
+                int k2 = r->fseq[d][i];
+                if (r->f_done[k2] || k2 / m == k / m)
+                    continue;
+                if (r->f_ready[k2] >= 0 && r->f_ready[k2] <= t &&
+                    r->mem[d] + r->c->stage[k2 / m].act + r->bpref * r->c->stage[k / m].act <=
+                        r->limit[d]) {
+                    *key = k2;
+                    return PPSIM_OP_F;
+                }
+                if (r->f_ready[k2] > t)
+                    vs_wake(wake, r->f_ready[k2]);
+                break;
+            }
         }
     } else {
         PpsimTime best = -1;
@@ -185,7 +260,7 @@ vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
         else
             r->b_ready[key] = end; /* the loss: B follows on the same device */
         r->next_f[s]++;
-        r->fpos[d]++;
+        r->f_done[key] = TRUE;
     } else if (kind == PPSIM_OP_B) {
         end = t + st->b_ps;
         r->mem[d] -= st->act - st->act_w;
@@ -300,6 +375,9 @@ vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *li
     r.wq_tail = g_new0(int, p);
     r.mem = g_new0(gint64, p);
     r.peak = g_new0(gint64, p);
+    r.f_slot = g_new0(int, S *m);
+    r.f_done = g_new0(gboolean, S * m);
+    r.b_slot = g_new0(int, S *m);
     if (tpl != NULL)
         for (int d = 0; d < p; d++) {
             GArray *ops = tpl->compute[d];
@@ -309,9 +387,9 @@ vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *li
                 const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
                 int k = op->stage * m + op->microbatch;
                 if (op->kind == PPSIM_OP_F)
-                    r.fseq[d][r.nf[d]++] = k;
+                    r.fseq[d][r.nf[d]++] = k, r.f_slot[k] = (int)i;
                 else if (op->kind == PPSIM_OP_B)
-                    r.bseq[d][r.nb[d]++] = k;
+                    r.bseq[d][r.nb[d]++] = k, r.b_slot[k] = (int)i;
             }
         }
     gboolean ok = vs_loop(&r);
@@ -333,6 +411,9 @@ vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *li
     g_free(r.fpos);
     g_free(r.bpos);
     g_free(r.spos);
+    g_free(r.f_slot);
+    g_free(r.f_done);
+    g_free(r.b_slot);
     g_free(r.wq);
     g_free(r.wq_head);
     g_free(r.wq_tail);
@@ -378,36 +459,138 @@ ppsim_vshape_block_offsets(PpsimVShapeKind kind, int p, int d, int out[4])
     g_assert_not_reached(); /* g = 0..5 always covers one: see the tests */
 }
 
-/* The building block of @kind repeated for m microbatches, W in the free slots (each in the
- * first free slot after its B, oldest first). */
-static PpsimSchedule *
-vs_block_template(PpsimVShapeKind kind, int p, int m)
+/* A unit-time plan: every F and B in a slot of its device's timeline (one pass per slot),
+ * W in the free slots, each in the first free slot after its B, oldest first. */
+typedef struct {
+    int p, m, S, L;
+    int *slot; /* [2 S m] slot of op id = 2 (stage m + mb) + (B ? 1 : 0) */
+    int *occ;  /* [p L] op id in a device's slot, or -1 */
+} VsSlots;
+
+static void
+vs_slots_free(VsSlots *v)
 {
-    int S = 2 * p;
-    PpsimSchedule *t = ppsim_schedule_new(p, S, m);
-    ppsim_schedule_map_vshape(t);
+    g_free(v->slot);
+    g_free(v->occ);
+    g_free(v);
+}
+
+static int
+vs_slots_device(const VsSlots *v, int id)
+{
+    int s = id / 2 / v->m;
+    return s < v->p ? s : v->S - 1 - s;
+}
+
+/* The building block of @kind repeated for m microbatches (microbatch j 6j slots later). */
+static VsSlots *
+vs_slots_block(PpsimVShapeKind kind, int p, int m)
+{
+    VsSlots *v = g_new0(VsSlots, 1);
+    v->p = p, v->m = m, v->S = 2 * p;
+    v->slot = g_new(int, 2 * v->S * m);
     for (int d = 0; d < p; d++) {
-        int o[4], stage[4] = {d, S - 1 - d, S - 1 - d, d};
-        PpsimOpKind kinds[4] = {PPSIM_OP_F, PPSIM_OP_F, PPSIM_OP_B, PPSIM_OP_B};
+        int o[4], stage[4] = {d, v->S - 1 - d, v->S - 1 - d, d};
         ppsim_vshape_block_offsets(kind, p, d, o);
-        int last = 0;
         for (int i = 0; i < 4; i++)
-            last = MAX(last, o[i] + 6 * (m - 1));
-        /* slot -> op index (i, j) or -1; pending W FIFO */
-        g_autofree int *slot = g_new(int, last + 1);
-        for (int x = 0; x <= last; x++)
-            slot[x] = -1;
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < m; j++)
-                slot[o[i] + 6 * j] = i * m + j;
-        g_autofree int *wq = g_new(int, 2 * m);
+            for (int j = 0; j < m; j++) {
+                v->slot[2 * (stage[i] * m + j) + (i >= 2)] = o[i] + 6 * j;
+                v->L = MAX(v->L, o[i] + 6 * j + 1);
+            }
+    }
+    v->occ = g_new(int, p * v->L);
+    for (int x = 0; x < p * v->L; x++)
+        v->occ[x] = -1;
+    for (int id = 0; id < 2 * v->S * m; id++)
+        v->occ[vs_slots_device(v, id) * v->L + v->slot[id]] = id;
+    return v;
+}
+
+/* Peak activation of device @d's plan (F allocates act, B frees act - act_w, its W the rest). */
+static gint64
+vs_slots_peak(const VsSlots *v, const PpsimCostEstimates *c, int d)
+{
+    int m = v->m, pending = 0;
+    g_autofree int *wq = g_new(int, 2 * m);
+    int head = 0;
+    gint64 mem = 0, peak = 0;
+    for (int x = 0; x < v->L; x++) {
+        int id = v->occ[d * v->L + x];
+        if (id >= 0) {
+            const PpsimStageEstimate *st = &c->stage[id / 2 / m];
+            if (id % 2 == 0) {
+                mem += st->act;
+                peak = MAX(peak, mem);
+            } else {
+                mem -= st->act - st->act_w;
+                wq[pending++] = id / 2 / m;
+            }
+        } else if (head < pending) {
+            mem -= c->stage[wq[head++]].act_w;
+        }
+    }
+    return peak;
+}
+
+/* Left compaction: in the order of their block slots, every F and B moves to the earliest
+ * free slot after its dependencies (the previous stage's F, the next stage's B, its own F,
+ * the previous microbatch on the same stage) where the device's peak stays within
+ * max(@limit, its current peak). This squeezes the block's warm-up and cool-down ([CM]
+ * §3 "squeeze") and fills the warm-up with forwards up to the cap; the steady state is
+ * already tight and stays. */
+static void
+vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit)
+{
+    int m = v->m, S = v->S, n = 2 * S * m;
+    g_autofree int *order = g_new(int, n);
+    g_autofree gint64 *cap = g_new(gint64, v->p);
+    for (int d = 0; d < v->p; d++)
+        cap[d] = MAX(limit[d], vs_slots_peak(v, c, d));
+    /* ops by block slot, ties by device: a counting sort over slots */
+    int k = 0;
+    for (int x = 0; x < v->L; x++)
+        for (int d = 0; d < v->p; d++)
+            if (v->occ[d * v->L + x] >= 0)
+                order[k++] = v->occ[d * v->L + x];
+    for (k = 0; k < n; k++) {
+        int id = order[k], key = id / 2, s = key / m, j = key % m, b = id % 2;
+        int d = vs_slots_device(v, id), dep = -1;
+        if (!b && s > 0)
+            dep = MAX(dep, v->slot[2 * (key - m)]);
+        if (b && s + 1 < S)
+            dep = MAX(dep, v->slot[2 * (key + m) + 1]);
+        if (b)
+            dep = MAX(dep, v->slot[2 * key]);
+        if (j > 0)
+            dep = MAX(dep, v->slot[id - 2]);
+        int *row = v->occ + d * v->L, cur = v->slot[id];
+        for (int x = dep + 1; x < cur; x++) {
+            if (row[x] >= 0)
+                continue;
+            row[x] = id, row[cur] = -1, v->slot[id] = x;
+            if (vs_slots_peak(v, c, d) <= cap[d])
+                break;
+            row[cur] = id, row[x] = -1, v->slot[id] = cur;
+        }
+    }
+}
+
+/* The plan as per-device op lists: slots in order, W in the free ones. */
+static PpsimSchedule *
+vs_slots_schedule(const VsSlots *v)
+{
+    int m = v->m;
+    PpsimSchedule *t = ppsim_schedule_new(v->p, v->S, m);
+    ppsim_schedule_map_vshape(t);
+    g_autofree int *wq = g_new(int, 2 * m);
+    for (int d = 0; d < v->p; d++) {
         int head = 0, tail = 0;
-        for (int x = 0; x <= last; x++) {
-            if (slot[x] >= 0) {
-                int i = slot[x] / m, j = slot[x] % m;
-                ppsim_schedule_push(t, d, kinds[i], stage[i], j);
-                if (kinds[i] == PPSIM_OP_B)
-                    wq[tail++] = stage[i] * m + j;
+        for (int x = 0; x < v->L; x++) {
+            int id = v->occ[d * v->L + x];
+            if (id >= 0) {
+                ppsim_schedule_push(t, d, id % 2 ? PPSIM_OP_B : PPSIM_OP_F, id / 2 / m, id / 2 % m);
+                if (id % 2)
+                    wq[tail++] = id / 2;
             } else if (head < tail) {
                 ppsim_schedule_push(t, d, PPSIM_OP_W, wq[head] / m, wq[head] % m);
                 head++;
@@ -464,20 +647,32 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
                 g_ptr_array_add(tpls, t);
         }
     } else {
-        g_ptr_array_add(tpls, vs_block_template(kind, p, m));
+        VsSlots *v = vs_slots_block(kind, p, m);
+        g_ptr_array_add(tpls, vs_slots_schedule(v));
+        vs_slots_compact(v, costs, limit);
+        g_ptr_array_add(tpls, vs_slots_schedule(v));
+        vs_slots_free(v);
     }
     PpsimSchedule *best = NULL;
     PpsimTime best_key[3] = {0, 0, 0};
-    for (guint i = 0; i < G_N_ELEMENTS(frees) + 2 * tpls->len; i++) {
+    VsPolicy tmodes[64] = {{VS_TEMPLATE, FALSE, 0}, {VS_STRICT, FALSE, 0}, {VS_SLOT, FALSE, 0}};
+    guint nt = 3;
+    for (int k = 1; k <= MIN(p, 60); k++)
+        tmodes[nt++] = (VsPolicy){VS_TEMPLATE, TRUE, k};
+    for (guint i = 0; i < G_N_ELEMENTS(frees) + nt * tpls->len; i++) {
         VsPolicy pol = {VS_TEMPLATE, FALSE, VS_B_EARLIEST};
         const PpsimSchedule *tpl = NULL;
         if (i < G_N_ELEMENTS(frees)) {
             pol = frees[i];
         } else {
             guint k = i - G_N_ELEMENTS(frees);
-            tpl = g_ptr_array_index(tpls, k / 2);
-            pol.mode = k % 2 ? VS_STRICT : VS_TEMPLATE;
+            tpl = g_ptr_array_index(tpls, k / nt);
+            pol = tmodes[k % nt];
         }
+#ifdef VS_DEBUG_CANDIDATES /* developer aid: -DVS_DEBUG_CANDIDATES, VS_ONLY=<index> */
+        if (g_getenv("VS_ONLY") && (guint)atoi(g_getenv("VS_ONLY")) != i)
+            continue;
+#endif
         PpsimSchedule *cand = NULL;
         PpsimTime key[3];
         if (!vs_run(p, m, pol, costs, limit, tpl, &cand, peak, &key[0], &key[1]))
@@ -485,6 +680,10 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
         key[2] = 0;
         for (int d = 0; d < p; d++)
             key[2] = MAX(key[2], peak[d]);
+#ifdef VS_DEBUG_CANDIDATES
+        g_printerr("cand %u: span %lld idle %lld peak %lld\n", i, (long long)key[0],
+                   (long long)key[1], (long long)key[2]);
+#endif
         vs_keep_best(&best, best_key, cand, key);
     }
     g_ptr_array_unref(tpls);
