@@ -1,11 +1,11 @@
 /* exec.c: runs a task graph on in-order streams; see exec.h.
  *
  * One engine entity owns every stream: a task's end is one event, a delayed dependency one
- * more, so replay costs about two heap operations per op. The per-task data is kept as
- * parallel arrays (struct of arrays, 32-bit indices): the hot loop reads a task's duration,
- * stream and start, its successor edges (grouped by producer, CSR) and its memory effects
- * (grouped by task), all contiguous. What only transfers and flows need (endpoints, bytes,
- * when they finished) lives in side tables that explicit-cost runs never touch.
+ * more, so replay costs about two heap operations per op. The hot loop reads a task's
+ * 32-byte record, its successor edges (packed by producer when the run starts: consumer and
+ * latency side by side) and its memory effects (grouped by task), each contiguous, with
+ * 32-bit indices throughout. What only transfers and flows need (endpoints, bytes, when
+ * they finished) lives in side tables that explicit-cost runs never touch.
  *
  * A task's end is its start plus its duration (a transfer's end is stored), and a latency
  * dependency arrives at its producer's end plus the latency, so neither is stored.
@@ -20,6 +20,23 @@
 #include <string.h>
 
 enum { EV_TASK_END = 1, EV_DEP_ARRIVE = 2 };
+
+/* One task, 32 bytes. */
+typedef struct {
+    PpsimTime duration_ps; /* < 0: a transfer, -index - 1 */
+    PpsimTime start_ps;    /* -1 until started */
+    guint32 succ_begin;    /* built at run start: edges[succ_begin .. next task's) */
+    guint32 mem_begin;     /* built at run start: mem[mem_begin .. next task's) */
+    gint32 stream;
+    guint32 pending; /* inputs not yet arrived */
+} Task;
+
+/* A successor edge, packed by producer at run start: 16 bytes. */
+typedef struct {
+    PpsimTime latency_ps; /* < 0: a flow, -index - 1 */
+    PpsimTaskId to;
+    guint32 dep; /* dependency index */
+} Edge;
 
 /* A transfer task (its duration slot holds -index - 1). */
 typedef struct {
@@ -59,10 +76,7 @@ typedef struct {
 
 struct PpsimExec {
     const PpsimTopology *topo;
-    /* tasks: parallel arrays of tasks.len */
-    Vec tasks;         /* PpsimTime duration; < 0: transfer -index - 1 */
-    PpsimTime *start;  /* [cap] -1 until started */
-    gint32 *stream;    /* [cap] */
+    Vec tasks;         /* Task, plus one sentinel at run start */
     GArray *transfers; /* Transfer */
     /* dependencies: parallel arrays of deps.len */
     Vec deps;           /* guint32 from */
@@ -80,10 +94,7 @@ struct PpsimExec {
     GArray *samples; /* PpsimMemSample */
     GArray *flows;   /* PpsimFlowRecord */
     /* built at run start */
-    guint32 *pending;    /* [tasks] inputs not yet arrived */
-    guint32 *succ_begin; /* [tasks + 1] CSR: dependency indices by producer */
-    guint32 *succ;       /* [deps] */
-    guint32 *mem_begin;  /* [tasks + 1]: a task's effects are mem[mem_begin[t] ..] */
+    Edge *edges; /* [deps] grouped by producer */
     PpsimEngine *engine;
     PpsimNetwork *net;
     guint32 entity;
@@ -119,9 +130,6 @@ vec_reserve(Vec *v, gsize size, gsize n, gpointer *extra[], const gsize extra_si
         *extra[i] = ppsim_bigalloc(n * extra_size[i]);
 }
 
-#define TASK_EXTRA(exec)                                                                           \
-    gpointer *extra[] = {(gpointer *)&(exec)->start, (gpointer *)&(exec)->stream};                 \
-    const gsize extra_size[] = {sizeof(PpsimTime), sizeof(gint32)}
 #define DEP_EXTRA(exec)                                                                            \
     gpointer *extra[] = {(gpointer *)&(exec)->dep_to, (gpointer *)&(exec)->dep_lat};               \
     const gsize extra_size[] = {sizeof(guint32), sizeof(PpsimTime)}
@@ -129,8 +137,8 @@ vec_reserve(Vec *v, gsize size, gsize n, gpointer *extra[], const gsize extra_si
     gpointer *extra[] = {(gpointer *)&(exec)->mem_task};                                           \
     const gsize extra_size[] = {sizeof(guint32)}
 
-static inline PpsimTime *
-exec_duration(const PpsimExec *exec)
+static inline Task *
+exec_tasks(const PpsimExec *exec)
 {
     return exec->tasks.data;
 }
@@ -163,10 +171,7 @@ ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
     exec->topo = topo;
     /* sized up front: a pipeline has at most about two dependencies and two memory effects
      * per op; untouched capacity costs address space, not memory */
-    {
-        TASK_EXTRA(exec);
-        vec_reserve(&exec->tasks, sizeof(PpsimTime), expected_tasks, extra, extra_size, 2);
-    }
+    vec_reserve(&exec->tasks, sizeof(Task), expected_tasks + 1, NULL, NULL, 0);
     {
         DEP_EXTRA(exec);
         vec_reserve(&exec->deps, sizeof(guint32), 2 * expected_tasks, extra, extra_size, 2);
@@ -195,8 +200,6 @@ ppsim_exec_free(PpsimExec *exec)
     ppsim_network_free(exec->net);
     ppsim_engine_free(exec->engine);
     g_free(exec->tasks.data);
-    g_free(exec->start);
-    g_free(exec->stream);
     g_array_free(exec->transfers, TRUE);
     g_free(exec->deps.data);
     g_free(exec->dep_to);
@@ -210,10 +213,7 @@ ppsim_exec_free(PpsimExec *exec)
     g_free(exec->tag_peak);
     g_array_free(exec->samples, TRUE);
     g_array_free(exec->flows, TRUE);
-    g_free(exec->pending);
-    g_free(exec->succ_begin);
-    g_free(exec->succ);
-    g_free(exec->mem_begin);
+    g_free(exec->edges);
     g_free(exec);
 }
 
@@ -253,11 +253,8 @@ exec_append_task(PpsimExec *exec, int stream, PpsimTime duration)
 {
     g_assert(stream >= 0 && (guint)stream < exec->streams->len);
     g_assert(!exec->ran);
-    TASK_EXTRA(exec);
-    PpsimTaskId id = vec_push(&exec->tasks, sizeof(PpsimTime), extra, extra_size, 2);
-    exec_duration(exec)[id] = duration;
-    exec->start[id] = -1;
-    exec->stream[id] = stream;
+    PpsimTaskId id = vec_push(&exec->tasks, sizeof(Task), NULL, NULL, 0);
+    exec_tasks(exec)[id] = (Task){.duration_ps = duration, .start_ps = -1, .stream = stream};
     Stream *s = g_ptr_array_index(exec->streams, stream);
     g_array_append_val(s->order, id);
     return id;
@@ -334,17 +331,19 @@ static void
 exec_index_mem(PpsimExec *exec)
 {
     guint32 n = exec->tasks.len, len = exec->mem.len;
-    guint32 *begin = ppsim_bigalloc0((gsize)(n + 1) * sizeof(guint32));
+    Task *task = exec_tasks(exec);
     gboolean sorted = TRUE;
     for (guint32 i = 0; i < len; i++) {
-        begin[exec->mem_task[i] + 1]++;
+        task[exec->mem_task[i] + 1].mem_begin++;
         sorted &= i == 0 || exec->mem_task[i - 1] <= exec->mem_task[i];
     }
     for (guint32 t = 0; t < n; t++)
-        begin[t + 1] += begin[t];
+        task[t + 1].mem_begin += task[t].mem_begin;
     if (!sorted) {
         MemEffect *out = ppsim_bigalloc(MAX(len, 1) * sizeof(MemEffect));
-        guint32 *fill = g_memdup2(begin, (gsize)(n + 1) * sizeof(guint32));
+        guint32 *fill = g_new(guint32, n);
+        for (guint32 t = 0; t < n; t++)
+            fill[t] = task[t].mem_begin;
         for (guint32 i = 0; i < len; i++)
             out[fill[exec->mem_task[i]]++] = exec_mem(exec)[i];
         g_free(fill);
@@ -353,51 +352,48 @@ exec_index_mem(PpsimExec *exec)
         exec->mem.cap = MAX(len, 1);
     }
     g_clear_pointer(&exec->mem_task, g_free); /* no longer needed */
-    exec->mem_begin = begin;
 }
 
-/* Successor lists (CSR by producer) and input counts. */
+/* Successor edges packed by producer (a stable counting sort) and input counts. */
 static void
 exec_index_deps(PpsimExec *exec)
 {
     guint32 n = exec->tasks.len, len = exec->deps.len;
     const guint32 *from = exec_dep_from(exec);
-    guint32 *begin = ppsim_bigalloc0((gsize)(n + 1) * sizeof(guint32));
-    guint32 *pending = ppsim_bigalloc0(MAX(n, 1) * sizeof(guint32));
+    Task *task = exec_tasks(exec);
     for (guint32 i = 0; i < len; i++) {
-        begin[from[i] + 1]++;
-        pending[exec->dep_to[i]]++;
+        task[from[i] + 1].succ_begin++;
+        task[exec->dep_to[i]].pending++;
     }
     for (guint32 t = 0; t < n; t++)
-        begin[t + 1] += begin[t];
-    guint32 *succ = ppsim_bigalloc(MAX(len, 1) * sizeof(guint32));
-    /* fill from the back so that begin[] ends up where it started */
+        task[t + 1].succ_begin += task[t].succ_begin;
+    Edge *edges = ppsim_bigalloc(MAX(len, 1) * sizeof(Edge));
+    /* fill each block from its back, moving task[t + 1].succ_begin down to t's start */
     for (guint32 i = len; i-- > 0;)
-        succ[--begin[from[i] + 1]] = i;
-    /* begin[t + 1] now holds the start of t's block; shift back into place */
+        edges[--task[from[i] + 1].succ_begin] =
+            (Edge){.latency_ps = exec->dep_lat[i], .to = exec->dep_to[i], .dep = i};
+    /* task[t + 1].succ_begin now holds t's start: shift back into place */
     for (guint32 t = 0; t < n; t++)
-        begin[t] = begin[t + 1];
-    begin[n] = len;
-    exec->succ_begin = begin;
-    exec->succ = succ;
-    exec->pending = pending;
+        task[t].succ_begin = task[t + 1].succ_begin;
+    task[n].succ_begin = len;
+    exec->edges = edges;
 }
 
 static inline PpsimTime
 exec_end(const PpsimExec *exec, PpsimTaskId id)
 {
-    PpsimTime d = exec_duration(exec)[id];
-    if (d < 0)
-        return g_array_index(exec->transfers, Transfer, -d - 1).end_ps;
-    return exec->start[id] >= 0 ? exec->start[id] + d : -1;
+    const Task *t = &exec_tasks(exec)[id];
+    if (t->duration_ps < 0)
+        return g_array_index(exec->transfers, Transfer, -t->duration_ps - 1).end_ps;
+    return t->start_ps >= 0 ? t->start_ps + t->duration_ps : -1;
 }
 
 static void
-exec_apply_mem(PpsimExec *exec, PpsimTaskId id, PpsimMemWhen when, PpsimTime now)
+exec_apply_mem(PpsimExec *exec, PpsimTaskId id, const Task *t, PpsimMemWhen when, PpsimTime now)
 {
     const MemEffect *mem = exec_mem(exec);
     PpsimPoolStats *pools = (PpsimPoolStats *)(gpointer)exec->pools->data;
-    for (guint32 k = exec->mem_begin[id], end = exec->mem_begin[id + 1]; k < end; k++) {
+    for (guint32 k = t->mem_begin, end = t[1].mem_begin; k < end; k++) {
         const MemEffect *e = &mem[k];
         if (e->when != when)
             continue;
@@ -436,12 +432,14 @@ exec_try_start(PpsimExec *exec, int stream, PpsimTime now)
     if (s->busy || s->next >= s->order->len)
         return;
     PpsimTaskId id = g_array_index(s->order, PpsimTaskId, s->next);
-    if (exec->pending[id] > 0)
+    Task *task = &exec_tasks(exec)[id];
+    if (task->pending > 0)
         return;
     s->busy = TRUE;
-    exec->start[id] = now;
-    exec_apply_mem(exec, id, PPSIM_MEM_AT_START, now);
-    PpsimTime d = exec_duration(exec)[id];
+    task->start_ps = now;
+    if (task->mem_begin != task[1].mem_begin)
+        exec_apply_mem(exec, id, task, PPSIM_MEM_AT_START, now);
+    PpsimTime d = task->duration_ps;
     if (d < 0) {
         const Transfer *t = &g_array_index(exec->transfers, Transfer, -d - 1);
         ppsim_network_start(exec->net, exec->engine, t->src, t->dst, t->bytes, -(gint64)id - 1);
@@ -450,38 +448,38 @@ exec_try_start(PpsimExec *exec, int stream, PpsimTime now)
     }
 }
 
+/* An input of task @to arrived (@flow: the flow dependency's index + 1, or 0). */
 static void
-exec_dep_arrived(PpsimExec *exec, guint32 dep, PpsimTime now)
+exec_dep_arrived(PpsimExec *exec, PpsimTaskId to, gint64 flow, PpsimTime now)
 {
-    PpsimTime lat = exec->dep_lat[dep];
-    if (lat < 0)
-        g_array_index(exec->flow_deps, FlowDep, -lat - 1).arrival_ps = now;
-    PpsimTaskId to = exec->dep_to[dep];
-    g_assert(exec->pending[to] > 0);
-    if (--exec->pending[to] == 0)
-        exec_try_start(exec, exec->stream[to], now);
+    if (flow > 0)
+        g_array_index(exec->flow_deps, FlowDep, flow - 1).arrival_ps = now;
+    Task *t = &exec_tasks(exec)[to];
+    g_assert(t->pending > 0);
+    if (--t->pending == 0)
+        exec_try_start(exec, t->stream, now);
 }
 
 static void
 exec_task_end(PpsimExec *exec, PpsimTaskId id, PpsimTime now)
 {
-    PpsimTime d = exec_duration(exec)[id];
-    if (d < 0)
-        g_array_index(exec->transfers, Transfer, -d - 1).end_ps = now;
-    exec_apply_mem(exec, id, PPSIM_MEM_AT_END, now);
-    for (guint32 k = exec->succ_begin[id], end = exec->succ_begin[id + 1]; k < end; k++) {
-        guint32 i = exec->succ[k];
-        PpsimTime lat = exec->dep_lat[i];
-        if (lat < 0) {
-            const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, -lat - 1);
-            ppsim_network_start(exec->net, exec->engine, f->src, f->dst, f->bytes, i);
-        } else if (lat == 0) {
-            exec_dep_arrived(exec, i, now);
+    const Task *t = &exec_tasks(exec)[id];
+    if (t->duration_ps < 0)
+        g_array_index(exec->transfers, Transfer, -t->duration_ps - 1).end_ps = now;
+    if (t->mem_begin != t[1].mem_begin)
+        exec_apply_mem(exec, id, t, PPSIM_MEM_AT_END, now);
+    int stream = t->stream;
+    for (guint32 k = t->succ_begin, end = t[1].succ_begin; k < end; k++) {
+        const Edge *e = &exec->edges[k];
+        if (e->latency_ps < 0) {
+            const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, -e->latency_ps - 1);
+            ppsim_network_start(exec->net, exec->engine, f->src, f->dst, f->bytes, e->dep);
+        } else if (e->latency_ps == 0) {
+            exec_dep_arrived(exec, e->to, 0, now);
         } else {
-            ppsim_engine_post(exec->engine, lat, exec->entity, EV_DEP_ARRIVE, i, 0);
+            ppsim_engine_post(exec->engine, e->latency_ps, exec->entity, EV_DEP_ARRIVE, e->to, 0);
         }
     }
-    int stream = exec->stream[id];
     Stream *s = g_ptr_array_index(exec->streams, stream);
     s->busy = FALSE;
     s->next++;
@@ -496,7 +494,7 @@ exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
     if (ev->kind == EV_TASK_END)
         exec_task_end(exec, (PpsimTaskId)ev->a, ev->time_ps);
     else
-        exec_dep_arrived(exec, (guint32)ev->a, ev->time_ps);
+        exec_dep_arrived(exec, (PpsimTaskId)ev->a, ev->b, ev->time_ps);
 }
 
 /* A flow finished: cookie >= 0 is a dependency edge, < 0 a transfer task (-id - 1). */
@@ -514,14 +512,17 @@ exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps, PpsimEng
     } else {
         target = exec->dep_to[cookie];
         kind = EV_DEP_ARRIVE;
-        payload = cookie;
+        payload = -exec->dep_lat[cookie]; /* flow index + 1 */
     }
     if (exec->recording && exec->flows->len > 0) {
         PpsimFlowRecord *rec = &g_array_index(exec->flows, PpsimFlowRecord, exec->flows->len - 1);
         rec->from = cookie < 0 ? target : exec_dep_from(exec)[cookie];
         rec->to = target;
     }
-    ppsim_engine_post(engine, latency_ps, exec->entity, kind, payload, 0);
+    if (kind == EV_TASK_END)
+        ppsim_engine_post(engine, latency_ps, exec->entity, kind, payload, 0);
+    else
+        ppsim_engine_post(engine, latency_ps, exec->entity, kind, target, payload);
 }
 
 static gboolean exec_quiesce(gpointer state, GString *why, PpsimEngine *engine);
@@ -537,6 +538,10 @@ ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_da
 {
     g_return_val_if_fail(!exec->ran, FALSE);
     exec->ran = TRUE;
+    /* a sentinel task closes the last task's edge and memory ranges */
+    vec_push(&exec->tasks, sizeof(Task), NULL, NULL, 0);
+    exec->tasks.len--;
+    exec_tasks(exec)[exec->tasks.len] = (Task){0};
     exec_index_deps(exec);
     exec_index_mem(exec);
     exec->engine = ppsim_engine_new();
@@ -581,11 +586,12 @@ exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
             PpsimTaskId from = exec_dep_from(exec)[i];
             if (exec->dep_to[i] != id || exec_end(exec, from) >= 0)
                 continue;
-            const Stream *fs = g_ptr_array_index(exec->streams, exec->stream[from]);
+            const Stream *fs = g_ptr_array_index(exec->streams, exec_tasks(exec)[from].stream);
             g_string_append(why, " waiting for ");
             exec_describe(exec, why, from);
             g_string_append_printf(why, " on '%s' (%s)", fs->name,
-                                   exec->start[from] >= 0 ? "running" : "not started");
+                                   exec_tasks(exec)[from].start_ps >= 0 ? "running"
+                                                                        : "not started");
             break;
         }
         g_string_append(why, " at t=");
@@ -626,7 +632,7 @@ PpsimTime
 ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task)
 {
     g_return_val_if_fail(task < exec->tasks.len, -1);
-    return exec->start[task];
+    return exec_tasks(exec)[task].start_ps;
 }
 
 PpsimTime
