@@ -1,7 +1,9 @@
 /* schedule-index.c: op lookup tables and the dependency rules; see schedule-index.h.
  *
  * One int32 table of S*m entries per op kind (and S for OPT) maps (stage, microbatch) to a
- * dense op id: O(1) lookups, 4 bytes per slot, built in one pass.
+ * dense op id: O(1) lookups, 4 bytes per slot, built in one pass. A kind the schedule never
+ * uses gets no table, and looking it up costs no memory access (most schedules use two or
+ * three of the eight kinds).
  */
 #include "sched/schedule-index.h"
 #include "util/bigalloc.h"
@@ -12,9 +14,9 @@
 struct PpsimScheduleIndex {
     const PpsimSchedule *sched;
     guint32 n_ops;
-    guint32 *base; /* [2 * p]: first id of (device, list) */
-    gint32 *table[PPSIM_OP_N_KINDS];
-    PpsimOpPos *pos; /* [n_ops] */
+    guint32 *base;                   /* [2 * p]: first id of (device, list) */
+    gint32 *table[PPSIM_OP_N_KINDS]; /* NULL for kinds absent from the schedule */
+    PpsimOpPos *pos;                 /* [n_ops] */
 };
 
 static gsize
@@ -98,11 +100,6 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
     idx->base[2 * sched->n_devices] = n;
     idx->n_ops = n;
     idx->pos = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimOpPos));
-    for (int k = 0; k < PPSIM_OP_N_KINDS; k++) {
-        gsize slots = index_slots(sched, k);
-        idx->table[k] = ppsim_bigalloc(slots * sizeof(gint32));
-        memset(idx->table[k], 0xff, slots * sizeof(gint32)); /* -1 */
-    }
     for (int d = 0; d < sched->n_devices; d++)
         for (int list = 0; list < 2; list++) {
             GArray *ops = index_list(sched, d, list);
@@ -112,6 +109,11 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
                     return NULL;
                 if (list == 1 && !index_check_anchor(sched, d, i, op, error))
                     return NULL;
+                if (G_UNLIKELY(idx->table[op->kind] == NULL)) {
+                    gsize slots = index_slots(sched, op->kind);
+                    idx->table[op->kind] = ppsim_bigalloc(slots * sizeof(gint32));
+                    memset(idx->table[op->kind], 0xff, slots * sizeof(gint32)); /* -1 */
+                }
                 gint32 *slot = &idx->table[op->kind][index_slot(sched, op)];
                 if (*slot >= 0) {
                     g_autoptr(GString) what = g_string_new(NULL);
@@ -151,7 +153,7 @@ ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s
                           int microbatch)
 {
     const PpsimSchedule *sched = idx->sched;
-    if (stage < 0 || stage >= sched->n_stages)
+    if (idx->table[kind] == NULL || stage < 0 || stage >= sched->n_stages)
         return -1;
     if (kind == PPSIM_OP_OPT)
         return idx->table[kind][stage];
