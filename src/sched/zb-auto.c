@@ -24,6 +24,7 @@
 #include "sched/zb-list.h"
 #include "util/ppsim-error.h"
 
+#include <math.h>
 #include <string.h>
 
 enum {
@@ -366,6 +367,20 @@ ops_move(GArray *ops, guint from, guint to)
     g_array_insert_val(ops, to, op);
 }
 
+/* Whether working cap @cap (1 .. @top) is one of @n evenly spread ones, 1 and @top included. */
+static gboolean
+cap_wanted(int cap, int top, int n)
+{
+    if (n >= top)
+        return TRUE;
+    if (n <= 1)
+        return n == 1 && cap == top;
+    for (int k = 0; k < n; k++)
+        if (1 + (int)llround((double)(top - 1) * k / (n - 1)) == cap)
+            return TRUE;
+    return FALSE;
+}
+
 /* Local search on the best schedule: moves one op of a device up to @reach places earlier
  * or later and keeps the move when the order still runs, fits and is better; sweeps until
  * one finds nothing or @budget op-timings are spent. */
@@ -434,7 +449,16 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
     z.bound = z.fit_min; /* never slower than a handcrafted order that fits */
     /* the greedy, over working caps of 1 .. top M_B (never above @limit) and its choices */
     g_autofree gint64 *work = g_new(gint64, p);
+    /* Budgets for large pipelines, spread evenly over the working caps: zb-list costs about
+     * p^2 x 3pm steps per run (idle devices rescan the others), so it runs at every cap up to
+     * p = 32 at m = 128, at two from p = 64 at m = 256 and not at all from about p = 128 at
+     * m = 512; a greedy build and its timing cost about p x 3pm each */
+    double n_ops = 3.0 * p * m;
+    int n_list = (double)p * p * n_ops > 2e9 ? 0 : (int)CLAMP(5e8 / (p * p * n_ops), 2, top);
+    int n_wave = (int)CLAMP(2e9 / (8 * p * n_ops), 8, top);
     for (int cap = 1; cap <= top; cap++) {
+        if (!cap_wanted(cap, top, n_wave))
+            continue;
         for (int s = 0; s < p; s++) {
             gint64 a = costs->stage[s].act;
             work[s] = limit[s] <= 0 || a <= 0 ? (gint64)cap * MAX(a, 1) : MIN(limit[s], cap * a);
@@ -446,6 +470,8 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
             g_snprintf(label, sizeof label, "greedy cap=%d choices=%u", cap, choice);
             search_offer(&z, zbb_build(p, m, costs, work, choice), label);
         }
+        if (!cap_wanted(cap, top, n_list))
+            continue;
         g_autoptr(PpsimSchedule) list = ppsim_schedule_new(p, p, m);
         ppsim_schedule_map_plain(list);
         if (ppsim_zb_list_schedule(list, m, costs, work, NULL)) {
