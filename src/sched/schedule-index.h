@@ -56,4 +56,13 @@ typedef void (*PpsimDepFunc)(guint32 from, guint32 to, PpsimDepKind kind, int bo
 void ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func,
                                 gpointer user_data);
 
+/* The two halves of ppsim_schedule_validate_indexed() (validate.c), for a caller that can
+ * learn about cyclic waits more cheaply another way (sim.c: a replay whose streams are
+ * exactly the schedule's lists deadlocks iff the wait graph has a cycle): the rules on
+ * pairs and same-device order, and the cyclic-wait check. Same errors. */
+gboolean ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                       GError **error);
+gboolean ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                         GError **error);
+
 G_END_DECLS

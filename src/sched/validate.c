@@ -34,8 +34,9 @@ validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
 
 /* Every (stage, microbatch) has exactly one F and one backward; W, R, OFF, RL appear only
  * with the ops they need and in a consistent order on their device. */
-static gboolean
-validate_pairs(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError **error)
+gboolean
+ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                              GError **error)
 {
     for (int s = 0; s < sched->n_stages; s++) {
         int d = sched->stage_device[s];
@@ -102,8 +103,9 @@ graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer da
 }
 
 /* Kahn's algorithm; the per-list order edge (i -> i+1) is implicit. */
-static gboolean
-validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx, GError **error)
+gboolean
+ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                GError **error)
 {
     guint32 n = ppsim_schedule_index_n_ops(idx);
     DepGraph g = {.indegree = ppsim_bigalloc0((n + 1) * sizeof(guint32)),
@@ -168,7 +170,8 @@ gboolean
 ppsim_schedule_validate_indexed(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
                                 GError **error)
 {
-    return validate_pairs(sched, idx, error) && validate_acyclic(sched, idx, error);
+    return ppsim_schedule_validate_rules(sched, idx, error) &&
+           ppsim_schedule_validate_acyclic(sched, idx, error);
 }
 
 gboolean
