@@ -50,11 +50,13 @@ typedef struct {
     int mode;
     gboolean reserve;
     int bpref;
+    gboolean cycle;
 } VsPolicy;
 
 typedef struct {
     int p, m, S, mode, bpref;
-    gboolean reserve;
+    gboolean reserve, cycle;
+    int *last; /* [p] kind of the device's last op, -1 */
     const PpsimCostEstimates *c;
     const gint64 *limit;
     const PpsimSchedule *tpl; /* template (VS_TEMPLATE, VS_STRICT) */
@@ -222,19 +224,38 @@ vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
             else if (rdy > t)
                 vs_wake(wake, rdy);
         }
-        if (best >= 0)
-            return PPSIM_OP_B;
-        for (int i = 0; i < 2; i++) { /* F under the cap, later stage first */
+        int bkey = best >= 0 ? *key : -1, fkey = -1;
+        for (int i = 0; i < 2 && fkey < 0; i++) { /* F under the cap, later stage first */
             int s = r->stages[d][i], j = r->next_f[s];
             if (j >= m || r->f_ready[s * m + j] < 0)
                 continue;
             PpsimTime rdy = r->f_ready[s * m + j];
-            if (rdy <= t && vs_fits(r, d, s)) {
-                *key = s * m + j;
-                return PPSIM_OP_F;
-            }
-            if (rdy > t)
+            if (rdy <= t && vs_fits(r, d, s))
+                fkey = s * m + j;
+            else if (rdy > t)
                 vs_wake(wake, rdy);
+        }
+        gboolean has_w = r->wq_head[d] != r->wq_tail[d];
+        /* cycle: from the first B to the last F, F, B and W in turn when the turn's op can
+         * run ([ZB] §6's 1F-1B-1W groups); else (and by default) B, F, W by priority */
+        gboolean cool = r->next_f[d] >= m && r->next_f[r->S - 1 - d] >= m; /* no F left */
+        int turn = !r->cycle || r->bpos[d] == 0 || cool ? -1
+                   : r->last[d] == PPSIM_OP_F           ? PPSIM_OP_B
+                   : r->last[d] == PPSIM_OP_B           ? PPSIM_OP_W
+                                                        : PPSIM_OP_F;
+        if (turn == PPSIM_OP_W && has_w)
+            return vs_pop_w(r, d, key);
+        if (turn == PPSIM_OP_F && fkey >= 0) {
+            *key = fkey;
+            return PPSIM_OP_F;
+        }
+        if (bkey >= 0) {
+            *key = bkey;
+            return PPSIM_OP_B;
+        }
+        if (fkey >= 0) {
+            *key = fkey;
+            return PPSIM_OP_F;
         }
     }
     if (r->wq_head[d] != r->wq_tail[d]) {
@@ -278,6 +299,7 @@ vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
     }
     if (r->mode == VS_STRICT)
         r->spos[d]++;
+    r->last[d] = kind;
     ppsim_schedule_push(r->out, d, kind, s, j);
     return end;
 }
@@ -349,9 +371,13 @@ vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *li
               .mode = pol.mode,
               .reserve = pol.reserve,
               .bpref = pol.bpref,
+              .cycle = pol.cycle,
               .c = c,
               .limit = limit,
               .tpl = tpl};
+    r.last = g_new(int, p);
+    for (int d = 0; d < p; d++)
+        r.last[d] = -1;
     r.out = ppsim_schedule_new(p, S, m);
     ppsim_schedule_map_vshape(r.out);
     r.stages = g_malloc_n(p, sizeof(int[2]));
@@ -411,6 +437,7 @@ vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *li
     g_free(r.fpos);
     g_free(r.bpos);
     g_free(r.spos);
+    g_free(r.last);
     g_free(r.f_slot);
     g_free(r.f_done);
     g_free(r.b_slot);
@@ -459,12 +486,13 @@ ppsim_vshape_block_offsets(PpsimVShapeKind kind, int p, int d, int out[4])
     g_assert_not_reached(); /* g = 0..5 always covers one: see the tests */
 }
 
-/* A unit-time plan: every F and B in a slot of its device's timeline (one pass per slot),
- * W in the free slots, each in the first free slot after its B, oldest first. */
+/* A unit-time plan: every F, B and W in a slot of its device's timeline (one pass per slot).
+ * Op id = 3 (stage m + microbatch) + kind, kind 0 F, 1 B, 2 W. */
 typedef struct {
     int p, m, S, L;
-    int *slot; /* [2 S m] slot of op id = 2 (stage m + mb) + (B ? 1 : 0) */
-    int *occ;  /* [p L] op id in a device's slot, or -1 */
+    int *slot;        /* [3 S m] */
+    int *occ;         /* [p L] op id in a device's slot, or -1 */
+    gboolean w_later; /* W placement: the second chunk's oldest first (else the oldest) */
 } VsSlots;
 
 static void
@@ -478,127 +506,188 @@ vs_slots_free(VsSlots *v)
 static int
 vs_slots_device(const VsSlots *v, int id)
 {
-    int s = id / 2 / v->m;
+    int s = id / 3 / v->m;
     return s < v->p ? s : v->S - 1 - s;
 }
 
-/* The building block of @kind repeated for m microbatches (microbatch j 6j slots later). */
+static void
+vs_slots_index(VsSlots *v)
+{
+    g_free(v->occ);
+    v->occ = g_new(int, v->p * v->L);
+    for (int x = 0; x < v->p * v->L; x++)
+        v->occ[x] = -1;
+    for (int id = 0; id < 3 * v->S * v->m; id++)
+        if (v->slot[id] >= 0)
+            v->occ[vs_slots_device(v, id) * v->L + v->slot[id]] = id;
+}
+
+/* Walks device @d's slots with its W passes floating: F allocates act, B frees act - act_w
+ * and queues its W; a slot free of F and B runs a queued W, which frees the rest: the oldest,
+ * or with v->w_later the second chunk's oldest first (as the reference implementation puts
+ * W). With @place, records those W slots. Returns the peak. */
+static gint64
+vs_slots_walk_w(VsSlots *v, const PpsimCostEstimates *c, int d, gboolean place)
+{
+    int m = v->m, n = 0, head = 0;
+    g_autofree int *wq = g_new(int, 2 * m); /* keys in B order; -1 once run */
+    gint64 mem = 0, peak = 0;
+    for (int x = 0; x < v->L; x++) {
+        int id = v->occ[d * v->L + x];
+        if (id >= 0 && id % 3 < 2) {
+            const PpsimStageEstimate *st = &c->stage[id / 3 / m];
+            if (id % 3 == 0) {
+                mem += st->act;
+                peak = MAX(peak, mem);
+            } else {
+                mem -= st->act - st->act_w;
+                wq[n++] = id / 3;
+            }
+            continue;
+        }
+        while (head < n && wq[head] < 0)
+            head++;
+        if (head == n)
+            continue;
+        int pick = head;
+        for (int i = head; v->w_later && i < n; i++)
+            if (wq[i] >= 0 && wq[i] / m >= v->p) {
+                pick = i;
+                break;
+            }
+        mem -= c->stage[wq[pick] / m].act_w;
+        if (place)
+            v->slot[3 * wq[pick] + 2] = x;
+        wq[pick] = -1;
+    }
+    return peak;
+}
+
+/* Puts every W in the free slot vs_slots_walk_w gives it. */
+static void
+vs_slots_place_w(VsSlots *v, const PpsimCostEstimates *c)
+{
+    for (int x = 0; x < v->p * v->L; x++)
+        if (v->occ[x] >= 0 && v->occ[x] % 3 == 2)
+            v->occ[x] = -1;
+    for (int d = 0; d < v->p; d++)
+        vs_slots_walk_w(v, c, d, TRUE);
+    vs_slots_index(v);
+}
+
+/* The building block of @kind repeated for m microbatches (microbatch j 6j slots later), W
+ * in the free slots. */
 static VsSlots *
-vs_slots_block(PpsimVShapeKind kind, int p, int m)
+vs_slots_block(PpsimVShapeKind kind, int p, int m, gboolean w_later, const PpsimCostEstimates *c)
 {
     VsSlots *v = g_new0(VsSlots, 1);
-    v->p = p, v->m = m, v->S = 2 * p;
-    v->slot = g_new(int, 2 * v->S * m);
+    v->p = p, v->m = m, v->S = 2 * p, v->w_later = w_later;
+    v->slot = g_new(int, 3 * v->S * m);
+    int L = 0;
     for (int d = 0; d < p; d++) {
         int o[4], stage[4] = {d, v->S - 1 - d, v->S - 1 - d, d};
         ppsim_vshape_block_offsets(kind, p, d, o);
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < m; j++) {
-                v->slot[2 * (stage[i] * m + j) + (i >= 2)] = o[i] + 6 * j;
-                v->L = MAX(v->L, o[i] + 6 * j + 1);
+                v->slot[3 * (stage[i] * m + j) + (i >= 2)] = o[i] + 6 * j;
+                L = MAX(L, o[i] + 6 * j + 1);
             }
     }
-    v->occ = g_new(int, p * v->L);
-    for (int x = 0; x < p * v->L; x++)
-        v->occ[x] = -1;
-    for (int id = 0; id < 2 * v->S * m; id++)
-        v->occ[vs_slots_device(v, id) * v->L + v->slot[id]] = id;
+    v->L = L + 2 * m + 1; /* room for the trailing W */
+    for (int id = 2; id < 3 * v->S * m; id += 3)
+        v->slot[id] = -1; /* not yet placed */
+    vs_slots_index(v);
+    vs_slots_place_w(v, c);
     return v;
 }
 
-/* Peak activation of device @d's plan (F allocates act, B frees act - act_w, its W the rest). */
+/* Peak activation of device @d's plan: F allocates act, B frees act - act_w, W the rest. */
 static gint64
 vs_slots_peak(const VsSlots *v, const PpsimCostEstimates *c, int d)
 {
-    int m = v->m, pending = 0;
-    g_autofree int *wq = g_new(int, 2 * m);
-    int head = 0;
     gint64 mem = 0, peak = 0;
     for (int x = 0; x < v->L; x++) {
         int id = v->occ[d * v->L + x];
-        if (id >= 0) {
-            const PpsimStageEstimate *st = &c->stage[id / 2 / m];
-            if (id % 2 == 0) {
-                mem += st->act;
-                peak = MAX(peak, mem);
-            } else {
-                mem -= st->act - st->act_w;
-                wq[pending++] = id / 2 / m;
-            }
-        } else if (head < pending) {
-            mem -= c->stage[wq[head++]].act_w;
-        }
+        if (id < 0)
+            continue;
+        const PpsimStageEstimate *st = &c->stage[id / 3 / v->m];
+        mem += id % 3 == 0 ? st->act : id % 3 == 1 ? -(st->act - st->act_w) : -st->act_w;
+        peak = MAX(peak, mem);
     }
     return peak;
 }
 
-/* Left compaction: in the order of their block slots, every F and B moves to the earliest
- * free slot after its dependencies (the previous stage's F, the next stage's B, its own F,
- * the previous microbatch on the same stage) where the device's peak stays within
- * max(@limit, its current peak). This squeezes the block's warm-up and cool-down ([CM]
- * §3 "squeeze") and fills the warm-up with forwards up to the cap; the steady state is
- * already tight and stays. */
+/* Left compaction ([CM] §3 "squeeze", done in two passes as the reference implementation
+ * does): in the order of their slots, an op moves to the earliest free slot after its
+ * dependencies (F: the previous stage's F; B: the next stage's B and its own F; W: its B;
+ * each after the previous microbatch's same op on the stage) where the device's peak stays
+ * within max(@limit, its current peak). Pass 1 moves F, B and W of the warm-up (before stage
+ * 0's first B) and of the cool-down (after stage 0's last F); pass 2 lets W float (each in the
+ * first free slot, vs_slots_walk_w) and moves the cool-down's F and B again. The steady state
+ * is already tight and stays. */
 static void
-vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit)
+vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, int pass)
 {
-    int m = v->m, S = v->S, n = 2 * S * m;
+    int m = v->m, S = v->S, n = 3 * S * m, k = 0;
     g_autofree int *order = g_new(int, n);
     g_autofree gint64 *cap = g_new(gint64, v->p);
     for (int d = 0; d < v->p; d++)
-        cap[d] = MAX(limit[d], vs_slots_peak(v, c, d));
-    /* ops by block slot, ties by device: a counting sort over slots */
-    int k = 0;
-    for (int x = 0; x < v->L; x++)
-        for (int d = 0; d < v->p; d++)
-            if (v->occ[d * v->L + x] >= 0)
-                order[k++] = v->occ[d * v->L + x];
+        cap[d] =
+            MAX(limit[d], pass == 1 ? vs_slots_peak(v, c, d) : vs_slots_walk_w(v, c, d, FALSE));
+    for (int x = 0; x < v->L; x++) /* ops by slot, ties by device */
+        for (int d = 0; d < v->p; d++) {
+            int id = v->occ[d * v->L + x];
+            if (id >= 0 && (pass == 1 || id % 3 < 2))
+                order[k++] = id;
+        }
+    n = k;
+    int phase = 0;
     for (k = 0; k < n; k++) {
-        int id = order[k], key = id / 2, s = key / m, j = key % m, b = id % 2;
+        int id = order[k], key = id / 3, s = key / m, j = key % m, kind = id % 3;
         int d = vs_slots_device(v, id), dep = -1;
-        if (!b && s > 0)
-            dep = MAX(dep, v->slot[2 * (key - m)]);
-        if (b && s + 1 < S)
-            dep = MAX(dep, v->slot[2 * (key + m) + 1]);
-        if (b)
-            dep = MAX(dep, v->slot[2 * key]);
+        if (phase == 0 && id == 1)
+            phase = 1; /* the first B of stage 0: the steady state begins */
+        if (phase == 1 && id == 3 * (m - 1)) {
+            phase = 2; /* the last F of stage 0: the cool-down begins */
+            continue;
+        }
+        if (phase == 1 || (phase == 0 && pass == 2))
+            continue;
+        if (kind == 0 && s > 0)
+            dep = MAX(dep, v->slot[3 * (key - m)]);
+        if (kind == 1 && s + 1 < S)
+            dep = MAX(dep, v->slot[3 * (key + m) + 1]);
+        if (kind > 0)
+            dep = MAX(dep, v->slot[id - 1]);
         if (j > 0)
-            dep = MAX(dep, v->slot[id - 2]);
+            dep = MAX(dep, v->slot[id - 3]);
         int *row = v->occ + d * v->L, cur = v->slot[id];
         for (int x = dep + 1; x < cur; x++) {
-            if (row[x] >= 0)
+            if (row[x] >= 0 && (pass == 1 || row[x] % 3 < 2))
                 continue;
+            int was = row[x];
             row[x] = id, row[cur] = -1, v->slot[id] = x;
-            if (vs_slots_peak(v, c, d) <= cap[d])
+            if ((pass == 1 ? vs_slots_peak(v, c, d) : vs_slots_walk_w(v, c, d, FALSE)) <= cap[d])
                 break;
-            row[cur] = id, row[x] = -1, v->slot[id] = cur;
+            row[cur] = id, row[x] = was, v->slot[id] = cur;
         }
     }
 }
 
-/* The plan as per-device op lists: slots in order, W in the free ones. */
+/* The plan as per-device op lists, in slot order. */
 static PpsimSchedule *
 vs_slots_schedule(const VsSlots *v)
 {
-    int m = v->m;
-    PpsimSchedule *t = ppsim_schedule_new(v->p, v->S, m);
+    PpsimSchedule *t = ppsim_schedule_new(v->p, v->S, v->m);
     ppsim_schedule_map_vshape(t);
-    g_autofree int *wq = g_new(int, 2 * m);
-    for (int d = 0; d < v->p; d++) {
-        int head = 0, tail = 0;
+    for (int d = 0; d < v->p; d++)
         for (int x = 0; x < v->L; x++) {
             int id = v->occ[d * v->L + x];
-            if (id >= 0) {
-                ppsim_schedule_push(t, d, id % 2 ? PPSIM_OP_B : PPSIM_OP_F, id / 2 / m, id / 2 % m);
-                if (id % 2)
-                    wq[tail++] = id / 2;
-            } else if (head < tail) {
-                ppsim_schedule_push(t, d, PPSIM_OP_W, wq[head] / m, wq[head] % m);
-                head++;
-            }
+            if (id >= 0)
+                ppsim_schedule_push(t, d,
+                                    (PpsimOpKind[]){PPSIM_OP_F, PPSIM_OP_B, PPSIM_OP_W}[id % 3],
+                                    id / 3 / v->m, id / 3 % v->m);
         }
-        for (; head < tail; head++)
-            ppsim_schedule_push(t, d, PPSIM_OP_W, wq[head] / m, wq[head] % m);
-    }
     return t;
 }
 
@@ -636,31 +725,40 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
 
     g_autofree gint64 *peak = g_new(gint64, p);
     GPtrArray *tpls = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_free);
-    const VsPolicy frees[] = {{VS_FREE, FALSE, VS_B_EARLIEST}, {VS_FREE, FALSE, VS_B_LATER},
-                              {VS_FREE, FALSE, VS_B_EARLIER},  {VS_FREE, TRUE, VS_B_EARLIEST},
-                              {VS_FREE, TRUE, VS_B_LATER},     {VS_FREE, TRUE, VS_B_EARLIER}};
+    const VsPolicy frees[] = {
+        {VS_FREE, FALSE, VS_B_EARLIEST, FALSE}, {VS_FREE, FALSE, VS_B_LATER, FALSE},
+        {VS_FREE, FALSE, VS_B_EARLIER, FALSE},  {VS_FREE, FALSE, VS_B_EARLIEST, TRUE},
+        {VS_FREE, FALSE, VS_B_LATER, TRUE},     {VS_FREE, FALSE, VS_B_EARLIER, TRUE},
+        {VS_FREE, TRUE, VS_B_EARLIEST, FALSE},  {VS_FREE, TRUE, VS_B_LATER, FALSE},
+        {VS_FREE, TRUE, VS_B_EARLIER, FALSE}};
     if (kind == PPSIM_VSHAPE_ZB) {
-        for (guint i = 0; i < 3; i++) {
+        for (guint i = 0; i < 6; i++) { /* uniform-cost templates: free runs, no reserve */
             PpsimSchedule *t = NULL;
             PpsimTime ms, idle;
             if (vs_run(p, m, frees[i], &unit, limit, NULL, &t, peak, &ms, &idle))
                 g_ptr_array_add(tpls, t);
         }
     } else {
-        VsSlots *v = vs_slots_block(kind, p, m);
-        g_ptr_array_add(tpls, vs_slots_schedule(v));
-        vs_slots_compact(v, costs, limit);
-        g_ptr_array_add(tpls, vs_slots_schedule(v));
-        vs_slots_free(v);
+        for (int w_later = 0; w_later < 2; w_later++) {
+            VsSlots *v = vs_slots_block(kind, p, m, w_later, costs);
+            g_ptr_array_add(tpls, vs_slots_schedule(v));
+            vs_slots_compact(v, costs, limit, 1);
+            g_ptr_array_add(tpls, vs_slots_schedule(v));
+            vs_slots_compact(v, costs, limit, 2);
+            vs_slots_place_w(v, costs);
+            g_ptr_array_add(tpls, vs_slots_schedule(v));
+            vs_slots_free(v);
+        }
     }
     PpsimSchedule *best = NULL;
     PpsimTime best_key[3] = {0, 0, 0};
-    VsPolicy tmodes[64] = {{VS_TEMPLATE, FALSE, 0}, {VS_STRICT, FALSE, 0}, {VS_SLOT, FALSE, 0}};
+    VsPolicy tmodes[64] = {
+        {VS_TEMPLATE, FALSE, 0, FALSE}, {VS_STRICT, FALSE, 0, FALSE}, {VS_SLOT, FALSE, 0, FALSE}};
     guint nt = 3;
     for (int k = 1; k <= MIN(p, 60); k++)
-        tmodes[nt++] = (VsPolicy){VS_TEMPLATE, TRUE, k};
+        tmodes[nt++] = (VsPolicy){VS_TEMPLATE, TRUE, k, FALSE};
     for (guint i = 0; i < G_N_ELEMENTS(frees) + nt * tpls->len; i++) {
-        VsPolicy pol = {VS_TEMPLATE, FALSE, VS_B_EARLIEST};
+        VsPolicy pol = {VS_TEMPLATE, FALSE, VS_B_EARLIEST, FALSE};
         const PpsimSchedule *tpl = NULL;
         if (i < G_N_ELEMENTS(frees)) {
             pol = frees[i];
