@@ -7,7 +7,8 @@
 #include "formulas/formulas.h"
 
 static const char *const with_formula[] = {"1f1b",  "gpipe", "interleaved", "zb-h1",
-                                           "zb-h2", "gis",   "gis-h",       NULL};
+                                           "zb-h2", "zb-v",  "v-half",      "v-min",
+                                           "gis",   "gis-h", NULL};
 
 const char *const *
 ppsim_formula_schedules(void)
@@ -95,6 +96,59 @@ formula_zb_h2(const PpsimFormulaInput *in, PpsimFormula *out)
         out->peak[d] = MIN(2 * (in->p - d) - 1, in->m) * in->act + 2 * d * in->act_w;
 }
 
+/* ZB-V ([ZB] §6): zero bubble when T_F = T_B = T_W, so every device's span is its work
+ * m v (F+B+W); peak p M_B on every device, M_B = the two chunks' activations (2 act here).
+ * Exact (ppsim's generator, tested in check-vshape.c) for m >= 2p: the warm-up needs 2p-1
+ * forwards of the first chunk on worker 1, which m < 2p does not have. */
+static void
+formula_zb_v(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[ZB] §6; [ZBREPO] README (ZBV: 0 bubble, 1x activation)";
+    out->exact_when = "v = 2, uniform chunks, p2p = 0, T_F = T_B = T_W, m >= 2p";
+    out->exact = in->v == 2 && in->t_f == in->t_b && in->t_b == in->t_w && in->m >= 2 * in->p;
+    out->span = in->m * in->v * (in->t_f + in->t_b + in->t_w);
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = MIN(in->p, in->m) * 2 * in->act;
+}
+
+/* 1F1B's bubble for the same model on p devices, each device's two chunks as one stage:
+ * (p-1) x 2 (T_F+T_B+T_W) with chunk times T ([NAR21] §2.2.1). */
+static double
+bubble_1f1b_vshape(const PpsimFormulaInput *in)
+{
+    return (in->p - 1) * 2 * (in->t_f + in->t_b + in->t_w);
+}
+
+/* V-Half ([CM] Table 1; [ZBREPO] README): bubble about half of 1F1B's when T_F = T_B = T_W,
+ * peak (p+2)//2 M_B on every device (the authors' playground cap, [HFSPACE]). Asymptotic:
+ * with T_F = T_B = T_W ppsim (and the reference implementation's greedy) measures 3p - 7
+ * passes, i.e. 4 passes less than B/2 = 3(p-1), for p = 4, 8, 16. */
+static void
+formula_v_half(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[CM] §3, Table 1; [ZBREPO] README (V-Half: B/2, 1/2x); [HFSPACE] cap";
+    out->exact_when = "never (asymptotic, T_F = T_B = T_W)";
+    out->exact = FALSE;
+    out->span = in->m * in->v * (in->t_f + in->t_b + in->t_w) + bubble_1f1b_vshape(in) / 2;
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = MIN((in->p + 2) / 2, in->m) * 2 * in->act;
+}
+
+/* V-Min ([CM] Table 1; [ZBREPO] README): bubble about 2/3 of 1F1B's plus O(n) when T_F =
+ * T_B = T_W (it degrades when they differ), peak (p+4)//3 M_B (the playground cap,
+ * [HFSPACE]). Asymptotic: ppsim measures 4p - 5 passes or fewer for p = 4, 8, 16 against
+ * 2B/3 = 4(p-1). */
+static void
+formula_v_min(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    out->source = "[CM] §3, Table 1; [ZBREPO] README (V-Min: 2B/3 + O(n), 1/3x); [HFSPACE] cap";
+    out->exact_when = "never (asymptotic, T_F = T_B = T_W)";
+    out->exact = FALSE;
+    out->span = in->m * in->v * (in->t_f + in->t_b + in->t_w) + bubble_1f1b_vshape(in) * 2 / 3;
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = MIN((in->p + 4) / 3, in->m) * 2 * in->act;
+}
+
 /* GIS with group size g ([PO] Table 1, §3.2; formulas.md §2.8): bubble (d-1)(T_F+T_B) plus
  * (d-g)(v-1)(T_F+T_B-T_W) for smaller groups; rank r peaks at g(v-1) + d - r
  * chunk-activations (d v on rank 0 for g = d). */
@@ -134,8 +188,9 @@ ppsim_formula_predict(const char *name, const PpsimFormulaInput *in, PpsimFormul
         const char *name;
         void (*fill)(const PpsimFormulaInput *, PpsimFormula *);
     } table[] = {
-        {"1f1b", formula_1f1b},   {"gpipe", formula_gpipe}, {"interleaved", formula_interleaved},
-        {"zb-h1", formula_zb_h1}, {"zb-h2", formula_zb_h2}, {"gis", formula_gis},
+        {"1f1b", formula_1f1b},     {"gpipe", formula_gpipe}, {"interleaved", formula_interleaved},
+        {"zb-h1", formula_zb_h1},   {"zb-h2", formula_zb_h2}, {"zb-v", formula_zb_v},
+        {"v-half", formula_v_half}, {"v-min", formula_v_min}, {"gis", formula_gis},
         {"gis-h", formula_gis_h}};
     for (guint i = 0; i < G_N_ELEMENTS(table); i++) {
         if (g_strcmp0(table[i].name, name) != 0)

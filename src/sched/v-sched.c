@@ -739,13 +739,23 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
                 g_ptr_array_add(tpls, t);
         }
     } else {
-        for (int w_later = 0; w_later < 2; w_later++) {
-            VsSlots *v = vs_slots_block(kind, p, m, w_later, costs);
+        /* plans under the real memory model and under a conservative one where W holds
+         * everything until it ends (the reference implementation's): the latter never
+         * exceeds the cap either, as act_w <= act */
+        g_autofree PpsimStageEstimate *hold_st = g_memdup2(costs->stage, S * sizeof(*hold_st));
+        for (int s = 0; s < S; s++)
+            hold_st[s].act_w = hold_st[s].act;
+        PpsimCostEstimates hold = *costs;
+        hold.stage = hold_st;
+        for (int i = 0; i < 4; i++) {
+            const PpsimCostEstimates *mc = i < 2 ? costs : &hold;
+            VsSlots *v = vs_slots_block(kind, p, m, i % 2, mc);
+            if (i < 2)
+                g_ptr_array_add(tpls, vs_slots_schedule(v));
+            vs_slots_compact(v, mc, limit, 1);
             g_ptr_array_add(tpls, vs_slots_schedule(v));
-            vs_slots_compact(v, costs, limit, 1);
-            g_ptr_array_add(tpls, vs_slots_schedule(v));
-            vs_slots_compact(v, costs, limit, 2);
-            vs_slots_place_w(v, costs);
+            vs_slots_compact(v, mc, limit, 2);
+            vs_slots_place_w(v, mc);
             g_ptr_array_add(tpls, vs_slots_schedule(v));
             vs_slots_free(v);
         }
