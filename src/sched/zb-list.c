@@ -3,12 +3,13 @@
  * arrival; else a ready F that fits under its memory cap (its later stage first, so
  * microbatches reach the loss early; an earlier-stage F keeps room for its partner's); else
  * its oldest pending W; else it waits for the next arrival. W passes thus fill what would be
- * bubbles. Works on the generator's cost estimates only. Used by zb-v.
+ * bubbles. Works on the generator's cost estimates only. Used by zb-v, and by the automatic
+ * `zb` (zb-auto.c) as one candidate per working cap.
  *
- * Not yet the automatic `zb` of [ZB] §3: on one stage per device with [ZB] Table 5's costs
- * this greedy alone gives bubble rates 0.2115 (cap p) and 0.1206 (cap 2p) against the
- * paper's 0.1585 (ZB-1p) and 0.0433 (ZB-2p); the paper also searches warm-up counts and
- * places W by the bubbles it fills, which is still to do.
+ * Alone it is not [ZB] §3's scheduler: on one stage per device with [ZB] Table 5's costs and
+ * M_W = M_B it gives bubble rates 0.2115 (cap p) and 0.1206 (cap 2p) against the paper's
+ * 0.1585 (ZB-1p) and 0.0433 (ZB-2p); zb-auto.c's microbatch-by-microbatch builder does
+ * better there, this one does better when the cap is below p.
  */
 #include "sched/zb-list.h"
 #include "util/ppsim-error.h"
