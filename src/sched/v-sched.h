@@ -25,6 +25,13 @@ gboolean ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind
  * stage d; microbatch j adds 6j. Only for PPSIM_VSHAPE_HALF and PPSIM_VSHAPE_MIN. */
 void ppsim_vshape_block_offsets(PpsimVShapeKind kind, int p, int d, int out[4]);
 
+/* Appends to @out (of PpsimSchedule *) unit-time plans of @kind's building block for @m
+ * microbatches (v-block.c): the block itself and its compactions under @limit, with two W
+ * placements and two memory models. Not for PPSIM_VSHAPE_ZB. */
+void ppsim_vshape_block_templates(PpsimVShapeKind kind, int p, int m,
+                                  const PpsimCostEstimates *costs, const gint64 *limit,
+                                  GPtrArray *out);
+
 /* The generators' shared body: cap @cap_mb in M_B (one microbatch of the device's two
  * stages), or the default of @kind when @cap_mb <= 0; @what prefixes errors. */
 gboolean ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
