@@ -418,6 +418,43 @@ search_refine(ZbSearch *z, int reach, gint64 budget)
     }
 }
 
+/* Offers the greedy builds and zb-list's schedules over working caps of 1 .. @top M_B on
+ * every stage (never above the limit; a stage without activation keeps its limit). */
+static void
+search_built(ZbSearch *z, int p, int m, int top)
+{
+    const PpsimCostEstimates *costs = z->c;
+    g_autofree gint64 *work = g_new(gint64, p);
+    /* Budgets for large pipelines, spread evenly over the working caps: zb-list costs about
+     * p^2 x 3pm steps per run (idle devices rescan the others), so it runs at every cap up to
+     * p = 32 at m = 128, at two from p = 64 at m = 256 and not at all from about p = 128 at
+     * m = 512; a greedy build and its timing cost about p x 3pm each */
+    double n_ops = 3.0 * p * m;
+    int n_list = (double)p * p * n_ops > 2e9 ? 0 : (int)CLAMP(5e8 / (p * p * n_ops), 2, top);
+    int n_wave = (int)CLAMP(2e9 / (8 * p * n_ops), 8, top);
+    char label[64];
+    for (int cap = 1; cap <= top; cap++) {
+        if (!cap_wanted(cap, top, n_wave))
+            continue;
+        for (int s = 0; s < p; s++) {
+            gint64 a = costs->stage[s].act, lim = z->limit[s];
+            work[s] = a <= 0 ? lim : lim <= 0 ? cap * a : MIN(lim, cap * a);
+        }
+        for (unsigned choice = 0; choice < 8; choice++) {
+            g_snprintf(label, sizeof label, "greedy cap=%d choices=%u", cap, choice);
+            search_offer(z, zbb_build(p, m, costs, work, choice), label);
+        }
+        if (!cap_wanted(cap, top, n_list))
+            continue;
+        g_autoptr(PpsimSchedule) list = ppsim_schedule_new(p, p, m);
+        ppsim_schedule_map_plain(list);
+        if (ppsim_zb_list_schedule(list, m, costs, work, NULL)) {
+            g_snprintf(label, sizeof label, "list cap=%d", cap);
+            search_offer(z, g_steal_pointer(&list), label);
+        }
+    }
+}
+
 PpsimSchedule *
 ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit,
               PpsimZbAutoFlags flags, PpsimZbAutoInfo *info, GError **error)
@@ -443,43 +480,10 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
         int warmup, delay;
         const char *label;
     } hand[] = {{0, 0, "1f1b-split"}, {0, 1, "zb-h1"}, {1, 2, "zb-h2"}};
-    for (guint k = 0; k < G_N_ELEMENTS(hand) && !(flags & PPSIM_ZB_AUTO_GREEDY_ONLY); k++) {
+    for (guint k = 0; k < G_N_ELEMENTS(hand) && !(flags & PPSIM_ZB_AUTO_GREEDY_ONLY); k++)
         search_offer(&z, ppsim_zb_handcrafted(p, m, hand[k].warmup, hand[k].delay), hand[k].label);
-    }
     z.bound = z.fit_min; /* never slower than a handcrafted order that fits */
-    /* the greedy, over working caps of 1 .. top M_B (never above @limit) and its choices */
-    g_autofree gint64 *work = g_new(gint64, p);
-    /* Budgets for large pipelines, spread evenly over the working caps: zb-list costs about
-     * p^2 x 3pm steps per run (idle devices rescan the others), so it runs at every cap up to
-     * p = 32 at m = 128, at two from p = 64 at m = 256 and not at all from about p = 128 at
-     * m = 512; a greedy build and its timing cost about p x 3pm each */
-    double n_ops = 3.0 * p * m;
-    int n_list = (double)p * p * n_ops > 2e9 ? 0 : (int)CLAMP(5e8 / (p * p * n_ops), 2, top);
-    int n_wave = (int)CLAMP(2e9 / (8 * p * n_ops), 8, top);
-    for (int cap = 1; cap <= top; cap++) {
-        if (!cap_wanted(cap, top, n_wave))
-            continue;
-        for (int s = 0; s < p; s++) {
-            gint64 a = costs->stage[s].act;
-            work[s] = limit[s] <= 0 || a <= 0 ? (gint64)cap * MAX(a, 1) : MIN(limit[s], cap * a);
-            if (a <= 0)
-                work[s] = limit[s];
-        }
-        for (unsigned choice = 0; choice < 8; choice++) {
-            char label[64];
-            g_snprintf(label, sizeof label, "greedy cap=%d choices=%u", cap, choice);
-            search_offer(&z, zbb_build(p, m, costs, work, choice), label);
-        }
-        if (!cap_wanted(cap, top, n_list))
-            continue;
-        g_autoptr(PpsimSchedule) list = ppsim_schedule_new(p, p, m);
-        ppsim_schedule_map_plain(list);
-        if (ppsim_zb_list_schedule(list, m, costs, work, NULL)) {
-            char label[64];
-            g_snprintf(label, sizeof label, "list cap=%d", cap);
-            search_offer(&z, g_steal_pointer(&list), label);
-        }
-    }
+    search_built(&z, p, m, top);
     if (z.best == NULL) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "no schedule fits memory_limit");
