@@ -4,6 +4,7 @@
  * V-Min bubbles against a simulated 1F1B ([ZBREPO] README), heterogeneous costs, the building
  * blocks, options and refusals, determinism. */
 #include "ppsim-test.h"
+#include "formulas/formulas.h"
 #include "sched/registry.h"
 #include "sched/v-sched.h"
 #include "sim.h"
@@ -280,6 +281,42 @@ START_TEST(test_blocks)
 }
 END_TEST
 
+/* The formula rows (formulas.c) by hand, p = 4, F = B = W = 1, act 1, M_W 0.5: ZB-V's span is
+ * its work 2m x 3 and exact only for m >= 2p with equal passes; V-Half adds B/2 = 3 (p-1) =
+ * 9, V-Min 2B/3 = 12; peaks p, (p+2)//2 and (p+4)//3 M_B (M_B = 2 here). */
+START_TEST(test_formula_rows)
+{
+    PpsimFormulaInput in = {4, 2, 8, 1, 1, 1, 1, 0.5};
+    PpsimFormula f;
+    ck_assert(ppsim_formula_predict("zb-v", &in, &f));
+    ck_assert(f.exact);
+    ck_assert_double_eq(f.span, 48);
+    ck_assert_double_eq(f.bubble, 0);
+    ck_assert_double_eq(f.peak[0], 8);
+    ck_assert_double_eq(f.peak[3], 8);
+    g_free(f.peak);
+    in.m = 7;
+    ck_assert(ppsim_formula_predict("zb-v", &in, &f));
+    ck_assert(!f.exact);
+    g_free(f.peak);
+    in.m = 8, in.t_w = 0.5;
+    ck_assert(ppsim_formula_predict("zb-v", &in, &f));
+    ck_assert(!f.exact);
+    g_free(f.peak);
+    in.t_w = 1;
+    ck_assert(ppsim_formula_predict("v-half", &in, &f));
+    ck_assert(!f.exact);
+    ck_assert_double_eq(f.span, 48 + 9);
+    ck_assert_double_eq(f.peak[2], 6);
+    g_free(f.peak);
+    ck_assert(ppsim_formula_predict("v-min", &in, &f));
+    ck_assert(!f.exact);
+    ck_assert_double_eq(f.span, 48 + 12);
+    ck_assert_double_eq(f.peak[1], 4);
+    g_free(f.peak);
+}
+END_TEST
+
 /* Same input, same schedule, byte for byte. */
 START_TEST(test_deterministic)
 {
@@ -318,6 +355,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_memory_limit);
     tcase_add_test(tc, test_blocks);
     tcase_add_test(tc, test_deterministic);
+    tcase_add_test(tc, test_formula_rows);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -168,7 +168,8 @@ validate_schedule(const char *name, const Grid *g, Tally *t)
 }
 
 static const char validate_description[] =
-    "Schedules with a formula: 1f1b, gpipe, interleaved, zb-h1, zb-h2, gis, gis-h.\n"
+    "Schedules with a formula: 1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-v, v-half, v-min,\n"
+    "gis, gis-h.\n"
     "Replays each schedule in explicit-cost mode (p2p = 0, uniform stages, activation 1,\n"
     "weight_activation 0.5) over a grid and prints the published prediction next to the\n"
     "simulation: the longest device span (end - first start), the bubble rate\n"
