@@ -15,6 +15,7 @@ static void
 metrics_attribute(const Replay *r, PpsimRunResult *res)
 {
     const PpsimExec *x = r->exec;
+    const PpsimTaskId *to = ppsim_exec_dep_consumers(x);
     guint32 n_deps = ppsim_exec_n_deps(x), k = 0;
     for (int d = 0; d < r->sched->n_devices; d++) {
         PpsimDeviceResult *dev = &res->devices[d];
@@ -28,14 +29,14 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
                 dev->recompute_ps += t->end_ps - t->start_ps;
             PpsimTime gap = t->start_ps - prev_end;
             guint32 id = base + i;
-            while (k < n_deps && ppsim_exec_dep_to(x, k) < id)
+            while (k < n_deps && to[k] < id)
                 k++;
             if (i == 0) {
                 dev->idle_warmup_ps = t->start_ps;
             } else if (gap > 0) {
                 PpsimTime ready = -1, prod_end = 0;
                 gboolean via_copy = FALSE;
-                for (guint32 j = k; j < n_deps && ppsim_exec_dep_to(x, j) == id; j++) {
+                for (guint32 j = k; j < n_deps && to[j] == id; j++) {
                     PpsimTime arrive = ppsim_exec_dep_arrival(x, j);
                     if (arrive <= ready)
                         continue;
@@ -72,15 +73,16 @@ metrics_timings(const Replay *r, PpsimRunResult *res)
         for (int list = 0; list < 2; list++) {
             GArray *ops = list == 0 ? r->sched->compute[d] : r->sched->copy[d];
             GArray *timing = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOpTiming), ops->len);
-            guint32 base = ppsim_schedule_index_base(r->idx, d, list);
+            g_array_set_size(timing, ops->len);
+            G_STATIC_ASSERT(sizeof(PpsimOpTiming) == 2 * sizeof(PpsimTime));
+            ppsim_exec_task_times(r->exec, ppsim_schedule_index_base(r->idx, d, list), ops->len,
+                                  (PpsimTime *)(gpointer)timing->data);
             for (guint i = 0; i < ops->len; i++) {
-                PpsimOpTiming t = {ppsim_exec_task_start(r->exec, base + i),
-                                   ppsim_exec_task_end(r->exec, base + i)};
-                g_array_append_val(timing, t);
+                const PpsimOpTiming *t = &g_array_index(timing, PpsimOpTiming, i);
                 if (list == 0)
-                    dev->busy_ps += t.end_ps - t.start_ps;
-                dev->first_start_ps = MIN(dev->first_start_ps, t.start_ps);
-                dev->end_ps = MAX(dev->end_ps, t.end_ps);
+                    dev->busy_ps += t->end_ps - t->start_ps;
+                dev->first_start_ps = MIN(dev->first_start_ps, t->start_ps);
+                dev->end_ps = MAX(dev->end_ps, t->end_ps);
             }
             (list == 0 ? res->compute_timing : res->copy_timing)[d] = timing;
         }

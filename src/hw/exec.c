@@ -2,10 +2,11 @@
  *
  * One engine entity owns every stream: a task's end is one event, a delayed dependency one
  * more, so replay costs about two heap operations per op. The hot loop reads a task's
- * 32-byte record, its successor edges (packed by producer when the run starts: consumer and
- * latency side by side) and its memory effects (grouped by task), each contiguous, with
- * 32-bit indices throughout. What only transfers and flows need (endpoints, bytes, when
- * they finished) lives in side tables that explicit-cost runs never touch.
+ * 32-byte record, its successor edges (packed by producer when the run starts: 8 bytes,
+ * consumer and latency class side by side) and its memory effects (grouped by task), each
+ * contiguous, with 32-bit indices throughout. Latencies are interned (a graph has a handful
+ * of distinct ones). What only transfers and flows need (endpoints, bytes, when they
+ * finished) lives in side tables that explicit-cost runs never touch.
  *
  * A task's end is its start plus its duration (a transfer's end is stored), and a latency
  * dependency arrives at its producer's end plus the latency, so neither is stored.
@@ -31,11 +32,10 @@ typedef struct {
     guint32 pending; /* inputs not yet arrived */
 } Task;
 
-/* A successor edge, packed by producer at run start: 16 bytes. */
+/* A successor edge, packed by producer at run start: 8 bytes. */
 typedef struct {
-    PpsimTime latency_ps; /* < 0: a flow, -index - 1 */
     PpsimTaskId to;
-    guint32 dep; /* dependency index */
+    gint32 code; /* >= 0: latency class; < 0: flow -index - 1 */
 } Edge;
 
 /* A transfer task (its duration slot holds -index - 1). */
@@ -45,10 +45,11 @@ typedef struct {
     PpsimTime end_ps;
 } Transfer;
 
-/* A flow dependency (its latency slot holds -index - 1). */
+/* A flow dependency (its code holds -index - 1). */
 typedef struct {
     guint64 bytes;
     gint32 src, dst;
+    guint32 dep; /* its dependency index */
     PpsimTime arrival_ps;
 } FlowDep;
 
@@ -63,8 +64,8 @@ typedef struct {
 
 typedef struct {
     char *name;
-    GArray *order; /* PpsimTaskId */
-    guint next;
+    guint32 begin, len; /* its tasks are order[begin .. begin + len), in the order added */
+    guint32 next;
     gboolean busy;
 } Stream;
 
@@ -79,10 +80,11 @@ struct PpsimExec {
     Vec tasks;         /* Task, plus one sentinel at run start */
     GArray *transfers; /* Transfer */
     /* dependencies: parallel arrays of deps.len */
-    Vec deps;           /* guint32 from */
-    guint32 *dep_to;    /* [cap] */
-    PpsimTime *dep_lat; /* [cap] latency; < 0: flow -index - 1 */
-    GArray *flow_deps;  /* FlowDep */
+    Vec deps;          /* guint32 from */
+    guint32 *dep_to;   /* [cap] */
+    gint32 *dep_code;  /* [cap] >= 0: latency class; < 0: flow -index - 1 */
+    GArray *latencies; /* PpsimTime per latency class */
+    GArray *flow_deps; /* FlowDep */
     /* memory effects: parallel arrays of mem.len, grouped by task at run start */
     Vec mem;            /* MemEffect */
     guint32 *mem_task;  /* [cap] */
@@ -94,7 +96,8 @@ struct PpsimExec {
     GArray *samples; /* PpsimMemSample */
     GArray *flows;   /* PpsimFlowRecord */
     /* built at run start */
-    Edge *edges; /* [deps] grouped by producer */
+    Edge *edges;    /* [deps] grouped by producer */
+    guint32 *order; /* [tasks] grouped by stream */
     PpsimEngine *engine;
     PpsimNetwork *net;
     guint32 entity;
@@ -131,8 +134,8 @@ vec_reserve(Vec *v, gsize size, gsize n, gpointer *extra[], const gsize extra_si
 }
 
 #define DEP_EXTRA(exec)                                                                            \
-    gpointer *extra[] = {(gpointer *)&(exec)->dep_to, (gpointer *)&(exec)->dep_lat};               \
-    const gsize extra_size[] = {sizeof(guint32), sizeof(PpsimTime)}
+    gpointer *extra[] = {(gpointer *)&(exec)->dep_to, (gpointer *)&(exec)->dep_code};              \
+    const gsize extra_size[] = {sizeof(guint32), sizeof(gint32)}
 #define MEM_EXTRA(exec)                                                                            \
     gpointer *extra[] = {(gpointer *)&(exec)->mem_task};                                           \
     const gsize extra_size[] = {sizeof(guint32)}
@@ -160,7 +163,6 @@ stream_free(gpointer p)
 {
     Stream *s = p;
     g_free(s->name);
-    g_array_free(s->order, TRUE);
     g_free(s);
 }
 
@@ -182,6 +184,7 @@ ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
     }
     exec->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
     exec->flow_deps = g_array_new(FALSE, FALSE, sizeof(FlowDep));
+    exec->latencies = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
     exec->streams = g_ptr_array_new_with_free_func(stream_free);
     exec->pools = g_array_new(FALSE, TRUE, sizeof(PpsimPoolStats));
     exec->n_tags = n_tags;
@@ -203,7 +206,8 @@ ppsim_exec_free(PpsimExec *exec)
     g_array_free(exec->transfers, TRUE);
     g_free(exec->deps.data);
     g_free(exec->dep_to);
-    g_free(exec->dep_lat);
+    g_free(exec->dep_code);
+    g_array_free(exec->latencies, TRUE);
     g_array_free(exec->flow_deps, TRUE);
     g_free(exec->mem.data);
     g_free(exec->mem_task);
@@ -214,6 +218,7 @@ ppsim_exec_free(PpsimExec *exec)
     g_array_free(exec->samples, TRUE);
     g_array_free(exec->flows, TRUE);
     g_free(exec->edges);
+    g_free(exec->order);
     g_free(exec);
 }
 
@@ -243,7 +248,6 @@ ppsim_exec_add_stream(PpsimExec *exec, const char *name)
 {
     Stream *s = g_new0(Stream, 1);
     s->name = g_strdup(name);
-    s->order = g_array_new(FALSE, FALSE, sizeof(PpsimTaskId));
     g_ptr_array_add(exec->streams, s);
     return exec->streams->len - 1;
 }
@@ -255,8 +259,7 @@ exec_append_task(PpsimExec *exec, int stream, PpsimTime duration)
     g_assert(!exec->ran);
     PpsimTaskId id = vec_push(&exec->tasks, sizeof(Task), NULL, NULL, 0);
     exec_tasks(exec)[id] = (Task){.duration_ps = duration, .start_ps = -1, .stream = stream};
-    Stream *s = g_ptr_array_index(exec->streams, stream);
-    g_array_append_val(s->order, id);
+    ((Stream *)g_ptr_array_index(exec->streams, stream))->len++;
     return id;
 }
 
@@ -276,22 +279,43 @@ ppsim_exec_add_transfer(PpsimExec *exec, int stream, int src, int dst, guint64 b
     return exec_append_task(exec, stream, -(PpsimTime)exec->transfers->len);
 }
 
-static void
-exec_append_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime lat)
+static guint32
+exec_append_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, gint32 code)
 {
     g_assert(from < exec->tasks.len && to < exec->tasks.len);
     DEP_EXTRA(exec);
     guint32 i = vec_push(&exec->deps, sizeof(guint32), extra, extra_size, 2);
     exec_dep_from(exec)[i] = from;
     exec->dep_to[i] = to;
-    exec->dep_lat[i] = lat;
+    exec->dep_code[i] = code;
+    return i;
+}
+
+/* The class of @latency: its index in exec->latencies, added if new. A graph has a handful
+ * of distinct latencies, in runs, so the last hit is tried first. */
+static gint32
+exec_latency_class(PpsimExec *exec, PpsimTime latency)
+{
+    GArray *lat = exec->latencies;
+    static const guint none = G_MAXUINT;
+    guint last = exec->deps.len > 0 && exec->dep_code[exec->deps.len - 1] >= 0
+                     ? (guint)exec->dep_code[exec->deps.len - 1]
+                     : none;
+    if (last != none && g_array_index(lat, PpsimTime, last) == latency)
+        return (gint32)last;
+    for (guint i = 0; i < lat->len; i++)
+        if (g_array_index(lat, PpsimTime, i) == latency)
+            return (gint32)i;
+    g_assert(lat->len < G_MAXINT32);
+    g_array_append_val(lat, latency);
+    return (gint32)(lat->len - 1);
 }
 
 void
 ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, PpsimTime latency_ps)
 {
     g_assert(latency_ps >= 0);
-    exec_append_dep(exec, from, to, latency_ps);
+    exec_append_dep(exec, from, to, exec_latency_class(exec, latency_ps));
 }
 
 void
@@ -299,9 +323,10 @@ ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int s
                         guint64 bytes)
 {
     g_assert(exec->topo != NULL);
+    g_assert(exec->flow_deps->len < G_MAXINT32);
     FlowDep f = {.bytes = bytes, .src = src, .dst = dst, .arrival_ps = -1};
+    f.dep = exec_append_dep(exec, from, to, -(gint32)exec->flow_deps->len - 1);
     g_array_append_val(exec->flow_deps, f);
-    exec_append_dep(exec, from, to, -(PpsimTime)exec->flow_deps->len);
 }
 
 void
@@ -371,12 +396,31 @@ exec_index_deps(PpsimExec *exec)
     /* fill each block from its back, moving task[t + 1].succ_begin down to t's start */
     for (guint32 i = len; i-- > 0;)
         edges[--task[from[i] + 1].succ_begin] =
-            (Edge){.latency_ps = exec->dep_lat[i], .to = exec->dep_to[i], .dep = i};
+            (Edge){.to = exec->dep_to[i], .code = exec->dep_code[i]};
     /* task[t + 1].succ_begin now holds t's start: shift back into place */
     for (guint32 t = 0; t < n; t++)
         task[t].succ_begin = task[t + 1].succ_begin;
     task[n].succ_begin = len;
     exec->edges = edges;
+}
+
+/* Each stream's tasks, in the order they were added (a stable counting sort by stream). */
+static void
+exec_index_streams(PpsimExec *exec)
+{
+    guint32 n = exec->tasks.len, at = 0;
+    for (guint i = 0; i < exec->streams->len; i++) {
+        Stream *s = g_ptr_array_index(exec->streams, i);
+        s->begin = at;
+        at += s->len;
+        s->len = 0;
+    }
+    exec->order = ppsim_bigalloc(MAX(n, 1) * sizeof(guint32));
+    const Task *task = exec_tasks(exec);
+    for (guint32 t = 0; t < n; t++) {
+        Stream *s = g_ptr_array_index(exec->streams, task[t].stream);
+        exec->order[s->begin + s->len++] = t;
+    }
 }
 
 static inline PpsimTime
@@ -429,9 +473,9 @@ static void
 exec_try_start(PpsimExec *exec, int stream, PpsimTime now)
 {
     Stream *s = g_ptr_array_index(exec->streams, stream);
-    if (s->busy || s->next >= s->order->len)
+    if (s->busy || s->next >= s->len)
         return;
-    PpsimTaskId id = g_array_index(s->order, PpsimTaskId, s->next);
+    PpsimTaskId id = exec->order[s->begin + s->next];
     Task *task = &exec_tasks(exec)[id];
     if (task->pending > 0)
         return;
@@ -471,14 +515,16 @@ exec_task_end(PpsimExec *exec, PpsimTaskId id, PpsimTime now)
     int stream = t->stream;
     for (guint32 k = t->succ_begin, end = t[1].succ_begin; k < end; k++) {
         const Edge *e = &exec->edges[k];
-        if (e->latency_ps < 0) {
-            const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, -e->latency_ps - 1);
-            ppsim_network_start(exec->net, exec->engine, f->src, f->dst, f->bytes, e->dep);
-        } else if (e->latency_ps == 0) {
-            exec_dep_arrived(exec, e->to, 0, now);
-        } else {
-            ppsim_engine_post(exec->engine, e->latency_ps, exec->entity, EV_DEP_ARRIVE, e->to, 0);
+        if (e->code < 0) {
+            const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, -e->code - 1);
+            ppsim_network_start(exec->net, exec->engine, f->src, f->dst, f->bytes, -e->code - 1);
+            continue;
         }
+        PpsimTime latency = g_array_index(exec->latencies, PpsimTime, e->code);
+        if (latency == 0)
+            exec_dep_arrived(exec, e->to, 0, now);
+        else
+            ppsim_engine_post(exec->engine, latency, exec->entity, EV_DEP_ARRIVE, e->to, 0);
     }
     Stream *s = g_ptr_array_index(exec->streams, stream);
     s->busy = FALSE;
@@ -497,7 +543,7 @@ exec_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
         exec_dep_arrived(exec, (PpsimTaskId)ev->a, ev->b, ev->time_ps);
 }
 
-/* A flow finished: cookie >= 0 is a dependency edge, < 0 a transfer task (-id - 1). */
+/* A flow finished: cookie >= 0 is a flow dependency's index, < 0 a transfer task (-id - 1). */
 static void
 exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps, PpsimEngine *engine)
 {
@@ -510,13 +556,15 @@ exec_flow_done(gpointer user_data, gint64 cookie, PpsimTime latency_ps, PpsimEng
         kind = EV_TASK_END;
         payload = target;
     } else {
-        target = exec->dep_to[cookie];
+        target = exec->dep_to[g_array_index(exec->flow_deps, FlowDep, cookie).dep];
         kind = EV_DEP_ARRIVE;
-        payload = -exec->dep_lat[cookie]; /* flow index + 1 */
+        payload = cookie + 1;
     }
     if (exec->recording && exec->flows->len > 0) {
         PpsimFlowRecord *rec = &g_array_index(exec->flows, PpsimFlowRecord, exec->flows->len - 1);
-        rec->from = cookie < 0 ? target : exec_dep_from(exec)[cookie];
+        rec->from = cookie < 0
+                        ? target
+                        : exec_dep_from(exec)[g_array_index(exec->flow_deps, FlowDep, cookie).dep];
         rec->to = target;
     }
     if (kind == EV_TASK_END)
@@ -543,6 +591,7 @@ ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_da
     exec->tasks.len--;
     exec_tasks(exec)[exec->tasks.len] = (Task){0};
     exec_index_deps(exec);
+    exec_index_streams(exec);
     exec_index_mem(exec);
     exec->engine = ppsim_engine_new();
     exec->entity = ppsim_engine_add_entity(exec->engine, &exec_class, exec);
@@ -577,9 +626,9 @@ exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
     PpsimExec *exec = state;
     for (guint si = 0; si < exec->streams->len; si++) {
         Stream *s = g_ptr_array_index(exec->streams, si);
-        if (s->next >= s->order->len)
+        if (s->next >= s->len)
             continue;
-        PpsimTaskId id = g_array_index(s->order, PpsimTaskId, s->next);
+        PpsimTaskId id = exec->order[s->begin + s->next];
         exec_describe(exec, why, id);
         g_string_append_printf(why, " on '%s' is blocked", s->name);
         for (guint i = 0; i < exec->deps.len; i++) {
@@ -626,6 +675,22 @@ ppsim_exec_dep_to(const PpsimExec *exec, guint32 dep)
 {
     g_return_val_if_fail(dep < exec->deps.len, G_MAXUINT32);
     return exec->dep_to[dep];
+}
+
+const PpsimTaskId *
+ppsim_exec_dep_consumers(const PpsimExec *exec)
+{
+    return exec->dep_to;
+}
+
+void
+ppsim_exec_task_times(const PpsimExec *exec, PpsimTaskId first, guint32 n, PpsimTime *out)
+{
+    g_return_if_fail(first <= exec->tasks.len && n <= exec->tasks.len - first);
+    for (guint32 i = 0; i < n; i++) {
+        out[2 * i] = exec_tasks(exec)[first + i].start_ps;
+        out[2 * i + 1] = exec_end(exec, first + i);
+    }
 }
 
 PpsimTime
@@ -677,9 +742,9 @@ PpsimTime
 ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep)
 {
     g_return_val_if_fail(exec->ran && dep < exec->deps.len, -1);
-    PpsimTime lat = exec->dep_lat[dep];
-    if (lat < 0)
-        return g_array_index(exec->flow_deps, FlowDep, -lat - 1).arrival_ps;
+    gint32 code = exec->dep_code[dep];
+    if (code < 0)
+        return g_array_index(exec->flow_deps, FlowDep, -code - 1).arrival_ps;
     PpsimTime end = exec_end(exec, exec_dep_from(exec)[dep]);
-    return end >= 0 ? end + lat : -1;
+    return end >= 0 ? end + g_array_index(exec->latencies, PpsimTime, code) : -1;
 }

@@ -106,6 +106,11 @@ PpsimTime ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep);
 guint32 ppsim_exec_n_deps(const PpsimExec *exec);
 PpsimTaskId ppsim_exec_dep_from(const PpsimExec *exec, guint32 dep);
 PpsimTaskId ppsim_exec_dep_to(const PpsimExec *exec, guint32 dep);
+/* The consumer of every dependency, [n_deps], for walking them in bulk. Returns: (transfer
+ * none). */
+const PpsimTaskId *ppsim_exec_dep_consumers(const PpsimExec *exec);
+/* Start and end of tasks @first .. @first + @n - 1 into @out[2 i], @out[2 i + 1]. */
+void ppsim_exec_task_times(const PpsimExec *exec, PpsimTaskId first, guint32 n, PpsimTime *out);
 PpsimTime ppsim_exec_task_start(const PpsimExec *exec, PpsimTaskId task);
 PpsimTime ppsim_exec_task_end(const PpsimExec *exec, PpsimTaskId task);
 const PpsimPoolStats *ppsim_exec_pool_stats(const PpsimExec *exec, int pool);
