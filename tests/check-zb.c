@@ -220,15 +220,17 @@ START_TEST(test_zb_refuses_small_cap)
 END_TEST
 
 /* Hardware mode (the A100 scenario, heterogeneous first and last stages): the replayed peak
- * of every device stays within memory_limit x its stage's activation, for p and 2p, and the
- * same input gives byte-identical CSV. */
+ * of every device stays within memory_limit x its stage's activation (a count of M_B) or
+ * within the budget (a size in bytes), and the same input gives byte-identical CSV; a budget
+ * below one microbatch's activation is refused, naming the minimum in bytes. */
 START_TEST(test_zb_hardware)
 {
     g_autofree char *path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
     ppsim_assert_no_error(error);
-    const char *caps[] = {"8", "16", "3"};
+    const char *caps[] = {"8", "16", "3", "20GiB", "17GiB"};
+    const double budget[] = {0, 0, 0, 20.0 * (1 << 30), 17.0 * (1 << 30)};
     for (guint i = 0; i < G_N_ELEMENTS(caps); i++) {
         g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("zb");
         spec_set(spec, "memory_limit", caps[i]);
@@ -243,11 +245,20 @@ START_TEST(test_zb_hardware)
         g_autoptr(PpsimRunResult) res = ppsim_sim_replay(sc, costs, sched, "zb", "zb", 0, &error);
         ppsim_assert_no_error(error);
         double cap = g_ascii_strtod(caps[i], NULL);
-        for (int d = 0; d < res->p; d++)
-            ck_assert_int_le(res->devices[d].peak_activation,
-                             (gint64)floor(cap * costs->stage[d].est.act + 1e-9));
+        for (int d = 0; d < res->p; d++) {
+            gint64 limit = budget[i] > 0 ? (gint64)budget[i]
+                                         : (gint64)floor(cap * costs->stage[d].est.act + 1e-9);
+            ck_assert_int_le(res->devices[d].peak_activation, limit);
+        }
         ppsim_costs_free(costs);
     }
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("zb");
+    spec_set(spec, "memory_limit", "2GiB");
+    g_autoptr(PpsimSchedule) none = ppsim_sim_build_schedule(sc, spec, NULL, &error);
+    ck_assert(none == NULL);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_msg(strstr(error->message, "memory_limit") && strstr(error->message, "bytes"), "%s",
+                  error->message);
 }
 END_TEST
 
