@@ -234,7 +234,8 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
         g_array_append_val(slots, r);
     }
     g_array_free(plan.iv, TRUE);
-    qsort(slots->data, slots->len, sizeof(CopySlot), copy_slot_cmp);
+    if (slots->len > 1)
+        qsort(slots->data, slots->len, sizeof(CopySlot), copy_slot_cmp);
     for (guint e = 0; e < slots->len; e++) {
         const CopySlot *cs = &g_array_index(slots, CopySlot, e);
         ppsim_schedule_push_copy(s, d, cs->op, cs->after);
