@@ -26,8 +26,9 @@ enum { EV_TASK_END = 1, EV_DEP_ARRIVE = 2 };
 typedef struct {
     PpsimTime duration_ps; /* < 0: a transfer, -index - 1 */
     PpsimTime start_ps;    /* -1 until started */
-    guint32 succ_begin;    /* built at run start: edges[succ_begin .. next task's) */
-    guint32 mem_begin;     /* built at run start: mem[mem_begin .. next task's) */
+    guint32 succ_begin;    /* until the run: its successor count; then edges[succ_begin ..
+                            * next task's succ_begin) */
+    guint32 mem_begin;     /* until the run: its memory effect count; then mem[mem_begin ..) */
     gint32 stream;
     guint32 pending; /* inputs not yet arrived */
 } Task;
@@ -87,7 +88,8 @@ struct PpsimExec {
     GArray *flow_deps; /* FlowDep */
     /* memory effects: parallel arrays of mem.len, grouped by task at run start */
     Vec mem;            /* MemEffect */
-    guint32 *mem_task;  /* [cap] */
+    guint32 *mem_task;  /* [cap] task of each effect; NULL while they come in task order */
+    guint32 mem_last;   /* task of the last effect added */
     GPtrArray *streams; /* Stream* */
     GArray *pools;      /* PpsimPoolStats */
     int n_tags;
@@ -178,10 +180,7 @@ ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
         DEP_EXTRA(exec);
         vec_reserve(&exec->deps, sizeof(guint32), 2 * expected_tasks, extra, extra_size, 2);
     }
-    {
-        MEM_EXTRA(exec);
-        vec_reserve(&exec->mem, sizeof(MemEffect), 2 * expected_tasks, extra, extra_size, 1);
-    }
+    vec_reserve(&exec->mem, sizeof(MemEffect), 2 * expected_tasks, NULL, NULL, 0);
     exec->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
     exec->flow_deps = g_array_new(FALSE, FALSE, sizeof(FlowDep));
     exec->latencies = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
@@ -288,6 +287,8 @@ exec_append_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, gint32 code)
     exec_dep_from(exec)[i] = from;
     exec->dep_to[i] = to;
     exec->dep_code[i] = code;
+    exec_tasks(exec)[from].succ_begin++; /* counts until the run */
+    exec_tasks(exec)[to].pending++;
     return i;
 }
 
@@ -335,11 +336,28 @@ ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int poo
 {
     g_assert(task < exec->tasks.len && pool >= 0 && (guint)pool < exec->pools->len);
     g_assert(tag < exec->n_tags);
-    MEM_EXTRA(exec);
-    guint32 i = vec_push(&exec->mem, sizeof(MemEffect), extra, extra_size, 1);
+    if (exec->mem_task == NULL && exec->mem.len > 0 && task < exec->mem_last) {
+        /* out of task order: from now on, keep each effect's task, for a sort at run start
+         * (the effects so far are in task order, so their counts say whose they are) */
+        exec->mem_task = g_new(guint32, MAX(exec->mem.cap, 1));
+        guint32 k = 0;
+        for (guint32 t = 0; t <= exec->mem_last; t++)
+            for (guint32 c = 0; c < exec_tasks(exec)[t].mem_begin; c++)
+                exec->mem_task[k++] = t;
+        g_assert(k == exec->mem.len);
+    }
+    guint32 i;
+    if (exec->mem_task != NULL) {
+        MEM_EXTRA(exec);
+        i = vec_push(&exec->mem, sizeof(MemEffect), extra, extra_size, 1);
+        exec->mem_task[i] = task;
+    } else {
+        i = vec_push(&exec->mem, sizeof(MemEffect), NULL, NULL, 0);
+    }
     exec_mem(exec)[i] = (MemEffect){
         .delta = delta, .tag = tag, .pool = (guint32)pool, .when = when, .category = category};
-    exec->mem_task[i] = task;
+    exec_tasks(exec)[task].mem_begin++; /* counts until the run */
+    exec->mem_last = task;
 }
 
 void
@@ -355,16 +373,14 @@ ppsim_exec_set_recording(PpsimExec *exec, gboolean on)
 static void
 exec_index_mem(PpsimExec *exec)
 {
-    guint32 n = exec->tasks.len, len = exec->mem.len;
+    guint32 n = exec->tasks.len, len = exec->mem.len, at = 0;
     Task *task = exec_tasks(exec);
-    gboolean sorted = TRUE;
-    for (guint32 i = 0; i < len; i++) {
-        task[exec->mem_task[i] + 1].mem_begin++;
-        sorted &= i == 0 || exec->mem_task[i - 1] <= exec->mem_task[i];
+    for (guint32 t = 0; t <= n; t++) { /* counts -> starts, through the sentinel */
+        guint32 c = task[t].mem_begin;
+        task[t].mem_begin = at;
+        at += c;
     }
-    for (guint32 t = 0; t < n; t++)
-        task[t + 1].mem_begin += task[t].mem_begin;
-    if (!sorted) {
+    if (exec->mem_task != NULL) {
         MemEffect *out = ppsim_bigalloc(MAX(len, 1) * sizeof(MemEffect));
         guint32 *fill = g_new(guint32, n);
         for (guint32 t = 0; t < n; t++)
@@ -379,28 +395,27 @@ exec_index_mem(PpsimExec *exec)
     g_clear_pointer(&exec->mem_task, g_free); /* no longer needed */
 }
 
-/* Successor edges packed by producer (a stable counting sort) and input counts. */
+/* Successor edges packed by producer (a stable counting sort; the counts and the input
+ * counts were kept as dependencies were added). */
 static void
 exec_index_deps(PpsimExec *exec)
 {
-    guint32 n = exec->tasks.len, len = exec->deps.len;
+    guint32 n = exec->tasks.len, len = exec->deps.len, at = 0;
     const guint32 *from = exec_dep_from(exec);
     Task *task = exec_tasks(exec);
-    for (guint32 i = 0; i < len; i++) {
-        task[from[i] + 1].succ_begin++;
-        task[exec->dep_to[i]].pending++;
+    for (guint32 t = 0; t <= n; t++) { /* counts -> starts, through the sentinel */
+        guint32 c = task[t].succ_begin;
+        task[t].succ_begin = at;
+        at += c;
     }
-    for (guint32 t = 0; t < n; t++)
-        task[t + 1].succ_begin += task[t].succ_begin;
     Edge *edges = ppsim_bigalloc(MAX(len, 1) * sizeof(Edge));
-    /* fill each block from its back, moving task[t + 1].succ_begin down to t's start */
-    for (guint32 i = len; i-- > 0;)
-        edges[--task[from[i] + 1].succ_begin] =
+    /* fill each block in order, moving task[t].succ_begin up to t's end (t + 1's start) */
+    for (guint32 i = 0; i < len; i++)
+        edges[task[from[i]].succ_begin++] =
             (Edge){.to = exec->dep_to[i], .code = exec->dep_code[i]};
-    /* task[t + 1].succ_begin now holds t's start: shift back into place */
-    for (guint32 t = 0; t < n; t++)
-        task[t].succ_begin = task[t + 1].succ_begin;
-    task[n].succ_begin = len;
+    for (guint32 t = n; t > 0; t--) /* shift back into place */
+        task[t].succ_begin = task[t - 1].succ_begin;
+    task[0].succ_begin = 0;
     exec->edges = edges;
 }
 
