@@ -33,17 +33,24 @@ sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched, const char 
 static PpsimSchedule *
 sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError **error)
 {
-    g_autofree char *text = NULL;
-    gsize len = 0;
     if (spec->file == NULL) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
                     "%s:%d:%d: schedule 'custom' needs a 'file'", sc->path ? sc->path : "",
                     spec->mark.line, spec->mark.col);
         return NULL;
     }
-    if (!g_file_get_contents(spec->file, &text, &len, error))
+    /* mapped, not copied: the page cache already holds it; on failure, read it the usual
+     * way for the usual error message */
+    g_autoptr(GMappedFile) map = g_mapped_file_new(spec->file, FALSE, NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (map == NULL && !g_file_get_contents(spec->file, &text, &len, error))
         return NULL;
-    g_autoptr(PpsimSchedule) sched = ppsim_schedule_from_csv(text, len, spec->file, error);
+    const char *data = map ? g_mapped_file_get_contents(map) : text;
+    if (map != NULL)
+        len = g_mapped_file_get_length(map);
+    g_autoptr(PpsimSchedule) sched =
+        ppsim_schedule_from_csv(data ? data : "", len, spec->file, error);
     if (sched == NULL)
         return NULL;
     g_autofree char *what = g_strdup_printf("schedule file '%s'", spec->file);
@@ -232,20 +239,17 @@ plan(PpsimExec *out, guint32 id, PpsimMemWhen when, int pool, int tag, PpsimMemC
         ppsim_exec_add_mem(out, id, when, pool, tag, cat, delta);
 }
 
-/* Adds op @id as a task with its memory effects (in task order, as the executor prefers);
- * returns the task id (== @id). */
+/* Adds @op, op @id, in list @list of device @d, as a task with its memory effects (in task
+ * order, as the executor prefers); returns the task id (== @id). */
 static PpsimTaskId
-replay_add_task(Replay *r, guint32 id)
+replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
 {
-    PpsimOpPos pos;
-    ppsim_schedule_index_pos(r->idx, id, &pos);
-    const PpsimOp *op = ppsim_schedule_index_op(r->idx, id);
-    int d = pos.device, s = op->stage;
+    int s = op->stage;
     MemPlan m = {0};
     if (op->kind != PPSIM_OP_OPT)
         replay_mem_plan(r, s, op->microbatch, &m);
     PpsimTaskId t;
-    if (pos.list == 1) {
+    if (list == 1) {
         gboolean off = op->kind == PPSIM_OP_OFF;
         int stream = off ? r->d2h_stream[d] : r->h2d_stream[d];
         if (r->topo != NULL) {
@@ -344,9 +348,14 @@ replay_build(Replay *r)
     g_free(static_mem);
     replay_add_streams(r);
 
-    guint32 n = ppsim_schedule_index_n_ops(r->idx);
-    for (guint32 id = 0; id < n; id++)
-        replay_add_task(r, id);
+    guint32 id = 0; /* ops are numbered device-major, compute list first (schedule-index.h) */
+    for (int d = 0; d < p; d++)
+        for (int list = 0; list < 2; list++) {
+            const GArray *ops = list == 0 ? sched->compute[d] : sched->copy[d];
+            g_assert(id == ppsim_schedule_index_base(r->idx, d, list));
+            for (guint i = 0; i < ops->len; i++, id++)
+                replay_add_task(r, id, d, list, &g_array_index(ops, PpsimOp, i));
+        }
     ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
 }
 

@@ -242,6 +242,7 @@ typedef struct {
     GPtrArray *compute, *copy, *copy_after; /* [rows] GArray */
     GArray *stage_row;                      /* gint32 per stage: its row, -1 none yet */
     int max_stage, max_mb, last_row, n_cells;
+    guint n_compute;  /* compute ops placed in the current row */
     GError *deferred; /* first placement error, reported once the whole file parsed */
 } CsvReader;
 
@@ -286,7 +287,9 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
         g_array_append_val(g_ptr_array_index(rd->copy, row), *op);
         g_array_append_val(g_ptr_array_index(rd->copy_after, row), after);
     } else {
-        g_array_append_val(g_ptr_array_index(rd->compute, row), *op);
+        /* the row's compute array was sized to its cell count: no growth check needed */
+        GArray *compute = g_ptr_array_index(rd->compute, row);
+        ((PpsimOp *)(gpointer)compute->data)[rd->n_compute++] = *op;
     }
 }
 
@@ -305,7 +308,10 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
         guint cells = 1;
         for (gsize c = pos; c < line_end; c++)
             cells += text[c] == ',';
-        g_ptr_array_add(rd->compute, g_array_sized_new(FALSE, FALSE, sizeof(PpsimOp), cells));
+        GArray *compute = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOp), cells);
+        g_array_set_size(compute, cells); /* trimmed to the ops placed at the row's end */
+        g_ptr_array_add(rd->compute, compute);
+        rd->n_compute = 0;
         g_ptr_array_add(rd->copy, g_array_new(FALSE, FALSE, sizeof(PpsimOp)));
         g_ptr_array_add(rd->copy_after, g_array_new(FALSE, FALSE, sizeof(gint32)));
         gboolean copy = FALSE;
@@ -339,6 +345,7 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
             }
             c = e + 1;
         }
+        g_array_set_size(compute, rd->n_compute);
         row++;
         loc.line++;
         pos = eol + 1;
