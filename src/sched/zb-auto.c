@@ -425,16 +425,14 @@ search_built(ZbSearch *z, int p, int m, int top)
 {
     const PpsimCostEstimates *costs = z->c;
     g_autofree gint64 *work = g_new(gint64, p);
-    /* Budgets for large pipelines, spread evenly over the working caps: zb-list costs about
-     * p^2 x 3pm steps per run (idle devices rescan the others), so it runs at every cap up to
-     * p = 32 at m = 128, at two from p = 64 at m = 256 and not at all from about p = 128 at
-     * m = 512; a greedy build and its timing cost about p x 3pm each */
+    /* Budget for large pipelines: a greedy build, a list schedule and their timings cost
+     * about p x 3pm steps each, so the working caps are spread evenly over 1 .. top when
+     * 8 p x 3pm x top would pass 2e9 (from about p = 64 at m = 256) */
     double n_ops = 3.0 * p * m;
-    int n_list = (double)p * p * n_ops > 2e9 ? 0 : (int)CLAMP(5e8 / (p * p * n_ops), 2, top);
-    int n_wave = (int)CLAMP(2e9 / (8 * p * n_ops), 8, top);
+    int n_caps = (int)CLAMP(2e9 / (8 * p * n_ops), 8, top);
     char label[64];
     for (int cap = 1; cap <= top; cap++) {
-        if (!cap_wanted(cap, top, n_wave))
+        if (!cap_wanted(cap, top, n_caps))
             continue;
         for (int s = 0; s < p; s++) {
             gint64 a = costs->stage[s].act, lim = z->limit[s];
@@ -444,8 +442,6 @@ search_built(ZbSearch *z, int p, int m, int top)
             g_snprintf(label, sizeof label, "greedy cap=%d choices=%u", cap, choice);
             search_offer(z, zbb_build(p, m, costs, work, choice), label);
         }
-        if (!cap_wanted(cap, top, n_list))
-            continue;
         g_autoptr(PpsimSchedule) list = ppsim_schedule_new(p, p, m);
         ppsim_schedule_map_plain(list);
         if (ppsim_zb_list_schedule(list, m, costs, work, NULL)) {

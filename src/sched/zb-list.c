@@ -3,13 +3,13 @@
  * arrival; else a ready F that fits under its memory cap (its later stage first, so
  * microbatches reach the loss early; an earlier-stage F keeps room for its partner's); else
  * its oldest pending W; else it waits for the next arrival. W passes thus fill what would be
- * bubbles. Works on the generator's cost estimates only. Used by zb-v, and by the automatic
- * `zb` (zb-auto.c) as one candidate per working cap.
+ * bubbles. Works on the generator's cost estimates only. Used by the automatic `zb`
+ * (zb-auto.c) as one candidate per working cap; it still handles two stages per device.
  *
- * Alone it is not [ZB] §3's scheduler: on one stage per device with [ZB] Table 5's costs and
- * M_W = M_B it gives bubble rates 0.2115 (cap p) and 0.1206 (cap 2p) against the paper's
- * 0.1585 (ZB-1p) and 0.0433 (ZB-2p); zb-auto.c's microbatch-by-microbatch builder does
- * better there, this one does better when the cap is below p.
+ * Alone it is not [ZB] §3's scheduler: on one stage per device with [ZB] Table 5's costs it
+ * gives bubble rates 0.2115 (cap p) and 0.1206 (cap 2p) at M_W = M_B, 0.2062 and 0.0936 at
+ * M_W = 0.3664 M_B, against the paper's 0.1585 (ZB-1p) and 0.0433 (ZB-2p); zb-auto.c's
+ * microbatch-by-microbatch builder does better there, this one when the cap is below p.
  */
 #include "sched/zb-list.h"
 #include "util/ppsim-error.h"
@@ -113,50 +113,64 @@ zbl_execute(ZbList *z, PpsimSchedule *sched, int d, int kind, int s, PpsimTime t
     ppsim_schedule_push(sched, d, kind, s, j);
 }
 
+/* The device that receives the input the op just run on @s produced, and when; -1 if none
+ * (the loss stays on its device). */
+static int
+zbl_receiver(const ZbList *z, int kind, int s, PpsimTime *arrival)
+{
+    if (kind == PPSIM_OP_F && s + 1 < z->S) {
+        *arrival = z->f_ready[(s + 1) * z->m + z->next_f[s] - 1];
+        return zbl_device(z, s + 1);
+    }
+    if (kind == PPSIM_OP_B && s > 0) {
+        *arrival = z->b_ready[(s - 1) * z->m + z->next_b[s] - 1];
+        return zbl_device(z, s - 1);
+    }
+    return -1;
+}
+
 /* Event loop over devices: the one free earliest decides next (ties: lowest id). A device
- * with nothing to run is blocked until an input arrives or another device moves on. */
+ * with nothing to run idles until its next known input arrives, or until an op run elsewhere
+ * sends it an earlier one (inputs only come from other devices' ops; memory only changes
+ * with the device's own). */
 static gboolean
 zbl_run(ZbList *z, PpsimSchedule *sched, GError **error)
 {
+    const PpsimTime never = G_MAXINT64;
     g_autofree PpsimTime *free_at = g_new0(PpsimTime, z->p);
-    g_autofree int *left = g_new(int, z->p);               /* ops still to place per device */
-    g_autofree gboolean *blocked = g_new0(gboolean, z->p); /* idle at free_at, nothing due */
-    for (int d = 0; d < z->p; d++)
+    g_autofree PpsimTime *idle_since = g_new(PpsimTime, z->p); /* -1: not idle */
+    g_autofree int *left = g_new(int, z->p);                   /* ops still to place */
+    for (int d = 0; d < z->p; d++) {
         left[d] = 3 * z->m * (z->stages[d][1] >= 0 ? 2 : 1);
+        idle_since[d] = -1;
+    }
     for (;;) {
         int d = -1;
         for (int e = 0; e < z->p; e++)
-            if (left[e] > 0 && !blocked[e] && (d < 0 || free_at[e] < free_at[d]))
+            if (left[e] > 0 && (d < 0 || free_at[e] < free_at[d]))
                 d = e;
-        if (d < 0) {
-            gboolean any = FALSE;
-            for (int e = 0; e < z->p; e++)
-                any |= left[e] > 0;
-            if (!any)
-                return TRUE;
+        if (d < 0)
+            return TRUE;
+        if (free_at[d] == never) {
             g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                         "memory_limit is too small to make progress");
             return FALSE;
         }
         int s = -1;
-        PpsimTime wake, end;
+        PpsimTime wake, end, arrival = 0;
         int kind = zbl_pick(z, d, free_at[d], &s, &wake);
-        if (kind >= 0) {
-            zbl_execute(z, sched, d, kind, s, free_at[d], &end);
-            free_at[d] = end;
-            left[d]--;
-            memset(blocked, 0, z->p * sizeof(gboolean)); /* new inputs may be due */
+        if (kind < 0) {
+            idle_since[d] = free_at[d];
+            free_at[d] = wake >= 0 ? wake : never;
             continue;
         }
-        /* idle: until an input arrives, or until another device has moved on */
-        PpsimTime next = wake;
-        for (int e = 0; e < z->p; e++)
-            if (e != d && left[e] > 0 && free_at[e] > free_at[d] && (next < 0 || free_at[e] < next))
-                next = free_at[e];
-        if (next >= 0)
-            free_at[d] = next;
-        else
-            blocked[d] = TRUE;
+        zbl_execute(z, sched, d, kind, s, free_at[d], &end);
+        free_at[d] = end;
+        idle_since[d] = -1;
+        left[d]--;
+        int to = zbl_receiver(z, kind, s, &arrival);
+        if (to >= 0 && to != d && idle_since[to] >= 0 && arrival < free_at[to])
+            free_at[to] = MAX(arrival, idle_since[to]);
     }
 }
 
