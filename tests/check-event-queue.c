@@ -51,6 +51,37 @@ START_TEST(test_interleaved_push_pop)
 }
 END_TEST
 
+/* Times that differ only above 32 bits, or only in their top bits, and ties among them:
+ * the order is (time, insertion) however far apart the times are, and whichever heap level
+ * (the queue holds up to 4 children per node) an event lands on. */
+START_TEST(test_order_wide_times)
+{
+    const PpsimTime times[] = {
+        (PpsimTime)1 << 62, 1, (PpsimTime)1 << 40, 1, ((PpsimTime)1 << 62) + 1,
+        (PpsimTime)1 << 40, 0, G_MAXINT64 / 2};
+    PpsimEventQueue q;
+    ppsim_event_queue_init(&q);
+    const int rounds = 50; /* enough events for several heap levels */
+    for (int r = 0; r < rounds; r++)
+        for (guint i = 0; i < G_N_ELEMENTS(times); i++) {
+            PpsimEvent ev = {.time_ps = times[i], .a = r * (int)G_N_ELEMENTS(times) + (int)i};
+            ppsim_event_queue_push(&q, &ev);
+        }
+    PpsimEvent prev = {.time_ps = -1, .a = -1}, ev;
+    int count = 0;
+    while (ppsim_event_queue_pop(&q, &ev)) {
+        ck_assert_int_ge(ev.time_ps, prev.time_ps);
+        if (ev.time_ps == prev.time_ps)
+            ck_assert_int_gt(ev.a, prev.a);
+        prev = ev;
+        count++;
+    }
+    ck_assert_int_eq(count, rounds * (int)G_N_ELEMENTS(times));
+    ck_assert_int_eq(prev.time_ps, ((PpsimTime)1 << 62) + 1);
+    ppsim_event_queue_clear(&q);
+}
+END_TEST
+
 typedef struct {
     GArray *seen;
     int remaining;
@@ -106,6 +137,7 @@ ppsim_test_suite(void)
     TCase *tc = tcase_create("queue");
     tcase_add_test(tc, test_order_random_and_ties);
     tcase_add_test(tc, test_interleaved_push_pop);
+    tcase_add_test(tc, test_order_wide_times);
     suite_add_tcase(s, tc);
     tc = tcase_create("engine");
     tcase_add_test(tc, test_engine_clock_and_quiesce);

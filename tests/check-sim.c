@@ -288,6 +288,157 @@ START_TEST(test_reload_anchor)
 }
 END_TEST
 
+/* Memory effects may be added in any task order; within a task their order is kept. By
+ * hand, one pool: A [0,1] and B [1,2] on one stream, C [0,0.5] on another; A +3 at start,
+ * -1 at end; B +2, -4; C +5, -5. Initial starts go in stream order (A then C), so the pool
+ * reads 3, 8 (the peak, at 0, by C), 3 (C ends), 2 (A ends), 4 (B starts), 0. */
+static void
+exec_mem_case(gboolean reversed, gint64 *values, gint64 *peak, PpsimTime *peak_time,
+              PpsimTaskId *peak_task)
+{
+    g_autoptr(PpsimExec) exec = ppsim_exec_new(NULL, 3, 0);
+    ppsim_exec_add_pool(exec, 0);
+    int s0 = ppsim_exec_add_stream(exec, "s0"), s1 = ppsim_exec_add_stream(exec, "s1");
+    PpsimTaskId a = ppsim_exec_add_task(exec, s0, MS);
+    PpsimTaskId b = ppsim_exec_add_task(exec, s0, MS);
+    PpsimTaskId c = ppsim_exec_add_task(exec, s1, MS / 2);
+    const struct {
+        PpsimTaskId task;
+        PpsimMemWhen when;
+        gint64 delta;
+    } fx[] = {{a, PPSIM_MEM_AT_START, 3}, {a, PPSIM_MEM_AT_END, -1},  {b, PPSIM_MEM_AT_START, 2},
+              {b, PPSIM_MEM_AT_END, -4},  {c, PPSIM_MEM_AT_START, 5}, {c, PPSIM_MEM_AT_END, -5}};
+    /* reversed: C's effects, then B's, then A's, each task's own pair still in order */
+    for (int k = 0; k < 3; k++)
+        for (int e = 0; e < 2; e++) {
+            int i = 2 * (reversed ? 2 - k : k) + e;
+            ppsim_exec_add_mem(exec, fx[i].task, fx[i].when, 0, (int)fx[i].task,
+                               PPSIM_MEM_ACTIVATION, fx[i].delta);
+        }
+    ppsim_exec_set_recording(exec, TRUE);
+    g_autoptr(GError) error = NULL;
+    ck_assert(ppsim_exec_run(exec, NULL, NULL, &error));
+    const GArray *samples = ppsim_exec_mem_samples(exec);
+    ck_assert_uint_eq(samples->len, 6);
+    for (guint i = 0; i < samples->len; i++)
+        values[i] = g_array_index(samples, PpsimMemSample, i).value;
+    const PpsimPoolStats *st = ppsim_exec_pool_stats(exec, 0);
+    *peak = st->peak_total;
+    *peak_time = st->peak_total_time_ps;
+    *peak_task = st->peak_total_task;
+    ck_assert_int_eq(ppsim_exec_tag_peak(exec, (int)a), 3);
+    ck_assert_int_eq(ppsim_exec_tag_peak(exec, (int)c), 5);
+}
+
+START_TEST(test_exec_mem_any_order)
+{
+    const gint64 want[] = {3, 8, 3, 2, 4, 0};
+    for (int reversed = 0; reversed < 2; reversed++) {
+        gint64 values[6], peak;
+        PpsimTime peak_time;
+        PpsimTaskId peak_task;
+        exec_mem_case(reversed, values, &peak, &peak_time, &peak_task);
+        for (int i = 0; i < 6; i++)
+            ck_assert_int_eq(values[i], want[i]);
+        ck_assert_int_eq(peak, 8);
+        ck_assert_int_eq(peak_time, 0);
+        ck_assert_uint_eq(peak_task, 2); /* C */
+    }
+}
+END_TEST
+
+/* Dependencies with several latencies (0, 2, 5 and 2 again) from one 1 ms producer: each
+ * consumer starts at 1 + latency, and that is when its input is reported to arrive. */
+START_TEST(test_exec_latencies)
+{
+    g_autoptr(PpsimExec) exec = ppsim_exec_new(NULL, 1, 0);
+    const PpsimTime lat[] = {0, 2 * MS, 5 * MS, 2 * MS};
+    PpsimTaskId prod = ppsim_exec_add_task(exec, ppsim_exec_add_stream(exec, "p"), MS);
+    PpsimTaskId cons[G_N_ELEMENTS(lat)];
+    for (guint i = 0; i < G_N_ELEMENTS(lat); i++) {
+        g_autofree char *name = g_strdup_printf("c%u", i);
+        cons[i] = ppsim_exec_add_task(exec, ppsim_exec_add_stream(exec, name), MS);
+        ppsim_exec_add_dep(exec, prod, cons[i], lat[i]);
+    }
+    g_autoptr(GError) error = NULL;
+    ck_assert(ppsim_exec_run(exec, NULL, NULL, &error));
+    ck_assert_uint_eq(ppsim_exec_n_deps(exec), G_N_ELEMENTS(lat));
+    PpsimTime times[2 * (G_N_ELEMENTS(lat) + 1)];
+    ppsim_exec_task_times(exec, 0, G_N_ELEMENTS(lat) + 1, times);
+    ck_assert_int_eq(times[0], 0);
+    ck_assert_int_eq(times[1], MS);
+    for (guint i = 0; i < G_N_ELEMENTS(lat); i++) {
+        ck_assert_uint_eq(ppsim_exec_dep_from(exec, i), prod);
+        ck_assert_uint_eq(ppsim_exec_dep_to(exec, i), cons[i]);
+        ck_assert_uint_eq(ppsim_exec_dep_consumers(exec)[i], cons[i]);
+        ck_assert_int_eq(ppsim_exec_dep_arrival(exec, i), MS + lat[i]);
+        ck_assert_int_eq(ppsim_exec_task_start(exec, cons[i]), MS + lat[i]);
+        ck_assert_int_eq(times[2 * (i + 1)], MS + lat[i]);
+        ck_assert_int_eq(times[2 * (i + 1) + 1], 2 * MS + lat[i]);
+    }
+}
+END_TEST
+
+/* A cyclic schedule fails the replay with the checker's own message, whether the cycle is
+ * found by the checker up front (an optimizer step on a CPU worker leaves the compute list
+ * for a shared stream) or learnt from the replay deadlocking (every list is one stream). */
+START_TEST(test_replay_cycle_message)
+{
+    const char *csv[] = {"0B0,0F0\n1F0,1B0\n", "0F0,0B0,0F1,0B1\n1F0,1F1,1B0,1B1\n",
+                         "0F0,0S,0I0,0W0\n1F0,1I0,1W0,1S\n", "0F0,0SC,0I0,0W0\n1F0,1I0,1W0,1S\n"};
+    const int m[] = {1, 2, 1, 1};
+    for (guint i = 0; i < G_N_ELEMENTS(csv); i++) {
+        g_autoptr(PpsimScenario) sc = explicit_scenario(2, m[i], "1f1b", 1.0, 1.0, 1.0);
+        g_autoptr(GError) error = NULL, want = NULL;
+        g_autoptr(PpsimSchedule) copy =
+            ppsim_schedule_from_csv(csv[i], strlen(csv[i]), "t.csv", &error);
+        ppsim_assert_no_error(error);
+        ck_assert(!ppsim_schedule_validate(copy, &want));
+        PpsimSchedule *sched = ppsim_schedule_from_csv(csv[i], strlen(csv[i]), "t.csv", &error);
+        g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 2, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) res =
+            ppsim_sim_replay(sc, costs, sched, "cyc", "custom", 0, &error);
+        ck_assert_ptr_null(res);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID);
+        ck_assert_str_eq(error->message, want->message);
+        ck_assert_ptr_nonnull(strstr(error->message, "cyclic wait"));
+    }
+}
+END_TEST
+
+/* The CSV reader's fast path (plain cells) and its general path (padding, leading zeros)
+ * read the same schedule, which replays to the same result. */
+START_TEST(test_csv_paths_agree)
+{
+    const char *plain = "0F0,0F1,0I0,0I1,0W0,0W1,|,0O0,0L0@1\n1F0,1B0,1F1,1B1\n";
+    const char *padded =
+        " 00F0 ,0F01,\t0I0, 0I1,0W0 ,000W1,|, 0O0 ,0L0@01\r\n1F0 ,1B00,NONE,,1F1,1B1\n";
+    g_autofree char *json[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        const char *text = k == 0 ? plain : padded;
+        g_autoptr(PpsimScenario) sc = explicit_scenario(2, 2, "1f1b", 1.0, 1.5, 0.5);
+        sc->costs.offload_ps = MS / 4;
+        sc->costs.p2p_ps = MS / 10;
+        g_autoptr(GError) error = NULL;
+        PpsimSchedule *sched = ppsim_schedule_from_csv(text, strlen(text), "t.csv", &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GString) back = ppsim_schedule_to_csv(sched);
+        ck_assert_str_eq(back->str, plain);
+        g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 2, &error);
+        g_autoptr(GPtrArray) results =
+            g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_run_result_free);
+        g_ptr_array_add(
+            results, ppsim_sim_replay(sc, costs, sched, "csv", "custom", PPSIM_SIM_RECORD, &error));
+        ppsim_assert_no_error(error);
+        GString *out = g_string_new(NULL);
+        ppsim_report_json(out, sc, results);
+        json[k] = g_string_free(out, FALSE);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -305,6 +456,10 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_host_memory_oom);
     tcase_add_test(tc, test_copy_streams);
     tcase_add_test(tc, test_reload_anchor);
+    tcase_add_test(tc, test_exec_mem_any_order);
+    tcase_add_test(tc, test_exec_latencies);
+    tcase_add_test(tc, test_replay_cycle_message);
+    tcase_add_test(tc, test_csv_paths_agree);
     suite_add_tcase(s, tc);
     return s;
 }
