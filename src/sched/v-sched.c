@@ -11,7 +11,11 @@
  *             the warm-up after 2p-1 forwards (the F of the first 1F-1B-1W group makes 2p),
  *             and with W holding memory after its B the cap then forces F, B, W in turn.
  *             "reserve": a first-chunk F also leaves room for one second-chunk F, so a low
- *             cap cannot fill a device with first chunks waiting for a loss that never comes.
+ *             cap cannot fill a device with first chunks waiting for a loss that never comes;
+ *             a warm-up reserve keeps room for a d + b second-chunk Fs on device d until its
+ *             first one (as the reference implementation's ZB-V warm-up does). Variants: F,
+ *             B, W in turn (the 1F-1B-1W groups), or B and F alternating with W only in the
+ *             waits (vs_pick_alt), which copes better with p2p latency.
  *   template  forwards and backwards in a template's order (a [CM] building block, or a free
  *             run on uniform costs), each as soon as it is ready: B first, F if it fits, else
  *             W. With the cap at least the template's peak this cannot deadlock (every B the
@@ -37,19 +41,24 @@
 enum { VS_FREE, VS_TEMPLATE, VS_STRICT, VS_SLOT };
 
 /* How a candidate picks: mode, reserve (free mode), and which ready B goes first (free
- * mode): the earliest arrival, the second chunk's, or the first chunk's. */
-enum { VS_B_EARLIEST, VS_B_LATER, VS_B_EARLIER };
+ * mode): the earliest arrival, the second chunk's, the first chunk's, or (B-F alternation
+ * only) "balance", see vs_alt_choose. */
+enum { VS_B_EARLIEST, VS_B_LATER, VS_B_EARLIER, VS_B_BALANCE };
 typedef struct {
     int mode;
     gboolean reserve;
     int bpref;
-    gboolean cycle;
+    int cycle;          /* free mode: 0 by priority, 1 F-B-W turns, 2 to 5 B-F alternation */
+    int warm_a, warm_b; /* free mode, until the device's first second-chunk F: a first-chunk
+                         * F on device d leaves room for warm_a d + warm_b second-chunk Fs */
 } VsPolicy;
 
 typedef struct {
     int p, m, S, mode, bpref;
-    gboolean reserve, cycle;
-    int *last; /* [p] kind of the device's last op, -1 */
+    gboolean reserve;
+    int cycle, warm_a, warm_b;
+    int *last;    /* [p] kind of the device's last op, -1 */
+    int *last_fb; /* [p] kind of its last F or B, -1 */
     const PpsimCostEstimates *c;
     const gint64 *limit;
     const PpsimSchedule *tpl; /* template (VS_TEMPLATE, VS_STRICT) */
@@ -85,6 +94,8 @@ vs_fits(const VRun *r, int d, int s)
     gint64 need = r->c->stage[s].act;
     if (r->mode == VS_FREE && r->reserve && s == d) /* keep room for a second-chunk F */
         need += r->c->stage[r->S - 1 - d].act;
+    if (r->mode == VS_FREE && s == d && r->next_f[r->S - 1 - d] == 0) /* warm-up reserve */
+        need += (r->warm_a * d + r->warm_b) * r->c->stage[r->S - 1 - d].act;
     return r->mem[d] + need <= r->limit[d];
 }
 
@@ -144,6 +155,90 @@ vs_pick_slot(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
         return PPSIM_OP_F;
     }
     return vs_pop_w(r, d, key);
+}
+
+/* The op of @kind (B or F) device @d would run next in B-F alternation: the first whose
+ * input is on its way (arrival time known). F: the later stage first. B: by the policy's
+ * preference; "balance" takes the second chunk's B unless the device has run fewer first-
+ * chunk Bs than second-chunk ones and the first chunk's next input is on its way; once no F
+ * is left, the B whose input arrives first, the second chunk's (the longer chain ahead) if
+ * both are there at @t. Returns the key and *@at its arrival, or -1. */
+static int
+vs_alt_choose(const VRun *r, int d, int kind, PpsimTime t, PpsimTime *at)
+{
+    int m = r->m, S = r->S, k = -1;
+    *at = -1;
+    if (kind == PPSIM_OP_B && r->bpref == VS_B_BALANCE) {
+        int s0 = d, s1 = S - 1 - d;
+        PpsimTime a0 = r->next_b[s0] < m ? r->b_ready[s0 * m + r->next_b[s0]] : -1;
+        PpsimTime a1 = r->next_b[s1] < m ? r->b_ready[s1 * m + r->next_b[s1]] : -1;
+        if (r->next_f[s0] >= m && r->next_f[s1] >= m && a0 >= 0 && a1 >= 0) {
+            /* no F left: the one there first, the second chunk's (longer chain) on a tie or
+             * when both are there */
+            gboolean take1 = a1 <= MAX(a0, t);
+            *at = take1 ? a1 : a0;
+            return take1 ? s1 * m + r->next_b[s1] : s0 * m + r->next_b[s0];
+        }
+        if (r->next_b[s0] < r->next_b[s1] && a0 >= 0) {
+            *at = a0;
+            return s0 * m + r->next_b[s0];
+        }
+        if (a1 >= 0) {
+            *at = a1;
+            return s1 * m + r->next_b[s1];
+        }
+        return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        int s = r->stages[d][kind == PPSIM_OP_B && r->bpref == VS_B_EARLIER ? 1 - i : i];
+        int j = kind == PPSIM_OP_B ? r->next_b[s] : r->next_f[s];
+        PpsimTime a = j >= m               ? -1
+                      : kind == PPSIM_OP_B ? r->b_ready[s * m + j]
+                                           : r->f_ready[s * m + j];
+        if (a < 0)
+            continue;
+        if (k < 0 || (kind == PPSIM_OP_B && r->bpref == VS_B_EARLIEST && a < *at))
+            k = s * m + j, *at = a;
+        if (kind == PPSIM_OP_F || r->bpref != VS_B_EARLIEST)
+            break;
+    }
+    return k;
+}
+
+/* Free mode with cycle >= 2, after the device's first B: B and F alternate (only B once no F
+ * is left), each the op vs_alt_choose gives, waiting for it if need be; meanwhile a pending W
+ * runs if it ends before the input arrives (cycles 2 and 4) or whenever the op must wait
+ * (cycles 3 and 5). Cycles 4 and 5 skip an F turn whose input has not arrived yet. A reading
+ * of the reference implementation's ZB-V greedy (rounds of B then F, W filling the waits).
+ * An F that does not fit runs a W first. Returns -2 when this rule has nothing to say. */
+static int
+vs_pick_alt(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
+{
+    int m = r->m;
+    PpsimTime rdy;
+    gboolean has_w = r->wq_head[d] != r->wq_tail[d];
+    gboolean cool = r->next_f[d] >= m && r->next_f[r->S - 1 - d] >= m;
+    int turn = cool || r->last_fb[d] != PPSIM_OP_B ? PPSIM_OP_B : PPSIM_OP_F;
+    int k = vs_alt_choose(r, d, turn, t, &rdy);
+    if (turn == PPSIM_OP_F && r->cycle >= 4 && (k < 0 || rdy > t)) {
+        turn = PPSIM_OP_B;
+        k = vs_alt_choose(r, d, turn, t, &rdy);
+    }
+    if (k < 0)
+        return -2;
+    if (turn == PPSIM_OP_F && !vs_fits(r, d, k / m))
+        return has_w ? vs_pop_w(r, d, key) : -2;
+    if (rdy <= t) {
+        *key = k;
+        return turn;
+    }
+    if (has_w) {
+        int wk = r->wq[d * (2 * m + 1) + r->wq_head[d]];
+        if (r->cycle % 2 == 1 || t + r->c->stage[wk / m].w_ps <= rdy)
+            return vs_pop_w(r, d, key);
+    }
+    vs_wake(wake, rdy);
+    return -1;
 }
 
 /* Device @d's next op at time @t as (kind, key = stage m + microbatch), or -1 with *@wake
@@ -206,6 +301,11 @@ vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
             }
         }
     } else {
+        if (r->cycle >= 2 && r->bpos[d] > 0) {
+            int kind = vs_pick_alt(r, d, t, key, wake);
+            if (kind != -2)
+                return kind;
+        }
         PpsimTime best = -1;
         for (int i = 0; i < 2; i++) { /* B: by the policy's preference */
             int s = r->stages[d][r->bpref == VS_B_EARLIER ? 1 - i : i], j = r->next_b[s];
@@ -293,6 +393,8 @@ vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
     if (r->mode == VS_STRICT)
         r->spos[d]++;
     r->last[d] = kind;
+    if (kind != PPSIM_OP_W)
+        r->last_fb[d] = kind;
     ppsim_schedule_push(r->out, d, kind, s, j);
     return end;
 }
@@ -365,12 +467,15 @@ vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *li
               .reserve = pol.reserve,
               .bpref = pol.bpref,
               .cycle = pol.cycle,
+              .warm_a = pol.warm_a,
+              .warm_b = pol.warm_b,
               .c = c,
               .limit = limit,
               .tpl = tpl};
     r.last = g_new(int, p);
+    r.last_fb = g_new(int, p);
     for (int d = 0; d < p; d++)
-        r.last[d] = -1;
+        r.last[d] = r.last_fb[d] = -1;
     r.out = ppsim_schedule_new(p, S, m);
     ppsim_schedule_map_vshape(r.out);
     r.stages = g_malloc_n(p, sizeof(int[2]));
@@ -431,6 +536,7 @@ vs_run(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *li
     g_free(r.bpos);
     g_free(r.spos);
     g_free(r.last);
+    g_free(r.last_fb);
     g_free(r.f_slot);
     g_free(r.f_done);
     g_free(r.b_slot);
@@ -481,14 +587,17 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
 
     g_autofree gint64 *peak = g_new(gint64, p);
     GPtrArray *tpls = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_free);
-    const VsPolicy frees[] = {
-        {VS_FREE, FALSE, VS_B_EARLIEST, FALSE}, {VS_FREE, FALSE, VS_B_LATER, FALSE},
-        {VS_FREE, FALSE, VS_B_EARLIER, FALSE},  {VS_FREE, FALSE, VS_B_EARLIEST, TRUE},
-        {VS_FREE, FALSE, VS_B_LATER, TRUE},     {VS_FREE, FALSE, VS_B_EARLIER, TRUE},
-        {VS_FREE, TRUE, VS_B_EARLIEST, FALSE},  {VS_FREE, TRUE, VS_B_LATER, FALSE},
-        {VS_FREE, TRUE, VS_B_EARLIER, FALSE}};
+    /* free-mode policies: (warm-up reserve, cycle, B preference); the first six, with no
+     * reserve and cycle 0 or 1, also make ZB-V's uniform-cost templates */
+    static const int warms[][3] = {{0, 0, 0}, {1, 0, 0}, {0, 0, 1}, {0, 1, 1}, {0, 2, 1}};
+    VsPolicy frees[G_N_ELEMENTS(warms) * 6 * 4];
+    guint nfree = 0;
+    for (guint w = 0; w < G_N_ELEMENTS(warms); w++)
+        for (int cyc = 0; cyc < 6; cyc++)
+            for (int b = 0; b < (cyc < 2 ? 3 : 4); b++) /* "balance" only alternates */
+                frees[nfree++] = (VsPolicy){VS_FREE, warms[w][0], b, cyc, warms[w][1], warms[w][2]};
     if (kind == PPSIM_VSHAPE_ZB) {
-        for (guint i = 0; i < 6; i++) { /* uniform-cost templates: free runs, no reserve */
+        for (guint i = 0; i < 6; i++) { /* uniform-cost templates */
             PpsimSchedule *t = NULL;
             PpsimTime ms, idle;
             if (vs_run(p, m, frees[i], &unit, limit, NULL, &t, peak, &ms, &idle))
@@ -504,13 +613,13 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
     guint nt = 3;
     for (int k = 1; k <= MIN(p, 8); k++)
         tmodes[nt++] = (VsPolicy){VS_TEMPLATE, TRUE, k, FALSE};
-    for (guint i = 0; i < G_N_ELEMENTS(frees) + nt * tpls->len; i++) {
+    for (guint i = 0; i < nfree + nt * tpls->len; i++) {
         VsPolicy pol = {VS_TEMPLATE, FALSE, VS_B_EARLIEST, FALSE};
         const PpsimSchedule *tpl = NULL;
-        if (i < G_N_ELEMENTS(frees)) {
+        if (i < nfree) {
             pol = frees[i];
         } else {
-            guint k = i - G_N_ELEMENTS(frees);
+            guint k = i - nfree;
             tpl = g_ptr_array_index(tpls, k / nt);
             pol = tmodes[k % nt];
         }
@@ -531,6 +640,30 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
                    pol.bpref, pol.cycle);
 #endif
         vs_keep_best(&best, best_key, cand, key);
+    }
+    /* refinement: the winner's own order as a template, while that improves (at most 8) */
+    int rounds = 8;
+#ifdef VS_DEBUG_CANDIDATES
+    if (g_getenv("VS_NOREFINE"))
+        rounds = 0;
+#endif
+    for (int round = 0; best != NULL && round < rounds; round++) {
+        PpsimTime before = best_key[0];
+        g_autoptr(PpsimSchedule) tpl = ppsim_schedule_new(p, S, m);
+        for (int d = 0; d < p; d++)
+            g_array_append_vals(tpl->compute[d], best->compute[d]->data, best->compute[d]->len);
+        for (guint k = 0; k < nt; k++) {
+            PpsimSchedule *cand = NULL;
+            PpsimTime key[3];
+            if (!vs_run(p, m, tmodes[k], costs, limit, tpl, &cand, peak, &key[0], &key[1]))
+                continue;
+            key[2] = 0;
+            for (int d = 0; d < p; d++)
+                key[2] = MAX(key[2], peak[d]);
+            vs_keep_best(&best, best_key, cand, key);
+        }
+        if (best_key[0] >= before)
+            break;
     }
     g_ptr_array_unref(tpls);
     if (best == NULL) {
