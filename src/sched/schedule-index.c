@@ -200,11 +200,12 @@ dep_emit(gint64 from, guint32 to, PpsimDepKind kind, int boundary, PpsimDepFunc 
         func((guint32)from, to, kind, boundary, data);
 }
 
-/* The dependencies whose consumer is op @id (DESIGN 3). */
+/* The dependencies whose consumer is op @id, @op, at index @index of device @device's list
+ * @list (DESIGN 3). */
 static void
-dep_of_op(const PpsimScheduleIndex *idx, guint32 id, PpsimDepFunc func, gpointer data)
+dep_of_op(const PpsimScheduleIndex *idx, guint32 id, const PpsimOp *op, int device, int list,
+          guint index, PpsimDepFunc func, gpointer data)
 {
-    const PpsimOp *op = ppsim_schedule_index_op(idx, id);
     int s = op->stage, j = op->microbatch, last = idx->sched->n_stages - 1;
     switch ((PpsimOpKind)op->kind) {
     case PPSIM_OP_F:
@@ -252,17 +253,23 @@ dep_of_op(const PpsimScheduleIndex *idx, guint32 id, PpsimDepFunc func, gpointer
         g_assert_not_reached();
     }
     /* a copy op's anchor: it waits for a compute op of its device to end */
-    const PpsimOpPos *pos = &idx->pos[id];
-    if (pos->list == 1) {
-        gint32 after = g_array_index(idx->sched->copy_after[pos->device], gint32, pos->index);
+    if (list == 1) {
+        gint32 after = g_array_index(idx->sched->copy_after[device], gint32, index);
         if (after >= 0)
-            func(idx->base[2 * pos->device] + after, id, PPSIM_DEP_LOCAL, s, data);
+            func(idx->base[2 * device] + after, id, PPSIM_DEP_LOCAL, s, data);
     }
 }
 
 void
 ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func, gpointer user_data)
 {
-    for (guint32 id = 0; id < idx->n_ops; id++)
-        dep_of_op(idx, id, func, user_data);
+    /* consumers in id order: device-major, compute list first, walked without lookups */
+    guint32 id = 0;
+    for (int d = 0; d < idx->sched->n_devices; d++)
+        for (int list = 0; list < 2; list++) {
+            const GArray *ops = index_list(idx->sched, d, list);
+            for (guint i = 0; i < ops->len; i++, id++)
+                dep_of_op(idx, id, &g_array_index(ops, PpsimOp, i), d, list, i, func, user_data);
+        }
+    g_assert(id == idx->n_ops);
 }
