@@ -317,6 +317,38 @@ START_TEST(test_formula_rows)
 }
 END_TEST
 
+/* Hardware mode (scenarios/a100_8gpu.yaml: embedding on stage 0, LM head on stage 2p-1, real
+ * p2p): the generators see only cost estimates; each device stays under its default cap in
+ * its own M_B (its two stages' estimated activations), and ZB-V's span bubble is under 1%. */
+START_TEST(test_hardware)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    for (guint k = 0; k < G_N_ELEMENTS(vshapes); k++) {
+        g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(vshapes[k]);
+        PpsimCosts *costs = NULL;
+        PpsimSchedule *sched = ppsim_sim_build_schedule(sc, spec, &costs, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimCosts) owned = costs;
+        int p = sched->n_devices, S = sched->n_stages;
+        g_autoptr(PpsimRunResult) res =
+            ppsim_sim_replay(sc, costs, sched, vshapes[k], vshapes[k], 0, &error);
+        ppsim_assert_no_error(error);
+        for (int d = 0; d < p; d++) {
+            double mb = (double)(costs->est[d].act + costs->est[S - 1 - d].act);
+            ck_assert_msg(res->devices[d].peak_activation <=
+                              (gint64)(default_cap(vshapes[k], p) * mb + 0.5),
+                          "%s dev %d: peak %" G_GINT64_FORMAT " > %g M_B", vshapes[k], d,
+                          res->devices[d].peak_activation, (double)default_cap(vshapes[k], p));
+        }
+        if (k == 0)
+            ck_assert_double_lt(res->bubble_ratio_span, 0.01);
+    }
+}
+END_TEST
+
 /* Same input, same schedule, byte for byte. */
 START_TEST(test_deterministic)
 {
@@ -356,6 +388,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_blocks);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_formula_rows);
+    tcase_add_test(tc, test_hardware);
     suite_add_tcase(s, tc);
     return s;
 }
