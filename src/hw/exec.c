@@ -110,16 +110,21 @@ struct PpsimExec {
 
 /* Grows @v (and the parallel arrays @extra[i], of element sizes @extra_size[i]) to hold one
  * more element; returns the new element's index. */
-static guint32
+static G_GNUC_NO_INLINE void
+vec_grow(Vec *v, gsize size, gpointer *extra[], const gsize extra_size[], int n_extra)
+{
+    g_assert(v->cap < G_MAXUINT32 / 2);
+    v->cap = v->cap ? 2 * v->cap : 64;
+    v->data = g_realloc_n(v->data, v->cap, size);
+    for (int i = 0; i < n_extra; i++)
+        *extra[i] = g_realloc_n(*extra[i], v->cap, extra_size[i]);
+}
+
+static inline guint32
 vec_push(Vec *v, gsize size, gpointer *extra[], const gsize extra_size[], int n_extra)
 {
-    if (v->len == v->cap) {
-        g_assert(v->cap < G_MAXUINT32 / 2);
-        v->cap = v->cap ? 2 * v->cap : 64;
-        v->data = g_realloc_n(v->data, v->cap, size);
-        for (int i = 0; i < n_extra; i++)
-            *extra[i] = g_realloc_n(*extra[i], v->cap, extra_size[i]);
-    }
+    if (G_UNLIKELY(v->len == v->cap))
+        vec_grow(v, size, extra, extra_size, n_extra);
     return v->len++;
 }
 
