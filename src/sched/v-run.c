@@ -49,7 +49,10 @@ typedef struct {
     gboolean *f_done;             /* [S m] */
     int *wq, *wq_head, *wq_tail;  /* [p][2m+1] pending W keys, a ring */
     gint64 *mem, *peak;           /* [p] */
-    PpsimTime makespan, idle;     /* idle: sum over devices of end - first start - busy */
+    PpsimTime makespan, idle;
+    PpsimTime bound;
+        /* give up once the makespan exceeds it; 0 = never */ /* idle: sum over devices of end -
+                                                                 first start - busy */
 } VRun;
 
 static int
@@ -413,6 +416,8 @@ vs_loop(VRun *r)
             busy[d] += end - free_at[d];
             free_at[d] = end;
             r->makespan = MAX(r->makespan, free_at[d]);
+            if (r->bound > 0 && r->makespan > r->bound)
+                return FALSE; /* cannot beat the best candidate so far */
             left[d]--;
             memset(blocked, 0, p * sizeof(gboolean));
             continue;
@@ -430,8 +435,8 @@ vs_loop(VRun *r)
 
 gboolean
 ppsim_vrun(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *limit,
-           const PpsimSchedule *tpl, PpsimSchedule **out, gint64 *peak, PpsimTime *makespan,
-           PpsimTime *idle)
+           const PpsimSchedule *tpl, PpsimTime bound, PpsimSchedule **out, gint64 *peak,
+           PpsimTime *makespan, PpsimTime *idle)
 {
     int S = 2 * p;
     VRun r = {.p = p,
@@ -445,7 +450,8 @@ ppsim_vrun(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64
               .warm_b = pol.warm_b,
               .c = c,
               .limit = limit,
-              .tpl = tpl};
+              .tpl = tpl,
+              .bound = bound};
     r.last = g_new(int, p);
     r.last_fb = g_new(int, p);
     for (int d = 0; d < p; d++)

@@ -21,7 +21,8 @@ typedef struct {
 /* Simulates policy @pol (with template @tpl for the template, strict and slot modes) on the
  * estimates @c under the per-device caps @limit: a fresh schedule in *@out, each device's
  * peak in @peak[p], the makespan and the idle time inside the devices' spans; FALSE when it
- * cannot finish (the cap admits no progress) or, in strict mode, its peak exceeds the cap. */
+ * cannot finish (the cap admits no progress), its makespan would exceed @bound (> 0; the
+ * best so far, so the search stays fast) or, in strict mode, its peak exceeds the cap. */
 gboolean ppsim_vrun(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *limit,
-                    const PpsimSchedule *tpl, PpsimSchedule **out, gint64 *peak,
+                    const PpsimSchedule *tpl, PpsimTime bound, PpsimSchedule **out, gint64 *peak,
                     PpsimTime *makespan, PpsimTime *idle);

@@ -64,7 +64,7 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
         for (guint i = 0; i < 6; i++) { /* uniform-cost templates */
             PpsimSchedule *t = NULL;
             PpsimTime ms, idle;
-            if (ppsim_vrun(p, m, frees[i], &unit, limit, NULL, &t, peak, &ms, &idle))
+            if (ppsim_vrun(p, m, frees[i], &unit, limit, NULL, 0, &t, peak, &ms, &idle))
                 g_ptr_array_add(tpls, t);
         }
     } else {
@@ -93,7 +93,8 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
 #endif
         PpsimSchedule *cand = NULL;
         PpsimTime key[3];
-        if (!ppsim_vrun(p, m, pol, costs, limit, tpl, &cand, peak, &key[0], &key[1]))
+        if (!ppsim_vrun(p, m, pol, costs, limit, tpl, best ? best_key[0] : 0, &cand, peak, &key[0],
+                        &key[1]))
             continue;
         key[2] = 0;
         for (int d = 0; d < p; d++)
@@ -119,7 +120,8 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
         for (guint k = 0; k < nt; k++) {
             PpsimSchedule *cand = NULL;
             PpsimTime key[3];
-            if (!ppsim_vrun(p, m, tmodes[k], costs, limit, tpl, &cand, peak, &key[0], &key[1]))
+            if (!ppsim_vrun(p, m, tmodes[k], costs, limit, tpl, best_key[0], &cand, peak, &key[0],
+                            &key[1]))
                 continue;
             key[2] = 0;
             for (int d = 0; d < p; d++)
