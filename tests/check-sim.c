@@ -414,7 +414,7 @@ START_TEST(test_csv_paths_agree)
     const char *plain = "0F0,0F1,0I0,0I1,0W0,0W1,|,0O0,0L0@1\n1F0,1B0,1F1,1B1\n";
     const char *padded =
         " 00F0 ,0F01,\t0I0, 0I1,0W0 ,000W1,|, 0O0 ,0L0@01\r\n1F0 ,1B00,NONE,,1F1,1B1\n";
-    g_autofree char *json[2] = {NULL, NULL};
+    char *json[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
         const char *text = k == 0 ? plain : padded;
         g_autoptr(PpsimScenario) sc = explicit_scenario(2, 2, "1f1b", 1.0, 1.5, 0.5);
@@ -436,6 +436,8 @@ START_TEST(test_csv_paths_agree)
         json[k] = g_string_free(out, FALSE);
     }
     ck_assert_str_eq(json[0], json[1]);
+    g_free(json[0]);
+    g_free(json[1]);
 }
 END_TEST
 
