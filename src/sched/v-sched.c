@@ -134,7 +134,7 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
     g_ptr_array_unref(tpls);
     if (best == NULL) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "'memory_limit' is too small to make progress");
+                    "no schedule makes progress under the cap");
         return FALSE;
     }
     for (int d = 0; d < p; d++) { /* hand the winner's op lists over */
@@ -167,7 +167,7 @@ ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams
     g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(p, S, shape->m);
     ppsim_schedule_map_vshape(sched);
     if (!ppsim_vshape_schedule(sched, shape->m, kind, params->costs, limit, error)) {
-        g_prefix_error(error, "%s: ", what);
+        g_prefix_error(error, "%s: 'memory_limit' (%g M_B) is too small: ", what, cap);
         return FALSE;
     }
     *out = g_steal_pointer(&sched);
