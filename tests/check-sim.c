@@ -441,6 +441,29 @@ START_TEST(test_csv_paths_agree)
 }
 END_TEST
 
+/* Many distinct latencies (25 values, repeated out of order): past the executor's short
+ * scan they are found by hash; every consumer still starts at 1 ms + its own latency. */
+START_TEST(test_exec_many_latencies)
+{
+    g_autoptr(PpsimExec) exec = ppsim_exec_new(NULL, 1, 0);
+    PpsimTaskId prod = ppsim_exec_add_task(exec, ppsim_exec_add_stream(exec, "p"), MS);
+    const int n = 60;
+    PpsimTaskId cons[60];
+    for (int i = 0; i < n; i++) {
+        g_autofree char *name = g_strdup_printf("c%d", i);
+        cons[i] = ppsim_exec_add_task(exec, ppsim_exec_add_stream(exec, name), MS);
+        ppsim_exec_add_dep(exec, prod, cons[i], (PpsimTime)((i * 7) % 25) * 1000);
+    }
+    g_autoptr(GError) error = NULL;
+    ck_assert(ppsim_exec_run(exec, NULL, NULL, &error));
+    for (int i = 0; i < n; i++) {
+        PpsimTime want = MS + (PpsimTime)((i * 7) % 25) * 1000;
+        ck_assert_int_eq(ppsim_exec_dep_arrival(exec, (guint32)i), want);
+        ck_assert_int_eq(ppsim_exec_task_start(exec, cons[i]), want);
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -460,6 +483,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_reload_anchor);
     tcase_add_test(tc, test_exec_mem_any_order);
     tcase_add_test(tc, test_exec_latencies);
+    tcase_add_test(tc, test_exec_many_latencies);
     tcase_add_test(tc, test_replay_cycle_message);
     tcase_add_test(tc, test_csv_paths_agree);
     suite_add_tcase(s, tc);

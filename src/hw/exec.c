@@ -81,11 +81,12 @@ struct PpsimExec {
     Vec tasks;         /* Task, plus one sentinel at run start */
     GArray *transfers; /* Transfer */
     /* dependencies: parallel arrays of deps.len */
-    Vec deps;          /* guint32 from */
-    guint32 *dep_to;   /* [cap] */
-    gint32 *dep_code;  /* [cap] >= 0: latency class; < 0: flow -index - 1 */
-    GArray *latencies; /* PpsimTime per latency class */
-    GArray *flow_deps; /* FlowDep */
+    Vec deps;                   /* guint32 from */
+    guint32 *dep_to;            /* [cap] */
+    gint32 *dep_code;           /* [cap] >= 0: latency class; < 0: flow -index - 1 */
+    GArray *latencies;          /* PpsimTime per latency class */
+    GHashTable *latency_lookup; /* gint64 latency -> class + 1, once there are many */
+    GArray *flow_deps;          /* FlowDep */
     /* memory effects: parallel arrays of mem.len, grouped by task at run start */
     Vec mem;            /* MemEffect */
     guint32 *mem_task;  /* [cap] task of each effect; NULL while they come in task order */
@@ -212,6 +213,8 @@ ppsim_exec_free(PpsimExec *exec)
     g_free(exec->dep_to);
     g_free(exec->dep_code);
     g_array_free(exec->latencies, TRUE);
+    if (exec->latency_lookup)
+        g_hash_table_destroy(exec->latency_lookup);
     g_array_free(exec->flow_deps, TRUE);
     g_free(exec->mem.data);
     g_free(exec->mem_task);
@@ -298,7 +301,9 @@ exec_append_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, gint32 code)
 }
 
 /* The class of @latency: its index in exec->latencies, added if new. A graph has a handful
- * of distinct latencies, in runs, so the last hit is tried first. */
+ * of distinct latencies, in runs, so the last hit is tried first, then a short scan; past
+ * LATENCY_SCAN classes a hash table keeps adding dependencies O(1). */
+#define LATENCY_SCAN 16
 static gint32
 exec_latency_class(PpsimExec *exec, PpsimTime latency)
 {
@@ -309,11 +314,27 @@ exec_latency_class(PpsimExec *exec, PpsimTime latency)
                      : none;
     if (last != none && g_array_index(lat, PpsimTime, last) == latency)
         return (gint32)last;
-    for (guint i = 0; i < lat->len; i++)
-        if (g_array_index(lat, PpsimTime, i) == latency)
-            return (gint32)i;
-    g_assert(lat->len < G_MAXINT32);
+    if (exec->latency_lookup != NULL) {
+        gpointer hit = g_hash_table_lookup(exec->latency_lookup, &latency);
+        if (hit != NULL)
+            return GPOINTER_TO_INT(hit) - 1;
+    } else {
+        for (guint i = 0; i < lat->len; i++)
+            if (g_array_index(lat, PpsimTime, i) == latency)
+                return (gint32)i;
+    }
+    g_assert(lat->len < G_MAXINT32 - 1);
     g_array_append_val(lat, latency);
+    if (lat->len > LATENCY_SCAN && exec->latency_lookup == NULL) {
+        exec->latency_lookup = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+        for (guint i = 0; i + 1 < lat->len; i++)
+            g_hash_table_insert(exec->latency_lookup,
+                                g_memdup2(&g_array_index(lat, PpsimTime, i), sizeof(PpsimTime)),
+                                GINT_TO_POINTER(i + 1));
+    }
+    if (exec->latency_lookup != NULL)
+        g_hash_table_insert(exec->latency_lookup, g_memdup2(&latency, sizeof(PpsimTime)),
+                            GINT_TO_POINTER(lat->len));
     return (gint32)(lat->len - 1);
 }
 
