@@ -49,10 +49,9 @@ typedef struct {
     gboolean *f_done;             /* [S m] */
     int *wq, *wq_head, *wq_tail;  /* [p][2m+1] pending W keys, a ring */
     gint64 *mem, *peak;           /* [p] */
-    PpsimTime makespan, idle;
-    PpsimTime bound;
-        /* give up once the makespan exceeds it; 0 = never */ /* idle: sum over devices of end -
-                                                                 first start - busy */
+    PpsimTime makespan;
+    PpsimTime idle;  /* sum over devices of end - first start - busy */
+    PpsimTime bound; /* give up once the makespan exceeds it; 0 = never */
 } VRun;
 
 static int
@@ -308,13 +307,14 @@ vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
                 vs_wake(wake, rdy);
         }
         gboolean has_w = r->wq_head[d] != r->wq_tail[d];
-        /* cycle: from the first B to the last F, F, B and W in turn when the turn's op can
-         * run ([ZB] §6's 1F-1B-1W groups); else (and by default) B, F, W by priority */
+        /* cycle (also where the B-F alternation has nothing to say): from the first B to the
+         * last F, F, B and W in turn when the turn's op can run ([ZB] §6's 1F-1B-1W
+         * groups); else (and with cycle 0) B, F, W by priority */
         gboolean cool = r->next_f[d] >= m && r->next_f[r->S - 1 - d] >= m; /* no F left */
-        int turn = !r->cycle || r->bpos[d] == 0 || cool ? -1
-                   : r->last[d] == PPSIM_OP_F           ? PPSIM_OP_B
-                   : r->last[d] == PPSIM_OP_B           ? PPSIM_OP_W
-                                                        : PPSIM_OP_F;
+        int turn = r->cycle == 0 || r->bpos[d] == 0 || cool ? -1
+                   : r->last[d] == PPSIM_OP_F               ? PPSIM_OP_B
+                   : r->last[d] == PPSIM_OP_B               ? PPSIM_OP_W
+                                                            : PPSIM_OP_F;
         if (turn == PPSIM_OP_W && has_w)
             return vs_pop_w(r, d, key);
         if (turn == PPSIM_OP_F && fkey >= 0) {
