@@ -33,11 +33,15 @@ typedef struct {
     guint32 pending; /* inputs not yet arrived */
 } Task;
 
+G_STATIC_ASSERT(sizeof(PpsimTime) != 8 || sizeof(Task) == 32);
+
 /* A successor edge, packed by producer at run start: 8 bytes. */
 typedef struct {
     PpsimTaskId to;
     gint32 code; /* >= 0: latency class; < 0: flow -index - 1 */
 } Edge;
+
+G_STATIC_ASSERT(sizeof(Edge) == 8);
 
 /* A transfer task (its duration slot holds -index - 1). */
 typedef struct {
@@ -62,6 +66,7 @@ typedef struct {
     guint32 when : 1; /* PpsimMemWhen */
     guint32 category : 2;
 } MemEffect;
+G_STATIC_ASSERT(sizeof(MemEffect) == 16);
 
 typedef struct {
     char *name;
