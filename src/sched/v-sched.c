@@ -131,6 +131,39 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
         if (best_key[0] >= before)
             break;
     }
+    /* polish: a W moved one op later (past an F or B) where that shortens the strict replay,
+     * among each device's last 8p ops, within a budget of replays (each costs ~6 m p^2) */
+    int budget = (int)MIN(256, 50000000 / ((gint64)6 * m * p * p) + 1); /* ~ 50M op steps */
+    for (gboolean again = TRUE; best != NULL && again && budget > 0;) {
+        again = FALSE;
+        for (int d = 0; d < p && budget > 0; d++) {
+            GArray *ops = best->compute[d];
+            for (int i = (int)ops->len - 2; i >= MAX(0, (int)ops->len - 8 * p) && budget > 0; i--) {
+                PpsimOp *a = &g_array_index(ops, PpsimOp, i), *b = a + 1;
+                if (a->kind != PPSIM_OP_W || b->kind == PPSIM_OP_W)
+                    continue;
+                PpsimOp tmp = *a;
+                *a = *b, *b = tmp;
+                budget--;
+                PpsimSchedule *cand = NULL;
+                PpsimTime key[3];
+                const VsPolicy strict = {VS_STRICT, FALSE, 0, 0, 0, 0};
+                if (ppsim_vrun(p, m, strict, costs, limit, best, best_key[0], &cand, peak, &key[0],
+                               &key[1])) {
+                    key[2] = 0;
+                    for (int e = 0; e < p; e++)
+                        key[2] = MAX(key[2], peak[e]);
+                    if (key[0] < best_key[0]) {
+                        vs_keep_best(&best, best_key, cand, key);
+                        again = TRUE;
+                        break;
+                    }
+                    ppsim_schedule_free(cand);
+                }
+                tmp = *a, *a = *b, *b = tmp;
+            }
+        }
+    }
     g_ptr_array_unref(tpls);
     if (best == NULL) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
