@@ -24,17 +24,6 @@ default_cap(const char *name, int p)
     return strcmp(name, "v-half") == 0 ? (p + 2) / 2 : (p + 4) / 3;
 }
 
-static GArray *
-doubles(int n, GRand *rng, double lo, double hi)
-{
-    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(double), n);
-    for (int i = 0; i < n; i++) {
-        double v = g_rand_double_range(rng, lo, hi);
-        g_array_append_val(a, v);
-    }
-    return a;
-}
-
 /* Explicit scenario, v = 2: uniform F = B = W = 1 ms, activation 1 and M_W = @wa, or, with
  * @rng, per-stage costs and activations drawn from fixed ranges, the last stage (LM head)
  * heavier, the first holding more activation, p2p 0.05 ms. */
@@ -46,10 +35,10 @@ v_scenario(int p, int m, const char *name, double wa, GRand *rng)
     if (rng == NULL)
         return sc;
     int S = 2 * p;
-    sc->costs.stage_forward = doubles(S, rng, 0.5, 1.5);
-    sc->costs.stage_backward_input = doubles(S, rng, 0.5, 1.8);
-    sc->costs.stage_backward_weight = doubles(S, rng, 0.2, 1.2);
-    sc->costs.stage_activation = doubles(S, rng, 0.6, 1.4);
+    sc->costs.stage_forward = ppsim_test_random_doubles(S, rng, 0.5, 1.5);
+    sc->costs.stage_backward_input = ppsim_test_random_doubles(S, rng, 0.5, 1.8);
+    sc->costs.stage_backward_weight = ppsim_test_random_doubles(S, rng, 0.2, 1.2);
+    sc->costs.stage_activation = ppsim_test_random_doubles(S, rng, 0.6, 1.4);
     g_array_index(sc->costs.stage_forward, double, S - 1) += 1.0;
     g_array_index(sc->costs.stage_backward_input, double, S - 1) += 1.0;
     g_array_index(sc->costs.stage_activation, double, 0) += 0.5;
@@ -60,12 +49,7 @@ v_scenario(int p, int m, const char *name, double wa, GRand *rng)
 static PpsimRunResult *
 v_run(PpsimScenario *sc, const char *name, const char *cap, GError **error)
 {
-    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(name);
-    if (cap != NULL) {
-        PpsimOptionValue o = {g_strdup("memory_limit"), g_strdup(cap), {1, 1}};
-        g_array_append_val(spec->options, o);
-    }
-    return ppsim_sim_run_spec(sc, spec, 0, error);
+    return ppsim_test_run_option(sc, name, cap ? "memory_limit" : NULL, cap, error);
 }
 
 /* Device d's cap in memory units: @cap M_B, M_B = its two stages' activations. */

@@ -10,17 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-static GArray *
-doubles(int n, GRand *rng, double lo, double hi)
-{
-    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(double), n);
-    for (int i = 0; i < n; i++) {
-        double v = g_rand_double_range(rng, lo, hi);
-        g_array_append_val(a, v);
-    }
-    return a;
-}
-
 /* An explicit scenario running @name, heterogeneous when @rng is set: per-stage F, B, W
  * and activation drawn from fixed ranges, the last stage heavier (an LM head) and the first
  * holding more activation (an embedding), p2p 0.05 ms, M_W = 0.6 M_B. */
@@ -30,10 +19,10 @@ zb_scenario(int p, int m, const char *name, GRand *rng)
     PpsimScenario *sc = ppsim_scenario_new_explicit(p, 1, m, name);
     if (rng == NULL)
         return sc;
-    sc->costs.stage_forward = doubles(p, rng, 1.0, 2.0);
-    sc->costs.stage_backward_input = doubles(p, rng, 1.0, 2.2);
-    sc->costs.stage_backward_weight = doubles(p, rng, 0.4, 1.5);
-    sc->costs.stage_activation = doubles(p, rng, 0.8, 1.2);
+    sc->costs.stage_forward = ppsim_test_random_doubles(p, rng, 1.0, 2.0);
+    sc->costs.stage_backward_input = ppsim_test_random_doubles(p, rng, 1.0, 2.2);
+    sc->costs.stage_backward_weight = ppsim_test_random_doubles(p, rng, 0.4, 1.5);
+    sc->costs.stage_activation = ppsim_test_random_doubles(p, rng, 0.8, 1.2);
     g_array_index(sc->costs.stage_forward, double, p - 1) += 1.0;
     g_array_index(sc->costs.stage_backward_input, double, p - 1) += 1.0;
     g_array_index(sc->costs.stage_backward_weight, double, p - 1) += 0.5;
@@ -54,10 +43,7 @@ spec_set(PpsimScheduleSpec *spec, const char *key, const char *value)
 static PpsimRunResult *
 zb_run(PpsimScenario *sc, const char *name, const char *cap, GError **error)
 {
-    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(name);
-    if (cap != NULL)
-        spec_set(spec, "memory_limit", cap);
-    return ppsim_sim_run_spec(sc, spec, 0, error);
+    return ppsim_test_run_option(sc, name, cap ? "memory_limit" : NULL, cap, error);
 }
 
 /* The grid of the issue: p in {2,4,8,16}, m in {1, p-1, p, 2p, 3p, 64}, heterogeneous costs

@@ -19,6 +19,29 @@ ppsim_test_src_path(const char *relative)
     return g_build_filename(dir, relative, NULL);
 }
 
+GArray *
+ppsim_test_random_doubles(int n, GRand *rng, double lo, double hi)
+{
+    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(double), n);
+    for (int i = 0; i < n; i++) {
+        double v = g_rand_double_range(rng, lo, hi);
+        g_array_append_val(a, v);
+    }
+    return a;
+}
+
+PpsimRunResult *
+ppsim_test_run_option(const PpsimScenario *scenario, const char *name, const char *key,
+                      const char *value, GError **error)
+{
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(name);
+    if (key != NULL) {
+        PpsimOptionValue o = {g_strdup(key), g_strdup(value), {1, 1}};
+        g_array_append_val(spec->options, o);
+    }
+    return ppsim_sim_run_spec(scenario, spec, 0, error);
+}
+
 int
 main(void)
 {

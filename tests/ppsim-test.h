@@ -3,6 +3,7 @@
 
 #include <check.h>
 #include <glib.h>
+#include "sim.h"
 
 /* Each check-<module>.c defines this. */
 Suite *ppsim_test_suite(void);
@@ -11,6 +12,14 @@ Suite *ppsim_test_suite(void);
 char *ppsim_test_data_path(const char *relative);
 /* Path under the source root (PPSIM_TEST_SRCDIR), newly allocated. */
 char *ppsim_test_src_path(const char *relative);
+
+/* @n doubles drawn uniformly from [@lo, @hi) by @rng (a fixed-seed GRand). */
+GArray *ppsim_test_random_doubles(int n, GRand *rng, double lo, double hi);
+
+/* Replays schedule @name on @scenario, with generator option @key = @value unless @key is
+ * NULL. Returns: (transfer full) (nullable). */
+PpsimRunResult *ppsim_test_run_option(const PpsimScenario *scenario, const char *name,
+                                      const char *key, const char *value, GError **error);
 
 /* Fails the test with the error's message unless @error is NULL. */
 #define ppsim_assert_no_error(error)                                                               \
