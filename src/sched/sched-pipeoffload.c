@@ -254,7 +254,7 @@ ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstim
     } else {
         s = ppsim_schedule_new(shape->p, shape->p * shape->v, shape->m);
         ppsim_schedule_map_interleaved(s);
-        if (!ppsim_uniform_repeat_fill(s, costs, NULL, error))
+        if (!ppsim_uniform_repeat_fill(s, costs, error))
             return FALSE;
     }
     g_autofree gboolean *mask = g_new0(gboolean, s->n_stages);

@@ -133,16 +133,8 @@ slot_cmp(const void *a, const void *b)
     return x->seq - y->seq;
 }
 
-void
-ppsim_block_info_clear(PpsimBlockInfo *info)
-{
-    g_clear_pointer(&info->f_start, g_free);
-    g_clear_pointer(&info->lifespan, g_free);
-}
-
 gboolean
-ppsim_uniform_repeat_fill(PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                          PpsimBlockInfo *info, GError **error)
+ppsim_uniform_repeat_fill(PpsimSchedule *sched, const PpsimCostEstimates *costs, GError **error)
 {
     int S = sched->n_stages, p = sched->n_devices, m = sched->n_microbatches;
     g_autofree PpsimTime *work = g_new0(PpsimTime, p);
@@ -182,21 +174,6 @@ ppsim_uniform_repeat_fill(PpsimSchedule *sched, const PpsimCostEstimates *costs,
         qsort(slots, n, sizeof(Slot), slot_cmp);
         for (int i = 0; i < n; i++)
             ppsim_schedule_push(sched, d, slots[i].kind, slots[i].stage, slots[i].mb);
-    }
-    if (info != NULL) {
-        info->interval = T;
-        info->f_start = g_new0(PpsimTime, S);
-        info->lifespan = g_new0(PpsimTime, S);
-        PpsimTime end = 0;
-        for (int i = 0; i < 3 * S; i++) {
-            const BlockPass *bp = &passes[i];
-            end = MAX(end, bp->start + bp->dur);
-            if (bp->kind == PPSIM_OP_F)
-                info->f_start[bp->stage] = bp->start;
-            else if (bp->kind == PPSIM_OP_W)
-                info->lifespan[bp->stage] = bp->start + bp->dur - info->f_start[bp->stage];
-        }
-        info->length = end - passes[0].start;
     }
     return TRUE;
 }

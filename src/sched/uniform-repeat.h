@@ -6,16 +6,6 @@
 
 G_BEGIN_DECLS
 
-/* What the builder measured on the building block, per stage (all [n_stages]). */
-typedef struct {
-    PpsimTime interval;  /* T: one block starts every T */
-    PpsimTime length;    /* from the block's first F start to its last W end */
-    PpsimTime *f_start;  /* block-relative start of F(s) */
-    PpsimTime *lifespan; /* F(s) start to W(s) end: how long the activation lives */
-} PpsimBlockInfo;
-
-void ppsim_block_info_clear(PpsimBlockInfo *info);
-
 /* Fills the compute lists of @sched, whose stage map is already set (any map where
  * consecutive stages sit on different devices), with @m microbatches of B/W-split passes:
  * microbatch j follows the same building block as microbatch 0, shifted by j T.
@@ -28,9 +18,8 @@ void ppsim_block_info_clear(PpsimBlockInfo *info);
  * modifications to prevent collisions"). T starts at the busiest device's F+B+W work per
  * microbatch and grows by 1/64 steps only when heterogeneous costs leave no gap wide enough.
  * Each device's list is its passes sorted by nominal time; the replay then starts each one
- * as soon as its inputs allow, which only squeezes the nominal timeline ([PO] §4.2).
- * @info (nullable) receives the block's measurements. */
+ * as soon as its inputs allow, which only squeezes the nominal timeline ([PO] §4.2). */
 gboolean ppsim_uniform_repeat_fill(PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                                   PpsimBlockInfo *info, GError **error);
+                                   GError **error);
 
 G_END_DECLS
