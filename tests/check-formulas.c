@@ -78,10 +78,8 @@ START_TEST(test_conformance)
     }
     /* and in hardware mode, with heterogeneous stages (embedding, LM head), on the main
      * scenario: every generator must replay it */
-    g_autofree char *path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
     g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
-    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", NULL);
     g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(k->name);
     g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
     ppsim_assert_no_error(error);
@@ -208,10 +206,8 @@ END_TEST
  * out of memory, PO-H and PO-F fit by offloading over PCIe. */
 START_TEST(test_offload_scenario)
 {
-    g_autofree char *path = ppsim_test_src_path("scenarios/a100_offload.yaml");
     g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
-    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_offload.yaml", NULL);
     g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
     ppsim_assert_no_error(error);
     const gboolean want_oom[] = {TRUE, TRUE, TRUE, FALSE,

@@ -175,14 +175,13 @@ END_TEST
  * the PCIe bandwidth raises k past 1, and the slowdown appears and grows with k. */
 START_TEST(test_k_hardware)
 {
-    g_autofree char *path = ppsim_test_src_path("scenarios/a100_offload_k.yaml");
     const char *bws[] = {NULL, "hardware.pcie.bandwidth=8GB/s", "hardware.pcie.bandwidth=5GB/s"};
     double last_slowdown = -1;
     for (guint i = 0; i < G_N_ELEMENTS(bws); i++) {
         const char *ovr[] = {bws[i], NULL};
         g_autoptr(GError) error = NULL;
-        g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, bws[i] ? ovr : NULL, &error);
-        ppsim_assert_no_error(error);
+        g_autoptr(PpsimScenario) sc =
+            ppsim_test_load_scenario("scenarios/a100_offload_k.yaml", bws[i] ? ovr : NULL);
         g_autoptr(GPtrArray) rs = ppsim_sim_run_all(sc, 0, &error);
         ppsim_assert_no_error(error);
         ck_assert_uint_eq(rs->len, 3); /* none, po-h, po-f */

@@ -330,10 +330,8 @@ END_TEST
  * its own M_B (its two stages' estimated activations), and ZB-V's span bubble is under 1%. */
 START_TEST(test_hardware)
 {
-    g_autofree char *path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
     g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
-    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", NULL);
     for (guint k = 0; k < G_N_ELEMENTS(vshapes); k++) {
         g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(vshapes[k]);
         PpsimCosts *costs = NULL;

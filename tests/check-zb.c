@@ -211,10 +211,8 @@ END_TEST
  * below one microbatch's activation is refused, naming the minimum in bytes. */
 START_TEST(test_zb_hardware)
 {
-    g_autofree char *path = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
     g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
-    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", NULL);
     const char *caps[] = {"8", "16", "3", "20GiB", "17GiB"};
     const double budget[] = {0, 0, 0, 20.0 * (1 << 30), 17.0 * (1 << 30)};
     for (guint i = 0; i < G_N_ELEMENTS(caps); i++) {

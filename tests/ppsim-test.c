@@ -19,6 +19,16 @@ ppsim_test_src_path(const char *relative)
     return g_build_filename(dir, relative, NULL);
 }
 
+PpsimScenario *
+ppsim_test_load_scenario(const char *relative, const char *const *overrides)
+{
+    g_autofree char *path = ppsim_test_src_path(relative);
+    g_autoptr(GError) error = NULL;
+    PpsimScenario *sc = ppsim_scenario_load_file(path, overrides, &error);
+    ppsim_assert_no_error(error);
+    return sc;
+}
+
 GArray *
 ppsim_test_random_doubles(int n, GRand *rng, double lo, double hi)
 {

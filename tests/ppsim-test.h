@@ -13,6 +13,10 @@ char *ppsim_test_data_path(const char *relative);
 /* Path under the source root (PPSIM_TEST_SRCDIR), newly allocated. */
 char *ppsim_test_src_path(const char *relative);
 
+/* Loads the scenario file at @relative under the source root (with --set style
+ * @overrides, nullable), failing the test on any error. Returns: (transfer full). */
+PpsimScenario *ppsim_test_load_scenario(const char *relative, const char *const *overrides);
+
 /* @n doubles drawn uniformly from [@lo, @hi) by @rng (a fixed-seed GRand). */
 GArray *ppsim_test_random_doubles(int n, GRand *rng, double lo, double hi);
 
