@@ -179,8 +179,9 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
     /* offloads, left to right */
     StreamPlan plan = {g_array_new(FALSE, FALSE, sizeof(PpsimTime))};
     g_autoptr(GArray) slots = g_array_new(FALSE, FALSE, sizeof(CopySlot));
-    g_autoptr(GArray) backs = g_array_new(FALSE, FALSE, sizeof(gint32)); /* B index per slot */
     g_autofree gint32 *b_at = g_new(gint32, n_keys);
+    g_autofree gint32 *off_slot = g_new(gint32, n_keys); /* its OFF's index in slots, or -1 */
+    memset(off_slot, 0xff, n_keys * sizeof(gint32));
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
         if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
@@ -202,26 +203,17 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
                        (gint32)i,
                        -1,
                        {.kind = PPSIM_OP_OFF, .stage = f->stage, .microbatch = f->microbatch}};
+        off_slot[f->stage * m + f->microbatch] = (gint32)slots->len;
         g_array_append_val(slots, cs);
-        g_array_append_val(backs, b);
     }
     /* reloads, right to left (by their B) */
-    guint n_off = slots->len;
-    g_autofree guint *order = g_new(guint, MAX(n_off, 1));
-    for (guint k = 0; k < n_off; k++)
-        order[k] = k;
-    for (guint k = 1; k < n_off; k++) /* insertion sort by B index, descending */
-        for (guint q = k; q > 0 && g_array_index(backs, gint32, order[q - 1]) <
-                                       g_array_index(backs, gint32, order[q]);
-             q--) {
-            guint tmp = order[q];
-            order[q] = order[q - 1];
-            order[q - 1] = tmp;
-        }
-    for (guint k = 0; k < n_off; k++) {
-        const CopySlot *o = &g_array_index(slots, CopySlot, order[k]);
-        gint32 b = g_array_index(backs, gint32, order[k]);
-        PpsimTime off = c->stage[o->op.stage].off_ps, lo = o->start + off;
+    for (gint32 b = (gint32)ops->len - 1; b >= 0; b--) {
+        const PpsimOp *op = &g_array_index(ops, PpsimOp, b);
+        if ((op->kind != PPSIM_OP_B && op->kind != PPSIM_OP_BW) ||
+            off_slot[op->stage * m + op->microbatch] < 0)
+            continue;
+        CopySlot o = g_array_index(slots, CopySlot, off_slot[op->stage * m + op->microbatch]);
+        PpsimTime off = c->stage[o.op.stage].off_ps, lo = o.start + off;
         PpsimTime t = plan_latest(&plan, lo, clock[b], off);
         if (t < 0)
             t = clock[b] - off; /* congested: queue, and B will wait for it */
@@ -229,7 +221,7 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
         gint32 anchor = b - 1; /* last compute op before B that ends by t */
         while (anchor >= 0 && clock[anchor + 1] > t)
             anchor--;
-        CopySlot r = {t, anchor, anchor, o->op};
+        CopySlot r = {t, anchor, anchor, o.op};
         r.op.kind = PPSIM_OP_RL;
         g_array_append_val(slots, r);
     }
