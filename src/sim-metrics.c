@@ -155,7 +155,7 @@ transfer_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer
     PpsimOpPos a, b;
     ppsim_schedule_index_pos(r->idx, from, &a);
     ppsim_schedule_index_pos(r->idx, to, &b);
-    if (kind == PPSIM_DEP_LOCAL || a.device == b.device)
+    if (kind == PPSIM_DEP_LOCAL || kind == PPSIM_DEP_SYNC || a.device == b.device)
         return;
     PpsimTransfer t = {a.device,
                        a.list,

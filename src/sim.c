@@ -312,8 +312,8 @@ replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer d
 {
     Replay *r = data;
     int a = ppsim_schedule_index_device(r->idx, from), b = ppsim_schedule_index_device(r->idx, to);
-    if (kind == PPSIM_DEP_LOCAL || a == b) {
-        ppsim_exec_add_dep(r->exec, from, to, 0);
+    if (kind == PPSIM_DEP_LOCAL || kind == PPSIM_DEP_SYNC || a == b) {
+        ppsim_exec_add_dep(r->exec, from, to, 0); /* a cross-device event costs no time */
     } else if (r->topo != NULL) {
         ppsim_exec_add_flow_dep(r->exec, from, to, a, b, r->costs->stage[boundary].p2p_bytes);
     } else {

@@ -123,6 +123,57 @@ START_TEST(test_csv_anchor)
 }
 END_TEST
 
+/* [PO] App. D cross-device waits: `^r.i` after a copy cell (and its anchor), kept through a
+ * round trip; bad ones named with file, line and column; a cycle through them caught. */
+START_TEST(test_csv_copy_sync)
+{
+    const char *text = "0F0,0B0,|,0O0,0L0^1.0\n"
+                       "1F0,1B0,|,1O0^0.0,1L0@0^0.1^0.0\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) s = from_csv(text, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_uint_eq(s->copy_sync[0]->len, 1);
+    ck_assert_uint_eq(s->copy_sync[1]->len, 3);
+    const PpsimCopySync *e = &g_array_index(s->copy_sync[1], PpsimCopySync, 1);
+    ck_assert_int_eq(e->op, 1);
+    ck_assert_int_eq(e->device, 0);
+    ck_assert_int_eq(e->index, 1);
+    ck_assert(ppsim_schedule_validate(s, &error));
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(s);
+    ck_assert_str_eq(csv->str, text);
+    const struct {
+        const char *text, *expect;
+    } bad[] = {
+        {"0F0,0B0,|,0O0,0L0^0.0\n", "t.csv:1:15: ^0.0: a copy action cannot wait for its own"},
+        {"0F0,0B0,|,0O0,0L0^3.0\n", "t.csv:1:15: ^3.0: the wait names a row"},
+        {"0F0,0B0,|,0O0,0L0\n1F0,1B0,|,1O0^0.2,1L0\n", "t.csv:2:11: ^0.2: the wait names a copy"},
+        {"0F0,0B0,|,0O0,0L0^1\n", "t.csv:1:15: bad cross-device wait"},
+        {"0F0,0B0,|,0O0,0L0^1.x\n", "t.csv:1:15: bad cross-device wait"},
+        {"0F0,0B0^1.0\n", "t.csv:1:5: trailing characters"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(PpsimSchedule) b = from_csv(bad[i].text, &err);
+        ck_assert_ptr_null(b);
+        ppsim_assert_error(err, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+        ck_assert_msg(strstr(err->message, bad[i].expect) != NULL, "case %u: '%s'", i,
+                      err->message);
+    }
+    /* device 1's offload waits for device 0's reload, which is anchored after B0, which
+     * needs the gradient of B1, which needs device 1's reload, behind that offload */
+    g_autoptr(PpsimSchedule) cyc = from_csv("0F0,0B0,|,0O0,0L0@1\n1F0,1B0,|,1O0^0.1,1L0\n", &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!ppsim_schedule_validate(cyc, &error));
+    ck_assert(strstr(error->message, "cyclic wait") != NULL);
+    g_clear_error(&error);
+    /* the API checks what the CSV reader cannot see */
+    g_autoptr(PpsimSchedule) api = from_csv("0F0,0B0,|,0O0,0L0\n1F0,1B0\n", &error);
+    ppsim_schedule_add_copy_sync(api, 0, 1, 1, 0);
+    ck_assert(!ppsim_schedule_validate(api, &error));
+    ck_assert(strstr(error->message, "names a copy op the other device does not have") != NULL);
+}
+END_TEST
+
 START_TEST(test_csv_pytorch_cells)
 {
     /* PyTorch comm actions and blank cells are skipped; trailing blank lines are no devices */
@@ -205,6 +256,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_csv_extensions_round_trip);
     tcase_add_test(tc, test_csv_pytorch_cells);
     tcase_add_test(tc, test_csv_anchor);
+    tcase_add_test(tc, test_csv_copy_sync);
     tcase_add_test(tc, test_csv_parse_errors);
     suite_add_tcase(s, tc);
     return s;

@@ -54,8 +54,13 @@ list_presets(void)
         ppsim_fmt_fixed(line, hw->nvlink_bytes_per_s / 1e9, 0);
         g_string_append(line, " GB/s, PCIe ");
         ppsim_fmt_fixed(line, hw->pcie_bytes_per_s / 1e9, 0);
-        g_string_append_printf(line, " GB/s (%d GPU(s) per switch), network ",
-                               hw->pcie_gpus_per_switch);
+        g_string_append_printf(line, " GB/s (%d GPU(s) per switch", hw->pcie_gpus_per_switch);
+        if (hw->pcie_gpus_per_switch > 1) {
+            g_string_append(line, ", uplink ");
+            ppsim_fmt_fixed(line, hw->pcie_uplink_bytes_per_s / 1e9, 0);
+            g_string_append(line, " GB/s");
+        }
+        g_string_append(line, "), network ");
         ppsim_fmt_fixed(line, hw->network_bytes_per_s / 1e9, 0);
         g_string_append(line, " GB/s\n");
         fputs(line->str, stdout);

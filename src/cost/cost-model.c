@@ -7,6 +7,7 @@
  * as [NAR21]/[KOR] do.
  */
 #include "cost/cost-model.h"
+#include "hw/topology.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -304,6 +305,16 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
         c->estimates.comm_ps += ppsim_time_from_seconds((double)c->stage[0].p2p_bytes /
                                                         scenario->hardware.nvlink_bytes_per_s);
     c->estimates.memory_limit = c->memory_limit;
+    if (!c->explicit_mode) {
+        const PpsimHardware *hw = &scenario->hardware;
+        int p = scenario->training.pp;
+        c->host_link = g_new(int, p);
+        for (int d = 0; d < p; d++) /* device d runs on GPU d, as the replay places it */
+            c->host_link[d] =
+                ppsim_pcie_switch_index(hw->gpus_per_node, hw->pcie_gpus_per_switch, d);
+        c->estimates.n_devices = p;
+        c->estimates.host_link = c->host_link;
+    }
     return g_steal_pointer(&c);
 }
 
@@ -314,5 +325,6 @@ ppsim_costs_free(PpsimCosts *costs)
         return;
     g_free(costs->stage);
     g_free(costs->est);
+    g_free(costs->host_link);
     g_free(costs);
 }

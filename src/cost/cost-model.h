@@ -37,6 +37,7 @@ typedef struct {
     PpsimStageCost *stage;           /* [n_stages] */
     PpsimStageEstimate *est;         /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */
     PpsimCostEstimates estimates;    /* generator view; .stage points at est */
+    int *host_link;                  /* [p] PCIe switch per device (hardware mode), or NULL */
     PpsimTime p2p_latency_ps;        /* explicit mode: latency of a cross-device dependency */
     double mem_scale;                /* divide memory units by this to report */
     const char *memory_unit;         /* "bytes" or "units" */

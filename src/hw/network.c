@@ -111,6 +111,15 @@ network_fill(PpsimNetwork *net)
             }
         }
     }
+    /* A link crossed by two or more flows delivers only its shared efficiency (PCIe switch
+     * uplinks, [PO] App. D: GPUs on one switch "potentially interfere"; 1 = ideal sharing).
+     * Flows on one uplink direction come from different GPUs: a GPU's transfers of one
+     * direction are serialised on its copy stream. */
+    for (int a = 0; a < n_active; a++) {
+        int l = net->active[a];
+        if (net->link_count[l] >= 2)
+            net->link_cap[l] *= g_array_index(links, PpsimLink, l).shared_efficiency;
+    }
     guint unfrozen = net->flows->len;
     while (unfrozen > 0) {
         int best = -1;

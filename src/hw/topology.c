@@ -11,7 +11,8 @@
 static int
 topology_add_link(PpsimTopology *topo, PpsimLinkKind kind, double bytes_per_s, char *name)
 {
-    PpsimLink link = {.kind = kind, .bytes_per_s = bytes_per_s, .name = name};
+    PpsimLink link = {
+        .kind = kind, .bytes_per_s = bytes_per_s, .shared_efficiency = 1.0, .name = name};
     g_array_append_val(topo->links, link);
     return topo->links->len - 1;
 }
@@ -52,6 +53,9 @@ ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
         double up =
             hw->pcie_uplink_bytes_per_s > 0 ? hw->pcie_uplink_bytes_per_s : hw->pcie_bytes_per_s;
         topology_add_pair(topo, topo->uplink[sw], PPSIM_LINK_PCIE_UPLINK, up, owner, "uplink");
+        for (int dir = 0; dir < 2; dir++)
+            g_array_index(topo->links, PpsimLink, topo->uplink[sw][dir]).shared_efficiency =
+                hw->pcie_shared_efficiency > 0 ? hw->pcie_shared_efficiency : 1.0;
     }
     topo->nvlink_latency_ps = hw->nvlink_latency_ps;
     topo->pcie_latency_ps = hw->pcie_latency_ps;
@@ -80,15 +84,10 @@ ppsim_topology_node_of(const PpsimTopology *topo, int gpu)
     return gpu / topo->gpus_per_node;
 }
 
-/* Switches never straddle nodes: GPU slots within a node are grouped gpus_per_switch at a
- * time. */
 int
 ppsim_topology_switch_of(const PpsimTopology *topo, int gpu)
 {
-    int per_node = (topo->gpus_per_node + topo->gpus_per_switch - 1) / topo->gpus_per_switch;
-    int node = ppsim_topology_node_of(topo, gpu);
-    int local = gpu % topo->gpus_per_node;
-    return node * per_node + local / topo->gpus_per_switch;
+    return ppsim_pcie_switch_index(topo->gpus_per_node, topo->gpus_per_switch, gpu);
 }
 
 int

@@ -22,7 +22,8 @@ typedef enum {
 typedef struct {
     PpsimLinkKind kind;
     double bytes_per_s;
-    char *name; /* "gpu3.nvlink.out", "node0.pcie-sw1.up", ... */
+    double shared_efficiency; /* capacity factor while flows of 2+ GPUs cross it (uplinks) */
+    char *name;               /* "gpu3.nvlink.out", "node0.pcie-sw1.up", ... */
 } PpsimLink;
 
 typedef struct {
@@ -56,6 +57,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimTopology, ppsim_topology_free)
  * count; *@latency_ps gets the route's latency. src == dst gives 0 links. */
 int ppsim_topology_route(const PpsimTopology *topo, int src, int dst, int links[4],
                          PpsimTime *latency_ps);
+
+/* The PCIe switch of @gpu: slots within a node are grouped @gpus_per_switch at a time and a
+ * switch never straddles nodes. Pure, so the cost model can tell generators which devices
+ * share a host link. */
+static inline int
+ppsim_pcie_switch_index(int gpus_per_node, int gpus_per_switch, int gpu)
+{
+    gpus_per_node = MAX(gpus_per_node, 1);
+    gpus_per_switch = MAX(gpus_per_switch, 1);
+    int per_node = (gpus_per_node + gpus_per_switch - 1) / gpus_per_switch;
+    return gpu / gpus_per_node * per_node + gpu % gpus_per_node / gpus_per_switch;
+}
 
 int ppsim_topology_node_of(const PpsimTopology *topo, int gpu);
 int ppsim_topology_switch_of(const PpsimTopology *topo, int gpu);

@@ -25,6 +25,9 @@ static const PpsimPreset preset_a100 = {
                                                 * transfer: hardware.md §4 (DERIVED) */
         .pcie_latency_ps = 5 * US,             /* assumption */
         .pcie_gpus_per_switch = 2,             /* [VENG]; [PO] App. D Fig. 17 */
+        .pcie_shared_efficiency = 1.0,         /* ideal sharing: [PO] App. D saw worse, but
+                                                * its numbers are not recoverable (hardware.md
+                                                * §4) */
         .network_bytes_per_s = 25 * GB,        /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
         .network_latency_ps = 5 * US,          /* assumption */
         .host_memory_bytes = 2 * (guint64)TIB, /* 2 TB [MLP-A100] */
@@ -46,8 +49,9 @@ static const PpsimPreset preset_h100 = {
         .nvlink_latency_ps = 2 * US,    /* assumption */
         .pcie_bytes_per_s = 64 * GB,    /* Gen5 x16 per direction, hardware.md §1 DERIVED */
         .pcie_uplink_bytes_per_s = 64 * GB,
-        .pcie_latency_ps = 5 * US,             /* assumption */
-        .pcie_gpus_per_switch = 1,             /* no GPU shares a switch [VENG] (UNVERIFIED) */
+        .pcie_latency_ps = 5 * US, /* assumption */
+        .pcie_gpus_per_switch = 1, /* no GPU shares a switch [VENG] (UNVERIFIED) */
+        .pcie_shared_efficiency = 1.0,
         .network_bytes_per_s = 50 * GB,        /* NDR 400 Gb/s per GPU [MLP-H100] */
         .network_latency_ps = 5 * US,          /* assumption */
         .host_memory_bytes = 2 * (guint64)TIB, /* 2.0 TB [MLP-H100] */

@@ -41,6 +41,7 @@ static const SchemaKey pcie_keys[] = {
     QTY("uplink_bandwidth", KEY_BANDWIDTH, hardware.pcie_uplink_bytes_per_s),
     QTY("latency", KEY_TIME, hardware.pcie_latency_ps),
     POS_INT("gpus_per_switch", hardware.pcie_gpus_per_switch),
+    {"shared_efficiency", KEY_DOUBLE, OFF(hardware.pcie_shared_efficiency), NULL, FALSE, 1e-9, 1},
     {NULL}};
 
 static const SchemaKey network_keys[] = {

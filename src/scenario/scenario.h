@@ -42,6 +42,9 @@ typedef struct {
     double pcie_uplink_bytes_per_s; /* switch <-> host, per direction */
     PpsimTime pcie_latency_ps;
     int pcie_gpus_per_switch;
+    double pcie_shared_efficiency; /* share of an uplink direction delivered while flows of
+                                    * two or more GPUs cross it (1 = ideal fair sharing;
+                                    * 0 = unset, read as 1) */
 
     double network_bytes_per_s; /* per GPU NIC, per direction (inter-node) */
     PpsimTime network_latency_ps;

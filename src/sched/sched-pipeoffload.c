@@ -20,6 +20,7 @@
  * The copy stream runs OFF and RL in the order of their triggers, which alternates one
  * offload and one reload in the steady state, as [PO] §4.2 does on one CUDA stream.
  */
+#include "sched/co-schedule.h"
 #include "sched/gis.h"
 #include "sched/pipeoffload.h"
 #include "sched/uniform-repeat.h"
@@ -96,22 +97,6 @@ plan_latest(const StreamPlan *pl, PpsimTime lo, PpsimTime end, PpsimTime len)
     return t_end - len >= lo ? t_end - len : -1;
 }
 
-static PpsimTime
-op_estimate(const PpsimCostEstimates *c, const PpsimOp *op)
-{
-    const PpsimStageEstimate *st = &c->stage[op->stage];
-    switch (op->kind) {
-    case PPSIM_OP_F:
-        return st->f_ps;
-    case PPSIM_OP_B:
-        return st->b_ps;
-    case PPSIM_OP_W:
-        return st->w_ps;
-    default:
-        return st->b_ps + st->w_ps;
-    }
-}
-
 /* Estimated compute of device @d's list from F(s, j) to W(s, j) inclusive, summed over j,
  * per stage: the lifespan ranking of [PO] §2 (the same measure for both strategies). */
 static void
@@ -125,7 +110,7 @@ po_lifespans(const PpsimSchedule *s, int d, const PpsimCostEstimates *c, PpsimTi
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
         if (op->kind == PPSIM_OP_F)
             at[op->stage * m + op->microbatch] = clock;
-        clock += op_estimate(c, op);
+        clock += ppsim_estimate_op_ps(c, op);
         if (op->kind == PPSIM_OP_W || op->kind == PPSIM_OP_BW)
             life[op->stage] += clock - at[op->stage * m + op->microbatch];
     }
@@ -174,7 +159,7 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
         if (op->kind == PPSIM_OP_F)
             f_at[op->stage * m + op->microbatch] = i;
-        clock[i + 1] = clock[i] + op_estimate(c, op);
+        clock[i + 1] = clock[i] + ppsim_estimate_op_ps(c, op);
     }
     /* offloads, left to right */
     StreamPlan plan = {g_array_new(FALSE, FALSE, sizeof(PpsimTime))};
@@ -234,11 +219,45 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
     }
 }
 
+/* Option `co_schedule` ([PO] App. D): which devices' copy streams are coordinated, as host
+ * link ids in @group ([p]), and how. auto: sync-interleaved where the cost model says devices
+ * share a PCIe switch, independent elsewhere (the authors' rule). In explicit mode there are
+ * no links; the sync modes then pair devices 2k and 2k+1, as on a DGX A100. */
+static gboolean
+po_co_mode(const char *text, const PpsimCostEstimates *costs, int p, int *group,
+           PpsimCoSchedule *mode, GError **error)
+{
+    gboolean is_auto = strcmp(text, "auto") == 0;
+    if (is_auto || strcmp(text, "sync-interleaved") == 0)
+        *mode = PPSIM_CO_SYNC_INTERLEAVED;
+    else if (strcmp(text, "independent") == 0)
+        *mode = PPSIM_CO_INDEPENDENT;
+    else if (strcmp(text, "sync-parallel") == 0)
+        *mode = PPSIM_CO_SYNC_PARALLEL;
+    else {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "pipeoffload: option 'co_schedule' must be auto, independent, "
+                    "sync-interleaved or sync-parallel, got '%s'",
+                    text);
+        return FALSE;
+    }
+    gboolean links = costs->host_link != NULL && costs->n_devices == p;
+    if (is_auto && !links)
+        *mode = PPSIM_CO_INDEPENDENT;
+    for (int d = 0; d < p; d++)
+        group[d] = links ? costs->host_link[d] : d / 2;
+    return TRUE;
+}
+
 gboolean
 ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
                            PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
-                           PpsimSchedule **out, GError **error)
+                           const char *co_schedule, PpsimSchedule **out, GError **error)
 {
+    g_autofree int *group = g_new(int, shape->p);
+    PpsimCoSchedule co;
+    if (!po_co_mode(co_schedule ? co_schedule : "auto", costs, shape->p, group, &co, error))
+        return FALSE;
     g_autoptr(PpsimSchedule) s = NULL;
     if (strategy == PPSIM_PO_INTERLEAVED) {
         if (!ppsim_gis_generate(shape, shape->p, &s, error))
@@ -256,6 +275,8 @@ ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstim
         po_pick_longest(s, costs, n_offload, mask);
     for (int d = 0; d < shape->p; d++)
         po_device(s, d, costs, mask);
+    if (!ppsim_co_schedule(s, costs, group, co, error))
+        return FALSE;
     *out = g_steal_pointer(&s);
     return TRUE;
 }
@@ -266,7 +287,10 @@ static const PpsimOptionSpec po_options[] = {
      "device (longest-lived first), or a list of global stages such as \"0,8\""},
     {"strategy", PPSIM_OPTION_STRING, "uniform",
      "uniform (PipeOffload's uniform repeat of one building block) or interleaved (GIS)"},
+    PPSIM_PO_CO_OPTION,
     {NULL}};
+
+const PpsimOptionSpec ppsim_po_preset_options[] = {PPSIM_PO_CO_OPTION, {NULL}};
 
 /* Parses a comma-separated list of stages into @mask ([n_stages]). */
 static gboolean
@@ -327,7 +351,9 @@ po_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
                     v, shape->p, how);
         return FALSE;
     }
-    return ppsim_pipeoffload_generate(shape, params->costs, strategy, n, mask, out, error);
+    return ppsim_pipeoffload_generate(shape, params->costs, strategy, n, mask,
+                                      ppsim_options_get_string(params->options, "co_schedule"), out,
+                                      error);
 }
 
 const PpsimScheduleClass ppsim_schedule_pipeoffload = {

@@ -6,7 +6,8 @@ static gboolean
 po_f_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
               PpsimSchedule **out, GError **error)
 {
-    return ppsim_pipeoffload_generate(shape, params->costs, PPSIM_PO_UNIFORM, shape->v, NULL, out,
+    return ppsim_pipeoffload_generate(shape, params->costs, PPSIM_PO_UNIFORM, shape->v, NULL,
+                                      ppsim_options_get_string(params->options, "co_schedule"), out,
                                       error);
 }
 
@@ -15,5 +16,6 @@ const PpsimScheduleClass ppsim_schedule_po_f = {
     .summary = "PipeOffload PO-F: offload all chunks (when k <= 1)",
     .reference = "[PO] §5, Table 1",
     .chunks = 0,
+    .options = ppsim_po_preset_options,
     .generate = po_f_generate,
 };

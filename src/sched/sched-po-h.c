@@ -5,8 +5,9 @@ static gboolean
 po_h_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
               PpsimSchedule **out, GError **error)
 {
-    return ppsim_pipeoffload_generate(shape, params->costs, PPSIM_PO_UNIFORM, (shape->v + 1) / 2,
-                                      NULL, out, error);
+    return ppsim_pipeoffload_generate(
+        shape, params->costs, PPSIM_PO_UNIFORM, (shape->v + 1) / 2, NULL,
+        ppsim_options_get_string(params->options, "co_schedule"), out, error);
 }
 
 const PpsimScheduleClass ppsim_schedule_po_h = {
@@ -14,5 +15,6 @@ const PpsimScheduleClass ppsim_schedule_po_h = {
     .summary = "PipeOffload PO-H: offload half of each device's chunks",
     .reference = "[PO] §5, Table 1",
     .chunks = 0,
+    .options = ppsim_po_preset_options,
     .generate = po_h_generate,
 };

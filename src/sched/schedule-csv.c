@@ -7,7 +7,9 @@
  * ignored: ppsim derives transfers from dependencies. ppsim's extensions: R (recompute), O
  * (offload) and L (reload) take a microbatch; <stage>S is the stage's optimizer step and
  * <stage>SC the same on a host CPU worker. A cell `|` separates the compute actions from
- * the copy-stream actions (O, L) of the same rank.
+ * the copy-stream actions (O, L) of the same rank. A copy action may end in `@k` (it waits
+ * for the row's k-th compute action) and `^r.i` suffixes (it waits for row r's i-th copy
+ * action: the cross-device events of [PO] App. D).
  */
 #include "sched/schedule.h"
 #include "util/ppsim-error.h"
@@ -41,8 +43,10 @@ csv_kind_code(const PpsimOp *op)
 }
 
 static void
-csv_append_ops(GString *out, const GArray *ops, const GArray *after, gboolean *first)
+csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArray *syncs,
+               gboolean *first)
 {
+    guint k = 0; /* cursor into @syncs, sorted by copy op */
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
         if (!*first)
@@ -53,6 +57,12 @@ csv_append_ops(GString *out, const GArray *ops, const GArray *after, gboolean *f
             g_string_append_printf(out, "%d", op->microbatch);
         if (after != NULL && g_array_index(after, gint32, i) >= 0)
             g_string_append_printf(out, "@%d", g_array_index(after, gint32, i));
+        for (; syncs != NULL && k < syncs->len; k++) {
+            const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, k);
+            if (e->op != (gint32)i)
+                break;
+            g_string_append_printf(out, "^%d.%d", e->device, e->index);
+        }
     }
 }
 
@@ -62,11 +72,11 @@ ppsim_schedule_to_csv(const PpsimSchedule *sched)
     GString *out = g_string_new(NULL);
     for (int d = 0; d < sched->n_devices; d++) {
         gboolean first = TRUE;
-        csv_append_ops(out, sched->compute[d], NULL, &first);
+        csv_append_ops(out, sched->compute[d], NULL, NULL, &first);
         if (sched->copy[d]->len > 0) {
             g_string_append(out, first ? "|" : ",|");
             first = FALSE;
-            csv_append_ops(out, sched->copy[d], sched->copy_after[d], &first);
+            csv_append_ops(out, sched->copy[d], sched->copy_after[d], sched->copy_sync[d], &first);
         }
         g_string_append_c(out, '\n');
     }
@@ -99,10 +109,11 @@ csv_is_comm_action(const char *kind)
     return FALSE;
 }
 
-/* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. */
+/* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. A copy
+ * cell's cross-device waits `^r.i` are appended to @syncs (.op left for the caller). */
 static gboolean
-csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, gboolean *skip,
-               GError **error)
+csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, GArray *syncs,
+               gboolean *skip, GError **error)
 {
     const char *p = cell;
     *skip = FALSE;
@@ -149,10 +160,25 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
         if (copy && *end == '@') {
             char *anchor_end = NULL;
             gint64 a = g_ascii_strtoll(end + 1, &anchor_end, 10);
-            if (anchor_end == end + 1 || *anchor_end != '\0' || a < 0 || a > G_MAXINT32 / 2)
+            if (anchor_end == end + 1 || (*anchor_end != '\0' && *anchor_end != '^') || a < 0 ||
+                a > G_MAXINT32 / 2)
                 return csv_fail(error, loc, cell, "bad anchor (expected @<compute index>) in");
             *after = (gint32)a;
             end = anchor_end;
+        }
+        while (copy && *end == '^') {
+            char *dev_end = NULL, *idx_end = NULL;
+            gint64 dev = g_ascii_strtoll(end + 1, &dev_end, 10);
+            gint64 at = -1;
+            if (dev_end != end + 1 && *dev_end == '.')
+                at = g_ascii_strtoll(dev_end + 1, &idx_end, 10);
+            if (at < 0 || idx_end == dev_end + 1 || !g_ascii_isdigit(end[1]) ||
+                !g_ascii_isdigit(dev_end[1]) || dev > G_MAXINT32 / 2 || at > G_MAXINT32 / 2)
+                return csv_fail(error, loc, cell,
+                                "bad cross-device wait (expected ^<row>.<copy index>) in");
+            PpsimCopySync e = {-1, (gint32)dev, (gint32)at};
+            g_array_append_val(syncs, e);
+            end = idx_end;
         }
         if (*end != '\0')
             return csv_fail(error, loc, cell, "trailing characters in action");
@@ -239,8 +265,10 @@ csv_parse_cell_fast(const char *p, const char *end, PpsimOp *op, gint32 *after)
 /* What the reader builds, one row (device) at a time. */
 typedef struct {
     const char *name;
-    GPtrArray *compute, *copy, *copy_after; /* [rows] GArray */
-    GArray *stage_row;                      /* gint32 per stage: its row, -1 none yet */
+    GPtrArray *compute, *copy, *copy_after, *copy_sync; /* [rows] GArray */
+    GArray *sync_at;    /* CsvLoc per copy_sync entry of every row, in reading order */
+    GArray *cell_syncs; /* PpsimCopySync: the waits of the cell being read */
+    GArray *stage_row;  /* gint32 per stage: its row, -1 none yet */
     int max_stage, max_mb, last_row, n_cells;
     guint n_compute;  /* compute ops placed in the current row */
     GError *deferred; /* first placement error, reported once the whole file parsed */
@@ -257,9 +285,11 @@ csv_defer(CsvReader *rd, int line, int col, const PpsimOp *op, const char *why)
                 rd->name, line, col, what->str, why);
 }
 
-/* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell). */
+/* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell), with the
+ * cross-device waits in @syncs (nullable). */
 static void
-csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after)
+csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after,
+        const GArray *syncs)
 {
     rd->max_stage = MAX(rd->max_stage, op->stage);
     rd->max_mb = MAX(rd->max_mb, op->microbatch);
@@ -284,7 +314,15 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
         csv_defer(rd, line, col, op, "is a compute action after the '|' copy separator");
     *dev = row;
     if (copy_kind) {
-        g_array_append_val(g_ptr_array_index(rd->copy, row), *op);
+        GArray *list = g_ptr_array_index(rd->copy, row);
+        for (guint k = 0; syncs != NULL && k < syncs->len; k++) {
+            PpsimCopySync e = g_array_index(syncs, PpsimCopySync, k);
+            e.op = (gint32)list->len;
+            g_array_append_val(g_ptr_array_index(rd->copy_sync, row), e);
+            CsvLoc at = {rd->name, line, col};
+            g_array_append_val(rd->sync_at, at);
+        }
+        g_array_append_val(list, *op);
         g_array_append_val(g_ptr_array_index(rd->copy_after, row), after);
     } else {
         /* the row's compute array was sized to its cell count: no growth check needed */
@@ -314,6 +352,7 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
         rd->n_compute = 0;
         g_ptr_array_add(rd->copy, g_array_new(FALSE, FALSE, sizeof(PpsimOp)));
         g_ptr_array_add(rd->copy_after, g_array_new(FALSE, FALSE, sizeof(gint32)));
+        g_ptr_array_add(rd->copy_sync, g_array_new(FALSE, FALSE, sizeof(PpsimCopySync)));
         gboolean copy = FALSE;
         for (gsize c = pos; c <= line_end;) {
             gsize e = c;
@@ -330,17 +369,18 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
             if (b == t) {
                 /* empty cell: an idle step */
             } else if (csv_parse_cell_fast(b, t, &op, &after)) {
-                csv_add(rd, row, loc.line, loc.col, copy, &op, after);
+                csv_add(rd, row, loc.line, loc.col, copy, &op, after, NULL);
             } else {
                 g_autofree char *cell = g_strndup(b, t - b);
                 gboolean skip;
                 if (strcmp(cell, "|") == 0) {
                     copy = TRUE;
                 } else if (g_ascii_strcasecmp(cell, "none") != 0) {
-                    if (!csv_parse_cell(cell, &loc, &op, &after, &skip, error))
+                    g_array_set_size(rd->cell_syncs, 0);
+                    if (!csv_parse_cell(cell, &loc, &op, &after, rd->cell_syncs, &skip, error))
                         return FALSE;
                     if (!skip)
-                        csv_add(rd, row, loc.line, loc.col, copy, &op, after);
+                        csv_add(rd, row, loc.line, loc.col, copy, &op, after, rd->cell_syncs);
                 }
             }
             c = e + 1;
@@ -353,12 +393,44 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
     return TRUE;
 }
 
+/* Every cross-device wait `^r.i` names another row that has a copy action i. */
+static gboolean
+csv_check_syncs(const CsvReader *rd, int n_rows, GError **error)
+{
+    guint at = 0;
+    for (int row = 0; row < (int)rd->copy_sync->len; row++) {
+        const GArray *syncs = g_ptr_array_index(rd->copy_sync, row);
+        for (guint k = 0; k < syncs->len; k++, at++) {
+            const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, k);
+            const CsvLoc *loc = &g_array_index(rd->sync_at, CsvLoc, at);
+            const char *why = NULL;
+            if (e->device == row)
+                why = "a copy action cannot wait for its own row (the copy stream is in order)";
+            else if (e->device >= n_rows)
+                why = "the wait names a row the file does not have";
+            else if (e->index >= (gint32)((GArray *)g_ptr_array_index(rd->copy, e->device))->len)
+                why = "the wait names a copy action its row does not have";
+            if (why == NULL)
+                continue;
+            g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
+                        "%s:%d:%d: ^%d.%d: %s (rows are 0-based; copy actions are counted "
+                        "from 0 after the row's '|')",
+                        loc->name, loc->line, loc->col, e->device, e->index, why);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static void
 csv_reader_clear(CsvReader *rd)
 {
     g_ptr_array_unref(rd->compute);
     g_ptr_array_unref(rd->copy);
     g_ptr_array_unref(rd->copy_after);
+    g_ptr_array_unref(rd->copy_sync);
+    g_array_unref(rd->sync_at);
+    g_array_unref(rd->cell_syncs);
     g_array_unref(rd->stage_row);
     g_clear_error(&rd->deferred);
 }
@@ -371,6 +443,9 @@ ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, G
                     .compute = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
                     .copy = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
                     .copy_after = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
+                    .copy_sync = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
+                    .sync_at = g_array_new(FALSE, FALSE, sizeof(CsvLoc)),
+                    .cell_syncs = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync)),
                     .stage_row = g_array_new(FALSE, FALSE, sizeof(gint32)),
                     .max_stage = -1,
                     .max_mb = -1,
@@ -391,14 +466,20 @@ ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, G
         return NULL;
     }
     int n_rows = rd.last_row + 1; /* trailing blank lines are not devices */
+    if (!csv_check_syncs(&rd, n_rows, error)) {
+        csv_reader_clear(&rd);
+        return NULL;
+    }
     g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(n_rows, rd.max_stage + 1, rd.max_mb + 1);
     for (int d = 0; d < n_rows; d++) {
         g_array_unref(sched->compute[d]);
         g_array_unref(sched->copy[d]);
         g_array_unref(sched->copy_after[d]);
+        g_array_unref(sched->copy_sync[d]);
         sched->compute[d] = g_array_ref(g_ptr_array_index(rd.compute, d));
         sched->copy[d] = g_array_ref(g_ptr_array_index(rd.copy, d));
         sched->copy_after[d] = g_array_ref(g_ptr_array_index(rd.copy_after, d));
+        sched->copy_sync[d] = g_array_ref(g_ptr_array_index(rd.copy_sync, d));
     }
     for (int s = 0; s <= rd.max_stage; s++)
         sched->stage_device[s] = g_array_index(rd.stage_row, gint32, s);

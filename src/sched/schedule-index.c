@@ -71,6 +71,31 @@ index_check_anchor(const PpsimSchedule *sched, int d, guint i, const PpsimOp *op
     return FALSE;
 }
 
+static gboolean
+index_check_syncs(const PpsimSchedule *sched, int d, GError **error)
+{
+    const GArray *syncs = sched->copy_sync[d];
+    for (guint k = 0; k < syncs->len; k++) {
+        const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, k);
+        const char *problem = NULL;
+        if (e->op < 0 || e->op >= (gint32)sched->copy[d]->len)
+            problem = "names no copy op of its own device";
+        else if (k > 0 && g_array_index(syncs, PpsimCopySync, k - 1).op > e->op)
+            problem = "is out of order (waits must be sorted by copy op)";
+        else if (e->device < 0 || e->device >= sched->n_devices || e->device == d)
+            problem = "names no other device";
+        else if (e->index < 0 || e->index >= (gint32)sched->copy[e->device]->len)
+            problem = "names a copy op the other device does not have";
+        if (problem == NULL)
+            continue;
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "device %d: cross-device wait of copy op %d on copy op %d of device %d %s", d,
+                    e->op, e->index, e->device, problem);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gsize
 index_slot(const PpsimSchedule *sched, const PpsimOp *op)
 {
@@ -100,6 +125,9 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
     idx->base[2 * sched->n_devices] = n;
     idx->n_ops = n;
     idx->pos = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimOpPos));
+    for (int d = 0; d < sched->n_devices; d++)
+        if (!index_check_syncs(sched, d, error))
+            return NULL;
     for (int d = 0; d < sched->n_devices; d++)
         for (int list = 0; list < 2; list++) {
             GArray *ops = index_list(sched, d, list);
@@ -201,10 +229,10 @@ dep_emit(gint64 from, guint32 to, PpsimDepKind kind, int boundary, PpsimDepFunc 
 }
 
 /* The dependencies whose consumer is op @id, @op, at index @index of device @device's list
- * @list (DESIGN 3). */
+ * @list (DESIGN 3). *@sync walks the device's copy_sync entries alongside its copy ops. */
 static void
 dep_of_op(const PpsimScheduleIndex *idx, guint32 id, const PpsimOp *op, int device, int list,
-          guint index, PpsimDepFunc func, gpointer data)
+          guint index, guint *sync, PpsimDepFunc func, gpointer data)
 {
     int s = op->stage, j = op->microbatch, last = idx->sched->n_stages - 1;
     switch ((PpsimOpKind)op->kind) {
@@ -257,6 +285,13 @@ dep_of_op(const PpsimScheduleIndex *idx, guint32 id, const PpsimOp *op, int devi
         gint32 after = g_array_index(idx->sched->copy_after[device], gint32, index);
         if (after >= 0)
             func(idx->base[2 * device] + after, id, PPSIM_DEP_LOCAL, s, data);
+        const GArray *syncs = idx->sched->copy_sync[device];
+        for (; *sync < syncs->len; ++*sync) {
+            const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, *sync);
+            if (e->op != (gint32)index)
+                break;
+            func(idx->base[2 * e->device + 1] + e->index, id, PPSIM_DEP_SYNC, s, data);
+        }
     }
 }
 
@@ -265,11 +300,14 @@ ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func, gpo
 {
     /* consumers in id order: device-major, compute list first, walked without lookups */
     guint32 id = 0;
-    for (int d = 0; d < idx->sched->n_devices; d++)
+    for (int d = 0; d < idx->sched->n_devices; d++) {
+        guint sync = 0;
         for (int list = 0; list < 2; list++) {
             const GArray *ops = index_list(idx->sched, d, list);
             for (guint i = 0; i < ops->len; i++, id++)
-                dep_of_op(idx, id, &g_array_index(ops, PpsimOp, i), d, list, i, func, user_data);
+                dep_of_op(idx, id, &g_array_index(ops, PpsimOp, i), d, list, i, &sync, func,
+                          user_data);
         }
+    }
     g_assert(id == idx->n_ops);
 }

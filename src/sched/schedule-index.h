@@ -19,7 +19,8 @@ typedef struct {
 typedef struct PpsimScheduleIndex PpsimScheduleIndex;
 
 /* Indexes @sched, checking that each op's stage and microbatch are in range, that it sits in
- * the right list on its stage's device, and that no op appears twice.
+ * the right list on its stage's device, that no op appears twice, and that anchors and
+ * cross-device waits name existing ops.
  * Errors: PPSIM_SCHED_ERROR_INVALID. Returns: (transfer full) (nullable). */
 PpsimScheduleIndex *ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error);
 void ppsim_schedule_index_free(PpsimScheduleIndex *idx);
@@ -42,6 +43,8 @@ typedef enum {
     PPSIM_DEP_LOCAL,      /* same stage: no data crosses devices */
     PPSIM_DEP_ACTIVATION, /* F(s-1) -> F(s): the boundary activation of stage s-1 */
     PPSIM_DEP_GRADIENT,   /* B(s+1) -> B(s): the gradient at the boundary of stage s */
+    PPSIM_DEP_SYNC,       /* copy op -> copy op of another device (schedule.h copy_sync):
+                           * an event, no data crosses */
 } PpsimDepKind;
 
 /* Called once per dependency, producer @from -> consumer @to (dense ids). For ACTIVATION
@@ -51,8 +54,9 @@ typedef void (*PpsimDepFunc)(guint32 from, guint32 to, PpsimDepKind kind, int bo
 
 /* Every dependency of DESIGN 3 whose producer exists: F(s) <- F(s-1); B/BW(s) <- B/BW(s+1),
  * or F(S-1) on the last stage; B/BW(s) <- F(s), R(s), RL(s); W(s) <- B(s); R(s) <- F(s);
- * OFF(s) <- F(s); RL(s) <- OFF(s); OPT(s) <- every W/BW(s); and a copy op <- its anchor
- * (schedule.h copy_after). Deterministic order. */
+ * OFF(s) <- F(s); RL(s) <- OFF(s); OPT(s) <- every W/BW(s); a copy op <- its anchor
+ * (schedule.h copy_after) and <- the copy ops of other devices it waits for (copy_sync,
+ * kind PPSIM_DEP_SYNC, @boundary its own stage). Deterministic order. */
 void ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func,
                                 gpointer user_data);
 
@@ -64,5 +68,15 @@ gboolean ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimSc
                                        GError **error);
 gboolean ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
                                          GError **error);
+
+/* Walks every op in a topological order of the wait graph (list order plus the
+ * dependencies above; Kahn's algorithm, deterministic): @visit (nullable) gets each op when
+ * all its predecessors have been visited, then @edge (nullable) gets each of its outgoing
+ * edges, the list-order edge to its successor in the same list included (kind
+ * PPSIM_DEP_LOCAL; @boundary is -1 for every edge). Errors as the cyclic-wait check. */
+typedef void (*PpsimTopoFunc)(guint32 id, gpointer user_data);
+gboolean ppsim_schedule_topo_walk(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                  PpsimTopoFunc visit, PpsimDepFunc edge, gpointer user_data,
+                                  GError **error);
 
 G_END_DECLS

@@ -37,10 +37,12 @@ ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches)
     sched->compute = g_new(GArray *, n_devices);
     sched->copy = g_new(GArray *, n_devices);
     sched->copy_after = g_new(GArray *, n_devices);
+    sched->copy_sync = g_new(GArray *, n_devices);
     for (int d = 0; d < n_devices; d++) {
         sched->compute[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
         sched->copy[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
         sched->copy_after[d] = g_array_new(FALSE, FALSE, sizeof(gint32));
+        sched->copy_sync[d] = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync));
     }
     return sched;
 }
@@ -54,10 +56,12 @@ ppsim_schedule_free(PpsimSchedule *sched)
         g_array_free(sched->compute[d], TRUE);
         g_array_free(sched->copy[d], TRUE);
         g_array_free(sched->copy_after[d], TRUE);
+        g_array_free(sched->copy_sync[d], TRUE);
     }
     g_free(sched->compute);
     g_free(sched->copy);
     g_free(sched->copy_after);
+    g_free(sched->copy_sync);
     g_free(sched->stage_device);
     g_free(sched);
 }
@@ -93,6 +97,19 @@ ppsim_schedule_push_copy(PpsimSchedule *sched, int device, PpsimOp op, int after
     gint32 anchor = after;
     g_array_append_val(sched->copy[device], op);
     g_array_append_val(sched->copy_after[device], anchor);
+}
+
+void
+ppsim_schedule_add_copy_sync(PpsimSchedule *sched, int device, int index, int other_device,
+                             int other_index)
+{
+    g_return_if_fail(device >= 0 && device < sched->n_devices);
+    GArray *syncs = sched->copy_sync[device];
+    PpsimCopySync e = {index, other_device, other_index};
+    guint at = syncs->len; /* after every entry of an index <= @index: stable */
+    while (at > 0 && g_array_index(syncs, PpsimCopySync, at - 1).op > index)
+        at--;
+    g_array_insert_val(syncs, at, e);
 }
 
 void

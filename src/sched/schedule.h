@@ -29,6 +29,15 @@ typedef enum {
     PPSIM_OP_FLAG_CPU = 1 << 0, /* OPT runs on a host CPU worker (T-Offload) */
 } PpsimOpFlags;
 
+/* A cross-device wait of a copy op ([PO] App. D synchronized co-schedule): copy op @op of
+ * the device holding this entry starts only after copy op @index of device @device (another
+ * device) has ended, like a CUDA event recorded on one copy stream and waited on by another. */
+typedef struct {
+    gint32 op;     /* index into the holder's copy list */
+    gint32 device; /* the other device */
+    gint32 index;  /* index into its copy list */
+} PpsimCopySync;
+
 /* One op: a plain 12-byte value. */
 typedef struct {
     guint8 kind;  /* PpsimOpKind */
@@ -49,6 +58,7 @@ typedef struct {
                           * device's compute op of that index ends (its anchor); -1: none.
                           * Lets a generator place a reload "at the latest slot before its B"
                           * ([PO] §4.2) on an in-order copy stream. */
+    GArray **copy_sync;  /* [n_devices] PpsimCopySync, sorted by .op; usually empty */
 } PpsimSchedule;
 
 /* Short name of a kind: "F", "B", "W", "BW", "R", "OPT", "OFF", "RL". */
@@ -76,6 +86,10 @@ void ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op);
 /* Appends a copy op (OFF/RL) to @device's copy list that may start only after compute op
  * @after (an index into the same device's compute list; -1 for none) has ended. */
 void ppsim_schedule_push_copy(PpsimSchedule *sched, int device, PpsimOp op, int after);
+/* Makes copy op @index of @device wait for copy op @other_index of @other_device to end
+ * (kept sorted by @index; indices are checked by the checker, not here). */
+void ppsim_schedule_add_copy_sync(PpsimSchedule *sched, int device, int index, int other_device,
+                                  int other_index);
 
 /* Total number of ops in all lists. */
 gsize ppsim_schedule_n_ops(const PpsimSchedule *sched);
@@ -98,7 +112,8 @@ gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
  * O (offload), L (reload), and `<stage>S` (optimizer step; `<stage>SC` on a CPU worker). Copy
  * ops of a device follow its compute cells in the same row, after a `|` cell; a copy cell
  * may end in `@k`, its anchor: it starts only after the row's k-th compute action (0-based)
- * has ended. */
+ * has ended; then in zero or more `^r.i`, cross-device waits: it starts only after row r's
+ * i-th copy action (0-based among that row's copy cells) has ended. */
 GString *ppsim_schedule_to_csv(const PpsimSchedule *sched);
 /* Parses CSV text; @display_name prefixes errors with "name:line:col: ". The stage map comes
  * from which row holds which stage; p = rows, S = 1 + max stage, m = 1 + max microbatch.
@@ -152,6 +167,10 @@ typedef struct {
     const PpsimStageEstimate *stage; /* [n_stages] */
     PpsimTime comm_ps;               /* cross-device dependency latency estimate */
     gint64 memory_limit;             /* per device, memory units; 0 = none */
+    int n_devices;                   /* length of host_link */
+    const int *host_link;            /* [n_devices] id of the host link (PCIe switch) each
+                                      * device's copies cross: equal ids share it. NULL in
+                                      * explicit mode (no links) */
 } PpsimCostEstimates;
 
 typedef struct {

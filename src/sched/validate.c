@@ -85,27 +85,29 @@ typedef struct {
     guint32 *indegree;
     guint32 *head; /* CSR of successors, built in two passes */
     guint32 *succ;
+    guint8 *kind; /* [edges] PpsimDepKind, only when a caller wants edges */
     gboolean counting;
 } DepGraph;
 
 static void
 graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
-    (void)kind;
     (void)boundary;
     DepGraph *g = data;
     if (g->counting) {
         g->head[from + 1]++;
         g->indegree[to]++;
     } else {
+        if (g->kind != NULL)
+            g->kind[g->head[from]] = (guint8)kind;
         g->succ[g->head[from]++] = to;
     }
 }
 
 /* Kahn's algorithm; the per-list order edge (i -> i+1) is implicit. */
 gboolean
-ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
-                                GError **error)
+ppsim_schedule_topo_walk(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                         PpsimTopoFunc visit, PpsimDepFunc edge, gpointer user_data, GError **error)
 {
     guint32 n = ppsim_schedule_index_n_ops(idx);
     DepGraph g = {.indegree = ppsim_bigalloc0((n + 1) * sizeof(guint32)),
@@ -115,6 +117,8 @@ ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleI
     for (guint32 i = 0; i < n; i++)
         g.head[i + 1] += g.head[i];
     g.succ = ppsim_bigalloc(MAX(g.head[n], 1) * sizeof(guint32));
+    if (edge != NULL)
+        g.kind = g_malloc(MAX(g.head[n], 1));
     guint32 *start = ppsim_bigalloc((n + 1) * sizeof(guint32));
     memcpy(start, g.head, (n + 1) * sizeof(guint32));
     g.counting = FALSE;
@@ -134,14 +138,23 @@ ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleI
     while (top > 0) {
         guint32 id = stack[--top];
         done++;
+        if (visit != NULL)
+            visit(id, user_data);
         PpsimOpPos pos;
         ppsim_schedule_index_pos(idx, id, &pos);
         GArray *ops = pos.list == 0 ? sched->compute[pos.device] : sched->copy[pos.device];
-        if ((guint)pos.index + 1 < ops->len && --g.indegree[id + 1] == 0)
-            stack[top++] = id + 1;
-        for (guint32 k = start[id]; k < start[id + 1]; k++)
+        if ((guint)pos.index + 1 < ops->len) {
+            if (edge != NULL)
+                edge(id, id + 1, PPSIM_DEP_LOCAL, -1, user_data);
+            if (--g.indegree[id + 1] == 0)
+                stack[top++] = id + 1;
+        }
+        for (guint32 k = start[id]; k < start[id + 1]; k++) {
+            if (edge != NULL)
+                edge(id, g.succ[k], (PpsimDepKind)g.kind[k], -1, user_data);
             if (--g.indegree[g.succ[k]] == 0)
                 stack[top++] = g.succ[k];
+        }
     }
     gboolean ok = done == n;
     if (!ok) {
@@ -160,10 +173,18 @@ ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleI
     }
     g_free(stack);
     g_free(start);
+    g_free(g.kind);
     g_free(g.succ);
     g_free(g.head);
     g_free(g.indegree);
     return ok;
+}
+
+gboolean
+ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                GError **error)
+{
+    return ppsim_schedule_topo_walk(sched, idx, NULL, NULL, NULL, error);
 }
 
 gboolean
