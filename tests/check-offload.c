@@ -4,6 +4,7 @@
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
 #include "scenario/scenario.h"
+#include "sched/schedule.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
 
@@ -202,6 +203,163 @@ START_TEST(test_k_hardware)
 }
 END_TEST
 
+/* Replays CSV @text on an explicit scenario (F = B = W = 1 ms, p2p 0, offload @off ms). */
+static PpsimRunResult *
+replay_csv(int p, double off, const char *text)
+{
+    g_autofree char *yaml = g_strdup_printf("name: t\ntraining: {pp: %d, microbatches: 1}\n"
+                                            "schedule: 1f1b\ncosts: {forward: 1, "
+                                            "backward_input: 1, backward_weight: 1, p2p: 0, "
+                                            "offload: %g}\n",
+                                            p, off);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_parse(yaml, strlen(yaml), "test.yaml", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    PpsimSchedule *sched = ppsim_schedule_from_csv(text, strlen(text), "t.csv", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, sched->n_stages, &error);
+    ppsim_assert_no_error(error);
+    PpsimRunResult *res = ppsim_sim_replay(sc, costs, sched, "csv", "custom", 0, &error);
+    ppsim_assert_no_error(error);
+    return res;
+}
+
+/* A cross-device wait by hand (p = 2, m = 1, every op 1 ms). Device 0: F0 [0,1], OFF [1,2],
+ * RL [2,3]. Device 1: F1 [1,2]; its OFF waits for device 0's RL (^0.1), so [3,4], RL [4,5],
+ * B1 [5,6], W1 [6,7]; B0 (needs B1) [6,7], W0 [7,8]: makespan 8. Without the wait device 1's
+ * OFF starts at 2 and everything after it one earlier: 7. */
+START_TEST(test_copy_sync_by_hand)
+{
+    g_autoptr(PpsimRunResult) synced =
+        replay_csv(2, 1, "0F0,0I0,0W0,|,0O0,0L0\n1F0,1I0,1W0,|,1O0^0.1,1L0\n");
+    ck_assert_int_eq(synced->makespan_ps, 8 * PPSIM_PS_PER_MS);
+    ck_assert_int_eq(g_array_index(synced->copy_timing[1], PpsimOpTiming, 0).start_ps,
+                     3 * PPSIM_PS_PER_MS);
+    g_autoptr(PpsimRunResult) free_ =
+        replay_csv(2, 1, "0F0,0I0,0W0,|,0O0,0L0\n1F0,1I0,1W0,|,1O0,1L0\n");
+    ck_assert_int_eq(free_->makespan_ps, 7 * PPSIM_PS_PER_MS);
+}
+END_TEST
+
+/* Whether devices @a and @b ran transfers that overlap in time, of the same direction
+ * (@same) or of opposite ones. */
+static gboolean
+transfers_overlap(const PpsimRunResult *r, int a, int b, gboolean same)
+{
+    const PpsimSchedule *s = r->schedule;
+    for (guint i = 0; i < s->copy[a]->len; i++)
+        for (guint j = 0; j < s->copy[b]->len; j++) {
+            const PpsimOpTiming *x = &g_array_index(r->copy_timing[a], PpsimOpTiming, i);
+            const PpsimOpTiming *y = &g_array_index(r->copy_timing[b], PpsimOpTiming, j);
+            gboolean same_dir = g_array_index(s->copy[a], PpsimOp, i).kind ==
+                                g_array_index(s->copy[b], PpsimOp, j).kind;
+            if (same_dir == same && x->start_ps < y->end_ps && y->start_ps < x->end_ps)
+                return TRUE;
+        }
+    return FALSE;
+}
+
+/* [PO] App. D co-schedules in explicit mode (d = 4, v = 4, PO-F, one-way offload F/2; no
+ * links, so the sync modes pair devices 2k and 2k+1). Sync-interleaved: partners never run two
+ * transfers of one direction at once, but do overlap an offload with a reload; sync-parallel: never
+ * opposite directions at once; independent: no waits at all, and here partners do collide in one
+ * direction. The waits survive the CSV round trip and replay the same. */
+START_TEST(test_co_schedule_rounds)
+{
+    const char *modes[] = {"independent", "sync-interleaved", "sync-parallel", "auto"};
+    for (guint i = 0; i < G_N_ELEMENTS(modes); i++) {
+        g_autofree char *sched = g_strdup_printf("{name: po-f, co_schedule: %s}", modes[i]);
+        g_autoptr(PpsimRunResult) r = run_explicit(4, 4, 8, 0.5, sched);
+        g_autoptr(GError) error = NULL;
+        ck_assert(ppsim_schedule_validate(r->schedule, &error));
+        guint waits = 0;
+        for (int d = 0; d < 4; d++)
+            waits += r->schedule->copy_sync[d]->len;
+        gboolean indep = i == 0 || i == 3; /* auto: no links in explicit mode */
+        ck_assert_msg(indep == (waits == 0), "%s: %u waits", modes[i], waits);
+        for (int pair = 0; pair < 4; pair += 2) {
+            gboolean same = transfers_overlap(r, pair, pair + 1, TRUE);
+            gboolean opposite = transfers_overlap(r, pair, pair + 1, FALSE);
+            if (i == 0)
+                ck_assert(same);
+            else if (i == 1)
+                ck_assert(!same && opposite);
+            else if (i == 2)
+                ck_assert(!opposite);
+        }
+        g_autoptr(GString) csv = ppsim_schedule_to_csv(r->schedule);
+        if (!indep)
+            ck_assert(strchr(csv->str, '^') != NULL);
+        g_autoptr(PpsimRunResult) again = replay_csv(4, 0.5, csv->str);
+        ck_assert_int_eq(again->makespan_ps, r->makespan_ps);
+    }
+}
+END_TEST
+
+/* Hardware mode, scenarios/a100_offload_k.yaml at h = 4096 (k = 0.87 for one GPU alone):
+ *   - with independent PCIe links (gpus_per_switch: 1) PO-H and PO-F cost nothing;
+ *   - on DGX A100's shared switches the same PO-H is slower, whatever the co-schedule;
+ *   - `auto` there is sync-interleaved (the authors' rule), and nothing on independent links;
+ *   - sync-interleaved never puts two transfers on one uplink direction, so its makespan does
+ *     not move when shared_efficiency drops, while independent transfers slow down and fall
+ *     behind it; sync-parallel is never ahead of sync-interleaved. */
+START_TEST(test_co_schedule_hardware)
+{
+    const char *h4096[] = {"model.hidden=4096", "model.ffn_hidden=16384", "model.heads=32", NULL,
+                           NULL};
+    PpsimTime ms[2][3]; /* [efficiency 1, 0.6][independent, sync-interleaved, sync-parallel] */
+    const char *modes[] = {"independent", "sync-interleaved", "sync-parallel"};
+    for (int e = 0; e < 2; e++) {
+        h4096[3] = e == 0 ? NULL : "hardware.pcie.shared_efficiency=0.6";
+        g_autoptr(PpsimScenario) sc =
+            ppsim_test_load_scenario("scenarios/a100_offload_k.yaml", h4096);
+        for (int k = 0; k < 3; k++) {
+            g_autoptr(GError) error = NULL;
+            g_autoptr(PpsimRunResult) r =
+                ppsim_test_run_option(sc, "po-h", "co_schedule", modes[k], &error);
+            ppsim_assert_no_error(error);
+            ms[e][k] = r->makespan_ps;
+        }
+        if (e == 0) {
+            g_autoptr(GError) error = NULL;
+            g_autoptr(PpsimRunResult) a = ppsim_test_run_option(sc, "po-h", NULL, NULL, &error);
+            ppsim_assert_no_error(error);
+            ck_assert_int_eq(a->makespan_ps, ms[0][1]);
+            ck_assert_uint_gt(a->schedule->copy_sync[1]->len, 0);
+        }
+    }
+    ck_assert_int_eq(ms[1][1], ms[0][1]);
+    ck_assert_int_gt(ms[1][0], ms[0][0]);
+    ck_assert_int_lt(ms[1][1], ms[1][0]);
+    ck_assert_int_le(ms[0][1], ms[0][2]);
+    ck_assert_int_le(ms[1][1], ms[1][2]);
+
+    h4096[3] = "hardware.pcie.gpus_per_switch=1";
+    g_autoptr(PpsimScenario) solo =
+        ppsim_test_load_scenario("scenarios/a100_offload_k.yaml", h4096);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) none =
+        ppsim_test_run_option(solo, "pipeoffload", "offload", "none", &error);
+    ppsim_assert_no_error(error);
+    const char *scheds[] = {"po-h", "po-f"};
+    for (guint i = 0; i < G_N_ELEMENTS(scheds); i++) {
+        g_autoptr(PpsimRunResult) r = ppsim_test_run_option(solo, scheds[i], NULL, NULL, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_int_eq(r->makespan_ps, none->makespan_ps);
+        for (int d = 0; d < r->p; d++)
+            ck_assert_uint_eq(r->schedule->copy_sync[d]->len, 0);
+    }
+    ck_assert_int_gt(ms[0][0], none->makespan_ps);
+    ck_assert_int_gt(ms[0][1], none->makespan_ps);
+
+    g_autoptr(PpsimRunResult) bad =
+        ppsim_test_run_option(solo, "po-h", "co_schedule", "lockstep", &error);
+    ck_assert_ptr_null(bad);
+    ck_assert(strstr(error->message, "'co_schedule' must be auto, independent") != NULL);
+}
+END_TEST
+
 /* [PO] App. C: recompute: light stores 20 sbh per layer instead of 34 sbh (FlashAttention,
  * g = a, f = 4h); k for the bytes stored then equals Formula 1. */
 START_TEST(test_light_recompute_bytes)
@@ -236,6 +394,9 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_offload_list);
     tcase_add_test(tc, test_k_hardware);
     tcase_add_test(tc, test_light_recompute_bytes);
+    tcase_add_test(tc, test_copy_sync_by_hand);
+    tcase_add_test(tc, test_co_schedule_rounds);
+    tcase_add_test(tc, test_co_schedule_hardware);
     suite_add_tcase(s, tc);
     return s;
 }

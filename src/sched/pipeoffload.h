@@ -23,15 +23,14 @@ gboolean ppsim_pipeoffload_generate(const PpsimPipelineShape *shape,
                                     const char *co_schedule, PpsimSchedule **out, GError **error);
 
 /* The `co_schedule` option, shared by pipeoffload, po-h and po-f. */
+#define PPSIM_PO_CO_HELP                                                                           \
+    "how the GPUs behind one PCIe switch share it ([PO] App. D): auto (sync-interleaved where "    \
+    "they can oversubscribe the switch's uplink, else independent), independent, "                 \
+    "sync-interleaved (rounds of one offload and one reload from different GPUs) or "              \
+    "sync-parallel (rounds of one direction)"
 #define PPSIM_PO_CO_OPTION                                                                         \
     {                                                                                              \
-        "co_schedule", PPSIM_OPTION_STRING, "auto",                                                \
-            "how GPUs behind one PCIe switch share it ([PO] App. D): auto (sync-interleaved "      \
-            "where "                                                                               \
-            "GPUs share a switch, else independent), independent, sync-interleaved (rounds of "    \
-            "one "                                                                                 \
-            "offload and one reload from different GPUs) or sync-parallel (rounds of one "         \
-            "direction)"                                                                           \
+        "co_schedule", PPSIM_OPTION_STRING, "auto", PPSIM_PO_CO_HELP                               \
     }
 
 /* The option table of the presets po-h and po-f. */

@@ -220,9 +220,11 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
 }
 
 /* Option `co_schedule` ([PO] App. D): which devices' copy streams are coordinated, as host
- * link ids in @group ([p]), and how. auto: sync-interleaved where the cost model says devices
- * share a PCIe switch, independent elsewhere (the authors' rule). In explicit mode there are
- * no links; the sync modes then pair devices 2k and 2k+1, as on a DGX A100. */
+ * link ids in @group ([p]), and how. auto: sync-interleaved where devices share a PCIe switch
+ * whose uplink they can oversubscribe, independent elsewhere (the authors' rule: "if the GPUs
+ * have independent PCIe connections, we schedule offload/reload passes independently"). In
+ * explicit mode there are no links; the sync modes then pair devices 2k and 2k+1, as on a
+ * DGX A100. */
 static gboolean
 po_co_mode(const char *text, const PpsimCostEstimates *costs, int p, int *group,
            PpsimCoSchedule *mode, GError **error)
@@ -242,7 +244,7 @@ po_co_mode(const char *text, const PpsimCostEstimates *costs, int p, int *group,
         return FALSE;
     }
     gboolean links = costs->host_link != NULL && costs->n_devices == p;
-    if (is_auto && !links)
+    if (is_auto && !(links && costs->host_link_contended))
         *mode = PPSIM_CO_INDEPENDENT;
     for (int d = 0; d < p; d++)
         group[d] = links ? costs->host_link[d] : d / 2;

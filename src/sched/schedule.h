@@ -171,6 +171,8 @@ typedef struct {
     const int *host_link;            /* [n_devices] id of the host link (PCIe switch) each
                                       * device's copies cross: equal ids share it. NULL in
                                       * explicit mode (no links) */
+    gboolean host_link_contended;    /* the GPUs behind one switch can together ask more of
+                                      * its uplink than it delivers */
 } PpsimCostEstimates;
 
 typedef struct {
