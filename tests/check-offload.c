@@ -172,7 +172,7 @@ END_TEST
 
 /* Hardware mode, scenarios/a100_offload_k.yaml (h = 8192, recompute: light, so 20 sbh per
  * layer as [PO] App. C): k = 0.47, and PO-F adds under 1% to the same schedule without
- * offload (here nothing at all) while cutting the peak activation by more than 4x. Lowering
+ * offload (here nothing at all) while cutting the peak activation by more than 3x. Lowering
  * the PCIe bandwidth raises k past 1, and the slowdown appears and grows with k. */
 START_TEST(test_k_hardware)
 {
@@ -192,7 +192,9 @@ START_TEST(test_k_hardware)
             ck_assert_double_eq_tol(f->offload_ratio_k, 0.47, 0.005);
             ck_assert_double_eq_tol(f->offload_ratio_k_scenario, f->offload_ratio_k, 1e-9);
             ck_assert_double_lt(slowdown, 0.01);
-            ck_assert_int_lt(ppsim_run_result_max_peak_activation(f) * 4,
+            /* more than 3x: the switch's GPUs stagger their transfers, which holds some
+             * activations longer than offloading right after F would */
+            ck_assert_int_lt(ppsim_run_result_max_peak_activation(f) * 3,
                              ppsim_run_result_max_peak_activation(none));
         } else {
             ck_assert_double_gt(f->offload_ratio_k, 1.0);
@@ -297,66 +299,77 @@ START_TEST(test_co_schedule_rounds)
 }
 END_TEST
 
-/* Hardware mode, scenarios/a100_offload_k.yaml at h = 4096 (k = 0.87 for one GPU alone):
- *   - with independent PCIe links (gpus_per_switch: 1) PO-H and PO-F cost nothing;
- *   - on DGX A100's shared switches the same PO-H is slower, whatever the co-schedule;
- *   - `auto` there is sync-interleaved (the authors' rule), and nothing on independent links;
- *   - sync-interleaved never puts two transfers on one uplink direction, so its makespan does
- *     not move when shared_efficiency drops, while independent transfers slow down and fall
- *     behind it; sync-parallel is never ahead of sync-interleaved. */
+/* Runs scenarios/a100_offload_pcie.yaml (h = 4096, k = 0.87 for one GPU alone on its link)
+ * with @override (nullable): makespans of [none, PO-H, PO-F][independent, sync-parallel,
+ * sync-interleaved] (none in column 0 only). */
+static void
+run_pcie(const char *override, PpsimTime ms[3][3])
+{
+    const char *ovr[] = {override, NULL};
+    g_autoptr(PpsimScenario) sc =
+        ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", override ? ovr : NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) rs = ppsim_sim_run_all(sc, 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_uint_eq(rs->len, 7);
+    for (guint i = 0; i < rs->len; i++) {
+        const PpsimRunResult *r = g_ptr_array_index(rs, i);
+        if (i == 0)
+            ms[0][0] = r->makespan_ps;
+        else
+            ms[1 + (i - 1) / 3][(i - 1) % 3] = r->makespan_ps;
+    }
+}
+
+/* [PO] App. D on DGX A100 (2 GPUs per switch, 25 GB/s links, 30 GB/s uplink):
+ *   - with independent links (gpus_per_switch: 1) PO-H and PO-F cost nothing (k <= 1);
+ *   - on the shared switches, naive parallel transfers (independent) make PO-H and PO-F
+ *     slower than that, and PO-F is slower whatever the co-schedule;
+ *   - the synchronized-interleaved co-schedule beats independent and sync-parallel
+ *     transfers for both, and never puts two transfers on one uplink direction, so its
+ *     makespan does not move when the switch's shared efficiency drops, while the others
+ *     slow down;
+ *   - `auto` is sync-interleaved there, and independent where two GPU links cannot fill the
+ *     uplink (12 GB/s links) or no GPU shares a switch. */
 START_TEST(test_co_schedule_hardware)
 {
-    const char *h4096[] = {"model.hidden=4096", "model.ffn_hidden=16384", "model.heads=32", NULL,
-                           NULL};
-    PpsimTime ms[2][3]; /* [efficiency 1, 0.6][independent, sync-interleaved, sync-parallel] */
-    const char *modes[] = {"independent", "sync-interleaved", "sync-parallel"};
-    for (int e = 0; e < 2; e++) {
-        h4096[3] = e == 0 ? NULL : "hardware.pcie.shared_efficiency=0.6";
+    PpsimTime solo[3][3], shared[3][3], lossy[3][3];
+    run_pcie("hardware.pcie.gpus_per_switch=1", solo);
+    run_pcie(NULL, shared);
+    run_pcie("hardware.pcie.shared_efficiency=0.6", lossy);
+    ck_assert_int_eq(shared[0][0], solo[0][0]);
+    for (int s = 1; s <= 2; s++) {
+        for (int k = 0; k < 3; k++)
+            ck_assert_int_eq(solo[s][k], solo[0][0]);
+        ck_assert_int_gt(shared[s][0], solo[0][0]);
+        ck_assert_int_lt(shared[s][2], shared[s][0]);
+        ck_assert_int_lt(shared[s][2], shared[s][1]);
+        ck_assert_int_eq(lossy[s][2], shared[s][2]);
+        ck_assert_int_gt(lossy[s][0], shared[s][0]);
+        ck_assert_int_gt(lossy[s][1], shared[s][1]);
+    }
+    ck_assert_int_gt(shared[2][2], solo[0][0]);
+
+    const char *cases[] = {NULL, "hardware.pcie.bandwidth=12GB/s",
+                           "hardware.pcie.gpus_per_switch=1"};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *ovr[] = {cases[i], NULL};
         g_autoptr(PpsimScenario) sc =
-            ppsim_test_load_scenario("scenarios/a100_offload_k.yaml", h4096);
-        for (int k = 0; k < 3; k++) {
-            g_autoptr(GError) error = NULL;
-            g_autoptr(PpsimRunResult) r =
-                ppsim_test_run_option(sc, "po-h", "co_schedule", modes[k], &error);
-            ppsim_assert_no_error(error);
-            ms[e][k] = r->makespan_ps;
-        }
-        if (e == 0) {
-            g_autoptr(GError) error = NULL;
-            g_autoptr(PpsimRunResult) a = ppsim_test_run_option(sc, "po-h", NULL, NULL, &error);
-            ppsim_assert_no_error(error);
-            ck_assert_int_eq(a->makespan_ps, ms[0][1]);
-            ck_assert_uint_gt(a->schedule->copy_sync[1]->len, 0);
-        }
-    }
-    ck_assert_int_eq(ms[1][1], ms[0][1]);
-    ck_assert_int_gt(ms[1][0], ms[0][0]);
-    ck_assert_int_lt(ms[1][1], ms[1][0]);
-    ck_assert_int_le(ms[0][1], ms[0][2]);
-    ck_assert_int_le(ms[1][1], ms[1][2]);
-
-    h4096[3] = "hardware.pcie.gpus_per_switch=1";
-    g_autoptr(PpsimScenario) solo =
-        ppsim_test_load_scenario("scenarios/a100_offload_k.yaml", h4096);
-    g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimRunResult) none =
-        ppsim_test_run_option(solo, "pipeoffload", "offload", "none", &error);
-    ppsim_assert_no_error(error);
-    const char *scheds[] = {"po-h", "po-f"};
-    for (guint i = 0; i < G_N_ELEMENTS(scheds); i++) {
-        g_autoptr(PpsimRunResult) r = ppsim_test_run_option(solo, scheds[i], NULL, NULL, &error);
+            ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", cases[i] ? ovr : NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) a = ppsim_test_run_option(sc, "po-h", NULL, NULL, &error);
         ppsim_assert_no_error(error);
-        ck_assert_int_eq(r->makespan_ps, none->makespan_ps);
-        for (int d = 0; d < r->p; d++)
-            ck_assert_uint_eq(r->schedule->copy_sync[d]->len, 0);
+        guint waits = 0;
+        for (int d = 0; d < a->p; d++)
+            waits += a->schedule->copy_sync[d]->len;
+        ck_assert_msg((i == 0) == (waits > 0), "%s: %u waits", cases[i], waits);
+        if (i == 0)
+            ck_assert_int_eq(a->makespan_ps, shared[1][2]);
+        g_autoptr(PpsimRunResult) bad =
+            ppsim_test_run_option(sc, "po-h", "co_schedule", "lockstep", &error);
+        ck_assert_ptr_null(bad);
+        ck_assert(strstr(error->message, "'co_schedule' must be auto, independent") != NULL);
     }
-    ck_assert_int_gt(ms[0][0], none->makespan_ps);
-    ck_assert_int_gt(ms[0][1], none->makespan_ps);
-
-    g_autoptr(PpsimRunResult) bad =
-        ppsim_test_run_option(solo, "po-h", "co_schedule", "lockstep", &error);
-    ck_assert_ptr_null(bad);
-    ck_assert(strstr(error->message, "'co_schedule' must be auto, independent") != NULL);
 }
 END_TEST
 

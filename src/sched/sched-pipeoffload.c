@@ -79,6 +79,21 @@ plan_earliest(const StreamPlan *pl, PpsimTime t, PpsimTime len)
     return t;
 }
 
+/* Earliest start >= @t of a slot of length @len free in @a and, if non-NULL, in @b. */
+static PpsimTime
+plan_earliest2(const StreamPlan *a, const StreamPlan *b, PpsimTime t, PpsimTime len)
+{
+    for (;;) {
+        PpsimTime u = plan_earliest(a, t, len);
+        if (b == NULL)
+            return u;
+        PpsimTime w = plan_earliest(b, u, len);
+        if (w == u)
+            return u;
+        t = w;
+    }
+}
+
 /* Latest start of a free slot of length @len ending by @end and starting at @lo or later;
  * -1 when there is none. */
 static PpsimTime
@@ -95,6 +110,22 @@ plan_latest(const StreamPlan *pl, PpsimTime lo, PpsimTime end, PpsimTime len)
         t_end = MIN(t_end, a);
     }
     return t_end - len >= lo ? t_end - len : -1;
+}
+
+/* Latest start >= @lo of a slot of length @len ending by @end, free in @a and, if non-NULL,
+ * in @b; -1 when there is none. */
+static PpsimTime
+plan_latest2(const StreamPlan *a, const StreamPlan *b, PpsimTime lo, PpsimTime end, PpsimTime len)
+{
+    for (;;) {
+        PpsimTime u = plan_latest(a, lo, end, len);
+        if (u < 0 || b == NULL)
+            return u;
+        PpsimTime w = plan_latest(b, lo, u + len, len);
+        if (w == u || w < 0)
+            return w;
+        end = w + len;
+    }
 }
 
 /* Estimated compute of device @d's list from F(s, j) to W(s, j) inclusive, summed over j,
@@ -136,31 +167,29 @@ po_pick_longest(const PpsimSchedule *s, const PpsimCostEstimates *c, int n, gboo
 }
 
 /* Plans one device's copy list for the stages marked in @mask, as [PO] §4.2 does on one
- * stream: on the nominal timeline (the device's compute back to back, as estimated), each
- * offload takes the earliest free slot after its F (left to right), then each reload the
- * latest free slot that ends before its B and starts after its offload (right to left).
- * When the stream is too busy for that (k > 1), the offload goes right after its F and the
- * reload right before its B anyway: they queue on the stream and the B waits, which is the
- * slowdown [PO] Formula 1 predicts. An activation whose F -> B gap holds less compute than a
- * round trip stays on the device ([PO] §4.4). Each reload is anchored to the last compute
+ * stream: on the nominal timeline (@st, @en: the start and end of each compute op of the
+ * device's list), each offload takes the earliest free slot after its F (left to right),
+ * then each reload the latest free slot that ends before its B and starts after its offload
+ * (right to left). With @dir (nullable: the D2H and H2D plans of the device's switch, shared
+ * by its GPUs), a slot must also be free there, so the GPUs of a switch stagger their
+ * transfers of one direction ([PO] §4.2: "we stagger the offload streams") wherever the
+ * round trip still hides; only where it would not do they share the switch. Staggering
+ * trades memory for time: a later offload or an earlier reload keeps the activation on the
+ * device longer. When the
+ * stream is too busy for that (k > 1), the offload goes right after its F and the reload
+ * right before its B anyway: they queue on the stream and the B waits, which is the
+ * slowdown [PO] Formula 1 predicts. An activation whose F -> B gap holds less compute than
+ * a round trip stays on the device ([PO] §4.4). Each reload is anchored to the last compute
  * op before its B that ends by its slot. The copy list follows the slots (ties: the earlier
  * trigger first), so every copy op ahead of a reload is triggered before that reload's B and
  * the stream can never wait on compute that waits on it. */
 static void
-po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *mask)
+po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *mask,
+          const PpsimTime *st, const PpsimTime *en, StreamPlan *dir)
 {
     GArray *ops = s->compute[d];
     int m = s->n_microbatches;
     gsize n_keys = (gsize)s->n_stages * m;
-    g_autofree gint32 *f_at = g_new(gint32, n_keys);
-    g_autofree PpsimTime *clock = g_new(PpsimTime, ops->len + 1); /* nominal starts */
-    clock[0] = 0;
-    for (guint i = 0; i < ops->len; i++) {
-        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-        if (op->kind == PPSIM_OP_F)
-            f_at[op->stage * m + op->microbatch] = i;
-        clock[i + 1] = clock[i] + ppsim_estimate_op_ps(c, op);
-    }
     /* offloads, left to right */
     StreamPlan plan = {g_array_new(FALSE, FALSE, sizeof(PpsimTime))};
     g_autoptr(GArray) slots = g_array_new(FALSE, FALSE, sizeof(CopySlot));
@@ -178,12 +207,16 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
             continue;
         gint32 b = b_at[f->stage * m + f->microbatch];
         PpsimTime off = c->stage[f->stage].off_ps;
-        if (clock[b] - clock[i + 1] < 2 * off)
+        if (st[b] - en[i] < 2 * off)
             continue; /* [PO] §4.4: the round trip would not hide */
-        PpsimTime t = plan_earliest(&plan, clock[i + 1], off);
-        if (t + 2 * off > clock[b])
-            t = clock[i + 1]; /* congested: queue behind what is there */
+        PpsimTime t = plan_earliest2(&plan, dir ? &dir[0] : NULL, en[i], off);
+        if (t + 2 * off > st[b] && dir != NULL)
+            t = plan_earliest(&plan, en[i], off); /* no staggered slot: share the switch */
+        if (t + 2 * off > st[b])
+            t = en[i]; /* congested: queue behind what is there */
         plan_take(&plan, t, t + off);
+        if (dir != NULL)
+            plan_take(&dir[0], t, t + off);
         CopySlot cs = {t,
                        (gint32)i,
                        -1,
@@ -199,12 +232,16 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
             continue;
         CopySlot o = g_array_index(slots, CopySlot, off_slot[op->stage * m + op->microbatch]);
         PpsimTime off = c->stage[o.op.stage].off_ps, lo = o.start + off;
-        PpsimTime t = plan_latest(&plan, lo, clock[b], off);
+        PpsimTime t = plan_latest2(&plan, dir ? &dir[1] : NULL, lo, st[b], off);
+        if (t < 0 && dir != NULL)
+            t = plan_latest(&plan, lo, st[b], off); /* no staggered slot: share the switch */
         if (t < 0)
-            t = clock[b] - off; /* congested: queue, and B will wait for it */
+            t = st[b] - off; /* congested: queue, and B will wait for it */
         plan_take(&plan, t, t + off);
+        if (dir != NULL)
+            plan_take(&dir[1], t, t + off);
         gint32 anchor = b - 1; /* last compute op before B that ends by t */
-        while (anchor >= 0 && clock[anchor + 1] > t)
+        while (anchor >= 0 && en[anchor] > t)
             anchor--;
         CopySlot r = {t, anchor, anchor, o.op};
         r.op.kind = PPSIM_OP_RL;
@@ -217,6 +254,48 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
         const CopySlot *cs = &g_array_index(slots, CopySlot, e);
         ppsim_schedule_push_copy(s, d, cs->op, cs->after);
     }
+}
+
+/* Plans every device's copy list. Independent devices plan on their own nominal timeline
+ * (compute back to back, as estimated). Devices of a @group (nullable: none) that share a
+ * switch plan on the pipeline's estimated timeline instead, one D2H and one H2D plan per
+ * switch, device by device, so their transfers of one direction are staggered. */
+static gboolean
+po_plan_copies(PpsimSchedule *s, const PpsimCostEstimates *c, const gboolean *mask,
+               const int *group, GError **error)
+{
+    int p = s->n_devices;
+    gsize n = ppsim_schedule_n_ops(s); /* compute ops only, so far */
+    g_autofree PpsimTime *st = g_new(PpsimTime, n + 1), *en = g_new(PpsimTime, n + 1);
+    if (group != NULL) {
+        if (!ppsim_schedule_estimate(s, c, st, en, NULL, error))
+            return FALSE;
+    } else {
+        for (gsize id = 0, d = 0; d < (gsize)p; d++) {
+            PpsimTime clock = 0;
+            for (guint i = 0; i < s->compute[d]->len; i++, id++) {
+                st[id] = clock;
+                clock += ppsim_estimate_op_ps(c, &g_array_index(s->compute[d], PpsimOp, i));
+                en[id] = clock;
+            }
+        }
+    }
+    g_autofree StreamPlan *dir = g_new0(StreamPlan, 2 * p); /* per group id (< p) */
+    for (gsize id = 0, d = 0; d < (gsize)p; id += s->compute[d]->len, d++) {
+        StreamPlan *gd = NULL;
+        if (group != NULL) {
+            g_assert(group[d] >= 0 && group[d] < p);
+            gd = &dir[2 * group[d]];
+            for (int k = 0; k < 2; k++)
+                if (gd[k].iv == NULL)
+                    gd[k].iv = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
+        }
+        po_device(s, (int)d, c, mask, st + id, en + id, gd);
+    }
+    for (int k = 0; k < 2 * p; k++)
+        if (dir[k].iv != NULL)
+            g_array_free(dir[k].iv, TRUE);
+    return TRUE;
 }
 
 /* Option `co_schedule` ([PO] App. D): which devices' copy streams are coordinated, as host
@@ -275,8 +354,8 @@ ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstim
         memcpy(mask, stage_mask, s->n_stages * sizeof(gboolean));
     else
         po_pick_longest(s, costs, n_offload, mask);
-    for (int d = 0; d < shape->p; d++)
-        po_device(s, d, costs, mask);
+    if (!po_plan_copies(s, costs, mask, co == PPSIM_CO_INDEPENDENT ? NULL : group, error))
+        return FALSE;
     if (!ppsim_co_schedule(s, costs, group, co, error))
         return FALSE;
     *out = g_steal_pointer(&s);
