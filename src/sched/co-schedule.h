@@ -17,8 +17,7 @@ PpsimTime ppsim_estimate_op_ps(const PpsimCostEstimates *costs, const PpsimOp *o
  * if non-NULL, @rank with each op's position in a topological order.
  * Errors: the cyclic-wait error. */
 gboolean ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                                 PpsimTime *start, PpsimTime *end, guint32 *rank,
-                                 GError **error);
+                                 PpsimTime *start, PpsimTime *end, guint32 *rank, GError **error);
 
 /* How the copy streams of the devices behind one host link (PCIe switch) relate ([PO]
  * App. D, Table 3):
