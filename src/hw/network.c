@@ -113,8 +113,8 @@ network_fill(PpsimNetwork *net)
     }
     /* A link crossed by two or more flows delivers only its shared efficiency (PCIe switch
      * uplinks, [PO] App. D: GPUs on one switch "potentially interfere"; 1 = ideal sharing).
-     * Flows on one uplink direction come from different GPUs: a GPU's transfers of one
-     * direction are serialised on its copy stream. */
+     * The flows of one uplink direction normally come from different GPUs, since a GPU's
+     * transfers of one direction queue on its copy stream. */
     for (int a = 0; a < n_active; a++) {
         int l = net->active[a];
         if (net->link_count[l] >= 2)
