@@ -19,6 +19,9 @@
  *     stays on the device ([PO] §4.4).
  * The copy stream runs OFF and RL in the order of their triggers, which alternates one
  * offload and one reload in the steady state, as [PO] §4.2 does on one CUDA stream.
+ * Option `co_schedule` ([PO] App. D, co-schedule.h): GPUs behind one contended PCIe switch
+ * plan their slots together, staggering each direction, and cross-device events then keep
+ * their copy streams in synchronized-interleaved rounds; elsewhere devices are independent.
  */
 #include "sched/co-schedule.h"
 #include "sched/gis.h"
