@@ -316,12 +316,10 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
         c->estimates.host_link = c->host_link;
         /* contended when the switch's GPUs at full link speed exceed what its uplink
          * delivers while shared (DGX A100: 2 x 25 GB/s > 30 GB/s) */
-        double up =
-            hw->pcie_uplink_bytes_per_s > 0 ? hw->pcie_uplink_bytes_per_s : hw->pcie_bytes_per_s;
-        double eff = hw->pcie_shared_efficiency > 0 ? hw->pcie_shared_efficiency : 1.0;
         c->estimates.host_link_contended =
             hw->pcie_gpus_per_switch > 1 &&
-            up * eff < hw->pcie_gpus_per_switch * hw->pcie_bytes_per_s;
+            ppsim_pcie_uplink_bytes_per_s(hw) * ppsim_pcie_shared_efficiency(hw) <
+                hw->pcie_gpus_per_switch * hw->pcie_bytes_per_s;
     }
     return g_steal_pointer(&c);
 }

@@ -50,12 +50,11 @@ ppsim_topology_new(const PpsimHardware *hw, int n_gpus)
     }
     for (int sw = 0; sw < n_switches; sw++) {
         g_autofree char *owner = g_strdup_printf("pcie-switch%d", sw);
-        double up =
-            hw->pcie_uplink_bytes_per_s > 0 ? hw->pcie_uplink_bytes_per_s : hw->pcie_bytes_per_s;
-        topology_add_pair(topo, topo->uplink[sw], PPSIM_LINK_PCIE_UPLINK, up, owner, "uplink");
+        topology_add_pair(topo, topo->uplink[sw], PPSIM_LINK_PCIE_UPLINK,
+                          ppsim_pcie_uplink_bytes_per_s(hw), owner, "uplink");
         for (int dir = 0; dir < 2; dir++)
             g_array_index(topo->links, PpsimLink, topo->uplink[sw][dir]).shared_efficiency =
-                hw->pcie_shared_efficiency > 0 ? hw->pcie_shared_efficiency : 1.0;
+                ppsim_pcie_shared_efficiency(hw);
     }
     topo->nvlink_latency_ps = hw->nvlink_latency_ps;
     topo->pcie_latency_ps = hw->pcie_latency_ps;

@@ -70,6 +70,20 @@ ppsim_pcie_switch_index(int gpus_per_node, int gpus_per_switch, int gpu)
     return gpu / gpus_per_node * per_node + gpu % gpus_per_node / gpus_per_switch;
 }
 
+/* A switch uplink's bandwidth per direction (unset: the GPU link's) and its shared
+ * efficiency (unset: 1), as the topology builds them; pure, for the cost model too. */
+static inline double
+ppsim_pcie_uplink_bytes_per_s(const PpsimHardware *hw)
+{
+    return hw->pcie_uplink_bytes_per_s > 0 ? hw->pcie_uplink_bytes_per_s : hw->pcie_bytes_per_s;
+}
+
+static inline double
+ppsim_pcie_shared_efficiency(const PpsimHardware *hw)
+{
+    return hw->pcie_shared_efficiency > 0 ? hw->pcie_shared_efficiency : 1.0;
+}
+
 int ppsim_topology_node_of(const PpsimTopology *topo, int gpu);
 int ppsim_topology_switch_of(const PpsimTopology *topo, int gpu);
 

@@ -12,7 +12,6 @@
  * offload with its partner's reload, half a slot apart.
  */
 #include "sched/co-schedule.h"
-#include "sched/schedule-index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,12 +127,10 @@ co_group(PpsimSchedule *sched, GArray *ts, PpsimCoSchedule mode)
 }
 
 gboolean
-ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                        PpsimTime *start, PpsimTime *end, guint32 *rank, GError **error)
+ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                        const PpsimCostEstimates *costs, PpsimTime *start, PpsimTime *end,
+                        guint32 *rank, GError **error)
 {
-    g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(sched, error);
-    if (idx == NULL)
-        return FALSE;
     guint32 n = ppsim_schedule_index_n_ops(idx);
     g_autofree guint32 *own_rank = rank ? NULL : g_new(guint32, MAX(n, 1));
     memset(start, 0, n * sizeof(PpsimTime));
@@ -147,20 +144,17 @@ ppsim_co_schedule(PpsimSchedule *sched, const PpsimCostEstimates *costs, const i
 {
     if (mode == PPSIM_CO_INDEPENDENT)
         return TRUE;
-    gsize n = ppsim_schedule_n_ops(sched);
+    g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(sched, error);
+    if (idx == NULL)
+        return FALSE;
+    guint32 n = ppsim_schedule_index_n_ops(idx);
     g_autofree PpsimTime *ready = g_new(PpsimTime, MAX(n, 1));
     g_autofree PpsimTime *end = g_new(PpsimTime, MAX(n, 1));
     g_autofree guint32 *rank = g_new(guint32, MAX(n, 1));
-    if (!ppsim_schedule_estimate(sched, costs, ready, end, rank, error))
+    if (!ppsim_schedule_estimate(sched, idx, costs, ready, end, rank, error))
         return FALSE;
     int p = sched->n_devices;
     g_autofree gboolean *done = g_new0(gboolean, p);
-    g_autofree guint32 *copy_base = g_new(guint32, p); /* dense id of each copy list */
-    for (int d = 0, id = 0; d < p; d++) {
-        id += sched->compute[d]->len;
-        copy_base[d] = id;
-        id += sched->copy[d]->len;
-    }
     g_autoptr(GArray) ts = g_array_new(FALSE, FALSE, sizeof(Transfer));
     for (int d0 = 0; d0 < p; d0++) {
         if (done[d0])
@@ -172,7 +166,7 @@ ppsim_co_schedule(PpsimSchedule *sched, const PpsimCostEstimates *costs, const i
                 continue;
             done[d] = TRUE;
             members++;
-            guint32 base = copy_base[d];
+            guint32 base = ppsim_schedule_index_base(idx, d, 1);
             for (guint i = 0; i < sched->copy[d]->len; i++) {
                 const PpsimOp *op = &g_array_index(sched->copy[d], PpsimOp, i);
                 Transfer t = {ready[base + i], rank[base + i], d, (gint32)i,

@@ -3,7 +3,7 @@
  */
 #pragma once
 
-#include "sched/schedule.h"
+#include "sched/schedule-index.h"
 
 G_BEGIN_DECLS
 
@@ -11,13 +11,13 @@ G_BEGIN_DECLS
  * and the one-way transfer estimate for OFF and RL (0 for OPT, which has no estimate). */
 PpsimTime ppsim_estimate_op_ps(const PpsimCostEstimates *costs, const PpsimOp *op);
 
-/* The estimated timeline of @sched: every op starts as early as its inputs (+ comm_ps across
- * devices) and its list allow, durations from @costs. Fills @start and @end ([n_ops], in
- * the dense id order of schedule-index.h: device-major, compute list then copy list) and,
- * if non-NULL, @rank with each op's position in a topological order.
- * Errors: the cyclic-wait error. */
-gboolean ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                                 PpsimTime *start, PpsimTime *end, guint32 *rank, GError **error);
+/* The estimated timeline of @sched (indexed by @idx): every op starts as early as its inputs
+ * (+ comm_ps across devices) and its list allow, durations from @costs. Fills @start and
+ * @end ([n_ops], by the dense ids of @idx) and, if non-NULL, @rank with each op's position
+ * in a topological order. Errors: the cyclic-wait error. */
+gboolean ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                 const PpsimCostEstimates *costs, PpsimTime *start, PpsimTime *end,
+                                 guint32 *rank, GError **error);
 
 /* How the copy streams of the devices behind one host link (PCIe switch) relate ([PO]
  * App. D, Table 3):

@@ -271,7 +271,8 @@ po_plan_copies(PpsimSchedule *s, const PpsimCostEstimates *c, const gboolean *ma
     gsize n = ppsim_schedule_n_ops(s); /* compute ops only, so far */
     g_autofree PpsimTime *st = g_new(PpsimTime, n + 1), *en = g_new(PpsimTime, n + 1);
     if (group != NULL) {
-        if (!ppsim_schedule_estimate(s, c, st, en, NULL, error))
+        g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(s, error);
+        if (idx == NULL || !ppsim_schedule_estimate(s, idx, c, st, en, NULL, error))
             return FALSE;
     } else {
         for (gsize id = 0, d = 0; d < (gsize)p; d++) {
