@@ -7,7 +7,7 @@
 #pragma once
 
 #include <glib.h>
-#include "sched/schedule.h"
+#include "schedule/schedule.h"
 #include "hw/exec.h"
 
 G_BEGIN_DECLS

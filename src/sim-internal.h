@@ -3,7 +3,7 @@
 #pragma once
 
 #include "sim.h"
-#include "sched/schedule-index.h"
+#include "schedule/schedule-index.h"
 #include "hw/exec.h"
 
 typedef struct {

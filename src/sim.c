@@ -7,7 +7,7 @@
  */
 #include "sim-internal.h"
 #include "sched/registry.h"
-#include "sched/schedule-index.h"
+#include "schedule/schedule-index.h"
 #include "hw/exec.h"
 #include "util/ppsim-error.h"
 

@@ -4,7 +4,7 @@
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
 #include "scenario/scenario.h"
-#include "sched/schedule.h"
+#include "schedule/schedule.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
 

@@ -1,7 +1,7 @@
 /* check-schedule.c: the schedule IR checker and the CSV format. */
 #include "ppsim-test.h"
 #include "sched/registry.h"
-#include "sched/schedule.h"
+#include "schedule/schedule.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>

@@ -6,7 +6,7 @@
 #include "ppsim-test.h"
 #include "formulas/formulas.h"
 #include "sched/registry.h"
-#include "sched/v-sched.h"
+#include "sched/vshape/v-sched.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
 

@@ -3,7 +3,7 @@
  * accepts every schedule, the makespan never loses to the handcrafted ZB-H1 or to 1F1B when
  * they fit, ZB-2p has no bubble with T_F = T_B = T_W, a hand-computed timeline, refusals. */
 #include "ppsim-test.h"
-#include "sched/schedule.h"
+#include "schedule/schedule.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
 

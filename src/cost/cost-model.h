@@ -9,7 +9,7 @@
 
 #include <glib.h>
 #include "scenario/scenario.h"
-#include "sched/schedule.h"
+#include "cost/cost-estimates.h"
 
 G_BEGIN_DECLS
 

@@ -1,4 +1,8 @@
-/* scenario-internal.h: the YAML walker's shared state and helpers (src/scenario only). */
+/* scenario-internal.h: the YAML walker's shared state and helpers (src/scenario only).
+ *
+ * Layering, bottom up: scenario-yaml.c (node helpers) <- scenario-overrides.c (--set) and
+ * scenario-schedule.c (`schedule`, `memory.limit`) <- scenario-parse.c (the walk). Each file
+ * calls only the ones below it. */
 #pragma once
 
 #include "scenario/scenario-schema.h"
@@ -19,6 +23,8 @@ typedef struct {
     GHashTable *seen; /* dotted path -> PpsimMark* of its key */
     PpsimScenario *sc;
 } Parser;
+
+/* ---- scenario-yaml.c -------------------------------------------------------------- */
 
 yaml_node_t *scn_node_at(Parser *P, int id);
 /* "file:line:col" or "--set key.path" for messages about node @id. */

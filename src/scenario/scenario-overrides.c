@@ -33,22 +33,6 @@ copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
     return map;
 }
 
-/* The value node of @key in mapping @map, and the pair's index (-1 when absent). */
-int
-scn_mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
-{
-    yaml_node_t *m = scn_node_at(P, map);
-    gsize count = m->data.mapping.pairs.top - m->data.mapping.pairs.start;
-    for (gsize i = 0; i < count; i++) {
-        const char *k = scn_scalar_text(scn_node_at(P, m->data.mapping.pairs.start[i].key));
-        if (k && strcmp(k, key) == 0) {
-            *pair_index = i;
-            return m->data.mapping.pairs.start[i].value;
-        }
-    }
-    return 0;
-}
-
 /* Sets @parts (a key path) of mapping @map to node @value, creating mappings on the way. */
 static void
 graft(Parser *P, int map, char **parts, int value)

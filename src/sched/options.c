@@ -3,7 +3,7 @@
  * Values arrive as text with their location in the scenario file; each is parsed to its
  * declared type once here, so generators read typed values and never see a bad one.
  */
-#include "sched/schedule.h"
+#include "sched/generator.h"
 #include "scenario/scenario.h"
 #include "util/ppsim-error.h"
 #include "util/suggest.h"

@@ -1,7 +1,7 @@
 /* registry.h: the generated table of schedule generators (src/sched/meson.build). */
 #pragma once
 
-#include "schedule.h"
+#include "sched/generator.h"
 
 G_BEGIN_DECLS
 

@@ -1,0 +1,35 @@
+/* cost-estimates.h: what generators may know of costs: estimates, never the hardware.
+ * Filled by the cost model (cost-model.c), read by the generators that need costs (ZB
+ * automatic, V-Min, offload placement). Plain data.
+ */
+#pragma once
+
+#include <glib.h>
+#include "util/units.h"
+
+G_BEGIN_DECLS
+
+/* Per-stage cost estimates handed to generators that need them (ZB automatic, V-Min,
+ * offload placement). Times in picoseconds, memory in the run's memory units (bytes, or
+ * explicit units scaled by 1000). Read-only. */
+typedef struct {
+    PpsimTime f_ps, b_ps, w_ps, r_ps;
+    PpsimTime off_ps; /* one-way offload estimate */
+    gint64 act;       /* allocated by F */
+    gint64 act_w;     /* held from B's end until W's end */
+} PpsimStageEstimate;
+
+typedef struct {
+    int n_stages;
+    const PpsimStageEstimate *stage; /* [n_stages] */
+    PpsimTime comm_ps;               /* cross-device dependency latency estimate */
+    gint64 memory_limit;             /* per device, memory units; 0 = none */
+    int n_devices;                   /* length of host_link */
+    const int *host_link;            /* [n_devices] id of the host link (PCIe switch) each
+                                      * device's copies cross: equal ids share it. NULL in
+                                      * explicit mode (no links) */
+    gboolean host_link_contended;    /* the GPUs behind one switch can together ask more of
+                                      * its uplink than it delivers */
+} PpsimCostEstimates;
+
+G_END_DECLS

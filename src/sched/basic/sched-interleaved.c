@@ -1,0 +1,76 @@
+/* sched-interleaved.c: Megatron-LM's interleaved 1F1B ([NAR21] §2.2.2; order of [MEG]
+ * schedules.py get_schedule_table(); formulas.md §2.4). v chunks per device, stage s on
+ * device s mod p. Chunk-microbatches are issued in groups of g (option group_size, default
+ * p) per chunk; rank r runs warmup_r = 2(p - r - 1) + (v - 1) g forwards (all m v when that
+ * is more), then one forward and one fused backward alternately, then the remaining
+ * backwards. Bubble (p-1)(t_f + t_b)/v; rank r holds min((v-1)g + 2(p-r) - 1, m v)
+ * chunk-activations at its peak. Needs p <= g <= m and m a multiple of g; v = 1 is 1F1B.
+ */
+#include "sched/basic/interleaved.h"
+#include "util/ppsim-error.h"
+
+static const PpsimOptionSpec interleaved_options[] = {
+    {"group_size", PPSIM_OPTION_INT, NULL,
+     "microbatches per group g ([MEG] microbatch_group_size_per_vp_stage; default p)"},
+    {NULL}};
+
+void
+ppsim_interleaved_slot(int k, int g, int v, gboolean forward, int *chunk, int *mb)
+{
+    int group = g * v;
+    int c = (k % group) / g;
+    *chunk = forward ? c : v - 1 - c;
+    *mb = (k / group) * g + k % g;
+}
+
+static void
+interleaved_push(PpsimSchedule *s, int r, int k, int g, int v, gboolean forward)
+{
+    int chunk, mb;
+    ppsim_interleaved_slot(k, g, v, forward, &chunk, &mb);
+    ppsim_schedule_push(s, r, forward ? PPSIM_OP_F : PPSIM_OP_BW, chunk * s->n_devices + r, mb);
+}
+
+static gboolean
+interleaved_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
+                     PpsimSchedule **out, GError **error)
+{
+    int p = shape->p, v = shape->v, m = shape->m;
+    int g = ppsim_options_is_set(params->options, "group_size")
+                ? (int)ppsim_options_get_int(params->options, "group_size")
+                : p;
+    if (v > 1 && (g < p || g > m || m % g != 0)) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "interleaved needs p <= g <= m and m a multiple of the group size g "
+                    "([MEG]); got p = %d, g = %d, m = %d",
+                    p, g, m);
+        return FALSE;
+    }
+    PpsimSchedule *s = ppsim_schedule_new(p, p * v, m);
+    ppsim_schedule_map_interleaved(s);
+    int total = m * v;
+    for (int r = 0; r < p; r++) {
+        /* v = 1 is plain 1F1B: Megatron's non-interleaved warm-up min(p - r - 1, m) */
+        int warmup = v == 1 ? MIN(p - r - 1, m) : MIN(2 * (p - r - 1) + (v - 1) * g, total);
+        int f = 0, b = 0;
+        for (; f < warmup; f++)
+            interleaved_push(s, r, f, g, v, TRUE);
+        for (; f < total; f++, b++) {
+            interleaved_push(s, r, f, g, v, TRUE);
+            interleaved_push(s, r, b, g, v, FALSE);
+        }
+        for (; b < total; b++)
+            interleaved_push(s, r, b, g, v, FALSE);
+    }
+    *out = s;
+    return TRUE;
+}
+
+const PpsimScheduleClass ppsim_schedule_interleaved = {
+    .name = "interleaved",
+    .summary = "Megatron interleaved 1F1B: v chunks per device (training.chunks), groups of g",
+    .reference = "[NAR21] §2.2.2; [MEG] schedules.py",
+    .chunks = 0,
+    .options = interleaved_options,
+    .generate = interleaved_generate,
+};

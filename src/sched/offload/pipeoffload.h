@@ -1,0 +1,39 @@
+/* pipeoffload.h: PipeOffload's schedules with activation offload (internal). */
+#pragma once
+
+#include "sched/generator.h"
+
+G_BEGIN_DECLS
+
+/* How microbatches are organised ([PO] §2): the uniform repeating strategy (PipeOffload's
+ * own, uniform-repeat.c) or the interleaving strategy (GIS, group size p). */
+typedef enum {
+    PPSIM_PO_UNIFORM,
+    PPSIM_PO_INTERLEAVED,
+} PpsimPoStrategy;
+
+/* Builds the compute order with @strategy, then offloads, on each device, its @n_offload
+ * longest-lived stages (ceil(v/2) for PO-H, v for PO-F), or exactly the stages whose entry
+ * in @stage_mask (nullable, [n_stages]) is TRUE, wherever the F -> B gap hides the round
+ * trip ([PO] §2, §4.2, §4.4); then coordinates the copy streams of devices sharing a host
+ * link as @co_schedule says (the option's text; NULL = "auto"; [PO] App. D). */
+gboolean ppsim_pipeoffload_generate(const PpsimPipelineShape *shape,
+                                    const PpsimCostEstimates *costs, PpsimPoStrategy strategy,
+                                    int n_offload, const gboolean *stage_mask,
+                                    const char *co_schedule, PpsimSchedule **out, GError **error);
+
+/* The `co_schedule` option, shared by pipeoffload, po-h and po-f. */
+#define PPSIM_PO_CO_HELP                                                                           \
+    "how the GPUs behind one PCIe switch share it ([PO] App. D): auto (sync-interleaved where "    \
+    "they can oversubscribe the switch's uplink, else independent), independent, "                 \
+    "sync-interleaved (rounds of one offload and one reload from different GPUs) or "              \
+    "sync-parallel (rounds of one direction)"
+#define PPSIM_PO_CO_OPTION                                                                         \
+    {                                                                                              \
+        "co_schedule", PPSIM_OPTION_STRING, "auto", PPSIM_PO_CO_HELP                               \
+    }
+
+/* The option table of the presets po-h and po-f. */
+extern const PpsimOptionSpec ppsim_po_preset_options[];
+
+G_END_DECLS

@@ -1,0 +1,28 @@
+/* v-run.h: one candidate schedule of v-sched.c (internal; see v-run.c). */
+#pragma once
+
+#include "sched/generator.h"
+
+enum { VS_FREE, VS_TEMPLATE, VS_STRICT, VS_SLOT };
+
+/* How a candidate picks: mode, reserve (free mode), and which ready B goes first (free
+ * mode): the earliest arrival, the second chunk's, the first chunk's, or (B-F alternation
+ * only) "balance", see vs_alt_choose. */
+enum { VS_B_EARLIEST, VS_B_LATER, VS_B_EARLIER, VS_B_BALANCE };
+typedef struct {
+    int mode;
+    gboolean reserve;
+    int bpref;
+    int cycle;          /* free mode: 0 by priority, 1 F-B-W turns, 2 to 5 B-F alternation */
+    int warm_a, warm_b; /* free mode, until the device's first second-chunk F: a first-chunk
+                         * F on device d leaves room for warm_a d + warm_b second-chunk Fs */
+} VsPolicy;
+
+/* Simulates policy @pol (with template @tpl for the template, strict and slot modes) on the
+ * estimates @c under the per-device caps @limit: a fresh schedule in *@out, each device's
+ * peak in @peak[p], the makespan and the idle time inside the devices' spans; FALSE when it
+ * cannot finish (the cap admits no progress), its makespan would exceed @bound (> 0; the
+ * best so far, so the search stays fast) or, in strict mode, its peak exceeds the cap. */
+gboolean ppsim_vrun(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *limit,
+                    const PpsimSchedule *tpl, PpsimTime bound, PpsimSchedule **out, gint64 *peak,
+                    PpsimTime *makespan, PpsimTime *idle);

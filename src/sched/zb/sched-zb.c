@@ -1,0 +1,90 @@
+/* sched-zb.c: the automatic Zero Bubble schedule ([ZB] §3): one stage per device, backward
+ * split into B and W, built on the generator's per-stage cost estimates (heterogeneous
+ * stages and hardware mode alike) to the smallest span it finds while each device's
+ * activations stay within memory_limit: a number is a count of M_B (one microbatch's
+ * activation of the device's stage), ZB-1p is p (the default) and ZB-2p 2p ([ZB] §5.1); a size
+ * such as 20GiB is a per-device activation budget in bytes (hardware mode). The search is in
+ * zb-auto.c. Any p >= 1, m >= 1; memory_limit >= 1 M_B on every stage.
+ */
+#include "sched/zb/zb-auto.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+
+static const PpsimOptionSpec zb_options[] = {
+    {"memory_limit", PPSIM_OPTION_STRING, NULL,
+     "activation cap per device: a number of M_B (one microbatch of the device's stage), "
+     ">= 1, default p (ZB-1p), 2p gives ZB-2p; or a size (e.g. 20GiB), in bytes of "
+     "activation, for hardware mode"},
+    {NULL}};
+
+static gboolean
+zb_refuse(GError **error, const char *min, const char *got)
+{
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                "zb: option 'memory_limit' must be at least %s (one microbatch's activation of "
+                "a stage: the minimum that lets a stage run an F), got %s",
+                min, got);
+    return FALSE;
+}
+
+/* Fills @limit[d] (memory units) from the option: a count of M_B, or a size in bytes. */
+static gboolean
+zb_limits(const char *text, const PpsimCostEstimates *c, int p, gint64 *limit, GError **error)
+{
+    char *end = NULL;
+    double cap = text ? g_ascii_strtod(text, &end) : p;
+    if (text == NULL || (end != text && *end == '\0')) {
+        if (!(cap >= 1) || !isfinite(cap))
+            return zb_refuse(error, "1 (M_B)", text);
+        for (int d = 0; d < p; d++)
+            limit[d] = (gint64)floor(cap * (double)c->stage[d].act + 1e-9);
+        return TRUE;
+    }
+    double bytes;
+    if (!ppsim_units_parse(text, PPSIM_DIM_BYTES, NULL, &bytes, error)) {
+        g_prefix_error(error, "zb: option 'memory_limit' is neither a number of M_B nor a size: ");
+        return FALSE;
+    }
+    gint64 need = 1;
+    for (int d = 0; d < p; d++)
+        need = MAX(need, c->stage[d].act);
+    if (!(bytes >= (double)need) || !isfinite(bytes)) {
+        g_autofree char *min =
+            g_strdup_printf("%" G_GINT64_FORMAT " bytes (%.2f GiB)", need, need / 1073741824.0);
+        return zb_refuse(error, min, text);
+    }
+    for (int d = 0; d < p; d++)
+        limit[d] = (gint64)bytes;
+    return TRUE;
+}
+
+static gboolean
+zb_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, PpsimSchedule **out,
+            GError **error)
+{
+    int p = shape->p;
+    const char *text = ppsim_options_is_set(params->options, "memory_limit")
+                           ? ppsim_options_get_string(params->options, "memory_limit")
+                           : NULL;
+    g_autofree gint64 *limit = g_new(gint64, p);
+    if (!zb_limits(text, params->costs, p, limit, error))
+        return FALSE;
+    PpsimSchedule *sched =
+        ppsim_zb_auto(p, shape->m, params->costs, limit, PPSIM_ZB_AUTO_DEFAULT, NULL, error);
+    if (sched == NULL) {
+        g_prefix_error(error, "zb: ");
+        return FALSE;
+    }
+    *out = sched;
+    return TRUE;
+}
+
+const PpsimScheduleClass ppsim_schedule_zb = {
+    .name = "zb",
+    .summary = "Zero Bubble automatic (ZB-1p/ZB-2p): greedy search under a memory cap in M_B",
+    .reference = "[ZB] §3",
+    .chunks = 1,
+    .options = zb_options,
+    .generate = zb_generate,
+};

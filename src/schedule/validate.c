@@ -1,0 +1,203 @@
+/* validate.c: the schedule checker (DESIGN 2); see ppsim_schedule_validate() in schedule.h.
+ *
+ * Structural rules first (every op has what it needs, same-device order rules), then a
+ * cyclic-wait check: Kahn's algorithm over the graph of per-list order edges plus the
+ * dependencies of schedule-index.c. O(ops + dependencies).
+ */
+#include "schedule/schedule-index.h"
+#include "util/bigalloc.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+static gboolean
+validate_fail(GError **error, const char *problem, const PpsimOp *op, int device)
+{
+    g_autoptr(GString) what = g_string_new(NULL);
+    ppsim_op_describe(what, op);
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID, "'%s' on device %d %s",
+                what->str, device, problem);
+    return FALSE;
+}
+
+/* Position of @kind(s, j) in the same device's lists, or -1. */
+static gint64
+validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
+{
+    gint64 id = ppsim_schedule_index_find(idx, kind, s, j);
+    if (id < 0)
+        return -1;
+    PpsimOpPos pos;
+    ppsim_schedule_index_pos(idx, id, &pos);
+    return pos.index;
+}
+
+/* Every (stage, microbatch) has exactly one F and one backward; W, R, OFF, RL appear only
+ * with the ops they need and in a consistent order on their device. */
+gboolean
+ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                              GError **error)
+{
+    for (int s = 0; s < sched->n_stages; s++) {
+        int d = sched->stage_device[s];
+        for (int j = 0; j < sched->n_microbatches; j++) {
+            PpsimOp op = {.kind = PPSIM_OP_F, .stage = s, .microbatch = j};
+            gint64 f = validate_index_of(idx, PPSIM_OP_F, s, j);
+            gint64 b = validate_index_of(idx, PPSIM_OP_B, s, j);
+            gint64 bw = validate_index_of(idx, PPSIM_OP_BW, s, j);
+            gint64 w = validate_index_of(idx, PPSIM_OP_W, s, j);
+            gint64 r = validate_index_of(idx, PPSIM_OP_R, s, j);
+            gint64 off = validate_index_of(idx, PPSIM_OP_OFF, s, j);
+            gint64 rl = validate_index_of(idx, PPSIM_OP_RL, s, j);
+            if (f < 0)
+                return validate_fail(error, "is missing", &op, d);
+            if (b < 0 && bw < 0)
+                return validate_fail(error, "has no backward (B or BW)", &op, d);
+            op.kind = PPSIM_OP_B;
+            if (b >= 0 && bw >= 0)
+                return validate_fail(error, "has both B and BW", &op, d);
+            if (b >= 0 && w < 0)
+                return validate_fail(error, "has no W", &op, d);
+            op.kind = PPSIM_OP_W;
+            if (w >= 0 && b < 0)
+                return validate_fail(error, "has no B (a BW needs no W)", &op, d);
+            if (w >= 0 && w < b)
+                return validate_fail(error, "comes before its B", &op, d);
+            op.kind = PPSIM_OP_R;
+            if (r >= 0 && r > MAX(b, bw))
+                return validate_fail(error, "comes after its backward", &op, d);
+            if (r >= 0 && r < f)
+                return validate_fail(error, "comes before its F", &op, d);
+            op.kind = PPSIM_OP_RL;
+            if (rl >= 0 && off < 0)
+                return validate_fail(error, "has no OFF", &op, d);
+            if (rl >= 0 && rl < off)
+                return validate_fail(error, "comes before its OFF", &op, d);
+            op.kind = PPSIM_OP_OFF;
+            if (off >= 0 && rl < 0)
+                return validate_fail(error, "is never reloaded (no RL)", &op, d);
+        }
+    }
+    return TRUE;
+}
+
+typedef struct {
+    guint32 *indegree;
+    guint32 *head; /* CSR of successors, built in two passes */
+    guint32 *succ;
+    guint8 *kind; /* [edges] PpsimDepKind, only when a caller wants edges */
+    gboolean counting;
+} DepGraph;
+
+static void
+graph_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
+{
+    (void)boundary;
+    DepGraph *g = data;
+    if (g->counting) {
+        g->head[from + 1]++;
+        g->indegree[to]++;
+    } else {
+        if (g->kind != NULL)
+            g->kind[g->head[from]] = (guint8)kind;
+        g->succ[g->head[from]++] = to;
+    }
+}
+
+/* Kahn's algorithm; the per-list order edge (i -> i+1) is implicit. */
+gboolean
+ppsim_schedule_topo_walk(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                         PpsimTopoFunc visit, PpsimDepFunc edge, gpointer user_data, GError **error)
+{
+    guint32 n = ppsim_schedule_index_n_ops(idx);
+    DepGraph g = {.indegree = ppsim_bigalloc0((n + 1) * sizeof(guint32)),
+                  .head = ppsim_bigalloc0((n + 2) * sizeof(guint32)),
+                  .counting = TRUE};
+    ppsim_schedule_foreach_dep(idx, graph_dep, &g);
+    for (guint32 i = 0; i < n; i++)
+        g.head[i + 1] += g.head[i];
+    g.succ = ppsim_bigalloc(MAX(g.head[n], 1) * sizeof(guint32));
+    if (edge != NULL)
+        g.kind = g_malloc(MAX(g.head[n], 1));
+    guint32 *start = ppsim_bigalloc((n + 1) * sizeof(guint32));
+    memcpy(start, g.head, (n + 1) * sizeof(guint32));
+    g.counting = FALSE;
+    ppsim_schedule_foreach_dep(idx, graph_dep, &g); /* head[i] ends at start[i+1] */
+    /* Order edges: every op but the first of its list waits for its predecessor. */
+    guint32 *stack = ppsim_bigalloc(MAX(n, 1) * sizeof(guint32));
+    gsize top = 0, done = 0;
+    for (int d = 0; d < sched->n_devices; d++)
+        for (int list = 0; list < 2; list++) {
+            GArray *ops = list == 0 ? sched->compute[d] : sched->copy[d];
+            guint32 base = ppsim_schedule_index_base(idx, d, list);
+            for (guint i = 1; i < ops->len; i++)
+                g.indegree[base + i]++;
+            if (ops->len > 0 && g.indegree[base] == 0)
+                stack[top++] = base;
+        }
+    while (top > 0) {
+        guint32 id = stack[--top];
+        done++;
+        if (visit != NULL)
+            visit(id, user_data);
+        PpsimOpPos pos;
+        ppsim_schedule_index_pos(idx, id, &pos);
+        GArray *ops = pos.list == 0 ? sched->compute[pos.device] : sched->copy[pos.device];
+        if ((guint)pos.index + 1 < ops->len) {
+            if (edge != NULL)
+                edge(id, id + 1, PPSIM_DEP_LOCAL, -1, user_data);
+            if (--g.indegree[id + 1] == 0)
+                stack[top++] = id + 1;
+        }
+        for (guint32 k = start[id]; k < start[id + 1]; k++) {
+            if (edge != NULL)
+                edge(id, g.succ[k], (PpsimDepKind)g.kind[k], -1, user_data);
+            if (--g.indegree[g.succ[k]] == 0)
+                stack[top++] = g.succ[k];
+        }
+    }
+    gboolean ok = done == n;
+    if (!ok) {
+        /* Name the first op (in device order) that can never start. */
+        for (guint32 id = 0; id < n; id++) {
+            if (g.indegree[id] == 0)
+                continue;
+            PpsimOpPos pos;
+            ppsim_schedule_index_pos(idx, id, &pos);
+            validate_fail(error,
+                          "can never start: cyclic wait (its inputs depend, directly or not, "
+                          "on ops ordered after it)",
+                          ppsim_schedule_index_op(idx, id), pos.device);
+            break;
+        }
+    }
+    g_free(stack);
+    g_free(start);
+    g_free(g.kind);
+    g_free(g.succ);
+    g_free(g.head);
+    g_free(g.indegree);
+    return ok;
+}
+
+gboolean
+ppsim_schedule_validate_acyclic(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                GError **error)
+{
+    return ppsim_schedule_topo_walk(sched, idx, NULL, NULL, NULL, error);
+}
+
+gboolean
+ppsim_schedule_validate_indexed(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
+                                GError **error)
+{
+    return ppsim_schedule_validate_rules(sched, idx, error) &&
+           ppsim_schedule_validate_acyclic(sched, idx, error);
+}
+
+gboolean
+ppsim_schedule_validate(const PpsimSchedule *sched, GError **error)
+{
+    g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(sched, error);
+    return idx != NULL && ppsim_schedule_validate_indexed(sched, idx, error);
+}
