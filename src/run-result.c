@@ -26,6 +26,8 @@ ppsim_run_result_free(PpsimRunResult *res)
         g_array_free(res->mem_samples, TRUE);
     if (res->flows)
         g_array_free(res->flows, TRUE);
+    if (res->choices)
+        g_array_unref(res->choices);
     ppsim_schedule_free(res->schedule);
     g_free(res->devices);
     g_free(res->stages);

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <glib.h>
-#include "schedule/schedule.h"
+#include "sched/generator.h"
 #include "hw/exec.h"
 
 G_BEGIN_DECLS
@@ -79,6 +79,8 @@ typedef struct {
     int n_hosts;
     PpsimHostResult *hosts; /* [n_hosts], one per node */
 
+    GArray *choices;         /* PpsimChoice: what the generator and the run chose that the
+                                scenario did not set (nullable) */
     PpsimSchedule *schedule; /* owned */
     GArray **compute_timing; /* [p] PpsimOpTiming, parallel to schedule->compute[d] */
     GArray **copy_timing;    /* [p] PpsimOpTiming, parallel to schedule->copy[d] */

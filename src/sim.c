@@ -59,11 +59,56 @@ sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError 
     return g_steal_pointer(&sched);
 }
 
-PpsimSchedule *
-ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
-                         PpsimCosts **costs_out, GError **error)
+/* The runner's replay for generators choosing between plans (generator.h). */
+typedef struct {
+    const PpsimScenario *sc;
+    const PpsimCosts *costs;
+} Measure;
+
+static gboolean
+sim_measure(const PpsimSchedule *candidate, PpsimTime *makespan_ps, gboolean *fits,
+            gpointer user_data, GError **error)
 {
-    const char *path = sc->path ? sc->path : "";
+    const Measure *m = user_data;
+    g_autoptr(PpsimRunResult) res = ppsim_sim_replay(
+        m->sc, m->costs, ppsim_schedule_copy(candidate), "candidate", "candidate", 0, error);
+    if (res == NULL)
+        return FALSE;
+    *makespan_ps = res->makespan_ps;
+    *fits = !ppsim_run_result_any_oom(res);
+    return TRUE;
+}
+
+/* What the run decided that the scenario did not say, beyond the generator's own choices:
+ * the layer split over stages (hardware mode, no model.stage_layers). */
+static void
+sim_note_split(const PpsimScenario *sc, const PpsimCosts *costs, GArray *choices)
+{
+    if (costs->explicit_mode || sc->model.stage_layers != NULL || choices == NULL)
+        return;
+    int S = costs->n_stages, lo = G_MAXINT, hi = 0;
+    for (int i = 0; i < S; i++) {
+        lo = MIN(lo, costs->stage[i].layers);
+        hi = MAX(hi, costs->stage[i].layers);
+    }
+    g_autoptr(GString) s = g_string_new(NULL);
+    for (int i = 0; i < S; i++)
+        g_string_append_printf(s, "%s%d", i ? "," : "", costs->stage[i].layers);
+    if (lo == hi)
+        ppsim_choice_add(choices, "stage_layers", s->str, "even split: %d layer%s per stage", lo,
+                         lo == 1 ? "" : "s");
+    else
+        ppsim_choice_add(choices, "stage_layers", s->str,
+                         "as even as %d layers over %d stages allow", sc->model.layers, S);
+}
+
+/* ppsim_sim_build_schedule, also collecting what was chosen for the user into @choices
+ * (nullable). */
+static PpsimSchedule *
+sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
+          GArray *choices, GError **error)
+{
+    const char *path = spec->origin ? spec->origin : sc->path ? sc->path : "";
     if (g_strcmp0(spec->name, "custom") == 0) {
         g_autoptr(PpsimSchedule) sched = sim_build_custom(sc, spec, error);
         if (sched == NULL)
@@ -93,10 +138,18 @@ ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
     g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, shape.p * shape.v, error);
     if (costs == NULL)
         return NULL;
-    PpsimScheduleParams params = {.options = opts, .costs = &costs->estimates};
+    if (klass->chunks == 0 && !sc->training.chunks_set)
+        ppsim_choice_add(choices, "v", "1", "training.chunks unset");
+    Measure measure = {sc, costs};
+    PpsimScheduleParams params = {.options = opts,
+                                  .costs = &costs->estimates,
+                                  .choices = choices,
+                                  .measure = sim_measure,
+                                  .measure_data = &measure};
     PpsimSchedule *raw = NULL;
     if (!klass->generate(&shape, &params, &raw, error))
         return NULL;
+    sim_note_split(sc, costs, choices);
     g_autoptr(PpsimSchedule) sched = raw;
     g_assert(sched != NULL);
     if (sched->n_stages != costs->n_stages) {
@@ -110,6 +163,13 @@ ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
     if (costs_out)
         *costs_out = g_steal_pointer(&costs);
     return g_steal_pointer(&sched);
+}
+
+PpsimSchedule *
+ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                         PpsimCosts **costs_out, GError **error)
+{
+    return sim_build(sc, spec, costs_out, NULL, error);
 }
 
 /* ---- replay ---------------------------------------------------------------------------- */
@@ -435,12 +495,17 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
 {
     PpsimCosts *costs_raw = NULL;
     GError *local = NULL;
-    PpsimSchedule *sched = ppsim_sim_build_schedule(sc, spec, &costs_raw, &local);
+    GArray *choices = ppsim_choices_new();
+    PpsimSchedule *sched = sim_build(sc, spec, &costs_raw, choices, &local);
     g_autoptr(PpsimCosts) costs = costs_raw;
     PpsimRunResult *res = NULL;
     if (sched != NULL)
         res = ppsim_sim_replay(sc, costs, sched, spec->label ? spec->label : spec->name, spec->name,
                                flags, &local);
+    if (res != NULL)
+        res->choices = g_steal_pointer(&choices);
+    if (choices != NULL)
+        g_array_unref(choices);
     if (res == NULL)
         g_propagate_prefixed_error(error, local,
                                    "schedule '%s': ", spec->label ? spec->label : spec->name);

@@ -38,4 +38,9 @@ PpsimRunResult *ppsim_sim_run_spec(const PpsimScenario *scenario, const PpsimSch
  * GPtrArray of PpsimRunResult*. */
 GPtrArray *ppsim_sim_run_all(const PpsimScenario *scenario, PpsimSimFlags flags, GError **error);
 
+/* Settings of @scenario that do nothing or less than they seem (sim-warnings.c), given the
+ * @results of its run (nullable: only what the scenario alone shows): one message per trap,
+ * each once. Returns: (transfer full) a GPtrArray of char*. */
+GPtrArray *ppsim_sim_warnings(const PpsimScenario *scenario, const GPtrArray *results);
+
 G_END_DECLS

@@ -181,6 +181,65 @@ START_TEST(test_check_and_list)
 }
 END_TEST
 
+/* The makespan in a one-schedule JSON output. */
+static double
+json_makespan(const char *json)
+{
+    const char *at = strstr(json, "\"makespan\":");
+    ck_assert_ptr_nonnull(at);
+    return g_ascii_strtod(at + strlen("\"makespan\":"), NULL);
+}
+
+/* --schedule takes the inline spec the YAML takes; choices the user did not make are shown;
+ * settings that do nothing are warned about, once. */
+START_TEST(test_inline_schedule_choices_warnings)
+{
+    g_autofree char *ok = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    Run r = ppsim(NULL, "run", ok, "--no-artifacts", "--set", "training.chunks=2", "--schedule",
+                  "{name: interleaved, group_size: 8}", "--schedule", "zb-h1", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "\ninterleaved{group_size=8} ") != NULL);
+    ck_assert(strstr(r.out, "\nzb-h1 ") != NULL);
+    ck_assert(strstr(r.out, "group_size") == strstr(r.out, "group_size=8")); /* no choice */
+    ck_assert_str_eq(r.err, "");
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "{name: interleaved, group_sz: 8}",
+              NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "--schedule:1:") != NULL);
+    ck_assert(strstr(r.err, "did you mean 'group_size'?") != NULL);
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", ",,,", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "--schedule: no schedule named") != NULL);
+    run_clear(&r);
+    /* interleaved without training.chunks: v = 1, shown as a choice, warned about once */
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "interleaved,interleaved",
+              "--format", "json", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "\"choices\":{\"v\":\"1\"}") != NULL);
+    ck_assert(strstr(r.out, "\"choice_notes\":{\"v\":\"training.chunks unset\"}") != NULL);
+    const char *w = strstr(r.err, "ppsim: warning: schedule 'interleaved' runs with v = 1");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_ptr_null(strstr(w + 1, "ppsim: warning: schedule 'interleaved'"));
+    run_clear(&r);
+    /* selective recompute with FlashAttention is a no-op, said so; memory.limit 0 too */
+    const char *src = g_getenv("PPSIM_TEST_SRCDIR");
+    r = ppsim(src, "run", "scenarios/a100_8gpu.yaml", "--no-artifacts", "--schedule", "1f1b",
+              "--format", "json", NULL);
+    Run sel = ppsim(src, "run", "scenarios/a100_8gpu.yaml", "--no-artifacts", "--schedule", "1f1b",
+                    "--format", "json", "--set", "model.recompute=selective", "--set",
+                    "memory.limit=0B", NULL);
+    ck_assert_int_eq(sel.status, 0);
+    ck_assert(json_makespan(sel.out) == json_makespan(r.out));
+    ck_assert(strstr(sel.err, "'model.recompute: selective' saves nothing") != NULL);
+    ck_assert(strstr(sel.err, "'memory.limit' is 0, which means no limit") != NULL);
+    ck_assert_str_eq(r.err, "");
+    run_clear(&r);
+    run_clear(&sel);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -192,6 +251,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_formats_and_determinism);
     tcase_add_test(tc, test_export_and_replay);
     tcase_add_test(tc, test_check_and_list);
+    tcase_add_test(tc, test_inline_schedule_choices_warnings);
     suite_add_tcase(s, tc);
     return s;
 }

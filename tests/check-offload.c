@@ -299,6 +299,68 @@ START_TEST(test_co_schedule_rounds)
 }
 END_TEST
 
+/* The value of choice @key of @r, or NULL. */
+static const char *
+choice_of(const PpsimRunResult *r, const char *key)
+{
+    for (guint i = 0; r->choices != NULL && i < r->choices->len; i++)
+        if (strcmp(g_array_index(r->choices, PpsimChoice, i).key, key) == 0)
+            return g_array_index(r->choices, PpsimChoice, i).value;
+    return NULL;
+}
+
+/* `co_schedule: auto` on a contended switch replays the three co-schedules and keeps the
+ * fastest that fits, and says which: on scenario @path (with @override, nullable), @sched's
+ * auto run equals the explicit run of the mode it names, which fits, and no fitting explicit
+ * mode is faster. Returns the chosen mode (static). */
+static const char *
+check_auto_is_best(const char *path, const char *override, const char *sched)
+{
+    static const char *const modes[] = {"sync-interleaved", "independent", "sync-parallel"};
+    const char *ovr[] = {override, NULL};
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario(path, override ? ovr : NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) a = ppsim_test_run_option(sc, sched, NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    const char *chosen = choice_of(a, "co_schedule");
+    ck_assert_ptr_nonnull(chosen);
+    const char *found = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(modes); i++) {
+        g_autoptr(PpsimRunResult) r =
+            ppsim_test_run_option(sc, sched, "co_schedule", modes[i], &error);
+        ppsim_assert_no_error(error);
+        if (strcmp(modes[i], chosen) == 0) {
+            found = modes[i];
+            ck_assert_int_eq(a->makespan_ps, r->makespan_ps);
+            ck_assert(!ppsim_run_result_any_oom(r));
+        } else if (!ppsim_run_result_any_oom(r)) {
+            ck_assert_int_le(a->makespan_ps, r->makespan_ps);
+        }
+    }
+    ck_assert_ptr_nonnull(found);
+    return found;
+}
+
+/* The defaults a user can trust: on a100_8gpu (k = 1.48), auto makes PO-H independent (the
+ * authors' rule, sync-interleaved, is 11% slower there) and PO-F sync-interleaved; on the
+ * PCIe scenario PO-F's fastest plan (sync-interleaved) peaks at 17.50 GiB and independent at
+ * 16.96 GiB, so under a 17.2 GiB limit auto must fall back to independent. */
+START_TEST(test_co_schedule_auto_replays)
+{
+    ck_assert_str_eq(check_auto_is_best("scenarios/a100_8gpu.yaml", NULL, "po-h"), "independent");
+    ck_assert_str_eq(check_auto_is_best("scenarios/a100_8gpu.yaml", NULL, "po-f"),
+                     "sync-interleaved");
+    ck_assert_str_eq(check_auto_is_best("scenarios/a100_offload_pcie.yaml", NULL, "po-f"),
+                     "sync-interleaved");
+    ck_assert_str_eq(
+        check_auto_is_best("scenarios/a100_offload_pcie.yaml", "memory.limit=17.2GiB", "po-f"),
+        "independent");
+    /* explicit mode has no links: auto is independent, by rule, and says so */
+    g_autoptr(PpsimRunResult) r = run_explicit(4, 2, 8, 0.5, "po-h");
+    ck_assert_str_eq(choice_of(r, "co_schedule"), "independent");
+}
+END_TEST
+
 /* Runs scenarios/a100_offload_pcie.yaml (h = 4096, k = 0.87 for one GPU alone on its link)
  * with @override (nullable): makespans of [none, PO-H, PO-F][independent, sync-parallel,
  * sync-interleaved] (none in column 0 only). */
@@ -411,6 +473,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_copy_sync_by_hand);
     tcase_add_test(tc, test_co_schedule_rounds);
     tcase_add_test(tc, test_co_schedule_hardware);
+    tcase_add_test(tc, test_co_schedule_auto_replays);
     suite_add_tcase(s, tc);
     return s;
 }

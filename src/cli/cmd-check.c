@@ -44,8 +44,14 @@ ppsim_cmd_check(int argc, char **argv)
             else if (error != NULL)
                 g_prefix_error(&error, "schedule '%s': ", spec->label);
         }
-        if (error != NULL)
+        if (error != NULL) {
             rc = ppsim_cli_fail(error);
+        } else {
+            g_autoptr(GPtrArray) warnings = ppsim_sim_warnings(sc, NULL);
+            for (guint i = 0; i < warnings->len; i++)
+                fprintf(stderr, "ppsim: warning: %s\n",
+                        (const char *)g_ptr_array_index(warnings, i));
+        }
     }
     g_strfreev(sets);
     return rc;

@@ -35,39 +35,61 @@ run_options_clear(RunOptions *o)
     g_free(o->svg_window);
 }
 
-/* --schedule A --schedule B (or "A,B"): keep the scenario's spec of each name when it has
- * one (with its options), else a plain spec. */
+/* One name of --schedule: the scenario's spec of that name or label when it has one (with
+ * its options), else a plain spec of a registered generator. */
+static PpsimScheduleSpec *
+run_pick_named(PpsimScenario *sc, const char *name, GError **error)
+{
+    for (guint i = 0; i < sc->schedules->len; i++) {
+        PpsimScheduleSpec *s = g_ptr_array_index(sc->schedules, i);
+        if (g_strcmp0(s->label, name) == 0 || g_strcmp0(s->name, name) == 0)
+            return g_ptr_array_steal_index(sc->schedules, i);
+    }
+    if (strcmp(name, "custom") != 0 && !ppsim_sched_registry_find(name, error)) {
+        g_prefix_error(error, "--schedule: ");
+        return NULL;
+    }
+    return ppsim_schedule_spec_new(name);
+}
+
+/* --schedule A --schedule B (or "A,B"), or an inline spec as the scenario's `schedule` key
+ * takes it: '{name: po-h, co_schedule: independent}' or a '[...]' list. */
 static gboolean
 run_select_schedules(PpsimScenario *sc, char **names, GError **error)
 {
     if (names == NULL)
         return TRUE;
-    GPtrArray *chosen = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
+    g_autoptr(GPtrArray) chosen =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
     for (char **n = names; *n; n++) {
-        g_auto(GStrv) parts = g_strsplit(*n, ",", -1);
+        const char *arg = *n + strspn(*n, " \t");
+        if (*arg == '{' || *arg == '[') {
+            g_autoptr(GPtrArray) specs =
+                ppsim_schedule_specs_parse(arg, "--schedule", sc->basedir, error);
+            if (specs == NULL)
+                return FALSE;
+            while (specs->len > 0)
+                g_ptr_array_add(chosen, g_ptr_array_steal_index(specs, 0));
+            continue;
+        }
+        g_auto(GStrv) parts = g_strsplit(arg, ",", -1);
         for (char **part = parts; *part; part++) {
             const char *name = g_strstrip(*part);
             if (*name == '\0')
                 continue;
-            PpsimScheduleSpec *found = NULL;
-            for (guint i = 0; i < sc->schedules->len && !found; i++) {
-                PpsimScheduleSpec *s = g_ptr_array_index(sc->schedules, i);
-                if (g_strcmp0(s->label, name) == 0 || g_strcmp0(s->name, name) == 0)
-                    found = g_ptr_array_steal_index(sc->schedules, i);
-            }
-            if (found == NULL) {
-                if (strcmp(name, "custom") != 0 && !ppsim_sched_registry_find(name, error)) {
-                    g_prefix_error(error, "--schedule: ");
-                    g_ptr_array_unref(chosen);
-                    return FALSE;
-                }
-                found = ppsim_schedule_spec_new(name);
-            }
+            PpsimScheduleSpec *found = run_pick_named(sc, name, error);
+            if (found == NULL)
+                return FALSE;
             g_ptr_array_add(chosen, found);
         }
     }
+    if (chosen->len == 0) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--schedule: no schedule named (see 'ppsim list schedules')");
+        return FALSE;
+    }
     g_ptr_array_unref(sc->schedules);
-    sc->schedules = chosen;
+    sc->schedules = g_steal_pointer(&chosen);
     return TRUE;
 }
 
@@ -174,6 +196,9 @@ run_main(RunOptions *o, const char *path)
     g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, flags, &error);
     if (results == NULL)
         return ppsim_cli_fail(error);
+    g_autoptr(GPtrArray) warnings = ppsim_sim_warnings(sc, results);
+    for (guint i = 0; i < warnings->len; i++)
+        fprintf(stderr, "ppsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
     if (o->timings)
         run_print_timings(results);
     g_autoptr(GString) out = g_string_new(NULL);

@@ -223,8 +223,10 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double params = n * ppsim_cost_layer_params(model);
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         bwd_in += fwd; /* the forward is re-run before B: [NAR21] App., 4x forward in all */
-    else if (model->recompute == PPSIM_RECOMPUTE_SELECTIVE)
-        bwd_in += attn; /* attention core re-run: [KOR] §5 */
+    else if (model->recompute == PPSIM_RECOMPUTE_SELECTIVE && !model->flash_attention)
+        bwd_in += attn; /* attention core re-run: [KOR] §5. With FlashAttention there is no
+                         * stored s^2 term to drop, so selective recompute is a no-op (as in
+                         * Megatron-LM, which skips it then); the runner warns. */
     if (st->has_embedding) {
         params += V * h + s * h; /* token + position embeddings, [NAR21] Eq. (2) */
         act += s * b * h;        /* embedding dropout mask, [KOR] §4.3 */

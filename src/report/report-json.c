@@ -89,7 +89,17 @@ json_result(GString *out, const PpsimRunResult *res)
         g_string_append(out, "null");
     else
         ppsim_fmt_double(out, res->offload_ratio_k_scenario);
-    g_string_append(out, ",\"devices\":[");
+    for (int part = 0; part < 2; part++) {
+        g_string_append(out, part == 0 ? ",\"choices\":{" : "},\"choice_notes\":{");
+        for (guint i = 0; res->choices != NULL && i < res->choices->len; i++) {
+            const PpsimChoice *c = &g_array_index(res->choices, PpsimChoice, i);
+            if (i > 0)
+                g_string_append_c(out, ',');
+            json_key(out, c->key);
+            json_string(out, part == 0 ? c->value : c->note);
+        }
+    }
+    g_string_append(out, "},\"devices\":[");
     for (int d = 0; d < res->p; d++) {
         if (d > 0)
             g_string_append_c(out, ',');

@@ -130,6 +130,87 @@ text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_uni
     }
 }
 
+/* Choice @key of @res, or NULL. */
+static const PpsimChoice *
+text_choice(const PpsimRunResult *res, const char *key)
+{
+    for (guint i = 0; res->choices != NULL && i < res->choices->len; i++) {
+        const PpsimChoice *c = &g_array_index(res->choices, PpsimChoice, i);
+        if (strcmp(c->key, key) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static gboolean
+text_choice_same(const PpsimChoice *a, const PpsimChoice *b)
+{
+    return a != NULL && b != NULL && strcmp(a->value, b->value) == 0 &&
+           strcmp(a->note, b->note) == 0;
+}
+
+/* @value, with a long list of one repeated item ("2,2,...,2") as "2 x 16". */
+static void
+text_choice_value(GString *out, const char *value)
+{
+    g_auto(GStrv) items = g_strsplit(value, ",", -1);
+    guint n = g_strv_length(items), same = 1;
+    while (same < n && strcmp(items[same], items[0]) == 0)
+        same++;
+    if (n > 3 && same == n)
+        g_string_append_printf(out, "%s x %u", items[0], n);
+    else
+        g_string_append(out, value);
+}
+
+/* What the generators and the run chose that the scenario did not set, by key (in order of
+ * first appearance), then by value, each value with the schedules that got it ("all" when
+ * every schedule did). */
+static void
+text_choices(GString *out, const GPtrArray *results)
+{
+    g_autoptr(GPtrArray) keys = g_ptr_array_new(); /* const char *, borrowed */
+    int kw = 0;
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        for (guint k = 0; res->choices != NULL && k < res->choices->len; k++) {
+            const char *key = g_array_index(res->choices, PpsimChoice, k).key;
+            if (!g_ptr_array_find_with_equal_func(keys, key, g_str_equal, NULL)) {
+                g_ptr_array_add(keys, (gpointer)key);
+                kw = MAX(kw, (int)strlen(key));
+            }
+        }
+    }
+    if (keys->len == 0)
+        return;
+    g_string_append(out, "chosen for you (set these to override):\n");
+    for (guint k = 0; k < keys->len; k++) {
+        const char *key = g_ptr_array_index(keys, k);
+        gboolean first = TRUE;
+        for (guint i = 0; i < results->len; i++) {
+            const PpsimChoice *c = text_choice(g_ptr_array_index(results, i), key);
+            gboolean seen = c == NULL;
+            for (guint j = 0; j < i && !seen; j++)
+                seen = text_choice_same(c, text_choice(g_ptr_array_index(results, j), key));
+            if (seen)
+                continue;
+            g_string_append_printf(out, "  %-*s ", kw, first ? key : "");
+            text_choice_value(out, c->value);
+            g_string_append_printf(out, " (%s):", c->note);
+            first = FALSE;
+            guint n = 0;
+            for (guint j = 0; j < results->len; j++)
+                n += text_choice_same(c, text_choice(g_ptr_array_index(results, j), key));
+            for (guint j = 0; j < results->len && !(n == results->len && n > 1); j++) {
+                const PpsimRunResult *res = g_ptr_array_index(results, j);
+                if (text_choice_same(c, text_choice(res, key)))
+                    g_string_append_printf(out, " %s", res->label);
+            }
+            g_string_append(out, n == results->len && n > 1 ? " all\n" : "\n");
+        }
+    }
+}
+
 void
 ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
@@ -151,6 +232,7 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
                                  : " (> 1: offloading every activation would slow compute)\n");
     }
     int lw = text_label_width(results);
+    text_choices(out, results);
     text_summary(out, results, lw, mem_unit);
     text_devices(out, results, lw, mem_unit);
 }

@@ -368,6 +368,32 @@ ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name, con
     return g_steal_pointer(&sc);
 }
 
+GPtrArray *
+ppsim_schedule_specs_parse(const char *text, const char *origin, const char *basedir,
+                           GError **error)
+{
+    g_autoptr(PpsimScenario) sc = g_new0(PpsimScenario, 1);
+    sc->schedules = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
+    Parser P = {.display = origin,
+                .basedir = basedir,
+                .spans = g_array_new(FALSE, FALSE, sizeof(OverrideSpan)),
+                .seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+                .sc = sc};
+    gboolean ok =
+        parser_load(&P, text, strlen(text), error) && scn_parse_special(&P, 1, "schedule", error);
+    if (P.have_doc)
+        yaml_document_delete(&P.doc);
+    g_array_free(P.spans, TRUE);
+    g_hash_table_unref(P.seen);
+    if (!ok)
+        return NULL;
+    for (guint i = 0; i < sc->schedules->len; i++) {
+        PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, i);
+        spec->origin = g_strdup(origin);
+    }
+    return g_steal_pointer(&sc->schedules);
+}
+
 PpsimScheduleSpec *
 ppsim_schedule_spec_new(const char *name)
 {
@@ -392,6 +418,7 @@ ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
     g_free(spec->name);
     g_free(spec->file);
     g_free(spec->label);
+    g_free(spec->origin);
     g_free(spec);
 }
 

@@ -147,6 +147,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
         sc->memory_limit_bytes = sc->hardware.gpu_memory_bytes;
     sc->has_hardware = !sc->costs.present || g_hash_table_contains(seen, "hardware");
     sc->has_model = g_hash_table_contains(seen, "model");
+    sc->training.chunks_set = g_hash_table_contains(seen, "training.chunks");
 }
 
 static gboolean

@@ -69,9 +69,10 @@ typedef struct {
 } PpsimModel;
 
 typedef struct {
-    int pp;           /* p */
-    int chunks;       /* v */
-    int microbatches; /* m */
+    int pp;              /* p */
+    int chunks;          /* v */
+    gboolean chunks_set; /* training.chunks written (else the default 1) */
+    int microbatches;    /* m */
     int microbatch_size;
     double bytes_per_param; /* weights+grads+optimizer states, [ZERO] 3.1: 16 */
 } PpsimTraining;
@@ -88,6 +89,8 @@ typedef struct {
     char *file;      /* custom: schedule CSV path, resolved against the scenario's folder */
     char *label;     /* display name (default: name, or name + options) */
     PpsimMark mark;  /* of the name */
+    char *origin;    /* (nullable) where it was written when not in the scenario file, e.g.
+                      * "--schedule": errors then name it instead of the file */
     GArray *options; /* PpsimOptionValue, in file order (excluding name, file, label) */
 } PpsimScheduleSpec;
 
@@ -142,6 +145,14 @@ PpsimScenario *ppsim_scenario_new_explicit(int pp, int chunks, int microbatches,
 
 void ppsim_scenario_free(PpsimScenario *scenario);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScenario, ppsim_scenario_free)
+
+/* Parses schedule specs written as in the scenario's `schedule` key (a name, a flow mapping
+ * `{name: po-h, co_schedule: independent}`, or a list of these) from @text, e.g. a
+ * command-line value; @origin names it in errors ("--schedule:1:8: ...") and in each spec's
+ * `origin`. Relative `file`s resolve against @basedir (nullable). Returns: (transfer full)
+ * (nullable) a GPtrArray of PpsimScheduleSpec*. */
+GPtrArray *ppsim_schedule_specs_parse(const char *text, const char *origin, const char *basedir,
+                                      GError **error);
 
 PpsimScheduleSpec *ppsim_schedule_spec_new(const char *name);
 void ppsim_schedule_spec_free(PpsimScheduleSpec *spec);

@@ -41,9 +41,37 @@ typedef struct {
     int m; /* microbatches */
 } PpsimPipelineShape;
 
+/* One thing a generator chose that the user did not set (a default it computed, a plan it
+ * picked): shown in the text header and in JSON `choices` (value) and `choice_notes` (why),
+ * so no choice is invisible. */
+typedef struct {
+    char *key;   /* usually the option's name, e.g. "co_schedule" */
+    char *value; /* what was used, as the option would be written, e.g. "independent" */
+    char *note;  /* why, e.g. "auto, fastest by replay: ..." */
+} PpsimChoice;
+
+/* Appends a choice to @choices (a GArray of PpsimChoice; nullable: then nothing happens).
+ * A later choice with the same key replaces the earlier one. */
+void ppsim_choice_add(GArray *choices, const char *key, const char *value, const char *note_fmt,
+                      ...) G_GNUC_PRINTF(4, 5);
+/* A GArray of PpsimChoice that frees its strings. */
+GArray *ppsim_choices_new(void);
+
+/* Replays @candidate on the run's modelled hardware: its makespan and whether every device
+ * stays within the memory limit. Provided by the runner so that a generator can choose
+ * between plans it cannot rank from estimates alone (e.g. PipeOffload's co-schedules on a
+ * shared PCIe switch); the generator still learns nothing of the hardware but these two
+ * numbers. */
+typedef gboolean (*PpsimMeasureFunc)(const PpsimSchedule *candidate, PpsimTime *makespan_ps,
+                                     gboolean *fits, gpointer user_data, GError **error);
+
 typedef struct {
     const PpsimOptions *options;     /* never NULL */
     const PpsimCostEstimates *costs; /* never NULL */
+    GArray *choices;                 /* PpsimChoice out; nullable (ppsim_choice_add copes) */
+    PpsimMeasureFunc measure;        /* nullable: no replay available (a generator called on
+                                      * its own); generators then fall back to a rule */
+    gpointer measure_data;
 } PpsimScheduleParams;
 
 typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,

@@ -1,4 +1,5 @@
-/* options.c: generator options checked against the generator's table; see schedule.h.
+/* options.c: generator options checked against the generator's table, and the list of
+ * choices generators report; see generator.h.
  *
  * Values arrive as text with their location in the scenario file; each is parsed to its
  * declared type once here, so generators read typed values and never see a bad one.
@@ -159,4 +160,42 @@ const char *
 ppsim_options_get_string(const PpsimOptions *opts, const char *name)
 {
     return options_slot(opts, name)->s;
+}
+
+/* ---- choices ------------------------------------------------------------------------ */
+
+static void
+choice_clear(gpointer p)
+{
+    PpsimChoice *c = p;
+    g_free(c->key);
+    g_free(c->value);
+    g_free(c->note);
+}
+
+GArray *
+ppsim_choices_new(void)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(PpsimChoice));
+    g_array_set_clear_func(a, choice_clear);
+    return a;
+}
+
+void
+ppsim_choice_add(GArray *choices, const char *key, const char *value, const char *note_fmt, ...)
+{
+    if (choices == NULL)
+        return;
+    va_list ap;
+    va_start(ap, note_fmt);
+    PpsimChoice c = {g_strdup(key), g_strdup(value), g_strdup_vprintf(note_fmt, ap)};
+    va_end(ap);
+    for (guint i = 0; i < choices->len; i++) {
+        if (strcmp(g_array_index(choices, PpsimChoice, i).key, key) == 0) {
+            choice_clear(&g_array_index(choices, PpsimChoice, i));
+            g_array_index(choices, PpsimChoice, i) = c;
+            return;
+        }
+    }
+    g_array_append_val(choices, c);
 }

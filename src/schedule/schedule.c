@@ -47,6 +47,33 @@ ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches)
     return sched;
 }
 
+static GArray *
+array_copy(const GArray *a, guint elt)
+{
+    GArray *c = g_array_sized_new(FALSE, FALSE, elt, a->len);
+    g_array_append_vals(c, a->data, a->len);
+    return c;
+}
+
+PpsimSchedule *
+ppsim_schedule_copy(const PpsimSchedule *sched)
+{
+    PpsimSchedule *c = g_new0(PpsimSchedule, 1);
+    *c = *sched;
+    c->stage_device = g_memdup2(sched->stage_device, sched->n_stages * sizeof(int));
+    c->compute = g_new(GArray *, sched->n_devices);
+    c->copy = g_new(GArray *, sched->n_devices);
+    c->copy_after = g_new(GArray *, sched->n_devices);
+    c->copy_sync = g_new(GArray *, sched->n_devices);
+    for (int d = 0; d < sched->n_devices; d++) {
+        c->compute[d] = array_copy(sched->compute[d], sizeof(PpsimOp));
+        c->copy[d] = array_copy(sched->copy[d], sizeof(PpsimOp));
+        c->copy_after[d] = array_copy(sched->copy_after[d], sizeof(gint32));
+        c->copy_sync[d] = array_copy(sched->copy_sync[d], sizeof(PpsimCopySync));
+    }
+    return c;
+}
+
 void
 ppsim_schedule_free(PpsimSchedule *sched)
 {

@@ -69,6 +69,8 @@ void ppsim_op_describe(GString *out, const PpsimOp *op);
 
 /* A schedule with empty op lists; the stage map is unset (-1) until filled. */
 PpsimSchedule *ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches);
+/* A deep copy. Returns: (transfer full). */
+PpsimSchedule *ppsim_schedule_copy(const PpsimSchedule *sched);
 void ppsim_schedule_free(PpsimSchedule *sched);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimSchedule, ppsim_schedule_free)
 

@@ -39,6 +39,11 @@ interleaved_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams 
     int g = ppsim_options_is_set(params->options, "group_size")
                 ? (int)ppsim_options_get_int(params->options, "group_size")
                 : p;
+    if (v > 1 && !ppsim_options_is_set(params->options, "group_size")) {
+        char value[16];
+        g_snprintf(value, sizeof value, "%d", g);
+        ppsim_choice_add(params->choices, "group_size", value, "default: p");
+    }
     if (v > 1 && (g < p || g > m || m % g != 0)) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "interleaved needs p <= g <= m and m a multiple of the group size g "

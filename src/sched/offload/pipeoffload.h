@@ -22,10 +22,23 @@ gboolean ppsim_pipeoffload_generate(const PpsimPipelineShape *shape,
                                     int n_offload, const gboolean *stage_mask,
                                     const char *co_schedule, PpsimSchedule **out, GError **error);
 
+/* ppsim_pipeoffload_generate with the `co_schedule` option of @params. Where it is auto and
+ * the GPUs behind a switch can oversubscribe its uplink, the candidate co-schedules
+ * (sync-interleaved, independent, sync-parallel) are each planned and replayed through
+ * params->measure, and the fastest that fits the memory limit is kept (ties: the earlier;
+ * without a replay, the authors' rule: sync-interleaved). The choice goes to
+ * params->choices. */
+gboolean ppsim_pipeoffload_generate_auto(const PpsimPipelineShape *shape,
+                                         const PpsimScheduleParams *params,
+                                         PpsimPoStrategy strategy, int n_offload,
+                                         const gboolean *stage_mask, PpsimSchedule **out,
+                                         GError **error);
+
 /* The `co_schedule` option, shared by pipeoffload, po-h and po-f. */
 #define PPSIM_PO_CO_HELP                                                                           \
-    "how the GPUs behind one PCIe switch share it ([PO] App. D): auto (sync-interleaved where "    \
-    "they can oversubscribe the switch's uplink, else independent), independent, "                 \
+    "how the GPUs behind one PCIe switch share it ([PO] App. D): auto (where they can "            \
+    "oversubscribe the switch's uplink, the fastest of the three plans below that fits memory, "   \
+    "by replay; else independent), independent, "                                                  \
     "sync-interleaved (rounds of one offload and one reload from different GPUs) or "              \
     "sync-parallel (rounds of one direction)"
 #define PPSIM_PO_CO_OPTION                                                                         \

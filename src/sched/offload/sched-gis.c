@@ -69,6 +69,11 @@ gis_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
     int g = ppsim_options_is_set(params->options, "group_size")
                 ? (int)ppsim_options_get_int(params->options, "group_size")
                 : shape->p;
+    if (shape->v > 1 && !ppsim_options_is_set(params->options, "group_size")) {
+        char value[16];
+        g_snprintf(value, sizeof value, "%d", g);
+        ppsim_choice_add(params->choices, "group_size", value, "default: p");
+    }
     return ppsim_gis_generate(shape, g, out, error);
 }
 

@@ -27,6 +27,7 @@
 #include "sched/offload/gis.h"
 #include "sched/offload/pipeoffload.h"
 #include "sched/offload/uniform-repeat.h"
+#include "util/fmt.h"
 #include "util/ppsim-error.h"
 
 #include <stdlib.h>
@@ -366,6 +367,71 @@ ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstim
     return TRUE;
 }
 
+/* "5567.318 ms" */
+static void
+po_append_ms(GString *out, PpsimTime ps)
+{
+    ppsim_fmt_fixed(out, (double)ps / PPSIM_PS_PER_MS, 3);
+    g_string_append(out, " ms");
+}
+
+gboolean
+ppsim_pipeoffload_generate_auto(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
+                                PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
+                                PpsimSchedule **out, GError **error)
+{
+    const PpsimCostEstimates *costs = params->costs;
+    const char *co = ppsim_options_get_string(params->options, "co_schedule");
+    gboolean contended =
+        costs->host_link != NULL && costs->n_devices == shape->p && costs->host_link_contended;
+    if (strcmp(co, "auto") != 0 || !contended || params->measure == NULL) {
+        if (strcmp(co, "auto") == 0)
+            ppsim_choice_add(params->choices, "co_schedule",
+                             contended ? "sync-interleaved" : "independent", "%s",
+                             contended ? "auto, without a replay: the authors' rule for a "
+                                         "shared switch"
+                                       : "auto: no PCIe switch uplink can be oversubscribed");
+        return ppsim_pipeoffload_generate(shape, costs, strategy, n_offload, stage_mask, co, out,
+                                          error);
+    }
+    static const char *const candidates[] = {"sync-interleaved", "independent", "sync-parallel"};
+    if (n_offload == 0 && stage_mask == NULL) /* nothing to coordinate */
+        return ppsim_pipeoffload_generate(shape, costs, strategy, 0, NULL, candidates[0], out,
+                                          error);
+    g_autoptr(PpsimSchedule) best = NULL;
+    PpsimTime best_ps = 0;
+    gboolean best_fits = FALSE;
+    int best_i = -1;
+    g_autoptr(GString) tried = g_string_new(NULL);
+    for (int i = 0; i < (int)G_N_ELEMENTS(candidates); i++) {
+        PpsimSchedule *raw = NULL;
+        if (!ppsim_pipeoffload_generate(shape, costs, strategy, n_offload, stage_mask,
+                                        candidates[i], &raw, error))
+            return FALSE;
+        g_autoptr(PpsimSchedule) cand = raw;
+        PpsimTime ps = 0;
+        gboolean fits = FALSE;
+        if (!params->measure(cand, &ps, &fits, params->measure_data, error))
+            return FALSE;
+        g_string_append_printf(tried, "%s%s ", i ? ", " : "", candidates[i]);
+        po_append_ms(tried, ps);
+        if (!fits)
+            g_string_append(tried, " (out of memory)");
+        if (best == NULL || (fits && !best_fits) || (fits == best_fits && ps < best_ps)) {
+            g_clear_pointer(&best, ppsim_schedule_free);
+            best = g_steal_pointer(&cand);
+            best_ps = ps;
+            best_fits = fits;
+            best_i = i;
+        }
+    }
+    ppsim_choice_add(params->choices, "co_schedule", candidates[best_i],
+                     "auto, fastest by replay%s: %s", best_fits ? " that fits" : "; none fits",
+                     tried->str);
+    *out = g_steal_pointer(&best);
+    return TRUE;
+}
+
 static const PpsimOptionSpec po_options[] = {
     {"offload", PPSIM_OPTION_STRING, "half",
      "what to offload: none, half (ceil(v/2) stages per device), full (all v), a count per "
@@ -436,9 +502,7 @@ po_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
                     v, shape->p, how);
         return FALSE;
     }
-    return ppsim_pipeoffload_generate(shape, params->costs, strategy, n, mask,
-                                      ppsim_options_get_string(params->options, "co_schedule"), out,
-                                      error);
+    return ppsim_pipeoffload_generate_auto(shape, params, strategy, n, mask, out, error);
 }
 
 const PpsimScheduleClass ppsim_schedule_pipeoffload = {

@@ -6,9 +6,8 @@ static gboolean
 po_f_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
               PpsimSchedule **out, GError **error)
 {
-    return ppsim_pipeoffload_generate(shape, params->costs, PPSIM_PO_UNIFORM, shape->v, NULL,
-                                      ppsim_options_get_string(params->options, "co_schedule"), out,
-                                      error);
+    return ppsim_pipeoffload_generate_auto(shape, params, PPSIM_PO_UNIFORM, shape->v, NULL, out,
+                                           error);
 }
 
 const PpsimScheduleClass ppsim_schedule_po_f = {

@@ -5,9 +5,8 @@ static gboolean
 po_h_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
               PpsimSchedule **out, GError **error)
 {
-    return ppsim_pipeoffload_generate(
-        shape, params->costs, PPSIM_PO_UNIFORM, (shape->v + 1) / 2, NULL,
-        ppsim_options_get_string(params->options, "co_schedule"), out, error);
+    return ppsim_pipeoffload_generate_auto(shape, params, PPSIM_PO_UNIFORM, (shape->v + 1) / 2,
+                                           NULL, out, error);
 }
 
 const PpsimScheduleClass ppsim_schedule_po_h = {

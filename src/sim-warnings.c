@@ -1,0 +1,71 @@
+/* sim-warnings.c: settings that silently do nothing, or less than a user would think; see
+ * sim.h. Pure: messages out, the CLI prints them. */
+#include "sim.h"
+#include "sched/registry.h"
+
+static void warn(GPtrArray *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static void
+warn(GPtrArray *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    for (guint i = 0; i < out->len; i++)
+        if (g_str_equal(g_ptr_array_index(out, i), msg)) { /* once per run */
+            g_free(msg);
+            return;
+        }
+    g_ptr_array_add(out, msg);
+}
+
+static gboolean
+result_has_copies(const PpsimRunResult *res)
+{
+    for (int d = 0; d < res->schedule->n_devices; d++)
+        if (res->schedule->copy[d]->len > 0)
+            return TRUE;
+    return FALSE;
+}
+
+GPtrArray *
+ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    const char *path = sc->path ? sc->path : "scenario";
+    if (sc->costs.present && sc->has_model)
+        warn(out,
+             "%s: 'model' is ignored: 'costs' is given, so every duration and size comes "
+             "from it (explicit-cost mode)",
+             path);
+    if (!sc->costs.present && sc->model.recompute == PPSIM_RECOMPUTE_SELECTIVE &&
+        sc->model.flash_attention)
+        warn(out,
+             "%s: 'model.recompute: selective' saves nothing with flash_attention (no s^2 "
+             "attention scores are stored); it is treated as none",
+             path);
+    if (!sc->costs.present && sc->memory_limit_bytes == 0)
+        warn(out,
+             "%s: 'memory.limit' is 0, which means no limit: no device can run out of "
+             "memory",
+             path);
+    for (guint i = 0; i < sc->schedules->len; i++) {
+        const PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, i);
+        const PpsimScheduleClass *klass = ppsim_sched_registry_lookup(spec->name);
+        if (klass != NULL && klass->chunks == 0 && !sc->training.chunks_set)
+            warn(out,
+                 "schedule '%s' runs with v = 1 chunk per device because "
+                 "'training.chunks' is unset; set it (e.g. 2) for its interleaved form",
+                 spec->label ? spec->label : spec->name);
+    }
+    for (guint i = 0; results != NULL && i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (sc->costs.present && sc->costs.offload_ps == 0 && result_has_copies(res))
+            warn(out,
+                 "schedule '%s' offloads activations, but 'costs.offload' is 0: the "
+                 "transfers take no time",
+                 res->label);
+    }
+    return out;
+}
