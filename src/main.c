@@ -15,6 +15,8 @@ static const PpsimCommand commands[] = {
     {"check", ppsim_cmd_check, "validate a scenario and its schedules without simulating"},
     {"list", ppsim_cmd_list, "list schedule generators or hardware presets"},
     {"validate", ppsim_cmd_validate, "check published formulas against simulated timelines"},
+    {"sweep", ppsim_cmd_sweep, "run a design-space sweep: one row per point and schedule"},
+    {"merge", ppsim_cmd_merge, "join the CSV parts of a sharded sweep"},
     {"help", cmd_help, "show help for ppsim or for a command"},
     {"version", cmd_version, "print the version"},
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glib.h>
+#include "sweep/sweep.h"
 
 G_BEGIN_DECLS
 
@@ -25,6 +26,22 @@ int ppsim_cmd_run(int argc, char **argv);
 int ppsim_cmd_check(int argc, char **argv);
 int ppsim_cmd_list(int argc, char **argv);
 int ppsim_cmd_validate(int argc, char **argv);
+int ppsim_cmd_sweep(int argc, char **argv);
+int ppsim_cmd_merge(int argc, char **argv);
+
+/* Options of a sweep run, shared by `ppsim sweep` and `ppsim run --grid` (cmd-sweep.c). */
+typedef struct {
+    char *output; /* rows to this file; NULL: stdout */
+    char *format; /* csv | jsonl */
+    int threads;  /* 0: the core count */
+    char *shard;  /* "K/N" or NULL */
+    gboolean resume;
+    char *plot; /* directory for the SVGs, or NULL */
+    gboolean quiet;
+} PpsimCliSweepOptions;
+
+/* Runs @sweep as @o says: rows, then the summary and plots. Returns the exit code. */
+int ppsim_cli_sweep(const PpsimSweep *sweep, const PpsimCliSweepOptions *o);
 
 /* Prints "ppsim: error: MESSAGE" to stderr and returns PPSIM_EXIT_FAILURE. */
 int ppsim_cli_fail(const GError *error);

@@ -22,6 +22,10 @@ typedef struct {
     gboolean timings;
     char *svg_window;
     PpsimSvgOptions svg; /* parsed from svg_window */
+    char **grid;         /* --grid KEY=LIST: a sweep instead of one run */
+    int jobs;
+    char *shard;
+    gboolean resume;
 } RunOptions;
 
 static void
@@ -33,6 +37,8 @@ run_options_clear(RunOptions *o)
     g_free(o->output);
     g_free(o->export_schedule);
     g_free(o->svg_window);
+    g_strfreev(o->grid);
+    g_free(o->shard);
 }
 
 /* One name of --schedule: the scenario's spec of that name or label when it has one (with
@@ -175,6 +181,17 @@ run_context(RunOptions *o)
          "Draw only this time window in the SVG timelines, in ms (e.g. 0:250)", "T0:T1"},
         {"timings", 0, 0, G_OPTION_ARG_NONE, &o->timings,
          "Print where the time went (check, build, event loop, metrics) on stderr", NULL},
+        {"grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &o->grid,
+         "Sweep: one row per point x schedule over these values (repeatable, crossed), e.g. "
+         "training.microbatches=8,16,32 or schedule=1f1b,zb-v; --output then names the rows "
+         "file",
+         "KEY.PATH=LIST"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "With --grid: threads (default: the cores)",
+         "N"},
+        {"shard", 0, 0, G_OPTION_ARG_STRING, &o->shard,
+         "With --grid: run only shard K of N (join the parts with 'ppsim merge')", "K/N"},
+        {"resume", 0, 0, G_OPTION_ARG_NONE, &o->resume,
+         "With --grid: keep the rows already in --output FILE and run the rest", NULL},
         G_OPTION_ENTRY_NULL};
     GOptionContext *ctx = g_option_context_new("SCENARIO - simulate pipeline schedules");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -242,6 +259,26 @@ run_parse_window(const char *text, PpsimSvgOptions *svg)
     return TRUE;
 }
 
+/* --grid: the scenario becomes the base of a sweep. */
+static int
+run_grid(RunOptions *o, const char *path)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSweep) sweep = ppsim_sweep_new_grid(path, o->sets, o->grid, &error);
+    if (sweep == NULL)
+        return ppsim_cli_fail(error);
+    const char *format = o->format;
+    if (format != NULL && strcmp(format, "json") == 0)
+        format = "jsonl";
+    PpsimCliSweepOptions so = {.output = o->output,
+                               .format = (char *)format,
+                               .threads = o->jobs,
+                               .shard = o->shard,
+                               .resume = o->resume,
+                               .quiet = o->quiet};
+    return ppsim_cli_sweep(sweep, &so);
+}
+
 int
 ppsim_cmd_run(int argc, char **argv)
 {
@@ -260,6 +297,15 @@ ppsim_cmd_run(int argc, char **argv)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
                                       : "expected one SCENARIO, got %d arguments",
                              argc - 1);
+    else if (o.grid == NULL && (o.jobs || o.shard || o.resume))
+        rc = ppsim_cli_usage("--jobs, --shard and --resume go with --grid");
+    else if (o.grid != NULL && (o.schedules || o.export_schedule || o.svg_window || o.timings))
+        rc = ppsim_cli_usage("with --grid, choose schedules with --grid schedule=A,B; "
+                             "--export-schedule, --svg-window and --timings are for one run");
+    else if (o.grid != NULL && o.jobs < 0)
+        rc = ppsim_cli_usage("--jobs must be >= 1, got %d", o.jobs);
+    else if (o.grid != NULL)
+        rc = run_grid(&o, argv[1]);
     else
         rc = run_main(&o, argv[1]);
     run_options_clear(&o);

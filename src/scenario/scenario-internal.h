@@ -22,6 +22,7 @@ typedef struct {
     GArray *spans;    /* OverrideSpan */
     GHashTable *seen; /* dotted path -> PpsimMark* of its key */
     PpsimScenario *sc;
+    gboolean values_only; /* skip the checks that relate several keys (sweep axis checks) */
 } Parser;
 
 /* ---- scenario-yaml.c -------------------------------------------------------------- */

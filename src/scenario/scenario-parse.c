@@ -326,6 +326,8 @@ parser_run(Parser *P, const char *const *overrides, GError **error)
         !check_required(P, ppsim_scenario_schema[2].section, "model", error))
         return FALSE;
     ppsim_scenario_finish_defaults(P->sc, P->seen);
+    if (P->values_only)
+        return TRUE;
     if (!ppsim_scenario_check(P->sc, P->seen, seen_mark, P, error)) {
         g_prefix_error(error, "%s:", P->display);
         return FALSE;
@@ -333,9 +335,29 @@ parser_run(Parser *P, const char *const *overrides, GError **error)
     return TRUE;
 }
 
+static PpsimScenario *scenario_parse(const char *bytes, gsize len, const char *display_name,
+                                     const char *basedir, const char *const *overrides,
+                                     gboolean values_only, GError **error);
+
 PpsimScenario *
 ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name, const char *basedir,
                      const char *const *overrides, GError **error)
+{
+    return scenario_parse(bytes, len, display_name, basedir, overrides, FALSE, error);
+}
+
+gboolean
+ppsim_scenario_check_values(const char *bytes, gsize len, const char *display_name,
+                            const char *basedir, const char *const *overrides, GError **error)
+{
+    g_autoptr(PpsimScenario) sc =
+        scenario_parse(bytes, len, display_name, basedir, overrides, TRUE, error);
+    return sc != NULL;
+}
+
+static PpsimScenario *
+scenario_parse(const char *bytes, gsize len, const char *display_name, const char *basedir,
+               const char *const *overrides, gboolean values_only, GError **error)
 {
     g_autoptr(PpsimScenario) sc = g_new0(PpsimScenario, 1);
     sc->schedules = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
@@ -344,7 +366,8 @@ ppsim_scenario_parse(const char *bytes, gsize len, const char *display_name, con
                 .basedir = basedir,
                 .spans = g_array_new(FALSE, FALSE, sizeof(OverrideSpan)),
                 .seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-                .sc = sc};
+                .sc = sc,
+                .values_only = values_only};
     gboolean ok = parser_load(&P, bytes, len, error) && parser_run(&P, overrides, error);
     if (P.have_doc)
         yaml_document_delete(&P.doc);

@@ -194,3 +194,55 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
     }
     return TRUE;
 }
+
+/* ---- numbers by key path ------------------------------------------------------------- */
+
+gboolean
+ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *out)
+{
+    if (strcmp(path, "memory.limit") == 0) {
+        *out = sc->costs.present ? sc->memory_limit_units : (double)sc->memory_limit_bytes;
+        return TRUE;
+    }
+    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+    const SchemaKey *table = ppsim_scenario_schema;
+    for (int i = 0; parts[i] != NULL; i++) {
+        const SchemaKey *k = table;
+        while (k->name != NULL && strcmp(k->name, parts[i]) != 0)
+            k++;
+        if (k->name == NULL)
+            return FALSE;
+        if (k->type == KEY_SECTION) {
+            table = k->section;
+            continue;
+        }
+        if (parts[i + 1] != NULL)
+            return FALSE;
+        const char *field = (const char *)sc + k->offset;
+        switch (k->type) {
+        case KEY_INT:
+        case KEY_RECOMPUTE:
+            *out = *(const int *)field;
+            return TRUE;
+        case KEY_BOOL:
+            *out = *(const gboolean *)field ? 1 : 0;
+            return TRUE;
+        case KEY_DOUBLE:
+        case KEY_BANDWIDTH:
+        case KEY_FLOPS:
+        case KEY_COUNT:
+            *out = *(const double *)field;
+            return TRUE;
+        case KEY_BYTES:
+            *out = (double)*(const guint64 *)field;
+            return TRUE;
+        case KEY_TIME:
+        case KEY_TIME_MS:
+            *out = (double)*(const PpsimTime *)field / PPSIM_PS_PER_MS;
+            return TRUE;
+        default:
+            return FALSE;
+        }
+    }
+    return FALSE;
+}

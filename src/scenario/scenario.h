@@ -134,6 +134,19 @@ PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *di
                                     const char *basedir, const char *const *overrides,
                                     GError **error);
 
+/* The number at dotted key @path of @sc (e.g. "training.microbatches"), for sweep
+ * constraints: integers and plain numbers as they are, sizes in bytes, bandwidths in
+ * bytes/s, FLOP rates in FLOP/s, times in ms, booleans 0/1, `memory.limit` in bytes (units
+ * in explicit mode), `model.recompute` as its enum index. FALSE when @path names no number. */
+gboolean ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *out);
+
+/* As ppsim_scenario_parse, but only checks each value on its own (syntax, known keys,
+ * types, units, ranges), not the rules that relate several keys: whether @overrides could
+ * belong to some valid scenario, as a sweep axis value must. */
+gboolean ppsim_scenario_check_values(const char *bytes, gsize len, const char *display_name,
+                                     const char *basedir, const char *const *overrides,
+                                     GError **error);
+
 /* Reads and parses @path. Returns: (transfer full) (nullable). */
 PpsimScenario *ppsim_scenario_load_file(const char *path, const char *const *overrides,
                                         GError **error);

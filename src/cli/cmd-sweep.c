@@ -1,0 +1,415 @@
+/* cmd-sweep.c: `ppsim sweep FILE`, `ppsim merge PARTS...`, and the sweep half of
+ * `ppsim run --grid`: rows streamed to a file or stdout, resume, shards, summaries, plots. */
+#include "cli/cli.h"
+#include "sweep/sweep.h"
+#include "util/ppsim-error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- output ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    FILE *fp;
+    const char *name;
+} Out;
+
+static gboolean
+out_write(const char *data, gsize len, gpointer user_data, GError **error)
+{
+    Out *o = user_data;
+    if (fwrite(data, 1, len, o->fp) != len) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "writing %s: %s", o->name,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+out_close(Out *o, GError **error)
+{
+    gboolean ok = fflush(o->fp) == 0 && !ferror(o->fp);
+    int saved = errno;
+    if (o->fp != stdout)
+        ok = fclose(o->fp) == 0 && ok;
+    if (!ok && (error == NULL || *error == NULL))
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "writing %s: %s", o->name,
+                    g_strerror(saved ? saved : errno));
+    o->fp = NULL;
+    return ok;
+}
+
+/* ---- progress ---------------------------------------------------------------------------------
+ */
+
+typedef struct {
+    gint64 start, last;
+} Progress;
+
+static void
+progress_show(guint64 done, guint64 total, gpointer user_data)
+{
+    Progress *p = user_data;
+    gint64 now = g_get_monotonic_time();
+    if (done < total && now - p->last < 200000)
+        return;
+    p->last = now;
+    double elapsed = (double)(now - p->start) / 1e6;
+    double eta = done > 0 ? elapsed * (double)(total - done) / (double)done : 0;
+    int width = 30, filled = total ? (int)(width * done / total) : width;
+    fprintf(stderr,
+            "\rppsim: sweep [%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+            " points, ETA %.0f s   ",
+            filled, "##############################", width - filled, "", done, total, eta);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* ---- resume -----------------------------------------------------------------------------------
+ */
+
+/* Reads what an interrupted run left in @path: keeps the header and every row of the points
+ * before the last one written (which may be incomplete), truncates the file there and sets
+ * *@resume_after. A missing or empty file starts afresh (FALSE in *@have_header). */
+static gboolean
+resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *resume_after,
+               gboolean *have_header, GError **error)
+{
+    *resume_after = G_MAXUINT64;
+    *have_header = FALSE;
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_test(path, G_FILE_TEST_EXISTS))
+        return TRUE;
+    if (!g_file_get_contents(path, &text, &len, error))
+        return FALSE;
+    while (len > 0 && text[len - 1] != '\n') /* a row cut mid-way */
+        len--;
+    if (len == 0)
+        return TRUE;
+    g_autoptr(GArray) offsets = g_array_new(FALSE, FALSE, sizeof(gsize));
+    g_autoptr(GPtrArray) got = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+    if (!ppsim_sweep_parse_csv(text, len, path, header, got, offsets, error)) {
+        g_prefix_error(error, "--resume: ");
+        return FALSE;
+    }
+    *have_header = TRUE;
+    gsize keep = strlen(header);
+    if (got->len > 0) {
+        guint64 last = ((PpsimSweepRow *)g_ptr_array_index(got, got->len - 1))->point;
+        guint n = got->len;
+        while (n > 0 && ((PpsimSweepRow *)g_ptr_array_index(got, n - 1))->point == last)
+            n--;
+        keep = n < got->len ? g_array_index(offsets, gsize, n) : len;
+        *resume_after = last > 0 ? last - 1 : G_MAXUINT64;
+        for (guint i = 0; i < n; i++)
+            g_ptr_array_add(rows, g_steal_pointer(&got->pdata[i]));
+    }
+    if (truncate(path, (off_t)keep) != 0) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--resume: truncating %s: %s", path,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- summaries ----------------------------------------------------------------------------------
+ */
+
+static char **
+axis_names(const PpsimSweep *s, int *n, int *m_axis)
+{
+    GPtrArray *names = g_ptr_array_new();
+    *m_axis = -1;
+    for (guint i = 0; i < s->axes->len; i++) {
+        const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
+        if (strcmp(a->path, "schedule") == 0)
+            continue;
+        if (strcmp(a->path, "training.microbatches") == 0)
+            *m_axis = (int)names->len;
+        g_ptr_array_add(names, g_strdup(a->path));
+    }
+    *n = (int)names->len;
+    g_ptr_array_add(names, NULL);
+    return (char **)g_ptr_array_free(names, FALSE);
+}
+
+static gboolean
+write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_axis, GError **error)
+{
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--plot: creating %s: %s", dir,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    g_autoptr(GString) svg = g_string_new(NULL);
+    ppsim_sweep_svg_pareto(svg, rows);
+    g_autofree char *pareto = g_build_filename(dir, "pareto.svg", NULL);
+    if (!ppsim_cli_write_file(pareto, svg->str, svg->len, error))
+        return FALSE;
+    if (m_axis < 0)
+        return TRUE;
+    g_string_truncate(svg, 0);
+    ppsim_sweep_svg_bubble(svg, rows, names, n, m_axis);
+    g_autofree char *bubble = g_build_filename(dir, "bubble.svg", NULL);
+    return ppsim_cli_write_file(bubble, svg->str, svg->len, error);
+}
+
+/* ---- running
+ * ------------------------------------------------------------------------------------- */
+
+int
+ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
+{
+    g_autoptr(GError) error = NULL;
+    PpsimSweepRunOptions run = {.threads =
+                                    o->threads > 0 ? o->threads : (int)g_get_num_processors(),
+                                .shard_k = 1,
+                                .shard_n = 1,
+                                .resume_after = G_MAXUINT64,
+                                .format = PPSIM_SWEEP_CSV,
+                                .write = out_write};
+    if (o->format != NULL && strcmp(o->format, "jsonl") == 0)
+        run.format = PPSIM_SWEEP_JSONL;
+    else if (o->format != NULL && strcmp(o->format, "csv") != 0)
+        return ppsim_cli_usage("--format must be csv or jsonl for a sweep, got '%s'", o->format);
+    if (o->shard != NULL) {
+        char *end = NULL;
+        gint64 k = g_ascii_strtoll(o->shard, &end, 10), n = 0;
+        if (end != o->shard && *end == '/')
+            n = g_ascii_strtoll(end + 1, &end, 10);
+        if (*end != '\0' || n < 1 || k < 1 || k > n || n > G_MAXINT)
+            return ppsim_cli_usage("--shard must be K/N with 1 <= K <= N, got '%s'", o->shard);
+        run.shard_k = (int)k;
+        run.shard_n = (int)n;
+    }
+    if (o->resume && o->output == NULL)
+        return ppsim_cli_usage("--resume needs --output FILE (the rows written so far)");
+    if (o->resume && run.format != PPSIM_SWEEP_CSV)
+        return ppsim_cli_usage("--resume reads CSV output; drop --format jsonl");
+    g_autofree char *header = ppsim_sweep_csv_header(s);
+    g_autoptr(GPtrArray) rows =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+    gboolean have_header = FALSE;
+    if (o->resume &&
+        !resume_prepare(o->output, header, rows, &run.resume_after, &have_header, &error))
+        return ppsim_cli_fail(error);
+    Out out = {stdout, "stdout"};
+    if (o->output != NULL) {
+        out.name = o->output;
+        out.fp = fopen(o->output, o->resume ? "a" : "w");
+        if (out.fp == NULL) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "opening %s: %s", o->output,
+                        g_strerror(errno));
+            return ppsim_cli_fail(error);
+        }
+    }
+    run.write_data = &out;
+    Progress prog = {g_get_monotonic_time(), 0};
+    if (!o->quiet && isatty(STDERR_FILENO)) {
+        run.progress = progress_show;
+        run.progress_data = &prog;
+    }
+    gboolean ok = TRUE;
+    if (run.format == PPSIM_SWEEP_CSV && !have_header)
+        ok = out_write(header, strlen(header), &out, &error);
+    ok = ok && ppsim_sweep_run(s, &run, rows, &error);
+    ok = out_close(&out, &error) && ok;
+    if (!ok)
+        return ppsim_cli_fail(error);
+    int n = 0, m_axis = -1;
+    g_auto(GStrv) names = axis_names(s, &n, &m_axis);
+    g_autoptr(GString) sum = g_string_new(NULL);
+    ppsim_sweep_summary(sum, rows, names, n);
+    fputs(sum->str, o->output != NULL ? stdout : stderr);
+    if (fflush(stdout) != 0)
+        return ppsim_cli_usage("writing stdout: %s", g_strerror(errno));
+    if (o->plot != NULL && !write_plots(o->plot, rows, names, n, m_axis, &error))
+        return ppsim_cli_fail(error);
+    return PPSIM_EXIT_OK;
+}
+
+static const char sweep_description[] =
+    "Runs every point of the sweep FILE (a YAML file: a base scenario, axes over any key\n"
+    "path, constraints) and writes one row per point and schedule, in point order whatever\n"
+    "the thread count: point, the axes, schedule, status (ok, refused, invalid, failed),\n"
+    "makespan_ms, bubble ratios, peaks, memory_unit, oom, error. A refused or failed point\n"
+    "is a row, never an abort. A summary follows: the fastest configuration that fits, per\n"
+    "schedule, and the Pareto front of makespan against peak memory (on stdout when rows go\n"
+    "to --output, else on stderr).\n\n"
+    "Example sweep file:\n"
+    "  scenario: ../scenarios/zb_table5.yaml\n"
+    "  axes:\n"
+    "    training.pp: [4, 8]\n"
+    "    training.microbatches: {from: 8, to: 64, times: 2}\n"
+    "    schedule: [1f1b, zb-h1, {name: zb, memory_limit: 2}]\n"
+    "  constraints: [\"m % pp == 0\"]\n\n"
+    "Examples:\n"
+    "  ppsim sweep s.yaml -o rows.csv -j 2 --plot plots/\n"
+    "  ppsim sweep s.yaml -o part1.csv --shard 1/4   # then: ppsim merge part*.csv -o rows.csv\n"
+    "  ppsim sweep s.yaml -o rows.csv --resume       # after an interruption\n";
+
+int
+ppsim_cmd_sweep(int argc, char **argv)
+{
+    PpsimCliSweepOptions o = {0};
+    GOptionEntry entries[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
+         "Write the rows to FILE (default: stdout)", "FILE"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &o.format, "Rows as csv (default) or jsonl",
+         "FORMAT"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &o.threads, "Threads (default: the core count)", "N"},
+        {"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
+         "Run only shard K of N (points with point % N == K - 1)", "K/N"},
+        {"resume", 0, 0, G_OPTION_ARG_NONE, &o.resume,
+         "Keep the rows already in --output and run the rest", NULL},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
+         "Write pareto.svg (and bubble.svg when training.microbatches is an axis) to DIR", "DIR"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No progress bar", NULL},
+        G_OPTION_ENTRY_NULL};
+    g_autoptr(GOptionContext) ctx = g_option_context_new("FILE - run a design-space sweep");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx, sweep_description);
+    int rc;
+    if (!ppsim_cli_parse(ctx, &argc, &argv)) {
+        rc = PPSIM_EXIT_USAGE;
+    } else if (argc != 2) {
+        rc = ppsim_cli_usage("expected one sweep FILE (see 'ppsim sweep --help')");
+    } else if (o.threads < 0) {
+        rc = ppsim_cli_usage("--jobs must be >= 1, got %d", o.threads);
+    } else {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimSweep) s = ppsim_sweep_load_file(argv[1], &error);
+        rc = s ? ppsim_cli_sweep(s, &o) : ppsim_cli_fail(error);
+    }
+    g_free(o.output);
+    g_free(o.format);
+    g_free(o.shard);
+    g_free(o.plot);
+    return rc;
+}
+
+/* ---- merge
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    guint64 point;
+    guint part;
+    guint seq; /* order of reading: a point's rows keep their order */
+    const char *line;
+    gsize len;
+} Line;
+
+static int
+cmp_line(gconstpointer pa, gconstpointer pb)
+{
+    const Line *a = pa, *b = pb;
+    if (a->point != b->point)
+        return a->point < b->point ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+int
+ppsim_cmd_merge(int argc, char **argv)
+{
+    char *output = NULL;
+    GOptionEntry entries[] = {{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+                               "Write the merged rows to FILE (default: stdout)", "FILE"},
+                              G_OPTION_ENTRY_NULL};
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("PART... - join the CSV parts of a sharded sweep");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(
+        ctx, "Joins the CSV parts written by 'ppsim sweep --shard K/N' (or 'ppsim run --grid\n"
+             "--shard K/N') into the file a single run writes, byte for byte: one header, the\n"
+             "rows by point. The parts must come from the same sweep (same header) and hold\n"
+             "disjoint points. Prints the sweep's summary.\n");
+    g_autofree char *out_name = NULL;
+    if (!ppsim_cli_parse(ctx, &argc, &argv)) {
+        g_free(output);
+        return PPSIM_EXIT_USAGE;
+    }
+    out_name = output;
+    if (argc < 2)
+        return ppsim_cli_usage("expected the CSV parts to merge (see 'ppsim merge --help')");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) rows =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+    g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(Line));
+    g_autofree char *header = NULL;
+    for (int i = 1; i < argc; i++) {
+        char *text = NULL;
+        gsize len = 0;
+        if (!g_file_get_contents(argv[i], &text, &len, &error))
+            return ppsim_cli_fail(error);
+        g_ptr_array_add(texts, text);
+        const char *nl = memchr(text, '\n', len);
+        g_autofree char *h = nl ? g_strndup(text, nl - text + 1) : NULL;
+        if (h == NULL || (header != NULL && strcmp(h, header) != 0)) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "%s: %s", argv[i],
+                        h ? "its header differs from the first part's (another sweep?)"
+                          : "no header line");
+            return ppsim_cli_fail(error);
+        }
+        if (header == NULL)
+            header = g_steal_pointer(&h);
+        if (len > 0 && text[len - 1] != '\n') {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "%s: the last row is cut (an interrupted shard: rerun it with --resume)",
+                        argv[i]);
+            return ppsim_cli_fail(error);
+        }
+        g_autoptr(GArray) offsets = g_array_new(FALSE, FALSE, sizeof(gsize));
+        guint first = rows->len;
+        if (!ppsim_sweep_parse_csv(text, len, argv[i], header, rows, offsets, &error))
+            return ppsim_cli_fail(error);
+        for (guint r = 0; r < offsets->len; r++) {
+            gsize at = g_array_index(offsets, gsize, r);
+            const char *end = memchr(text + at, '\n', len - at);
+            Line l = {((PpsimSweepRow *)g_ptr_array_index(rows, first + r))->point, (guint)i,
+                      lines->len, text + at, (gsize)(end - (text + at)) + 1};
+            g_array_append_val(lines, l);
+        }
+    }
+    g_array_sort(lines, cmp_line);
+    for (guint i = 1; i < lines->len; i++) {
+        const Line *a = &g_array_index(lines, Line, i - 1), *b = &g_array_index(lines, Line, i);
+        if (a->point == b->point && a->part != b->part) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "point %" G_GUINT64_FORMAT " is in both %s and %s (overlapping shards)",
+                        a->point, argv[a->part], argv[b->part]);
+            return ppsim_cli_fail(error);
+        }
+    }
+    Out out = {stdout, "stdout"};
+    if (out_name != NULL) {
+        out.name = out_name;
+        out.fp = fopen(out_name, "w");
+        if (out.fp == NULL) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "opening %s: %s", out_name,
+                        g_strerror(errno));
+            return ppsim_cli_fail(error);
+        }
+    }
+    gboolean ok = out_write(header, strlen(header), &out, &error);
+    for (guint i = 0; i < lines->len && ok; i++)
+        ok = out_write(g_array_index(lines, Line, i).line, g_array_index(lines, Line, i).len, &out,
+                       &error);
+    ok = out_close(&out, &error) && ok;
+    if (!ok)
+        return ppsim_cli_fail(error);
+    /* the summary, with the axis names from the header */
+    g_auto(GStrv) cols = g_strsplit(header, ",", -1);
+    int n = 0;
+    while (cols[n + 1] != NULL && strcmp(cols[n + 1], "schedule") != 0)
+        n++;
+    g_autoptr(GString) sum = g_string_new(NULL);
+    ppsim_sweep_summary(sum, rows, cols + 1, n);
+    fputs(sum->str, out_name != NULL ? stdout : stderr);
+    return PPSIM_EXIT_OK;
+}

@@ -1,0 +1,653 @@
+/* sweep-file.c: sweep files and `--grid` axes -> PpsimSweep; see sweep.h.
+ *
+ * Every axis value becomes the right-hand side of a `--set key.path=value` override, written
+ * as YAML flow text, so the scenario parser checks it exactly as it checks a scenario file.
+ * Each value is tried on the base at load time (values only: the rules relating several keys
+ * are left to the points, which report them as rows), so typos fail before any point runs.
+ */
+#include "sweep/sweep.h"
+#include "util/fmt.h"
+#include "util/ppsim-error.h"
+#include "util/suggest.h"
+
+#include <math.h>
+#include <string.h>
+#include <yaml.h>
+
+/* Most points one sweep may have, and most values one range axis may make. */
+#define SWEEP_MAX_POINTS G_GUINT64_CONSTANT(100000000)
+#define SWEEP_MAX_RANGE 1000000
+
+static const char *const metric_names[] = {
+    "makespan_ms",
+    "bubble_ratio",
+    "bubble_ratio_span",
+    "peak_activation",
+    "peak_memory",
+    "memory_unit",
+    "oom",
+    NULL,
+};
+
+const char *const *
+ppsim_sweep_metric_names(void)
+{
+    return metric_names;
+}
+
+static void
+axis_free(gpointer p)
+{
+    PpsimSweepAxis *a = p;
+    g_free(a->path);
+    g_ptr_array_unref(a->values);
+    g_ptr_array_unref(a->labels);
+    g_free(a);
+}
+
+static PpsimSweepAxis *
+axis_new(const char *path, PpsimMark mark, int group)
+{
+    PpsimSweepAxis *a = g_new0(PpsimSweepAxis, 1);
+    a->path = g_strdup(path);
+    a->values = g_ptr_array_new_with_free_func(g_free);
+    a->labels = g_ptr_array_new_with_free_func(g_free);
+    a->mark = mark;
+    a->group = group;
+    return a;
+}
+
+static PpsimSweep *
+sweep_new(const char *display)
+{
+    PpsimSweep *s = g_new0(PpsimSweep, 1);
+    s->display = g_strdup(display);
+    s->sets = g_ptr_array_new_with_free_func(g_free);
+    s->axes = g_ptr_array_new_with_free_func(axis_free);
+    s->constraints = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_expr_free);
+    s->metrics = g_ptr_array_new();
+    return s;
+}
+
+void
+ppsim_sweep_free(PpsimSweep *s)
+{
+    if (s == NULL)
+        return;
+    g_free(s->display);
+    g_free(s->scenario_path);
+    g_free(s->basedir);
+    g_free(s->base);
+    g_ptr_array_unref(s->sets);
+    g_ptr_array_unref(s->axes);
+    g_free(s->group_len);
+    g_ptr_array_unref(s->constraints);
+    g_ptr_array_unref(s->metrics);
+    ppsim_scenario_free(s->base_sc);
+    g_free(s);
+}
+
+void
+ppsim_sweep_point_values(const PpsimSweep *s, guint64 point, guint *index)
+{
+    guint64 rest = point;
+    g_autofree guint *at = g_new0(guint, MAX(s->n_groups, 1));
+    for (int g = s->n_groups - 1; g >= 0; g--) {
+        at[g] = (guint)(rest % s->group_len[g]);
+        rest /= s->group_len[g];
+    }
+    for (guint i = 0; i < s->axes->len; i++)
+        index[i] = at[((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->group];
+}
+
+/* ---- YAML helpers ------------------------------------------------------------------------- */
+
+typedef struct {
+    yaml_document_t doc;
+    const char *display;
+} Doc;
+
+static yaml_node_t *
+node_at(Doc *D, int id)
+{
+    return yaml_document_get_node(&D->doc, id);
+}
+
+static PpsimMark
+node_mark(Doc *D, int id)
+{
+    yaml_node_t *n = node_at(D, id);
+    PpsimMark m = {(int)n->start_mark.line + 1, (int)n->start_mark.column + 1};
+    return m;
+}
+
+static gboolean doc_fail(Doc *D, int id, GError **error, int code, const char *fmt, ...)
+    G_GNUC_PRINTF(5, 6);
+
+static gboolean
+doc_fail(Doc *D, int id, GError **error, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    PpsimMark m = node_mark(D, id);
+    g_set_error(error, PPSIM_SCENARIO_ERROR, code, "%s:%d:%d: %s", D->display, m.line, m.col, msg);
+    return FALSE;
+}
+
+static const char *
+scalar(Doc *D, int id)
+{
+    yaml_node_t *n = node_at(D, id);
+    return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* Appends node @id as YAML flow text (scalars quoted unless plainly safe). */
+static void
+flow_text(GString *out, Doc *D, int id)
+{
+    yaml_node_t *n = node_at(D, id);
+    if (n->type == YAML_SCALAR_NODE) {
+        const char *t = (const char *)n->data.scalar.value;
+        gboolean plain = *t != '\0';
+        for (const char *c = t; *c && plain; c++)
+            plain = g_ascii_isalnum(*c) || strchr("_.+-/", *c) != NULL;
+        if (plain) {
+            g_string_append(out, t);
+            return;
+        }
+        g_string_append_c(out, '"');
+        for (const char *c = t; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                g_string_append_c(out, '\\');
+            g_string_append_c(out, *c);
+        }
+        g_string_append_c(out, '"');
+    } else if (n->type == YAML_SEQUENCE_NODE) {
+        g_string_append_c(out, '[');
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+            if (it != n->data.sequence.items.start)
+                g_string_append(out, ", ");
+            flow_text(out, D, *it);
+        }
+        g_string_append_c(out, ']');
+    } else {
+        g_string_append_c(out, '{');
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+            if (p != n->data.mapping.pairs.start)
+                g_string_append(out, ", ");
+            flow_text(out, D, p->key);
+            g_string_append(out, ": ");
+            flow_text(out, D, p->value);
+        }
+        g_string_append_c(out, '}');
+    }
+}
+
+/* ---- axes --------------------------------------------------------------------------------- */
+
+/* Adds one value (YAML flow @value, shown as @label) to @a after trying it on the base. */
+static gboolean
+axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value, const char *label, const char *where,
+         GError **error)
+{
+    g_autofree char *override = g_strdup_printf("%s=%s", a->path, value);
+    g_autoptr(GPtrArray) ov = g_ptr_array_new();
+    for (guint i = 0; i < s->sets->len; i++)
+        g_ptr_array_add(ov, g_ptr_array_index(s->sets, i));
+    g_ptr_array_add(ov, override);
+    g_ptr_array_add(ov, NULL);
+    GError *local = NULL;
+    if (!ppsim_scenario_check_values(s->base, strlen(s->base), s->scenario_path, s->basedir,
+                                     (const char *const *)ov->pdata, &local)) {
+        /* "--set key.path: msg" -> "msg": the sweep names the place itself */
+        const char *msg = local->message, *prefix_end = NULL;
+        if (g_str_has_prefix(msg, "--set ") && (prefix_end = strstr(msg, ": ")) != NULL)
+            msg = prefix_end + 2;
+        g_set_error(error, PPSIM_SCENARIO_ERROR, local->code, "%s: axis '%s' value '%s': %s", where,
+                    a->path, label, msg);
+        g_error_free(local);
+        return FALSE;
+    }
+    g_ptr_array_add(a->values, g_strdup(value));
+    g_ptr_array_add(a->labels, g_strdup(label));
+    return TRUE;
+}
+
+static void
+number_text(GString *out, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        g_string_append_printf(out, "%" G_GINT64_FORMAT, (gint64)v);
+    else
+        ppsim_fmt_double(out, v);
+}
+
+/* {from: A, to: B, step: S} (A, A+S, ... <= B) or {from: A, to: B, times: F} (A, AF, ...). */
+static gboolean
+axis_range(PpsimSweep *s, PpsimSweepAxis *a, Doc *D, int id, GError **error)
+{
+    double v[3] = {NAN, NAN, NAN};
+    gboolean geometric = FALSE;
+    yaml_node_t *n = node_at(D, id);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const char *k = scalar(D, p->key), *t = scalar(D, p->value);
+        static const char *const keys[] = {"from", "to", "step", "times", NULL};
+        int which = -1;
+        for (int i = 0; k && keys[i]; i++)
+            if (strcmp(k, keys[i]) == 0)
+                which = i;
+        if (which < 0) {
+            const char *hint = k ? ppsim_suggest(k, keys) : NULL;
+            return doc_fail(D, p->key, error, PPSIM_SCENARIO_ERROR_SCHEMA,
+                            "axis '%s': a range takes from, to and step or times, got '%s'%s%s%s",
+                            a->path, k ? k : "?", hint ? " (did you mean '" : "", hint ? hint : "",
+                            hint ? "'?)" : "");
+        }
+        char *end = NULL;
+        double x = t ? g_ascii_strtod(t, &end) : NAN;
+        if (t == NULL || end == t || *end != '\0' || !isfinite(x))
+            return doc_fail(D, p->value, error, PPSIM_SCENARIO_ERROR_VALUE,
+                            "axis '%s': '%s' must be a number", a->path, k);
+        geometric |= which == 3;
+        v[which == 3 ? 2 : which] = x;
+    }
+    if (isnan(v[0]) || isnan(v[1]) || isnan(v[2]))
+        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_SCHEMA,
+                        "axis '%s': a range needs from, to and step (or times)", a->path);
+    if ((geometric && !(v[2] > 1 && v[0] > 0)) || (!geometric && !(v[2] > 0)))
+        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE,
+                        geometric ? "axis '%s': times must be > 1 and from > 0"
+                                  : "axis '%s': step must be > 0",
+                        a->path);
+    PpsimMark m = node_mark(D, id);
+    g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
+    int count = 0;
+    for (double x = v[0]; x <= v[1] * (1 + 1e-12); x = geometric ? x * v[2] : x + v[2]) {
+        if (++count > SWEEP_MAX_RANGE)
+            return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE,
+                            "axis '%s': the range makes more than %d values", a->path,
+                            SWEEP_MAX_RANGE);
+        g_autoptr(GString) t = g_string_new(NULL);
+        number_text(t, x);
+        if (!axis_add(s, a, t->str, t->str, where, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Axis @path from node @id: a list, a range or one scalar. */
+static gboolean
+axis_parse(PpsimSweep *s, Doc *D, const char *path, int key_id, int id, int group, GError **error)
+{
+    for (guint i = 0; i < s->axes->len; i++)
+        if (strcmp(((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->path, path) == 0)
+            return doc_fail(D, key_id, error, PPSIM_SCENARIO_ERROR_SCHEMA,
+                            "axis '%s' is given twice", path);
+    PpsimSweepAxis *a = axis_new(path, node_mark(D, key_id), group);
+    g_ptr_array_add(s->axes, a);
+    yaml_node_t *n = node_at(D, id);
+    if (n->type == YAML_MAPPING_NODE && strcmp(path, "schedule") != 0)
+        return axis_range(s, a, D, id, error);
+    int one[1] = {id};
+    int *items = one, count = 1;
+    if (n->type == YAML_SEQUENCE_NODE) {
+        items = n->data.sequence.items.start;
+        count = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    }
+    if (count == 0 || (n->type == YAML_SCALAR_NODE && *scalar(D, id) == '\0'))
+        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE, "axis '%s' is empty", path);
+    for (int i = 0; i < count; i++) {
+        g_autoptr(GString) t = g_string_new(NULL);
+        flow_text(t, D, items[i]);
+        const char *label = scalar(D, items[i]) ? scalar(D, items[i]) : t->str;
+        PpsimMark m = node_mark(D, items[i]);
+        g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
+        if (!axis_add(s, a, t->str, label, where, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Counts points and checks the zip groups' lengths. */
+static gboolean
+sweep_finish(PpsimSweep *s, GError **error)
+{
+    int n = 0;
+    for (guint i = 0; i < s->axes->len; i++)
+        n = MAX(n, ((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->group + 1);
+    s->n_groups = n;
+    s->group_len = g_new0(guint, MAX(n, 1));
+    for (guint i = 0; i < s->axes->len; i++) {
+        PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
+        guint len = a->values->len;
+        if (s->group_len[a->group] != 0 && s->group_len[a->group] != len) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "%s:%d:%d: zipped axis '%s' has %u values, the others of its group %u",
+                        s->display, a->mark.line, a->mark.col, a->path, len,
+                        s->group_len[a->group]);
+            return FALSE;
+        }
+        s->group_len[a->group] = len;
+    }
+    s->n_points = 1;
+    for (int g = 0; g < n; g++) {
+        if (s->n_points > SWEEP_MAX_POINTS / s->group_len[g]) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "%s: the sweep has more than %" G_GUINT64_FORMAT " points", s->display,
+                        SWEEP_MAX_POINTS);
+            return FALSE;
+        }
+        s->n_points *= s->group_len[g];
+    }
+    if (s->metrics->len == 0)
+        for (int i = 0; metric_names[i]; i++)
+            g_ptr_array_add(s->metrics, (gpointer)metric_names[i]);
+    return TRUE;
+}
+
+/* The base scenario with the fixed overrides; names in constraints are checked on it. */
+static gboolean
+sweep_base(PpsimSweep *s, GError **error)
+{
+    g_autoptr(GPtrArray) ov = g_ptr_array_new();
+    for (guint i = 0; i < s->sets->len; i++)
+        g_ptr_array_add(ov, g_ptr_array_index(s->sets, i));
+    g_ptr_array_add(ov, NULL);
+    s->base_sc = ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
+                                      (const char *const *)ov->pdata, error);
+    return s->base_sc != NULL;
+}
+
+static gboolean
+base_lookup(const char *path, double *out, gpointer data)
+{
+    return ppsim_scenario_lookup_number(data, path, out);
+}
+
+static gboolean
+sweep_constraint(PpsimSweep *s, const char *text, const char *where, GError **error)
+{
+    GError *local = NULL;
+    g_autoptr(PpsimSweepExpr) e = ppsim_sweep_expr_parse(text, &local);
+    gboolean holds = FALSE;
+    /* every name must be a number of the scenario: tried on the base */
+    if (e != NULL)
+        ppsim_sweep_expr_eval(e, base_lookup, s->base_sc, &holds, &local);
+    if (local != NULL && g_error_matches(local, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE))
+        g_clear_error(&local); /* a division by zero on the base only */
+    if (local != NULL) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, local->code, "%s: %s", where, local->message);
+        g_error_free(local);
+        return FALSE;
+    }
+    g_ptr_array_add(s->constraints, g_steal_pointer(&e));
+    return TRUE;
+}
+
+/* ---- the sweep file ------------------------------------------------------------------------- */
+
+static gboolean
+sweep_scenario(PpsimSweep *s, Doc *D, int id, const char *dir, GError **error)
+{
+    const char *path = scalar(D, id);
+    if (path != NULL) {
+        s->scenario_path =
+            g_path_is_absolute(path) ? g_strdup(path) : g_build_filename(dir, path, NULL);
+        s->basedir = g_path_get_dirname(s->scenario_path);
+        GError *local = NULL;
+        if (!g_file_get_contents(s->scenario_path, &s->base, NULL, &local)) {
+            doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE, "scenario: %s", local->message);
+            g_error_free(local);
+            return FALSE;
+        }
+        return TRUE;
+    }
+    if (node_at(D, id)->type != YAML_MAPPING_NODE)
+        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_PARSE,
+                        "'scenario' is a file name or an inline scenario mapping");
+    g_autoptr(GString) t = g_string_new(NULL);
+    flow_text(t, D, id);
+    s->base = g_string_free(g_steal_pointer(&t), FALSE);
+    s->scenario_path = g_strdup_printf("%s (scenario)", D->display);
+    s->basedir = g_strdup(dir);
+    return TRUE;
+}
+
+static gboolean
+sweep_map_each(PpsimSweep *s, Doc *D, int id, const char *what, int group, GError **error)
+{
+    yaml_node_t *n = node_at(D, id);
+    if (n->type != YAML_MAPPING_NODE)
+        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_PARSE, "'%s' must be a mapping", what);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const char *key = scalar(D, p->key);
+        if (key == NULL || *key == '\0')
+            return doc_fail(D, p->key, error, PPSIM_SCENARIO_ERROR_PARSE,
+                            "'%s' keys are key paths such as training.microbatches", what);
+        if (strcmp(what, "set") == 0) {
+            g_autoptr(GString) t = g_string_new(NULL);
+            flow_text(t, D, p->value);
+            g_ptr_array_add(s->sets, g_strdup_printf("%s=%s", key, t->str));
+        } else if (!axis_parse(s, D, key, p->key, p->value, group, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+sweep_list(Doc *D, int id, const char *what, GError **error)
+{
+    yaml_node_t *n = node_at(D, id);
+    if (n->type != YAML_SEQUENCE_NODE)
+        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_PARSE, "'%s' must be a list", what);
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
+        if (strcmp(what, "zip") != 0 && scalar(D, *it) == NULL)
+            return doc_fail(D, *it, error, PPSIM_SCENARIO_ERROR_PARSE, "'%s' lists plain strings",
+                            what);
+    return TRUE;
+}
+
+static gboolean
+sweep_columns(PpsimSweep *s, Doc *D, int id, GError **error)
+{
+    yaml_node_t *n = node_at(D, id);
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        const char *c = scalar(D, *it);
+        int k = 0;
+        while (metric_names[k] && strcmp(metric_names[k], c) != 0)
+            k++;
+        if (metric_names[k] == NULL) {
+            const char *hint = ppsim_suggest(c, metric_names);
+            g_autofree char *all = g_strjoinv(", ", (char **)metric_names);
+            return doc_fail(D, *it, error, PPSIM_SCENARIO_ERROR_SCHEMA,
+                            "unknown column '%s'%s%s%s (columns: %s)", c,
+                            hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
+                            all);
+        }
+        g_ptr_array_add(s->metrics, (gpointer)metric_names[k]);
+    }
+    return TRUE;
+}
+
+static gboolean
+sweep_walk(PpsimSweep *s, Doc *D, const char *dir, GError **error)
+{
+    yaml_node_t *root = yaml_document_get_root_node(&D->doc);
+    if (root == NULL || root->type != YAML_MAPPING_NODE) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                    "%s:1:1: a sweep file is a mapping with scenario, axes, ...", D->display);
+        return FALSE;
+    }
+    static const char *const keys[] = {"scenario", "set",         "axes", "zip",
+                                       "columns",  "constraints", NULL};
+    int at[G_N_ELEMENTS(keys)] = {0};
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
+        const char *k = scalar(D, p->key);
+        int i = 0;
+        while (keys[i] && (k == NULL || strcmp(k, keys[i]) != 0))
+            i++;
+        if (keys[i] == NULL) {
+            const char *hint = k ? ppsim_suggest(k, keys) : NULL;
+            return doc_fail(D, p->key, error, PPSIM_SCENARIO_ERROR_SCHEMA,
+                            "unknown key '%s'%s%s%s (keys: scenario, set, axes, zip, columns, "
+                            "constraints)",
+                            k ? k : "?", hint ? " (did you mean '" : "", hint ? hint : "",
+                            hint ? "'?)" : "");
+        }
+        if (at[i] != 0)
+            return doc_fail(D, p->key, error, PPSIM_SCENARIO_ERROR_SCHEMA, "duplicate key '%s'", k);
+        at[i] = p->value;
+    }
+    if (at[0] == 0) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
+                    "%s:1:1: missing key 'scenario' (the base scenario file)", D->display);
+        return FALSE;
+    }
+    if (!sweep_scenario(s, D, at[0], dir, error))
+        return FALSE;
+    if (at[1] != 0 && !sweep_map_each(s, D, at[1], "set", 0, error))
+        return FALSE;
+    if (!sweep_base(s, error))
+        return FALSE;
+    int group = 0;
+    if (at[2] != 0) {
+        yaml_node_t *axes = node_at(D, at[2]);
+        if (axes->type != YAML_MAPPING_NODE)
+            return doc_fail(D, at[2], error, PPSIM_SCENARIO_ERROR_PARSE,
+                            "'axes' must be a mapping");
+        for (yaml_node_pair_t *p = axes->data.mapping.pairs.start; p < axes->data.mapping.pairs.top;
+             p++) {
+            const char *key = scalar(D, p->key);
+            if (key == NULL || !axis_parse(s, D, key, p->key, p->value, group++, error))
+                return key ? FALSE
+                           : doc_fail(D, p->key, error, PPSIM_SCENARIO_ERROR_PARSE,
+                                      "axis names are key paths");
+        }
+    }
+    if (at[3] != 0) {
+        if (!sweep_list(D, at[3], "zip", error))
+            return FALSE;
+        yaml_node_t *z = node_at(D, at[3]);
+        for (yaml_node_item_t *it = z->data.sequence.items.start; it < z->data.sequence.items.top;
+             it++)
+            if (!sweep_map_each(s, D, *it, "zip", group++, error))
+                return FALSE;
+    }
+    if (at[4] != 0 &&
+        (!sweep_list(D, at[4], "columns", error) || !sweep_columns(s, D, at[4], error)))
+        return FALSE;
+    if (at[5] != 0) {
+        if (!sweep_list(D, at[5], "constraints", error))
+            return FALSE;
+        yaml_node_t *c = node_at(D, at[5]);
+        for (yaml_node_item_t *it = c->data.sequence.items.start; it < c->data.sequence.items.top;
+             it++) {
+            PpsimMark m = node_mark(D, *it);
+            g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
+            if (!sweep_constraint(s, scalar(D, *it), where, error))
+                return FALSE;
+        }
+    }
+    return sweep_finish(s, error);
+}
+
+PpsimSweep *
+ppsim_sweep_load_file(const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(path, &text, &len, error))
+        return NULL;
+    Doc D = {.display = path};
+    yaml_parser_t parser;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    gboolean loaded = yaml_parser_load(&parser, &D.doc);
+    if (!loaded)
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE, "%s:%zu:%zu: %s", path,
+                    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                    parser.problem ? parser.problem : "bad YAML");
+    yaml_parser_delete(&parser);
+    if (!loaded)
+        return NULL;
+    g_autoptr(PpsimSweep) s = sweep_new(path);
+    g_autofree char *dir = g_path_get_dirname(path);
+    gboolean ok = sweep_walk(s, &D, dir, error);
+    yaml_document_delete(&D.doc);
+    return ok ? g_steal_pointer(&s) : NULL;
+}
+
+/* ---- --grid -------------------------------------------------------------------------------- */
+
+PpsimSweep *
+ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError **error)
+{
+    g_autoptr(PpsimSweep) s = sweep_new("--grid");
+    s->scenario_path = g_strdup(scenario_path);
+    s->basedir = g_path_get_dirname(scenario_path);
+    if (!g_file_get_contents(scenario_path, &s->base, NULL, error))
+        return NULL;
+    for (char **set = sets; set && *set; set++)
+        g_ptr_array_add(s->sets, g_strdup(*set));
+    if (!sweep_base(s, error))
+        return NULL;
+    for (char **g = grid; g && *g; g++) {
+        const char *eq = strchr(*g, '=');
+        if (eq == NULL || eq == *g) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                        "--grid '%s': expected KEY.PATH=V1,V2,...", *g);
+            return NULL;
+        }
+        g_autofree char *path = g_strndup(*g, eq - *g);
+        g_autofree char *where = g_strdup_printf("--grid %s", path);
+        PpsimSweepAxis *a = axis_new(path, (PpsimMark){0, 0}, (int)s->axes->len);
+        g_ptr_array_add(s->axes, a);
+        if (eq[1] == '[') { /* a YAML list: parse it to split the items */
+            Doc D = {.display = where};
+            yaml_parser_t parser;
+            yaml_parser_initialize(&parser);
+            yaml_parser_set_input_string(&parser, (const unsigned char *)(eq + 1), strlen(eq + 1));
+            gboolean loaded = yaml_parser_load(&parser, &D.doc);
+            yaml_parser_delete(&parser);
+            yaml_node_t *root = loaded ? yaml_document_get_root_node(&D.doc) : NULL;
+            gboolean ok = root != NULL && root->type == YAML_SEQUENCE_NODE;
+            for (yaml_node_item_t *it = ok ? root->data.sequence.items.start : NULL;
+                 ok && it < root->data.sequence.items.top; it++) {
+                g_autoptr(GString) t = g_string_new(NULL);
+                flow_text(t, &D, *it);
+                ok = axis_add(s, a, t->str, scalar(&D, *it) ? scalar(&D, *it) : t->str, where,
+                              error);
+            }
+            if (loaded)
+                yaml_document_delete(&D.doc);
+            if (!ok) {
+                if (error != NULL && *error == NULL)
+                    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                                "%s: not a YAML list", where);
+                return NULL;
+            }
+        } else {
+            g_auto(GStrv) items = g_strsplit(eq + 1, ",", -1);
+            for (char **it = items; *it; it++) {
+                const char *v = g_strstrip(*it);
+                if (*v != '\0' && !axis_add(s, a, v, v, where, error))
+                    return NULL;
+            }
+        }
+        if (a->values->len == 0) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "%s: the axis is empty", where);
+            return NULL;
+        }
+    }
+    if (!sweep_finish(s, error))
+        return NULL;
+    return g_steal_pointer(&s);
+}

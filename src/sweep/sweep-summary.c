@@ -1,0 +1,372 @@
+/* sweep-summary.c: what a sweep's rows say at a glance: counts, the fastest configuration
+ * that fits, the Pareto front of makespan against peak memory, and two SVG plots; see
+ * sweep.h. */
+#include "sweep/sweep.h"
+#include "util/fmt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows that ran and fit (no device out of memory). */
+static gboolean
+row_fits(const PpsimSweepRow *r)
+{
+    return r->has_metrics && !r->oom;
+}
+
+static gboolean
+rows_in_bytes(const GPtrArray *rows)
+{
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        if (r->has_metrics)
+            return strcmp(r->memory_unit, "bytes") == 0;
+    }
+    return FALSE;
+}
+
+static void
+mem_text(GString *out, double v, gboolean bytes)
+{
+    if (bytes) {
+        ppsim_fmt_fixed(out, v / (1024.0 * 1024.0 * 1024.0), 2);
+        g_string_append(out, " GiB");
+    } else {
+        ppsim_fmt_fixed(out, v, 2);
+        g_string_append(out, " units");
+    }
+}
+
+/* "makespan  peak  schedule  axis=value ..." */
+static void
+row_line(GString *out, const PpsimSweepRow *r, char **axis_names, int n_axes, gboolean bytes)
+{
+    g_autoptr(GString) cell = g_string_new(NULL);
+    ppsim_fmt_fixed(cell, r->makespan_ms, 3);
+    g_string_append_printf(out, "%14s ms  peak ", cell->str);
+    g_string_truncate(cell, 0);
+    mem_text(cell, r->peak_memory, bytes);
+    g_string_append_printf(out, "%12s  %s", cell->str, r->schedule);
+    for (int a = 0; a < n_axes; a++)
+        g_string_append_printf(out, "  %s=%s", axis_names[a], r->labels[a]);
+    g_string_append_c(out, '\n');
+}
+
+static int
+cmp_front(gconstpointer pa, gconstpointer pb)
+{
+    const PpsimSweepRow *a = *(PpsimSweepRow *const *)pa, *b = *(PpsimSweepRow *const *)pb;
+    if (a->makespan_ms != b->makespan_ms)
+        return a->makespan_ms < b->makespan_ms ? -1 : 1;
+    if (a->peak_memory != b->peak_memory)
+        return a->peak_memory < b->peak_memory ? -1 : 1;
+    if (a->point != b->point)
+        return a->point < b->point ? -1 : 1;
+    return strcmp(a->schedule, b->schedule);
+}
+
+/* The rows on the Pareto front of (makespan, peak memory) among those that fit, fastest
+ * first: each is faster than every row with less or equal peak memory. Returns: (transfer
+ * container). */
+static GPtrArray *
+pareto_front(const GPtrArray *rows)
+{
+    g_autoptr(GPtrArray) fit = g_ptr_array_new();
+    for (guint i = 0; i < rows->len; i++)
+        if (row_fits(g_ptr_array_index(rows, i)))
+            g_ptr_array_add(fit, g_ptr_array_index(rows, i));
+    g_ptr_array_sort(fit, cmp_front);
+    GPtrArray *front = g_ptr_array_new();
+    double best_peak = INFINITY;
+    for (guint i = 0; i < fit->len; i++) {
+        PpsimSweepRow *r = g_ptr_array_index(fit, i);
+        if (r->peak_memory < best_peak) {
+            g_ptr_array_add(front, r);
+            best_peak = r->peak_memory;
+        }
+    }
+    return front;
+}
+
+void
+ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int n_axes)
+{
+    static const char *const statuses[] = {"ok", "refused", "invalid", "failed"};
+    guint count[G_N_ELEMENTS(statuses)] = {0}, fits = 0;
+    g_autoptr(GHashTable) points = g_hash_table_new(g_int64_hash, g_int64_equal);
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        g_hash_table_add(points, (gpointer)&r->point);
+        for (guint k = 0; k < G_N_ELEMENTS(statuses); k++)
+            count[k] += strcmp(r->status, statuses[k]) == 0;
+        fits += row_fits(r);
+    }
+    g_string_append_printf(out,
+                           "sweep: %u points, %u rows: %u ok (%u fit in memory), %u refused, "
+                           "%u invalid, %u failed\n",
+                           g_hash_table_size(points), rows->len, count[0], fits, count[1], count[2],
+                           count[3]);
+    if (fits == 0)
+        return;
+    gboolean bytes = rows_in_bytes(rows);
+    /* fastest that fits, overall and per schedule (schedules in order of first appearance) */
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    g_autoptr(GPtrArray) best = g_ptr_array_new();
+    const PpsimSweepRow *overall = NULL;
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        if (!row_fits(r))
+            continue;
+        guint k = 0;
+        if (!g_ptr_array_find_with_equal_func(names, r->schedule, g_str_equal, &k)) {
+            g_ptr_array_add(names, r->schedule);
+            g_ptr_array_add(best, (gpointer)r);
+            k = names->len - 1;
+        }
+        const PpsimSweepRow *b = g_ptr_array_index(best, k);
+        if (r->makespan_ms < b->makespan_ms)
+            best->pdata[k] = (gpointer)r;
+        if (overall == NULL || r->makespan_ms < overall->makespan_ms)
+            overall = r;
+    }
+    g_string_append(out, "fastest that fits (no device out of memory):\n");
+    row_line(out, overall, axis_names, n_axes, bytes);
+    if (names->len > 1) {
+        g_string_append(out, "fastest that fits, per schedule:\n");
+        for (guint k = 0; k < best->len; k++)
+            row_line(out, g_ptr_array_index(best, k), axis_names, n_axes, bytes);
+    }
+    g_autoptr(GPtrArray) front = pareto_front(rows);
+    g_string_append_printf(out, "Pareto front, makespan against peak memory (%u rows):\n",
+                           front->len);
+    for (guint i = 0; i < front->len; i++)
+        row_line(out, g_ptr_array_index(front, i), axis_names, n_axes, bytes);
+}
+
+/* ---- SVG ------------------------------------------------------------------------------------ */
+
+#define PLOT_W 860
+#define PLOT_H 440
+#define PLOT_L 80
+#define PLOT_R 340
+#define PLOT_T 30
+#define PLOT_B 60
+
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+typedef struct {
+    double x0, x1, y0, y1;
+} Box;
+
+static double
+px(const Box *b, double x)
+{
+    return PLOT_L +
+           (b->x1 > b->x0 ? (x - b->x0) / (b->x1 - b->x0) : 0.5) * (PLOT_W - PLOT_L - PLOT_R);
+}
+
+static double
+py(const Box *b, double y)
+{
+    return PLOT_H - PLOT_B -
+           (b->y1 > b->y0 ? (y - b->y0) / (b->y1 - b->y0) : 0.5) * (PLOT_H - PLOT_T - PLOT_B);
+}
+
+static void
+num(GString *out, double v)
+{
+    ppsim_fmt_fixed(out, v, 1);
+}
+
+/* Frame, 5 ticks per axis, axis titles. */
+static void
+plot_frame(GString *out, const Box *b, const char *title, const char *xt, const char *yt)
+{
+    g_string_append_printf(out,
+                           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                           "font-family=\"sans-serif\" font-size=\"12\">\n"
+                           "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+                           "<text x=\"%d\" y=\"18\" font-size=\"14\">",
+                           PLOT_W, PLOT_H, PLOT_L);
+    ppsim_fmt_xml_text(out, title);
+    g_string_append(out, "</text>\n");
+    for (int i = 0; i <= 4; i++) {
+        double x = b->x0 + (b->x1 - b->x0) * i / 4, y = b->y0 + (b->y1 - b->y0) * i / 4;
+        g_string_append(out, "<text text-anchor=\"middle\" x=\"");
+        num(out, px(b, x));
+        g_string_append_printf(out, "\" y=\"%d\">", PLOT_H - PLOT_B + 16);
+        ppsim_fmt_fixed(out, x, fabs(b->x1 - b->x0) < 10 ? 2 : 0);
+        g_string_append(out, "</text>\n<text text-anchor=\"end\" x=\"");
+        g_string_append_printf(out, "%d\" y=\"", PLOT_L - 6);
+        num(out, py(b, y) + 4);
+        g_string_append(out, "\">");
+        ppsim_fmt_fixed(out, y, fabs(b->y1 - b->y0) < 10 ? 2 : 0);
+        g_string_append(out, "</text>\n<line stroke=\"#ddd\" x1=\"");
+        g_string_append_printf(out, "%d\" x2=\"%d\" y1=\"", PLOT_L, PLOT_W - PLOT_R);
+        num(out, py(b, y));
+        g_string_append(out, "\" y2=\"");
+        num(out, py(b, y));
+        g_string_append(out, "\"/>\n");
+    }
+    g_string_append_printf(out,
+                           "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                           "stroke=\"black\"/>\n<text text-anchor=\"middle\" x=\"%d\" y=\"%d\">",
+                           PLOT_L, PLOT_T, PLOT_W - PLOT_L - PLOT_R, PLOT_H - PLOT_T - PLOT_B,
+                           (PLOT_L + PLOT_W - PLOT_R) / 2, PLOT_H - 20);
+    ppsim_fmt_xml_text(out, xt);
+    g_string_append_printf(out,
+                           "</text>\n<text text-anchor=\"middle\" transform=\"translate(18,%d) "
+                           "rotate(-90)\">",
+                           (PLOT_T + PLOT_H - PLOT_B) / 2);
+    ppsim_fmt_xml_text(out, yt);
+    g_string_append(out, "</text>\n");
+}
+
+static void
+plot_legend(GString *out, int i, const char *color, const char *label)
+{
+    int y = PLOT_T + 10 + 16 * i;
+    g_string_append_printf(out,
+                           "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                           "<text x=\"%d\" y=\"%d\">",
+                           PLOT_W - PLOT_R + 12, y - 9, color, PLOT_W - PLOT_R + 26, y);
+    ppsim_fmt_xml_text(out, label);
+    g_string_append(out, "</text>\n");
+}
+
+static void
+box_grow(Box *b, double x, double y)
+{
+    b->x0 = MIN(b->x0, x);
+    b->x1 = MAX(b->x1, x);
+    b->y0 = MIN(b->y0, y);
+    b->y1 = MAX(b->y1, y);
+}
+
+void
+ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows)
+{
+    gboolean bytes = rows_in_bytes(rows);
+    double scale = bytes ? 1024.0 * 1024.0 * 1024.0 : 1.0;
+    Box b = {INFINITY, -INFINITY, 0, -INFINITY};
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        if (!row_fits(r))
+            continue;
+        box_grow(&b, r->peak_memory / scale, r->makespan_ms);
+        if (!g_ptr_array_find_with_equal_func(names, r->schedule, g_str_equal, NULL))
+            g_ptr_array_add(names, r->schedule);
+    }
+    if (names->len == 0) {
+        b = (Box){0, 1, 0, 1};
+    } else {
+        b.x0 = 0;
+        b.y0 = 0;
+        b.x1 *= 1.05;
+        b.y1 *= 1.05;
+    }
+    plot_frame(out, &b, "makespan against peak memory (rows that fit)",
+               bytes ? "peak memory (GiB)" : "peak memory (units)", "makespan (ms)");
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        guint k = 0;
+        if (!row_fits(r) || !g_ptr_array_find_with_equal_func(names, r->schedule, g_str_equal, &k))
+            continue;
+        g_string_append(out, "<circle r=\"3\" fill-opacity=\"0.6\" cx=\"");
+        num(out, px(&b, r->peak_memory / scale));
+        g_string_append(out, "\" cy=\"");
+        num(out, py(&b, r->makespan_ms));
+        g_string_append_printf(out, "\" fill=\"%s\"/>\n", palette[k % G_N_ELEMENTS(palette)]);
+    }
+    g_autoptr(GPtrArray) front = pareto_front(rows);
+    g_string_append(out, "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.5\" points=\"");
+    for (guint i = 0; i < front->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(front, i);
+        num(out, px(&b, r->peak_memory / scale));
+        g_string_append_c(out, ',');
+        num(out, py(&b, r->makespan_ms));
+        g_string_append_c(out, ' ');
+    }
+    g_string_append(out, "\"/>\n");
+    for (guint k = 0; k < names->len && k < 20; k++)
+        plot_legend(out, (int)k, palette[k % G_N_ELEMENTS(palette)], g_ptr_array_index(names, k));
+    plot_legend(out, (int)MIN(names->len, 20), "black", "Pareto front");
+    g_string_append(out, "</svg>\n");
+}
+
+/* (x, y) pairs by x, then y. */
+static int
+cmp_x(const void *pa, const void *pb)
+{
+    const double *a = pa, *b = pb;
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* Curves are keyed by the schedule and every axis value but m's. */
+static char *
+curve_key(const PpsimSweepRow *r, char **axis_names, int n_axes, int m_axis)
+{
+    GString *k = g_string_new(r->schedule);
+    for (int a = 0; a < n_axes; a++)
+        if (a != m_axis)
+            g_string_append_printf(k, " %s=%s", axis_names[a], r->labels[a]);
+    return g_string_free(k, FALSE);
+}
+
+void
+ppsim_sweep_svg_bubble(GString *out, const GPtrArray *rows, char **axis_names, int n_axes,
+                       int m_axis)
+{
+    g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) curves = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    Box b = {INFINITY, -INFINITY, 0, 0};
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        if (!r->has_metrics)
+            continue;
+        double m = g_ascii_strtod(r->labels[m_axis], NULL);
+        g_autofree char *key = curve_key(r, axis_names, n_axes, m_axis);
+        guint k = 0;
+        if (!g_ptr_array_find_with_equal_func(keys, key, g_str_equal, &k)) {
+            g_ptr_array_add(keys, g_steal_pointer(&key));
+            g_ptr_array_add(curves, g_array_new(FALSE, FALSE, sizeof(double)));
+            k = keys->len - 1;
+        }
+        double xy[2] = {m, r->bubble_ratio};
+        g_array_append_vals(g_ptr_array_index(curves, k), xy, 2);
+        box_grow(&b, m, r->bubble_ratio);
+    }
+    if (keys->len == 0)
+        b = (Box){0, 1, 0, 1};
+    b.y1 = MAX(b.y1 * 1.05, 0.05);
+    g_autofree char *xt = g_strdup_printf("%s", axis_names[m_axis]);
+    plot_frame(out, &b, "bubble ratio against the number of microbatches", xt, "bubble ratio");
+    for (guint k = 0; k < curves->len; k++) {
+        GArray *c = g_ptr_array_index(curves, k);
+        qsort(c->data, c->len / 2, 2 * sizeof(double), cmp_x);
+        const char *color = palette[k % G_N_ELEMENTS(palette)];
+        g_string_append_printf(out,
+                               "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                               "points=\"",
+                               color);
+        for (guint i = 0; i + 1 < c->len; i += 2) {
+            num(out, px(&b, g_array_index(c, double, i)));
+            g_string_append_c(out, ',');
+            num(out, py(&b, g_array_index(c, double, i + 1)));
+            g_string_append_c(out, ' ');
+        }
+        g_string_append(out, "\"/>\n");
+        if (k < 20)
+            plot_legend(out, (int)k, color, g_ptr_array_index(keys, k));
+    }
+    if (curves->len > 20) {
+        g_autofree char *more = g_strdup_printf("(+%u more curves)", curves->len - 20);
+        plot_legend(out, 20, "white", more);
+    }
+    g_string_append(out, "</svg>\n");
+}
