@@ -300,6 +300,7 @@ typedef struct {
     guint64 point;
     guint part;
     guint seq; /* order of reading: a point's rows keep their order */
+    const PpsimSweepRow *row;
     const char *line;
     gsize len;
 } Line;
@@ -371,8 +372,9 @@ ppsim_cmd_merge(int argc, char **argv)
         for (guint r = 0; r < offsets->len; r++) {
             gsize at = g_array_index(offsets, gsize, r);
             const char *end = memchr(text + at, '\n', len - at);
-            Line l = {((PpsimSweepRow *)g_ptr_array_index(rows, first + r))->point, (guint)i,
-                      lines->len, text + at, (gsize)(end - (text + at)) + 1};
+            const PpsimSweepRow *row = g_ptr_array_index(rows, first + r);
+            Line l = {row->point, (guint)i, lines->len, row, text + at,
+                      (gsize)(end - (text + at)) + 1};
             g_array_append_val(lines, l);
         }
     }
@@ -408,8 +410,11 @@ ppsim_cmd_merge(int argc, char **argv)
     int n = 0;
     while (cols[n + 1] != NULL && strcmp(cols[n + 1], "schedule") != 0)
         n++;
+    g_autoptr(GPtrArray) sorted = g_ptr_array_new(); /* as one run would have them */
+    for (guint i = 0; i < lines->len; i++)
+        g_ptr_array_add(sorted, (gpointer)g_array_index(lines, Line, i).row);
     g_autoptr(GString) sum = g_string_new(NULL);
-    ppsim_sweep_summary(sum, rows, cols + 1, n);
+    ppsim_sweep_summary(sum, sorted, cols + 1, n);
     fputs(sum->str, out_name != NULL ? stdout : stderr);
     return PPSIM_EXIT_OK;
 }

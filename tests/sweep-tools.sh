@@ -1,0 +1,41 @@
+#!/bin/bash
+# tests/sweep-tools.sh parallel|slurm: a sharded sweep through tools/sweep-parallel (GNU
+# parallel) or tools/sweep-slurm (a one-machine Slurm started by tools/slurm-local) gives the
+# same file, byte for byte, as one `ppsim sweep` run. Exit 77 (skipped) when the tool is not
+# there or Slurm cannot start here, with the reason on stderr.
+set -uo pipefail
+what=$1
+src=${PPSIM_TEST_SRCDIR:?}
+export PPSIM=${PPSIM_EXE:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/sweep.yaml" <<YAML
+scenario: $src/tests/data/scenarios/ok/explicit-1f1b.yaml
+axes:
+  training.pp: [2, 4]
+  training.microbatches: {from: 4, to: 16, times: 2}
+  schedule: [1f1b, zb-h1, {name: interleaved, group_size: 4}]
+set: {training.chunks: 2}
+constraints: ["m % pp == 0"]
+YAML
+"$PPSIM" sweep "$tmp/sweep.yaml" -o "$tmp/one.csv" -q >/dev/null || exit 1
+case $what in
+parallel)
+    command -v parallel >/dev/null || { echo "skipped: GNU parallel is not installed" >&2; exit 77; }
+    "$src/tools/sweep-parallel" -n 3 -j 2 "$tmp/sweep.yaml" "$tmp/par.csv" >/dev/null || exit 1
+    cmp "$tmp/one.csv" "$tmp/par.csv" || exit 1
+    ;;
+slurm)
+    conf=$("$src/tools/slurm-local" start "$tmp/slurm") || {
+        echo "skipped: a one-machine Slurm could not start here (tools/slurm-local)" >&2
+        exit 77
+    }
+    SLURM_CONF=$conf "$src/tools/sweep-slurm" -n 2 "$tmp/sweep.yaml" "$tmp/slurm.csv" >/dev/null
+    rc=$?
+    "$src/tools/slurm-local" stop "$tmp/slurm"
+    [ $rc -eq 0 ] || exit 1
+    cmp "$tmp/one.csv" "$tmp/slurm.csv" || exit 1
+    ;;
+*) echo "usage: $0 parallel|slurm" >&2; exit 2 ;;
+esac
+echo "ok: $what shards merge to the single-run file ($(wc -l < "$tmp/one.csv") lines)"
