@@ -240,6 +240,41 @@ START_TEST(test_inline_schedule_choices_warnings)
 }
 END_TEST
 
+/* `ppsim run --grid` and `ppsim sweep`: rows on stdout or a file, flags checked, write
+ * failures reported. */
+START_TEST(test_grid_and_sweep_cli)
+{
+    g_autofree char *ok = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    Run r = ppsim(NULL, "run", ok, "--grid", "training.microbatches=4,8", "--grid",
+                  "schedule=[1f1b, {name: zb, memory_limit: 2}]", "-q", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(g_str_has_prefix(r.out, "point,training.microbatches,schedule,status,makespan_ms"));
+    ck_assert(strstr(r.out, "\n3,8,zb{memory_limit=2},ok,") != NULL);
+    ck_assert(strstr(r.err, "sweep: 4 points, 4 rows: 4 ok") != NULL);
+    run_clear(&r);
+    const char *bad[][3] = {{"--shard", "3/2", "--shard must be K/N"},
+                            {"--resume", NULL, "--resume needs --output FILE"},
+                            {"--schedule", "1f1b", "with --grid, choose schedules"},
+                            {"--format", "text", "--format must be csv or jsonl"}};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        r = ppsim(NULL, "run", ok, "--grid", "training.pp=2,4", bad[i][0], bad[i][1], NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, bad[i][2]) != NULL, "%s", r.err);
+        run_clear(&r);
+    }
+    r = ppsim(NULL, "run", ok, "--shard", "1/2", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(strstr(r.err, "go with --grid") != NULL);
+    run_clear(&r);
+    if (g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
+        r = ppsim(NULL, "run", ok, "--grid", "training.pp=2,4", "-o", "/dev/full", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert(strstr(r.err, "writing /dev/full") != NULL);
+        run_clear(&r);
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -252,6 +287,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_export_and_replay);
     tcase_add_test(tc, test_check_and_list);
     tcase_add_test(tc, test_inline_schedule_choices_warnings);
+    tcase_add_test(tc, test_grid_and_sweep_cli);
     suite_add_tcase(s, tc);
     return s;
 }

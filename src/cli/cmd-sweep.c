@@ -373,8 +373,8 @@ ppsim_cmd_merge(int argc, char **argv)
             gsize at = g_array_index(offsets, gsize, r);
             const char *end = memchr(text + at, '\n', len - at);
             const PpsimSweepRow *row = g_ptr_array_index(rows, first + r);
-            Line l = {row->point, (guint)i, lines->len, row, text + at,
-                      (gsize)(end - (text + at)) + 1};
+            Line l = {row->point, (guint)i,  lines->len,
+                      row,        text + at, (gsize)(end - (text + at)) + 1};
             g_array_append_val(lines, l);
         }
     }
