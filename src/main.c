@@ -5,6 +5,7 @@
 
 #include <locale.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 
 static int cmd_help(int argc, char **argv);
@@ -71,6 +72,10 @@ cmd_help(int argc, char **argv)
         usage(stdout);
         return PPSIM_EXIT_OK;
     }
+    if (strcmp(argv[1], "help") == 0) { /* `ppsim help help` */
+        usage(stdout);
+        return PPSIM_EXIT_OK;
+    }
     const PpsimCommand *cmd = find_command(argv[1]);
     if (cmd == NULL)
         return unknown_command(argv[1]);
@@ -87,6 +92,19 @@ cmd_version(int argc, char **argv)
     return PPSIM_EXIT_OK;
 }
 
+/* Results that did not reach stdout (a full disk, a closed pipe) are a failure, not a
+ * success with the output lost. */
+static int
+finish(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ppsim: error: writing the results to stdout: %s\n",
+                g_strerror(errno ? errno : EIO));
+        return rc == PPSIM_EXIT_OK ? PPSIM_EXIT_FAILURE : rc;
+    }
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -98,12 +116,12 @@ main(int argc, char **argv)
     }
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
-        return cmd_help(1, argv);
+        return finish(cmd_help(1, argv));
     if (strcmp(name, "--version") == 0)
-        return cmd_version(0, NULL);
+        return finish(cmd_version(0, NULL));
     const PpsimCommand *cmd = find_command(name);
     if (cmd == NULL)
         return name[0] == '-' ? ppsim_cli_usage("unknown option '%s' (see 'ppsim --help')", name)
                               : unknown_command(name);
-    return dispatch(cmd, argc - 1, argv + 1);
+    return finish(dispatch(cmd, argc - 1, argv + 1));
 }

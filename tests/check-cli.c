@@ -5,7 +5,10 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct {
     int status;
@@ -275,6 +278,107 @@ START_TEST(test_grid_and_sweep_cli)
 }
 END_TEST
 
+/* Output that cannot be written is a failure; names never become paths outside the results
+ * folder or hidden files; exports follow symbolic links and write through devices. */
+START_TEST(test_outputs_at_the_edges)
+{
+    g_autofree char *ok = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    const char *sh = g_getenv("PPSIM_EXE");
+    /* a full disk on stdout */
+    g_autofree char *cmd = g_strdup_printf("'%s' run '%s' --no-artifacts > /dev/full", sh, ok);
+    int status = 0;
+    const char *shell[] = {"/bin/sh", "-c", cmd, NULL};
+    ck_assert(g_spawn_sync(NULL, (char **)shell, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL,
+                           NULL, &status, NULL));
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    g_autofree char *dir = g_dir_make_tmp("ppsim-cli-XXXXXX", NULL);
+    g_autofree char *evil = g_build_filename(dir, "evil.yaml", NULL);
+    ck_assert(g_file_set_contents(evil,
+                                  "name: ../evil\n"
+                                  "training: {pp: 2, microbatches: 2}\n"
+                                  "schedule: [1f1b, {name: gpipe, label: compare}, "
+                                  "{name: zb-h1, label: ''}, {name: zb-h2, label: ../x}]\n"
+                                  "costs: {forward: 1, backward_input: 1, backward_weight: 1}\n",
+                                  -1, NULL));
+    Run r = ppsim(dir, "run", evil, "-q", NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+    g_autofree char *out = g_build_filename(dir, "results", "_.._evil", NULL);
+    const char *want[] = {"1f1b.svg",    "compare-2.svg", "_.svg",       "_.._x.svg",
+                          "compare.svg", "summary.json",  "summary.csv", NULL};
+    for (int i = 0; want[i]; i++) {
+        g_autofree char *f = g_build_filename(out, want[i], NULL);
+        ck_assert_msg(g_file_test(f, G_FILE_TEST_IS_REGULAR), "missing %s", want[i]);
+    }
+    g_autofree char *escaped = g_build_filename(dir, "evil", NULL);
+    ck_assert(!g_file_test(escaped, G_FILE_TEST_EXISTS));
+    /* --export-schedule through a symbolic link (the link stays) and into /dev/null */
+    g_autofree char *target = g_build_filename(dir, "target.csv", NULL);
+    g_autofree char *link = g_build_filename(dir, "link.csv", NULL);
+    ck_assert(g_file_set_contents(target, "old", -1, NULL));
+    ck_assert_int_eq(symlink(target, link), 0);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "1f1b", "--export-schedule", link,
+              NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+    ck_assert(g_file_test(link, G_FILE_TEST_IS_SYMLINK));
+    g_autofree char *csv = NULL;
+    ck_assert(g_file_get_contents(target, &csv, NULL, NULL));
+    ck_assert(g_str_has_prefix(csv, "0F0,"));
+    if (g_file_test("/dev/null", G_FILE_TEST_EXISTS)) {
+        r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "1f1b", "--export-schedule",
+                  "/dev/null", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_clear(&r);
+        struct stat st;
+        ck_assert(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    }
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert(g_spawn_command_line_sync(rm, NULL, NULL, NULL, NULL));
+}
+END_TEST
+
+/* SIGTERM or SIGINT at any moment of a run with artefacts: no temporary file is left, and
+ * where summary.json exists every trace it speaks of exists too. */
+START_TEST(test_signals_leave_no_half_state)
+{
+    const char *src = g_getenv("PPSIM_TEST_SRCDIR");
+    g_autofree char *scenario = g_build_filename(src, "scenarios", "a100_8gpu.yaml", NULL);
+    const int signals[] = {SIGTERM, SIGINT, SIGHUP};
+    GRand *rng = g_rand_new_with_seed(7);
+    for (int trial = 0; trial < 12; trial++) {
+        g_autofree char *dir = g_dir_make_tmp("ppsim-sig-XXXXXX", NULL);
+        g_autofree char *out = g_build_filename(dir, "out", NULL);
+        const char *argv[] = {g_getenv("PPSIM_EXE"), "run",      scenario, "-q", "--schedule",
+                              "1f1b,zb-h1,gis,po-h", "--output", out,      NULL};
+        GPid pid;
+        ck_assert(g_spawn_async(NULL, (char **)argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                                &pid, NULL));
+        g_usleep((gulong)g_rand_int_range(rng, 0, 400000));
+        kill(pid, signals[trial % 3]);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        g_spawn_close_pid(pid);
+        g_autoptr(GDir) d = g_dir_open(out, 0, NULL);
+        guint traces = 0;
+        gboolean summary = FALSE;
+        for (const char *name; d != NULL && (name = g_dir_read_name(d)) != NULL;) {
+            ck_assert_msg(g_str_has_suffix(name, ".svg") || g_str_has_suffix(name, ".json") ||
+                              g_str_has_suffix(name, ".csv"),
+                          "left behind: %s", name);
+            traces += g_str_has_suffix(name, ".trace.json");
+            summary |= strcmp(name, "summary.json") == 0;
+        }
+        if (summary)
+            ck_assert_uint_eq(traces, 4);
+        g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+        ck_assert(g_spawn_command_line_sync(rm, NULL, NULL, NULL, NULL));
+    }
+    g_rand_free(rng);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -288,6 +392,8 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_check_and_list);
     tcase_add_test(tc, test_inline_schedule_choices_warnings);
     tcase_add_test(tc, test_grid_and_sweep_cli);
+    tcase_add_test(tc, test_outputs_at_the_edges);
+    tcase_add_test(tc, test_signals_leave_no_half_state);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,13 @@
 /* cli-common.c: error printing and option parsing shared by the subcommands. */
 #include "cli/cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int
 ppsim_cli_fail(const GError *error)
@@ -21,6 +27,13 @@ ppsim_cli_usage(const char *fmt, ...)
     return PPSIM_EXIT_USAGE;
 }
 
+int
+ppsim_cli_usage_io(const char *what)
+{
+    fprintf(stderr, "ppsim: error: %s: %s\n", what, g_strerror(errno ? errno : EIO));
+    return PPSIM_EXIT_FAILURE;
+}
+
 gboolean
 ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
@@ -32,10 +45,65 @@ ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
     return TRUE;
 }
 
+/* Writes all of @data to the open descriptor @fd. */
+static gboolean
+write_all(int fd, const char *data, gsize len, const char *path, GError **error)
+{
+    while (len > 0) {
+        gssize n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                        "Failed to write to '%s': %s", path, g_strerror(errno));
+            return FALSE;
+        }
+        data += n;
+        len -= (gsize)n;
+    }
+    return TRUE;
+}
+
 gboolean
 ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **error)
 {
-    /* g_file_set_contents writes a temporary file and renames it over @path, so readers
-     * never see a half-written file. */
+    if (strcmp(path, "-") == 0) /* stdout; main() checks the final flush */
+        return fwrite(data, 1, len, stdout) == len ||
+               (g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                            "Failed to write to stdout: %s", g_strerror(errno)),
+                FALSE);
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        /* follow the link explicitly: replace its target, keep the link */
+        g_autofree char *target = realpath(path, NULL);
+        if (target == NULL) {
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                        "'%s' is a symbolic link to a missing file: %s", path, g_strerror(errno));
+            return FALSE;
+        }
+        return ppsim_cli_write_file(target, data, len, error);
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "'%s' is a directory", path);
+            return FALSE;
+        }
+        /* a FIFO, a device, a socket: write through, never replace it with a file */
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                        "Failed to open '%s': %s", path, g_strerror(errno));
+            return FALSE;
+        }
+        gboolean ok = write_all(fd, data, len, path, error);
+        if (close(fd) != 0 && ok) {
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+                        "Failed to write to '%s': %s", path, g_strerror(errno));
+            ok = FALSE;
+        }
+        return ok;
+    }
+    /* a regular file (or none yet): g_file_set_contents writes a temporary file and renames
+     * it over @path, so readers never see a half-written file. */
     return g_file_set_contents(path, data, (gssize)len, error);
 }

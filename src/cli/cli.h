@@ -47,10 +47,14 @@ int ppsim_cli_sweep(const PpsimSweep *sweep, const PpsimCliSweepOptions *o);
 int ppsim_cli_fail(const GError *error);
 /* Prints "ppsim: error: MESSAGE" (printf-style) and returns PPSIM_EXIT_USAGE. */
 int ppsim_cli_usage(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Prints "ppsim: error: WHAT: <strerror(errno)>" and returns PPSIM_EXIT_FAILURE. */
+int ppsim_cli_usage_io(const char *what);
 /* Parses options; on error prints the message and a hint and returns FALSE. With --help,
  * GLib prints the help to stdout and exits 0. */
 gboolean ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv);
-/* Writes @data to @path atomically (temp file + rename). */
+/* Writes @data to @path: "-" is stdout; a regular file (or a new one) is replaced
+ * atomically (temporary file + rename); a symbolic link is followed and its target replaced;
+ * a FIFO or a device is written through, never replaced; a directory is an error. */
 gboolean ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **error);
 
 G_END_DECLS

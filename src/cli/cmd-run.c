@@ -8,6 +8,7 @@
 #include "util/ppsim-error.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -228,18 +229,29 @@ run_main(RunOptions *o, const char *path)
     else
         g_string_append_len(out, strcmp(o->format, "json") == 0 ? json->str : csv->str,
                             strcmp(o->format, "json") == 0 ? json->len : csv->len);
-    fwrite(out->str, 1, out->len, stdout);
-    fflush(stdout);
-    if (o->export_schedule && !run_export(o->export_schedule, results, &error))
-        return ppsim_cli_fail(error);
-    if (!o->no_artifacts) {
-        g_autofree char *dir =
-            o->output ? g_strdup(o->output) : g_build_filename("results", sc->name, NULL);
-        if (!ppsim_artifacts_write(dir, sc, results, json, csv, &o->svg, &error))
-            return ppsim_cli_fail(error);
-        if (!o->quiet)
-            fprintf(stderr, "ppsim: wrote artefacts to %s/\n", dir);
+    if (fwrite(out->str, 1, out->len, stdout) != out->len || fflush(stdout) != 0)
+        return ppsim_cli_usage_io("writing the results to stdout");
+    /* SIGINT, SIGTERM and SIGHUP wait until the files are written: an interrupt then never
+     * leaves a temporary file or a summary without its traces (the writes take well under
+     * a second next to the simulation); a pending signal acts when they are done. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    gboolean ok = o->export_schedule == NULL || run_export(o->export_schedule, results, &error);
+    g_autofree char *dir = NULL;
+    if (ok && !o->no_artifacts) {
+        g_autofree char *stem = ppsim_artifacts_file_stem(sc->name);
+        dir = o->output ? g_strdup(o->output) : g_build_filename("results", stem, NULL);
+        ok = ppsim_artifacts_write(dir, sc, results, json, csv, &o->svg, &error);
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (!ok)
+        return ppsim_cli_fail(error);
+    if (dir != NULL && !o->quiet)
+        fprintf(stderr, "ppsim: wrote artefacts to %s/\n", dir);
     return PPSIM_EXIT_OK;
 }
 

@@ -10,10 +10,17 @@
 char *
 ppsim_artifacts_file_stem(const char *label)
 {
-    return g_strcanon(g_strdup(label),
-                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                      "0123456789._-",
-                      '_');
+    /* no separator, no leading dot (hidden files, ".."), never empty */
+    char *stem = g_strcanon(g_strdup(label),
+                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "0123456789._-",
+                            '_');
+    if (*stem == '\0' || *stem == '.') {
+        char *safe = g_strconcat("_", stem, NULL);
+        g_free(stem);
+        stem = safe;
+    }
+    return stem;
 }
 
 static gboolean
@@ -70,17 +77,17 @@ ppsim_artifacts_write(const char *dir, const PpsimScenario *scenario, const GPtr
     (void)scenario;
     if (g_mkdir_with_parents(dir, 0755) != 0)
         return artifacts_io_error(error, "create", dir, errno);
-    if (!artifacts_text(dir, "summary.json", summary_json, error) ||
-        !artifacts_text(dir, "summary.csv", summary_csv, error))
-        return FALSE;
+    /* stems taken: the run's own files, then each schedule's */
     g_autoptr(GHashTable) used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_hash_table_add(used, g_strdup("compare"));
+    g_hash_table_add(used, g_strdup("summary"));
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         g_autofree char *stem = ppsim_artifacts_file_stem(res->label);
-        if (g_hash_table_contains(used, stem)) { /* two schedules with one label */
-            char *again = g_strdup_printf("%s-%u", stem, i + 1);
+        for (guint k = i + 1; g_hash_table_contains(used, stem); k++) { /* a label taken */
+            g_autofree char *base = ppsim_artifacts_file_stem(res->label);
             g_free(stem);
-            stem = again;
+            stem = g_strdup_printf("%s-%u", base, k);
         }
         g_hash_table_add(used, g_strdup(stem));
         g_autofree char *trace_name = g_strdup_printf("%s.trace.json", stem);
@@ -99,5 +106,7 @@ ppsim_artifacts_write(const char *dir, const PpsimScenario *scenario, const GPtr
         if (!artifacts_text(dir, "compare.svg", svg, error))
             return FALSE;
     }
-    return TRUE;
+    /* the summaries last: where summary.json exists, every file it speaks of does too */
+    return artifacts_text(dir, "summary.csv", summary_csv, error) &&
+           artifacts_text(dir, "summary.json", summary_json, error);
 }
