@@ -243,6 +243,27 @@ START_TEST(test_inline_schedule_choices_warnings)
 }
 END_TEST
 
+/* The newcomer's traps: `help help`, `validate --verbose` and `validate --schedule a,b`. */
+START_TEST(test_help_help_and_validate_flags)
+{
+    Run r = ppsim(NULL, "help", "help", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(g_str_has_prefix(r.out, "usage: ppsim <command>"));
+    run_clear(&r);
+    r = ppsim(NULL, "validate", "--schedule", "1f1b,zb-h1", "--grid", "p=2", "--grid", "m=2",
+              "--grid", "costs=1:1:1", "--verbose", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "\n1f1b ") != NULL && strstr(r.out, "\nzb-h1 ") != NULL);
+    ck_assert(strstr(r.out, "source [NAR21]") != NULL); /* --verbose prints the sources */
+    run_clear(&r);
+    r = ppsim(NULL, "validate", "--schedule", "po-h", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(strstr(r.err, "(have: 1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-v") != NULL);
+    ck_assert_str_eq(r.out, "");
+    run_clear(&r);
+}
+END_TEST
+
 /* `ppsim run --grid` and `ppsim sweep`: rows on stdout or a file, flags checked, write
  * failures reported. */
 START_TEST(test_grid_and_sweep_cli)
@@ -391,6 +412,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_export_and_replay);
     tcase_add_test(tc, test_check_and_list);
     tcase_add_test(tc, test_inline_schedule_choices_warnings);
+    tcase_add_test(tc, test_help_help_and_validate_flags);
     tcase_add_test(tc, test_grid_and_sweep_cli);
     tcase_add_test(tc, test_outputs_at_the_edges);
     tcase_add_test(tc, test_signals_leave_no_half_state);

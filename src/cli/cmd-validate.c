@@ -168,8 +168,6 @@ validate_schedule(const char *name, const Grid *g, Tally *t)
 }
 
 static const char validate_description[] =
-    "Schedules with a formula: 1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-v, v-half, v-min,\n"
-    "gis, gis-h.\n"
     "Replays each schedule in explicit-cost mode (p2p = 0, uniform stages, activation 1,\n"
     "weight_activation 0.5) over a grid and prints the published prediction next to the\n"
     "simulation: the longest device span (end - first start), the bubble rate\n"
@@ -197,31 +195,46 @@ ppsim_cmd_validate(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("- check published formulas against simulated timelines");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(ctx, validate_description);
+    g_autofree char *have = g_strjoinv(", ", (char **)ppsim_formula_schedules());
+    g_autofree char *description =
+        g_strdup_printf("Schedules with a formula: %s.\n%s", have, validate_description);
+    g_option_context_set_description(ctx, description);
     Grid g = {0};
-    Tally t = {.verbose = verbose};
+    Tally t = {0};
     int rc = PPSIM_EXIT_OK;
     if (!ppsim_cli_parse(ctx, &argc, &argv)) {
         rc = PPSIM_EXIT_USAGE;
     } else if (!grid_parse(&g, grid)) {
         rc = ppsim_cli_usage("bad --grid (expected p=LIST, m=LIST, v=LIST or costs=F:B:W,...)");
     } else {
+        t.verbose = verbose;
+        /* --schedule a --schedule b, or a,b as `run` takes them */
+        g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func(g_free);
+        for (char **s = schedules; s && *s; s++) {
+            g_auto(GStrv) parts = g_strsplit(*s, ",", -1);
+            for (char **part = parts; *part; part++)
+                if (*g_strstrip(*part))
+                    g_ptr_array_add(list, g_strdup(*part));
+        }
+        g_ptr_array_add(list, NULL);
+        if (schedules != NULL && list->len == 1)
+            rc = ppsim_cli_usage("--schedule: no schedule named (have: %s)", have);
         const char *const *names =
-            schedules ? (const char *const *)schedules : ppsim_formula_schedules();
-        printf("%-12s %3s %2s %4s %9s %10s %10s %7s %7s %7s %7s %8s  %s\n", "schedule", "p", "v",
-               "m", "F:B:W", "span_pred", "span_sim", "rate_p", "rate_s", "peak0_p", "peak0_s",
-               "peak_err", "status");
-        for (int i = 0; names[i] && rc == PPSIM_EXIT_OK; i++) {
+            schedules ? (const char *const *)list->pdata : ppsim_formula_schedules();
+        for (int i = 0; names[i] && rc == PPSIM_EXIT_OK; i++) { /* all names first */
             PpsimFormula probe;
             PpsimFormulaInput in = {2, 1, 2, 1, 1, 1, 1, 1};
             if (!ppsim_sched_registry_lookup(names[i]) ||
-                !ppsim_formula_predict(names[i], &in, &probe)) {
-                rc = ppsim_cli_usage("no formula for schedule '%s' (have: 1f1b, gpipe, "
-                                     "interleaved, zb-h1, zb-h2)",
-                                     names[i]);
-                break;
-            }
-            g_free(probe.peak);
+                !ppsim_formula_predict(names[i], &in, &probe))
+                rc = ppsim_cli_usage("no formula for schedule '%s' (have: %s)", names[i], have);
+            else
+                g_free(probe.peak);
+        }
+        if (rc == PPSIM_EXIT_OK)
+            printf("%-12s %3s %2s %4s %9s %10s %10s %7s %7s %7s %7s %8s  %s\n", "schedule", "p",
+                   "v", "m", "F:B:W", "span_pred", "span_sim", "rate_p", "rate_s", "peak0_p",
+                   "peak0_s", "peak_err", "status");
+        for (int i = 0; names[i] && rc == PPSIM_EXIT_OK; i++) {
             validate_schedule(names[i], &g, &t);
         }
         if (rc == PPSIM_EXIT_OK) {

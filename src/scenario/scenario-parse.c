@@ -293,6 +293,27 @@ parser_load(Parser *P, const char *bytes, gsize len, GError **error)
                     P->display, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
                     parser.problem ? parser.problem : "bad YAML", parser.context ? " " : "",
                     parser.context ? parser.context : "");
+    } else if (yaml_document_get_root_node(&P->doc) != NULL) {
+        /* a second document would be ignored: refuse it */
+        yaml_document_t next;
+        if (yaml_parser_load(&parser, &next)) {
+            yaml_node_t *root = yaml_document_get_root_node(&next);
+            if (root != NULL) {
+                g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                            "%s:%zu:%zu: a second YAML document ('---'); a scenario is one "
+                            "document",
+                            P->display, root->start_mark.line + 1, root->start_mark.column + 1);
+                ok = FALSE;
+            }
+            yaml_document_delete(&next);
+        } else {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE, "%s:%zu:%zu: %s",
+                        P->display, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                        parser.problem ? parser.problem : "bad YAML after the document");
+            ok = FALSE;
+        }
+        if (!ok)
+            yaml_document_delete(&P->doc);
     } else if (yaml_document_get_root_node(&P->doc) == NULL) {
         /* an empty file: start from an empty mapping so overrides can still apply */
         yaml_document_delete(&P->doc);
