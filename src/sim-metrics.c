@@ -1,10 +1,11 @@
-/* sim-metrics.c: a finished replay -> PpsimRunResult (DESIGN 4): per-op timings, makespan,
- * bubble ratios, memory peaks per device, stage and host, bubble attribution, transfers. */
+/* sim-metrics.c: a finished replay -> PpsimRunResult (README "Semantics"): per-op timings,
+ * makespan, bubble ratios, memory peaks per device, stage and host, bubble attribution, transfers.
+ */
 #include "sim-internal.h"
 
 /* ---- metrics --------------------------------------------------------------------------- */
 
-/* Splits each device's idle compute time (DESIGN 4 bubble attribution): before its first
+/* Splits each device's idle compute time (README "Semantics": bubble attribution): before its first
  * op, after its last, and in between: waiting for a producer to finish (dependency), or for
  * its data to arrive after it finished (transfer, offload/reload). The input that decides a
  * gap is the op's latest-arriving one (the first of equal arrivals). The executor's

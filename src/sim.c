@@ -1,9 +1,9 @@
 /* sim.c: scenario -> costs -> schedule -> checked IR -> task graph -> metrics; see sim.h.
  *
  * The only module that knows every other one. It turns each op into an executor task (op id
- * == task id: ops are added device-major in list order), each DESIGN 3 dependency into a
- * latency (explicit-cost mode) or a flow over the topology (hardware mode), and the memory
- * rules of DESIGN 4 into allocations and frees at task starts and ends.
+ * == task id: ops are added device-major in list order), each dependency (README "Semantics") into
+ * a latency (explicit-cost mode) or a flow over the topology (hardware mode), and the memory memory
+ * rules (README "Semantics") into allocations and frees at task starts and ends.
  */
 #include "sim-internal.h"
 #include "sched/registry.h"
@@ -251,10 +251,10 @@ replay_duration(const Replay *r, const PpsimOp *op)
     }
 }
 
-/* DESIGN 4 for one (stage, microbatch): F allocates A (keeping only the checkpoint when R
- * recomputes the rest); OFF frees what is resident when its D2H ends and RL brings it back
- * as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A - A_W
- * (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
+/* The memory rules (README "Semantics") for one (stage, microbatch): F allocates A (keeping only
+ * the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and RL
+ * brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A
+ * - A_W (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
  * start of OFF to the end of RL. */
 typedef struct {
     int d, host;             /* device pool, host pool */
@@ -422,7 +422,7 @@ replay_build(Replay *r)
 /* Whether each of the schedule's lists becomes exactly one executor stream, in the same
  * order: no optimizer step on a CPU worker (those leave the compute list for a shared
  * worker stream) and no offload/reload split over two copy engines. Then the replay's wait
- * graph is the checker's (list order plus DESIGN 3 dependencies), so the replay deadlocks
+ * graph is the checker's (list order plus the dependencies), so the replay deadlocks
  * iff the checker would report a cyclic wait. */
 static gboolean
 replay_lists_are_streams(const PpsimScenario *sc, const PpsimSchedule *sched)

@@ -1,4 +1,4 @@
-/* sim.h: PpsimSim, the one module that knows every other one (STYLE 6.1).
+/* sim.h: PpsimSim, the one module that knows every other one.
  *
  * scenario -> cost model -> schedule generator (or CSV) -> checker -> task graph on the
  * modelled hardware -> metrics. No I/O beyond reading a custom schedule file.

@@ -1,5 +1,5 @@
 /* check-cli.c: the ppsim executable as users drive it: streams, exit codes, formats,
- * artefacts, schedule export and replay (STYLE 6.8 CLI tests, in C with g_spawn). */
+ * artefacts, schedule export and replay (in C with g_spawn). */
 #include "ppsim-test.h"
 
 #include <glib/gstdio.h>
@@ -104,7 +104,7 @@ START_TEST(test_formats_and_determinism)
     ck_assert_str_eq(a.out, b.out);
     ck_assert(g_str_has_prefix(a.out, "{\"schema_version\":1,\"scenario\":\"explicit-1f1b\""));
     /* (m+p-1)(F+B+W) + 2(p-1) p2p hops... 1F1B makespan with p2p 0.25 ms: checked in sim
-     * tests; here the keys of DESIGN 7 */
+     * tests; here the documented JSON keys */
     const char *keys[] = {"\"schedule\":\"1f1b\"",
                           "\"makespan\":",
                           "\"time_unit\":\"ms\"",

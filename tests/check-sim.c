@@ -1,7 +1,7 @@
 /* check-sim.c: replay semantics against hand-computed timelines and closed forms
- * (DESIGN 3, 4): 1F1B and GPipe makespans and peaks, a hand-computed p=2 timeline with p2p
- * latency, memory accounting of split backward, deadlock reporting, fair link sharing,
- * determinism. */
+ * (README "Semantics", "Semantics"): 1F1B and GPipe makespans and peaks, a hand-computed p=2
+ * timeline with p2p latency, memory accounting of split backward, deadlock reporting, fair link
+ * sharing, determinism. */
 #include "ppsim-test.h"
 #include "hw/exec.h"
 #include "report/report.h"
@@ -103,7 +103,7 @@ START_TEST(test_hand_timeline_p2p)
 }
 END_TEST
 
-/* DESIGN 4 with split backward: F +A at start, B frees A - A_W at its end, W frees A_W. */
+/* The memory rules with split backward: F +A at start, B frees A - A_W at its end, W frees A_W. */
 START_TEST(test_memory_split_backward)
 {
     g_autoptr(PpsimScenario) sc = explicit_scenario(1, 2, "1f1b", 1.0, 1.0, 1.0);

@@ -74,7 +74,7 @@ ppsim_cmd_list(int argc, char **argv)
         g_option_context_new("schedules|presets - list what ppsim knows");
     g_option_context_set_description(ctx,
                                      "  schedules  schedule generators, their sources and options\n"
-                                     "  presets    hardware presets (see reference/hardware.md)");
+                                     "  presets    hardware presets, with their sources");
     if (!ppsim_cli_parse(ctx, &argc, &argv))
         return PPSIM_EXIT_USAGE;
     if (argc != 2)

@@ -1,6 +1,6 @@
 /* cost-model.c: per-stage costs from a scenario; see cost-model.h.
  *
- * Hardware mode follows reference/formulas.md Part B: FLOPs per layer [NAR21] App., the B/W
+ * Hardware mode: FLOPs per layer [NAR21] App., the B/W
  * split of [ZB] Table 1, activation bytes of [KOR] §4.1, parameters of [NAR21] Eq. (2), the
  * embedding and LM head on the first and last stage. Durations are FLOPs / (peak x
  * efficiency), rounded once to picoseconds. Attention counts the full s^2 (no causal halving),
@@ -48,8 +48,8 @@ ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size)
 /* [KOR] §4.1 itemised per layer: attention 11sbh + 5as^2b (QKV input 2, Q 2, K and V 4,
  * projection input 2, dropout mask 1), MLP 19sbh (fc1 input 2, GeLU input 8, fc2 input 8,
  * mask 1), two LayerNorm inputs 4. Generalised (DERIVED here) to g KV heads and FFN width f:
- * sbh(14 + 4g/a + 4f/h), which gives 34sbh for g = a, f = 4h. (formulas.md §3.4 writes
- * 6f/h, which does not reduce to 34; 4f/h does.) The 5as^2b softmax/dropout term is absent
+ * sbh(14 + 4g/a + 4f/h), which gives 34sbh for g = a, f = 4h. (6f/h, as some transcriptions
+ * write it, does not reduce to 34; 4f/h does.) The 5as^2b softmax/dropout term is absent
  * with FlashAttention or selective recompute; full recompute keeps only the layer input.
  * Light recompute ([PO] App. C: LayerNorm, GeLU and dropout re-run in the backward) drops
  * what those re-create: the two LayerNorm outputs (the QKV and fc1 inputs, 2sbh each; their

@@ -1,4 +1,4 @@
-/* cost-model.h: per-stage durations and bytes from a scenario (reference/formulas.md Part B).
+/* cost-model.h: per-stage durations and bytes from a scenario ([NAR21], [KOR], [ZB] Table 1).
  *
  * Pure functions: no I/O, no global state. Hardware mode derives everything from the model,
  * the training shape and the GPU; explicit-cost mode takes the `costs:` section as given, as

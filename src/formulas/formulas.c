@@ -1,4 +1,4 @@
-/* formulas.c: closed forms of reference/formulas.md §2, each with its source. The "span" of
+/* formulas.c: the published closed forms, each with its source. The "span" of
  * a device is end - first start; [ZB] §5.3 measures bubbles against the longest stage's
  * execution time, and for 1F1B, GPipe and interleaved the first device's span is the whole
  * iteration, so one quantity covers every row. All rows assume uniform stages and free
@@ -26,7 +26,7 @@ formula_finish(const PpsimFormulaInput *in, PpsimFormula *out)
 }
 
 /* 1F1B: (m+p-1)(T_F+T_B+T_W) also for m < p ([ZB] App. H; [NAR21] §2.2.1); rank d holds
- * min(p-d, m) microbatches ([MEG] warm-up + 1, formulas.md §2.3). */
+ * min(p-d, m) microbatches ([MEG] warm-up + 1). */
 static void
 formula_1f1b(const PpsimFormulaInput *in, PpsimFormula *out)
 {
@@ -52,7 +52,7 @@ formula_gpipe(const PpsimFormulaInput *in, PpsimFormula *out)
 
 /* Interleaved 1F1B: bubble (p-1)(t_f+t_b)/v with t = v chunk passes ([NAR21] §2.2.2), so the
  * span is (m v + p - 1)(T_F+T_B+T_W) per chunk; rank d peaks at warm-up + 1 =
- * (v-1)p + 2(p-d) - 1 chunk-activations (formulas.md §2.4, DERIVED from [MEG]). Exact for
+ * (v-1)p + 2(p-d) - 1 chunk-activations (DERIVED from [MEG]). Exact for
  * g = p and m a multiple of p. */
 static void
 formula_interleaved(const PpsimFormulaInput *in, PpsimFormula *out)
@@ -149,7 +149,7 @@ formula_v_min(const PpsimFormulaInput *in, PpsimFormula *out)
         out->peak[d] = MIN((in->p + 4) / 3, in->m) * 2 * in->act;
 }
 
-/* GIS with group size g ([PO] Table 1, §3.2; formulas.md §2.8): bubble (d-1)(T_F+T_B) plus
+/* GIS with group size g ([PO] Table 1, §3.2): bubble (d-1)(T_F+T_B) plus
  * (d-g)(v-1)(T_F+T_B-T_W) for smaller groups; rank r peaks at g(v-1) + d - r
  * chunk-activations (d v on rank 0 for g = d). */
 static void

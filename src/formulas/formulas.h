@@ -1,4 +1,4 @@
-/* formulas.h: published bubble and peak-activation predictions (reference/formulas.md §2),
+/* formulas.h: published bubble and peak-activation predictions, each citing its source,
  * to check simulated timelines against. Pure functions; generators and the engine never
  * call them.
  */

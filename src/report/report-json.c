@@ -1,4 +1,4 @@
-/* report-json.c: the DESIGN 7 JSON summary. Keys are a contract; new keys may be added,
+/* report-json.c: the JSON summary. Keys are a contract; new keys may be added,
  * existing ones never change meaning without a schema_version bump. Times are milliseconds
  * (time_unit), memory is bytes (integers) or explicit-mode units (memory_unit).
  */

@@ -1,4 +1,4 @@
-/* scenario-presets.c: hardware presets. Every number cites reference/hardware.md; the ones
+/* scenario-presets.c: hardware presets. Every number cites its source (README References); the ones
  * no source gives (latencies, worker counts) are stated assumptions. */
 #include "scenario/scenario.h"
 
@@ -22,12 +22,11 @@ static const PpsimPreset preset_a100 = {
         .nvlink_latency_ps = 2 * US,           /* assumption */
         .pcie_bytes_per_s = 25 * GB,           /* measured ~25 GB/s per direction solo [FORUM] */
         .pcie_uplink_bytes_per_s = 30 * GB,    /* ~15 GB/s each when both GPUs of a switch
-                                                * transfer: hardware.md §4 (DERIVED) */
+                                                * transfer: DERIVED */
         .pcie_latency_ps = 5 * US,             /* assumption */
         .pcie_gpus_per_switch = 2,             /* [VENG]; [PO] App. D Fig. 17 */
         .pcie_shared_efficiency = 1.0,         /* ideal sharing: [PO] App. D saw worse, but
-                                                * its numbers are not recoverable (hardware.md
-                                                * §4) */
+                                                * its numbers are in images, not recoverable */
         .network_bytes_per_s = 25 * GB,        /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
         .network_latency_ps = 5 * US,          /* assumption */
         .host_memory_bytes = 2 * (guint64)TIB, /* 2 TB [MLP-A100] */
@@ -47,7 +46,7 @@ static const PpsimPreset preset_h100 = {
         .copy_streams = 1,
         .nvlink_bytes_per_s = 450 * GB, /* 900 GB/s total [MLP-H100] */
         .nvlink_latency_ps = 2 * US,    /* assumption */
-        .pcie_bytes_per_s = 64 * GB,    /* Gen5 x16 per direction, hardware.md §1 DERIVED */
+        .pcie_bytes_per_s = 64 * GB,    /* Gen5 x16 per direction, DERIVED */
         .pcie_uplink_bytes_per_s = 64 * GB,
         .pcie_latency_ps = 5 * US, /* assumption */
         .pcie_gpus_per_switch = 1, /* no GPU shares a switch [VENG] (UNVERIFIED) */

@@ -1,4 +1,4 @@
-/* scenario.h: a scenario file as plain typed data (DESIGN 5).
+/* scenario.h: a scenario file as plain typed data (README "Scenario files").
  *
  * Parsing turns YAML bytes into this struct (scenario-parse.c, pure); loading reads files
  * (scenario-load.c). Every quantity is already in base units: bytes, bytes/s, picoseconds,
@@ -171,7 +171,7 @@ PpsimScheduleSpec *ppsim_schedule_spec_new(const char *name);
 void ppsim_schedule_spec_free(PpsimScheduleSpec *spec);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScheduleSpec, ppsim_schedule_spec_free)
 
-/* Hardware presets (scenario-presets.c), each number cited from reference/hardware.md. */
+/* Hardware presets (scenario-presets.c), each number with its source (README References). */
 typedef struct {
     const char *name;
     const char *summary;

@@ -81,7 +81,7 @@ typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,
 typedef struct {
     const char *name;               /* kebab-case key for CLI and YAML, e.g. "zb-h1" */
     const char *summary;            /* one line for `ppsim list schedules` */
-    const char *reference;          /* citation key of reference/formulas.md, e.g. "[ZB] Table 2" */
+    const char *reference;          /* citation key (README References), e.g. "[ZB] Table 2" */
     int chunks;                     /* fixed v (1 for 1F1B, 2 for V-shapes); 0 = training.chunks */
     const PpsimOptionSpec *options; /* table closed by {NULL}; nullable */
     PpsimGenerateFunc generate;

@@ -1,4 +1,4 @@
-/* schedule-csv.c: schedules as PyTorch pipelining CSV (DESIGN 6); see schedule.h.
+/* schedule-csv.c: schedules as PyTorch pipelining CSV (README "Schedules as data"); see schedule.h.
  *
  * Row r lists rank r's actions in order, one per cell: <stage><kind><microbatch>, kind F
  * (forward), I (backward for inputs), W (backward for weights), B (full backward), stage the

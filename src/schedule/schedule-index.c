@@ -229,7 +229,8 @@ dep_emit(gint64 from, guint32 to, PpsimDepKind kind, int boundary, PpsimDepFunc 
 }
 
 /* The dependencies whose consumer is op @id, @op, at index @index of device @device's list
- * @list (DESIGN 3). *@sync walks the device's copy_sync entries alongside its copy ops. */
+ * @list (README "Semantics"). *@sync walks the device's copy_sync entries alongside its copy ops.
+ */
 static void
 dep_of_op(const PpsimScheduleIndex *idx, guint32 id, const PpsimOp *op, int device, int list,
           guint index, guint *sync, PpsimDepFunc func, gpointer data)

@@ -1,5 +1,5 @@
 /* schedule-index.h: finds ops by (kind, stage, microbatch) and derives the dependencies of
- * DESIGN 3 from a schedule. Shared by the checker (validate.c) and the replay (sim.c), so
+ * README "Semantics" from a schedule. Shared by the checker (validate.c) and the replay (sim.c), so
  * the rules live in one place.
  */
 #pragma once
@@ -52,8 +52,8 @@ typedef enum {
 typedef void (*PpsimDepFunc)(guint32 from, guint32 to, PpsimDepKind kind, int boundary,
                              gpointer user_data);
 
-/* Every dependency of DESIGN 3 whose producer exists: F(s) <- F(s-1); B/BW(s) <- B/BW(s+1),
- * or F(S-1) on the last stage; B/BW(s) <- F(s), R(s), RL(s); W(s) <- B(s); R(s) <- F(s);
+/* Every dependency (README "Semantics") whose producer exists: F(s) <- F(s-1); B/BW(s) <-
+ * B/BW(s+1), or F(S-1) on the last stage; B/BW(s) <- F(s), R(s), RL(s); W(s) <- B(s); R(s) <- F(s);
  * OFF(s) <- F(s); RL(s) <- OFF(s); OPT(s) <- every W/BW(s); a copy op <- its anchor
  * (schedule.h copy_after) and <- the copy ops of other devices it waits for (copy_sync,
  * kind PPSIM_DEP_SYNC, @boundary its own stage). Deterministic order. */

@@ -1,4 +1,5 @@
-/* validate.c: the schedule checker (DESIGN 2); see ppsim_schedule_validate() in schedule.h.
+/* validate.c: the schedule checker (README "Semantics"); see ppsim_schedule_validate() in
+ * schedule.h.
  *
  * Structural rules first (every op has what it needs, same-device order rules), then a
  * cyclic-wait check: Kahn's algorithm over the graph of per-list order edges plus the

@@ -1,6 +1,6 @@
 /* ppsim-error.h: GError domains and codes of every ppsim module.
  *
- * Recoverable failures are GErrors (STYLE 6.5); bugs are asserts. Messages are lower-case,
+ * Recoverable failures are GErrors; bugs are asserts. Messages are lower-case,
  * without a final period, and name their subject in quotes.
  */
 #pragma once

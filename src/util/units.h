@@ -1,6 +1,6 @@
 /* units.h: the quantity grammar of scenario files and --set values.
  *
- * The one place that parses units (STYLE 6.3). A quantity is a decimal number, optional
+ * The one place that parses units. A quantity is a decimal number, optional
  * whitespace, and a unit of the expected dimension. Everything is normalised to a base unit:
  * bytes, bytes/s, picoseconds, FLOP/s. Nothing else in ppsim parses a unit.
  */

@@ -1,5 +1,5 @@
 /* sched-interleaved.c: Megatron-LM's interleaved 1F1B ([NAR21] §2.2.2; order of [MEG]
- * schedules.py get_schedule_table(); formulas.md §2.4). v chunks per device, stage s on
+ * schedules.py get_schedule_table()). v chunks per device, stage s on
  * device s mod p. Chunk-microbatches are issued in groups of g (option group_size, default
  * p) per chunk; rank r runs warmup_r = 2(p - r - 1) + (v - 1) g forwards (all m v when that
  * is more), then one forward and one fused backward alternately, then the remaining

@@ -1,5 +1,5 @@
 /* sched-gis.c: PipeOffload's generalised interleaved schedule ([PO] §3.1-3.2, Table 1;
- * formulas.md §2.8). Megatron's interleaved order (stage s on device s mod p, chunk-
+ * [PO] Table 1). Megatron's interleaved order (stage s on device s mod p, chunk-
  * microbatches in groups of g) with two changes: the backward is split into B and W and W
  * runs right after its B (not delayed), and rank r warms up with (v-1)g + p - r - 1
  * forwards instead of (v-1)g + 2(p-r-1) ([PO]'s d(v-1) + d - i, which counts the first

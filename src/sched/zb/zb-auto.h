@@ -21,8 +21,8 @@ typedef enum {
 /* A schedule of p stages on p devices and @m microbatches with B/W split whose activation
  * memory on device d never exceeds @limit[d] memory units (a limit <= 0: none), by the
  * estimates in @costs (act allocated at F's start, act - act_w freed at B's end, act_w at W's
- * end, as DESIGN 4). The smallest span over the candidates wins, then the smallest makespan,
- * among those that end no later than the best handcrafted order (1F1B with split, ZB-H1,
+ * end, as README "Semantics" says). The smallest span over the candidates wins, then the smallest
+ * makespan, among those that end no later than the best handcrafted order (1F1B with split, ZB-H1,
  * ZB-H2) that fits; then a budgeted local search moves single ops. Deterministic. Errors:
  * PPSIM_SCHED_ERROR_UNSUPPORTED when some limit[d] is below that stage's act.
  * @info: (nullable) receives what won. Returns: (transfer full) (nullable). */
