@@ -9,6 +9,11 @@
 
 #include <yaml.h>
 
+/* The largest integer and plain number a scenario key takes unless its table says less:
+ * counts beyond these would only exhaust memory or overflow what is derived from them. */
+#define PPSIM_SCENARIO_INT_MAX 16777216.0 /* 2^24 */
+#define PPSIM_SCENARIO_DOUBLE_MAX 1e12
+
 typedef struct {
     int first, last; /* node ids [first, last] added by this override */
     char *path;

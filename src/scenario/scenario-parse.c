@@ -39,13 +39,13 @@ scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst, G
     char *end = NULL;
     errno = 0;
     gint64 v = text ? g_ascii_strtoll(text, &end, 10) : 0;
-    gboolean ok = text && *text && *end == '\0' && errno == 0 && v >= k->min &&
-                  (k->max == 0 || v <= k->max) && v <= G_MAXINT32;
+    double max = k->max > 0 ? k->max : PPSIM_SCENARIO_INT_MAX;
+    gboolean ok = text && *text && *end == '\0' && errno == 0 && v >= k->min && v <= max;
     if (!ok) {
         const char *want = k->min >= 1 ? "a positive integer" : "a non-negative integer";
-        if (k->max > 0)
+        if (k->max > 0 || (text && v > max))
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' must be an integer from %g to %g, got '%s'", path, k->min, k->max,
+                            "'%s' must be an integer from %.0f to %.0f, got '%s'", path, k->min, max,
                             text ? text : "a collection");
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE, "'%s' must be %s, got '%s'", path,
                         want, text ? text : "a collection");

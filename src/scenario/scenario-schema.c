@@ -186,6 +186,16 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
                             sc->hardware.nodes, sc->hardware.gpus_per_node, sc->training.pp);
         return check_fail(error, mark_of, data, "hardware.nodes", msg);
     }
+    /* ops of one iteration: at most F, B, W and R per (stage, microbatch), plus copies */
+    double ops = 4.0 * sc->training.pp * sc->training.chunks * sc->training.microbatches;
+    if (ops > PPSIM_SCENARIO_MAX_OPS) {
+        g_autofree char *msg = g_strdup_printf(
+            "training.pp x chunks x microbatches = %d x %d x %d makes about %.3g ops, more than "
+            "the %.3g one run replays (lower training.microbatches)",
+            sc->training.pp, sc->training.chunks, sc->training.microbatches, ops,
+            PPSIM_SCENARIO_MAX_OPS);
+        return check_fail(error, mark_of, data, "training.microbatches", msg);
+    }
     if (sc->costs.weight_activation > sc->costs.activation) {
         g_autofree char *msg =
             g_strdup_printf("'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",

@@ -32,6 +32,10 @@ struct SchemaKey {
     double max; /* numbers: largest allowed value; 0 = none */
 };
 
+/* Most ops one iteration may have (2^23: p = 64, v = 2, m = 8192 fits; beyond it the slower
+ * generators take minutes). */
+#define PPSIM_SCENARIO_MAX_OPS 8388608.0
+
 /* The root table. */
 extern const SchemaKey ppsim_scenario_schema[];
 

@@ -86,15 +86,15 @@ scn_scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, doubl
     char *end = NULL;
     double v = text ? g_ascii_strtod(text, &end) : 0;
     gboolean ok = text && *text && end && *end == '\0' && v == v && v >= k->min &&
-                  (k->max == 0 || v <= k->max) && v < 1e300;
+                  (k->max == 0 || v <= k->max) && v <= PPSIM_SCENARIO_DOUBLE_MAX;
     if (!ok) {
         if (k->max > 0)
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
                             "'%s' must be a number in (0, %g], got '%s'", path, k->max,
                             text ? text : "a collection");
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                        "'%s' must be a non-negative number, got '%s'", path,
-                        text ? text : "a collection");
+                        "'%s' must be a number from 0 to %g, got '%s'", path,
+                        PPSIM_SCENARIO_DOUBLE_MAX, text ? text : "a collection");
     }
     *dst = v;
     return TRUE;

@@ -25,7 +25,9 @@ typedef enum {
     PPSIM_DIM_COUNT,     /* a plain number with an optional K/M/G suffix (params/s, ...) */
 } PpsimDimension;
 
-/* Parses @text as a quantity of dimension @dim and stores it in base units in @out.
+/* Parses @text as a quantity of dimension @dim and stores it in base units in @out. Each
+ * dimension has a largest value, so that nothing derived from one can overflow: 1 EiB,
+ * 1 PB/s, 10,000 s, 1e21 FLOP/s, 1e18.
  * @default_unit (nullable) is used when @text is a bare number, e.g. "ms" for explicit-cost
  * times; when NULL a bare number is an error for every dimension but PPSIM_DIM_COUNT.
  * Errors are PPSIM_SCENARIO_ERROR_UNIT, without a location prefix (the caller adds it).
