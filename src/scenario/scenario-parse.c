@@ -45,8 +45,8 @@ scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst, G
         const char *want = k->min >= 1 ? "a positive integer" : "a non-negative integer";
         if (k->max > 0 || (text && v > max))
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' must be an integer from %.0f to %.0f, got '%s'", path, k->min, max,
-                            text ? text : "a collection");
+                            "'%s' must be an integer from %.0f to %.0f, got '%s'", path, k->min,
+                            max, text ? text : "a collection");
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE, "'%s' must be %s, got '%s'", path,
                         want, text ? text : "a collection");
     }
