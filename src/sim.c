@@ -435,12 +435,16 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
 {
     PpsimCosts *costs_raw = NULL;
     GError *local = NULL;
+    gint64 t0 = g_get_monotonic_time();
     PpsimSchedule *sched = ppsim_sim_build_schedule(sc, spec, &costs_raw, &local);
+    gint64 t1 = g_get_monotonic_time();
     g_autoptr(PpsimCosts) costs = costs_raw;
     PpsimRunResult *res = NULL;
     if (sched != NULL)
         res = ppsim_sim_replay(sc, costs, sched, spec->label ? spec->label : spec->name, spec->name,
                                flags, &local);
+    if (res != NULL)
+        res->time_schedule_us = t1 - t0;
     if (res == NULL)
         g_propagate_prefixed_error(error, local,
                                    "schedule '%s': ", spec->label ? spec->label : spec->name);
