@@ -25,6 +25,7 @@
  *
  * Deterministic.
  */
+#include "sched/vshape/v-queue.h"
 #include "sched/vshape/v-run.h"
 
 #include <string.h>
@@ -380,31 +381,36 @@ vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
 
 /* Event loop: the free device with the earliest time decides next (ties: lowest id); a
  * device with nothing to run waits for an arrival or for another device to move on.
- * FALSE when every device left is stuck (the cap admits no progress). */
+ * FALSE when every device left is stuck (the cap admits no progress). The devices are kept
+ * in (free time, id) order (v-queue.h); a stuck device is passed over until some device
+ * runs an op. */
 static gboolean
 vs_loop(VRun *r)
 {
     int p = r->p;
     g_autofree PpsimTime *free_at = g_new0(PpsimTime, p);
     g_autofree int *left = g_new(int, p);
-    g_autofree gboolean *blocked = g_new0(gboolean, p);
     g_autofree PpsimTime *first = g_new(PpsimTime, p);
     g_autofree PpsimTime *busy = g_new0(PpsimTime, p);
-    for (int d = 0; d < p; d++)
+    g_autofree PpsimTime *work = g_new0(PpsimTime, p); /* compute the device has left */
+    for (int d = 0; d < p; d++) {
         left[d] = 6 * r->m, first[d] = -1;
+        for (int i = 0; i < 2; i++) {
+            const PpsimStageEstimate *st = &r->c->stage[i == 0 ? d : r->S - 1 - d];
+            work[d] += r->m * (st->f_ps + st->b_ps + st->w_ps);
+        }
+    }
+    PpsimVQueue q;
+    ppsim_vqueue_init(&q, free_at, p);
     r->makespan = r->idle = 0;
+    gboolean ok = FALSE;
     for (;;) {
-        int d = -1;
-        for (int e = 0; e < p; e++)
-            if (left[e] > 0 && !blocked[e] && (d < 0 || free_at[e] < free_at[d]))
-                d = e;
+        int at = ppsim_vqueue_top(&q), d = at < 0 ? -1 : q.order[at];
         if (d < 0) {
-            for (int e = 0; e < p; e++)
-                if (left[e] > 0)
-                    return FALSE;
-            for (int e = 0; e < p; e++)
+            ok = q.n == 0;
+            for (int e = 0; ok && e < p; e++)
                 r->idle += free_at[e] - first[e] - busy[e];
-            return TRUE;
+            break;
         }
         int key = -1;
         PpsimTime wake;
@@ -414,23 +420,35 @@ vs_loop(VRun *r)
                 first[d] = free_at[d];
             PpsimTime end = vs_execute(r, d, kind, key, free_at[d]);
             busy[d] += end - free_at[d];
+            work[d] -= end - free_at[d];
             free_at[d] = end;
             r->makespan = MAX(r->makespan, free_at[d]);
-            if (r->bound > 0 && r->makespan > r->bound)
-                return FALSE; /* cannot beat the best candidate so far */
-            left[d]--;
-            memset(blocked, 0, p * sizeof(gboolean));
+            /* the device cannot end before free_at + the compute it has left: once that
+             * passes the bound, the candidate cannot beat the best so far */
+            if (r->bound > 0 && free_at[d] + work[d] > r->bound)
+                break;
+            if (--left[d] > 0)
+                ppsim_vqueue_moved(&q, at);
+            else
+                ppsim_vqueue_remove(&q, at);
+            ppsim_vqueue_unstick_all(&q);
             continue;
         }
+        /* the next time anything may change for it: an input's arrival or another device
+         * moving on (stuck ones included) */
         PpsimTime next = wake;
-        for (int e = 0; e < p; e++)
-            if (e != d && left[e] > 0 && free_at[e] > free_at[d])
-                vs_wake(&next, free_at[e]);
-        if (next >= 0)
+        vs_wake(&next, ppsim_vqueue_next_after(&q, free_at[d]));
+        if (next >= 0) {
             free_at[d] = next;
-        else
-            blocked[d] = TRUE;
+            if (r->bound > 0 && free_at[d] + work[d] > r->bound)
+                break;
+            ppsim_vqueue_moved(&q, at);
+        } else {
+            ppsim_vqueue_set_stuck(&q, d);
+        }
     }
+    ppsim_vqueue_clear(&q);
+    return ok;
 }
 
 gboolean
