@@ -91,9 +91,10 @@ typedef struct {
     GArray *mem_samples; /* PpsimMemSample, nullable */
     GArray *flows;       /* PpsimFlowRecord, nullable */
     guint64 events_processed;
-    /* Wall-clock microseconds spent per phase (diagnostics only, never in reports): checking
-     * the schedule, building the task graph, running the event loop, computing metrics. */
-    gint64 time_validate_us, time_build_us, time_replay_us, time_metrics_us;
+    /* Wall-clock microseconds spent per phase (diagnostics only, never in reports): making
+     * the schedule (cost estimates and the generator, or reading the CSV), checking it,
+     * building the task graph, running the event loop, computing metrics. */
+    gint64 time_schedule_us, time_validate_us, time_build_us, time_replay_us, time_metrics_us;
 } PpsimRunResult;
 
 PpsimRunResult *ppsim_run_result_new(void);

@@ -496,14 +496,18 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
     PpsimCosts *costs_raw = NULL;
     GError *local = NULL;
     GArray *choices = ppsim_choices_new();
+    gint64 t0 = g_get_monotonic_time();
     PpsimSchedule *sched = sim_build(sc, spec, &costs_raw, choices, &local);
+    gint64 t1 = g_get_monotonic_time();
     g_autoptr(PpsimCosts) costs = costs_raw;
     PpsimRunResult *res = NULL;
     if (sched != NULL)
         res = ppsim_sim_replay(sc, costs, sched, spec->label ? spec->label : spec->name, spec->name,
                                flags, &local);
-    if (res != NULL)
+    if (res != NULL) {
         res->choices = g_steal_pointer(&choices);
+        res->time_schedule_us = t1 - t0;
+    }
     if (choices != NULL)
         g_array_unref(choices);
     if (res == NULL)

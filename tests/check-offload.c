@@ -4,6 +4,7 @@
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
 #include "scenario/scenario.h"
+#include "sched/offload/stream-plan.h"
 #include "schedule/schedule.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
@@ -457,6 +458,92 @@ START_TEST(test_light_recompute_bytes)
 }
 END_TEST
 
+/* The copy-slot planner's interval set answers exactly as the plain scans over a sorted
+ * list that it replaced (including overlapping and empty intervals). */
+typedef struct {
+    GArray *iv; /* PpsimTime pairs: start, end; sorted by start, new before equal */
+} ScanPlan;
+
+static void
+scan_take(ScanPlan *pl, PpsimTime start, PpsimTime end)
+{
+    guint i = 0;
+    while (i < pl->iv->len && g_array_index(pl->iv, PpsimTime, i) < start)
+        i += 2;
+    PpsimTime v[2] = {start, end};
+    g_array_insert_vals(pl->iv, i, v, 2);
+}
+
+static PpsimTime
+scan_earliest(const ScanPlan *pl, PpsimTime t, PpsimTime len)
+{
+    for (guint i = 0; i < pl->iv->len; i += 2) {
+        PpsimTime a = g_array_index(pl->iv, PpsimTime, i),
+                  b = g_array_index(pl->iv, PpsimTime, i + 1);
+        if (b <= t)
+            continue;
+        if (a >= t + len)
+            break;
+        t = b;
+    }
+    return t;
+}
+
+static PpsimTime
+scan_latest(const ScanPlan *pl, PpsimTime lo, PpsimTime end, PpsimTime len)
+{
+    PpsimTime t_end = end;
+    for (guint i = pl->iv->len; i >= 2; i -= 2) {
+        PpsimTime a = g_array_index(pl->iv, PpsimTime, i - 2),
+                  b = g_array_index(pl->iv, PpsimTime, i - 1);
+        if (a >= t_end)
+            continue;
+        if (b <= t_end - len)
+            break;
+        t_end = MIN(t_end, a);
+    }
+    return t_end - len >= lo ? t_end - len : -1;
+}
+
+START_TEST(test_stream_plan_vs_scan)
+{
+    GRand *rng = g_rand_new_with_seed(17);
+    for (int rep = 0; rep < 400; rep++) {
+        ScanPlan ref = {g_array_new(FALSE, FALSE, sizeof(PpsimTime))};
+        PpsimStreamPlan *pl = ppsim_stream_plan_new();
+        int n = g_rand_int_range(rng, 1, 150), range = g_rand_int_range(rng, 1, 100),
+            maxlen = g_rand_int_range(rng, 0, 6);
+        for (int i = 0; i < n; i++) {
+            PpsimTime t = g_rand_int_range(rng, 0, range),
+                      len = g_rand_int_range(rng, 0, maxlen + 1);
+            PpsimTime lo = g_rand_int_range(rng, 0, range), x;
+            switch (g_rand_int_range(rng, 0, 3)) {
+            case 0: /* an offload: the earliest slot */
+                x = scan_earliest(&ref, t, len);
+                ck_assert_int_eq(ppsim_stream_plan_earliest(pl, t, len), x);
+                break;
+            case 1: /* a reload: the latest slot */
+                x = scan_latest(&ref, lo, t + len, len);
+                ck_assert_int_eq(ppsim_stream_plan_latest(pl, lo, t + len, len), x);
+                break;
+            default: /* congested: queue where it is */
+                x = t;
+            }
+            if (x >= 0) {
+                scan_take(&ref, x, x + len);
+                ppsim_stream_plan_take(pl, x, x + len);
+            }
+            PpsimTime q = g_rand_int_range(rng, 0, range + 10), ql = g_rand_int_range(rng, 0, 7);
+            ck_assert_int_eq(ppsim_stream_plan_earliest(pl, q, ql), scan_earliest(&ref, q, ql));
+            ck_assert_int_eq(ppsim_stream_plan_latest(pl, lo, q, ql), scan_latest(&ref, lo, q, ql));
+        }
+        g_array_free(ref.iv, TRUE);
+        ppsim_stream_plan_free(pl);
+    }
+    g_rand_free(rng);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -474,6 +561,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_co_schedule_rounds);
     tcase_add_test(tc, test_co_schedule_hardware);
     tcase_add_test(tc, test_co_schedule_auto_replays);
+    tcase_add_test(tc, test_stream_plan_vs_scan);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,9 @@
 /* network.h: flows over the topology's links with max-min fair bandwidth sharing.
  *
- * An engine entity. Every start or end of a flow re-runs progressive filling over the active
- * flows (O(links x flows), a few dozen flows in practice) and re-arms one completion event;
- * a stale completion is recognised by its generation number and ignored (lazy cancel).
+ * An engine entity. Every start or end of a flow re-runs progressive filling over the flows
+ * of the connected component(s) of links it touches (the other rates cannot change) and
+ * re-arms one completion event; a stale completion is recognised by its generation number and
+ * ignored (lazy cancel).
  */
 #pragma once
 

@@ -26,6 +26,7 @@
 #include "sched/offload/co-schedule.h"
 #include "sched/offload/gis.h"
 #include "sched/offload/pipeoffload.h"
+#include "sched/offload/stream-plan.h"
 #include "sched/offload/uniform-repeat.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
@@ -52,80 +53,32 @@ copy_slot_cmp(const void *a, const void *b)
     return (int)x->op.kind - (int)y->op.kind; /* OFF before RL */
 }
 
-/* The copy stream's nominal busy intervals, sorted by start. */
-typedef struct {
-    GArray *iv; /* PpsimTime pairs: start, end */
-} StreamPlan;
-
-static void
-plan_take(StreamPlan *pl, PpsimTime start, PpsimTime end)
-{
-    guint i = 0;
-    while (i < pl->iv->len && g_array_index(pl->iv, PpsimTime, i) < start)
-        i += 2;
-    PpsimTime v[2] = {start, end};
-    g_array_insert_vals(pl->iv, i, v, 2);
-}
-
-/* Earliest start >= @t of a free slot of length @len. */
-static PpsimTime
-plan_earliest(const StreamPlan *pl, PpsimTime t, PpsimTime len)
-{
-    for (guint i = 0; i < pl->iv->len; i += 2) {
-        PpsimTime a = g_array_index(pl->iv, PpsimTime, i),
-                  b = g_array_index(pl->iv, PpsimTime, i + 1);
-        if (b <= t)
-            continue;
-        if (a >= t + len)
-            break;
-        t = b;
-    }
-    return t;
-}
-
 /* Earliest start >= @t of a slot of length @len free in @a and, if non-NULL, in @b. */
 static PpsimTime
-plan_earliest2(const StreamPlan *a, const StreamPlan *b, PpsimTime t, PpsimTime len)
+plan_earliest2(const PpsimStreamPlan *a, const PpsimStreamPlan *b, PpsimTime t, PpsimTime len)
 {
     for (;;) {
-        PpsimTime u = plan_earliest(a, t, len);
+        PpsimTime u = ppsim_stream_plan_earliest(a, t, len);
         if (b == NULL)
             return u;
-        PpsimTime w = plan_earliest(b, u, len);
+        PpsimTime w = ppsim_stream_plan_earliest(b, u, len);
         if (w == u)
             return u;
         t = w;
     }
 }
 
-/* Latest start of a free slot of length @len ending by @end and starting at @lo or later;
- * -1 when there is none. */
-static PpsimTime
-plan_latest(const StreamPlan *pl, PpsimTime lo, PpsimTime end, PpsimTime len)
-{
-    PpsimTime t_end = end;
-    for (guint i = pl->iv->len; i >= 2; i -= 2) {
-        PpsimTime a = g_array_index(pl->iv, PpsimTime, i - 2);
-        PpsimTime b = g_array_index(pl->iv, PpsimTime, i - 1);
-        if (a >= t_end)
-            continue;
-        if (b <= t_end - len)
-            break;
-        t_end = MIN(t_end, a);
-    }
-    return t_end - len >= lo ? t_end - len : -1;
-}
-
 /* Latest start >= @lo of a slot of length @len ending by @end, free in @a and, if non-NULL,
  * in @b; -1 when there is none. */
 static PpsimTime
-plan_latest2(const StreamPlan *a, const StreamPlan *b, PpsimTime lo, PpsimTime end, PpsimTime len)
+plan_latest2(const PpsimStreamPlan *a, const PpsimStreamPlan *b, PpsimTime lo, PpsimTime end,
+             PpsimTime len)
 {
     for (;;) {
-        PpsimTime u = plan_latest(a, lo, end, len);
+        PpsimTime u = ppsim_stream_plan_latest(a, lo, end, len);
         if (u < 0 || b == NULL)
             return u;
-        PpsimTime w = plan_latest(b, lo, u + len, len);
+        PpsimTime w = ppsim_stream_plan_latest(b, lo, u + len, len);
         if (w == u || w < 0)
             return w;
         end = w + len;
@@ -189,13 +142,13 @@ po_pick_longest(const PpsimSchedule *s, const PpsimCostEstimates *c, int n, gboo
  * the stream can never wait on compute that waits on it. */
 static void
 po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *mask,
-          const PpsimTime *st, const PpsimTime *en, StreamPlan *dir)
+          const PpsimTime *st, const PpsimTime *en, PpsimStreamPlan **dir)
 {
     GArray *ops = s->compute[d];
     int m = s->n_microbatches;
     gsize n_keys = (gsize)s->n_stages * m;
     /* offloads, left to right */
-    StreamPlan plan = {g_array_new(FALSE, FALSE, sizeof(PpsimTime))};
+    PpsimStreamPlan *plan = ppsim_stream_plan_new();
     g_autoptr(GArray) slots = g_array_new(FALSE, FALSE, sizeof(CopySlot));
     g_autofree gint32 *b_at = g_new(gint32, n_keys);
     g_autofree gint32 *off_slot = g_new(gint32, n_keys); /* its OFF's index in slots, or -1 */
@@ -213,14 +166,15 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
         PpsimTime off = c->stage[f->stage].off_ps;
         if (st[b] - en[i] < 2 * off)
             continue; /* [PO] §4.4: the round trip would not hide */
-        PpsimTime t = plan_earliest2(&plan, dir ? &dir[0] : NULL, en[i], off);
+        PpsimTime t = plan_earliest2(plan, dir ? dir[0] : NULL, en[i], off);
         if (t + 2 * off > st[b] && dir != NULL)
-            t = plan_earliest(&plan, en[i], off); /* no staggered slot: share the switch */
+            t = ppsim_stream_plan_earliest(plan, en[i],
+                                           off); /* no staggered slot: share the switch */
         if (t + 2 * off > st[b])
             t = en[i]; /* congested: queue behind what is there */
-        plan_take(&plan, t, t + off);
+        ppsim_stream_plan_take(plan, t, t + off);
         if (dir != NULL)
-            plan_take(&dir[0], t, t + off);
+            ppsim_stream_plan_take(dir[0], t, t + off);
         CopySlot cs = {t,
                        (gint32)i,
                        -1,
@@ -236,14 +190,15 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
             continue;
         CopySlot o = g_array_index(slots, CopySlot, off_slot[op->stage * m + op->microbatch]);
         PpsimTime off = c->stage[o.op.stage].off_ps, lo = o.start + off;
-        PpsimTime t = plan_latest2(&plan, dir ? &dir[1] : NULL, lo, st[b], off);
+        PpsimTime t = plan_latest2(plan, dir ? dir[1] : NULL, lo, st[b], off);
         if (t < 0 && dir != NULL)
-            t = plan_latest(&plan, lo, st[b], off); /* no staggered slot: share the switch */
+            t = ppsim_stream_plan_latest(plan, lo, st[b],
+                                         off); /* no staggered slot: share the switch */
         if (t < 0)
             t = st[b] - off; /* congested: queue, and B will wait for it */
-        plan_take(&plan, t, t + off);
+        ppsim_stream_plan_take(plan, t, t + off);
         if (dir != NULL)
-            plan_take(&dir[1], t, t + off);
+            ppsim_stream_plan_take(dir[1], t, t + off);
         gint32 anchor = b - 1; /* last compute op before B that ends by t */
         while (anchor >= 0 && en[anchor] > t)
             anchor--;
@@ -251,7 +206,7 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
         r.op.kind = PPSIM_OP_RL;
         g_array_append_val(slots, r);
     }
-    g_array_free(plan.iv, TRUE);
+    ppsim_stream_plan_free(plan);
     if (slots->len > 1)
         qsort(slots->data, slots->len, sizeof(CopySlot), copy_slot_cmp);
     for (guint e = 0; e < slots->len; e++) {
@@ -285,21 +240,20 @@ po_plan_copies(PpsimSchedule *s, const PpsimCostEstimates *c, const gboolean *ma
             }
         }
     }
-    g_autofree StreamPlan *dir = g_new0(StreamPlan, 2 * p); /* per group id (< p) */
+    g_autofree PpsimStreamPlan **dir = g_new0(PpsimStreamPlan *, 2 * p); /* per group id */
     for (gsize id = 0, d = 0; d < (gsize)p; id += s->compute[d]->len, d++) {
-        StreamPlan *gd = NULL;
+        PpsimStreamPlan **gd = NULL;
         if (group != NULL) {
             g_assert(group[d] >= 0 && group[d] < p);
             gd = &dir[2 * group[d]];
             for (int k = 0; k < 2; k++)
-                if (gd[k].iv == NULL)
-                    gd[k].iv = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
+                if (gd[k] == NULL)
+                    gd[k] = ppsim_stream_plan_new();
         }
         po_device(s, (int)d, c, mask, st + id, en + id, gd);
     }
     for (int k = 0; k < 2 * p; k++)
-        if (dir[k].iv != NULL)
-            g_array_free(dir[k].iv, TRUE);
+        ppsim_stream_plan_free(dir[k]);
     return TRUE;
 }
 

@@ -180,6 +180,48 @@ vs_slots_peak(const VsSlots *v, const PpsimCostEstimates *c, int d)
     return peak;
 }
 
+/* Pass 1 of vs_slots_compact for op @id of device @d: moves it to the first free slot after
+ * @dep (and before its own) where the device's peak (vs_slots_peak) stays within @cap, as
+ * trying each slot with a full walk would, in one walk: moving an op of memory effect delta
+ * from slot cur to x < cur adds delta to the memory at every slot in [x, cur) and changes
+ * nothing else, and the curve is within @cap before the move, so the move keeps the peak
+ * within @cap iff delta <= 0 or max(memory before x, memory after each op in (x, cur)) +
+ * delta <= @cap. @mem: scratch of 2 L. */
+static void
+vs_slots_move_within(VsSlots *v, const PpsimCostEstimates *c, int d, int id, int dep, gint64 cap,
+                     gint64 *mem)
+{
+    int *row = v->occ + d * v->L, cur = v->slot[id];
+    if (dep + 1 >= cur)
+        return;
+    const PpsimStageEstimate *st = &c->stage[id / 3 / v->m];
+    gint64 delta = id % 3 == 0 ? st->act : id % 3 == 1 ? -(st->act - st->act_w) : -st->act_w;
+    gint64 *after = mem, *suffix = mem + v->L, level = 0;
+    for (int x = 0; x < cur; x++) { /* memory after slot x's op (or carried over) */
+        int o = row[x];
+        if (o >= 0) {
+            const PpsimStageEstimate *so = &c->stage[o / 3 / v->m];
+            level += o % 3 == 0 ? so->act : o % 3 == 1 ? -(so->act - so->act_w) : -so->act_w;
+        }
+        after[x] = level;
+    }
+    gint64 hi = G_MININT64; /* max of after[] over the op slots in (x, cur) */
+    for (int x = cur - 1; x > dep; x--) {
+        suffix[x] = hi;
+        if (row[x] >= 0)
+            hi = MAX(hi, after[x]);
+    }
+    for (int x = dep + 1; x < cur; x++) {
+        if (row[x] >= 0)
+            continue;
+        gint64 before = x > 0 ? after[x - 1] : 0;
+        if (delta <= 0 || MAX(before, suffix[x]) + delta <= cap) {
+            row[x] = id, row[cur] = -1, v->slot[id] = x;
+            return;
+        }
+    }
+}
+
 /* Left compaction ([CM] §3 "squeeze", done in two passes as the reference implementation
  * does): in the order of their slots, an op moves to the earliest free slot after its
  * dependencies (F: the previous stage's F; B: the next stage's B and its own F; W: its B;
@@ -194,6 +236,7 @@ vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, i
     int m = v->m, S = v->S, n = 3 * S * m, k = 0;
     g_autofree int *order = g_new(int, n);
     g_autofree gint64 *cap = g_new(gint64, v->p);
+    g_autofree gint64 *mem = g_new(gint64, 2 * v->L); /* scratch of vs_slots_move_within */
     for (int d = 0; d < v->p; d++)
         cap[d] =
             MAX(limit[d], pass == 1 ? vs_slots_peak(v, c, d) : vs_slots_walk_w(v, c, d, FALSE));
@@ -225,6 +268,10 @@ vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, i
         if (j > 0)
             dep = MAX(dep, v->slot[id - 3]);
         int *row = v->occ + d * v->L, cur = v->slot[id];
+        if (pass == 1) {
+            vs_slots_move_within(v, c, d, id, dep, cap[d], mem);
+            continue;
+        }
         for (int x = dep + 1; x < cur; x++) {
             if (row[x] >= 0 && (pass == 1 || row[x] % 3 < 2))
                 continue;

@@ -25,6 +25,7 @@
  *
  * Deterministic.
  */
+#include "sched/vshape/v-queue.h"
 #include "sched/vshape/v-run.h"
 
 #include <string.h>
@@ -49,6 +50,12 @@ typedef struct {
     gboolean *f_done;             /* [S m] */
     int *wq, *wq_head, *wq_tail;  /* [p][2m+1] pending W keys, a ring */
     gint64 *mem, *peak;           /* [p] */
+    int *n_ops;                   /* [p] ops in out->compute[d] so far */
+    /* [p] a device that found nothing to run finds nothing again, with the same wake-up,
+     * until its own state or its stages' inputs change (@clean cleared) or the time reaches
+     * the earliest input arrival it knows of (@recheck, -1 none) */
+    gboolean *clean;
+    PpsimTime *cwake, *recheck;
     PpsimTime makespan;
     PpsimTime idle;  /* sum over devices of end - first start - busy */
     PpsimTime bound; /* give up once the makespan exceeds it; 0 = never */
@@ -344,6 +351,11 @@ vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
     int m = r->m, s = key / m, j = key % m;
     const PpsimStageEstimate *st = &r->c->stage[s];
     PpsimTime end;
+    r->clean[d] = FALSE;
+    if (kind == PPSIM_OP_F && s + 1 < r->S)
+        r->clean[vs_device(r, s + 1)] = FALSE;
+    else if (kind == PPSIM_OP_B && s > 0)
+        r->clean[vs_device(r, s - 1)] = FALSE;
     if (kind == PPSIM_OP_F) {
         end = t + st->f_ps;
         r->mem[d] += st->act;
@@ -374,63 +386,106 @@ vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
     r->last[d] = kind;
     if (kind != PPSIM_OP_W)
         r->last_fb[d] = kind;
-    ppsim_schedule_push(r->out, d, kind, s, j);
+    /* the device's list has room for its 6 m ops (ppsim_vrun); ppsim_schedule_push's op */
+    GArray *ops = r->out->compute[d];
+    g_assert(r->n_ops[d] < (int)ops->len);
+    g_array_index(ops, PpsimOp, r->n_ops[d]++) =
+        (PpsimOp){.kind = kind, .stage = s, .microbatch = j};
     return end;
 }
 
-/* Event loop: the free device with the earliest time decides next (ties: lowest id); a
- * device with nothing to run waits for an arrival or for another device to move on.
- * FALSE when every device left is stuck (the cap admits no progress). */
+/* Device @d found nothing to run at @t: what vs_pick decides depends only on @t, the
+ * device's own state and the arrival times of its stages' next F and B (other devices write
+ * those), and changes with @t only once @t reaches one of those arrivals. */
+static void
+vs_remember_wait(VRun *r, int d, PpsimTime t, PpsimTime wake)
+{
+    PpsimTime at = -1;
+    for (int i = 0; i < 2; i++) {
+        int s = i == 0 ? d : r->S - 1 - d;
+        if (r->next_f[s] < r->m && r->f_ready[s * r->m + r->next_f[s]] > t)
+            vs_wake(&at, r->f_ready[s * r->m + r->next_f[s]]);
+        if (r->next_b[s] < r->m && r->b_ready[s * r->m + r->next_b[s]] > t)
+            vs_wake(&at, r->b_ready[s * r->m + r->next_b[s]]);
+    }
+    r->clean[d] = TRUE;
+    r->cwake[d] = wake;
+    r->recheck[d] = at;
+}
+
+/* Event loop: the free device with the earliest time decides next (ties: lowest id; the
+ * order is kept by v-queue.h); a device with nothing to run waits for an arrival or for
+ * another device to move on. FALSE when every device left is stuck (the cap admits no
+ * progress); a stuck device is passed over until some device runs an op. */
 static gboolean
 vs_loop(VRun *r)
 {
     int p = r->p;
     g_autofree PpsimTime *free_at = g_new0(PpsimTime, p);
     g_autofree int *left = g_new(int, p);
-    g_autofree gboolean *blocked = g_new0(gboolean, p);
     g_autofree PpsimTime *first = g_new(PpsimTime, p);
     g_autofree PpsimTime *busy = g_new0(PpsimTime, p);
-    for (int d = 0; d < p; d++)
+    g_autofree PpsimTime *work = g_new0(PpsimTime, p); /* compute the device has left */
+    for (int d = 0; d < p; d++) {
         left[d] = 6 * r->m, first[d] = -1;
-    r->makespan = r->idle = 0;
-    for (;;) {
-        int d = -1;
-        for (int e = 0; e < p; e++)
-            if (left[e] > 0 && !blocked[e] && (d < 0 || free_at[e] < free_at[d]))
-                d = e;
-        if (d < 0) {
-            for (int e = 0; e < p; e++)
-                if (left[e] > 0)
-                    return FALSE;
-            for (int e = 0; e < p; e++)
-                r->idle += free_at[e] - first[e] - busy[e];
-            return TRUE;
+        for (int i = 0; i < 2; i++) {
+            const PpsimStageEstimate *st = &r->c->stage[i == 0 ? d : r->S - 1 - d];
+            work[d] += r->m * (st->f_ps + st->b_ps + st->w_ps);
         }
-        int key = -1;
-        PpsimTime wake;
-        int kind = vs_pick(r, d, free_at[d], &key, &wake);
+    }
+    PpsimVQueue q;
+    ppsim_vqueue_init(&q, free_at, p);
+    r->makespan = r->idle = 0;
+    gboolean ok = FALSE;
+    for (;;) {
+        int at = ppsim_vqueue_top(&q), d = at < 0 ? -1 : q.order[at];
+        if (d < 0) {
+            ok = q.n == 0;
+            for (int e = 0; ok && e < p; e++)
+                r->idle += free_at[e] - first[e] - busy[e];
+            break;
+        }
+        int key = -1, kind = -1;
+        PpsimTime wake = r->cwake[d];
+        if (!r->clean[d] || (r->recheck[d] >= 0 && free_at[d] >= r->recheck[d])) {
+            kind = vs_pick(r, d, free_at[d], &key, &wake);
+            if (kind < 0)
+                vs_remember_wait(r, d, free_at[d], wake);
+        }
         if (kind >= 0) {
             if (first[d] < 0)
                 first[d] = free_at[d];
             PpsimTime end = vs_execute(r, d, kind, key, free_at[d]);
             busy[d] += end - free_at[d];
+            work[d] -= end - free_at[d];
             free_at[d] = end;
             r->makespan = MAX(r->makespan, free_at[d]);
-            if (r->bound > 0 && r->makespan > r->bound)
-                return FALSE; /* cannot beat the best candidate so far */
-            left[d]--;
-            memset(blocked, 0, p * sizeof(gboolean));
+            /* the device cannot end before free_at + the compute it has left: once that
+             * passes the bound, the candidate cannot beat the best so far */
+            if (r->bound > 0 && free_at[d] + work[d] > r->bound)
+                break;
+            if (--left[d] > 0)
+                ppsim_vqueue_moved(&q, at);
+            else
+                ppsim_vqueue_remove(&q, at);
+            ppsim_vqueue_unstick_all(&q);
             continue;
         }
+        /* the next time anything may change for it: an input's arrival or another device
+         * moving on (stuck ones included) */
         PpsimTime next = wake;
-        for (int e = 0; e < p; e++)
-            if (e != d && left[e] > 0 && free_at[e] > free_at[d])
-                vs_wake(&next, free_at[e]);
-        if (next >= 0)
+        vs_wake(&next, ppsim_vqueue_next_after(&q, free_at[d]));
+        if (next >= 0) {
             free_at[d] = next;
-        else
-            blocked[d] = TRUE;
+            if (r->bound > 0 && free_at[d] + work[d] > r->bound)
+                break;
+            ppsim_vqueue_moved(&q, at);
+        } else {
+            ppsim_vqueue_set_stuck(&q, d);
+        }
     }
+    ppsim_vqueue_clear(&q);
+    return ok;
 }
 
 gboolean
@@ -458,6 +513,12 @@ ppsim_vrun(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64
         r.last[d] = r.last_fb[d] = -1;
     r.out = ppsim_schedule_new(p, S, m);
     ppsim_schedule_map_vshape(r.out);
+    r.n_ops = g_new0(int, p);
+    r.clean = g_new0(gboolean, p);
+    r.cwake = g_new(PpsimTime, p);
+    r.recheck = g_new(PpsimTime, p);
+    for (int d = 0; d < p; d++)
+        g_array_set_size(r.out->compute[d], 6 * m); /* written in place, trimmed below */
     r.stages = g_malloc_n(p, sizeof(int[2]));
     for (int d = 0; d < p; d++)
         r.stages[d][0] = S - 1 - d, r.stages[d][1] = d;
@@ -497,6 +558,12 @@ ppsim_vrun(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64
             }
         }
     gboolean ok = vs_loop(&r);
+    for (int d = 0; d < p; d++)
+        g_array_set_size(r.out->compute[d], r.n_ops[d]);
+    g_free(r.n_ops);
+    g_free(r.clean);
+    g_free(r.cwake);
+    g_free(r.recheck);
     for (int d = 0; ok && d < p; d++)
         ok = r.peak[d] <= limit[d];
     memcpy(peak, r.peak, p * sizeof(gint64));

@@ -276,37 +276,49 @@ ppsim_zb_auto_evaluate(const PpsimSchedule *sched, const PpsimCostEstimates *cos
         t[i] = -1;
     g_autofree guint *pos = g_new0(guint, S);
     g_autofree gint64 *mem = g_new0(gint64, S);
+    /* devices to visit, a ring: each runs its list until an op's input is missing; an F
+     * done may unblock the next device, a B the previous one (the times do not depend on
+     * the visiting order, only on the lists and the inputs) */
+    g_autofree int *queue = g_new(int, S);
+    g_autofree gboolean *queued = g_new(gboolean, S);
+    int head = 0, n_queued = S;
+    for (int d = 0; d < S; d++)
+        queue[d] = d, queued[d] = TRUE;
     *peak = 0;
     *makespan = *span = 0;
-    gboolean moved = TRUE;
-    while (moved) {
-        moved = FALSE;
-        for (int d = 0; d < S; d++) {
-            GArray *ops = sched->compute[d];
-            for (; pos[d] < ops->len; pos[d]++) {
-                const PpsimOp *op = &g_array_index(ops, PpsimOp, pos[d]);
-                const PpsimStageEstimate *st = &costs->stage[op->stage];
-                PpsimTime r = eval_ready(op, S, m, tf, tb, costs->comm_ps);
-                if (r < 0)
-                    break;
-                PpsimTime start = pos[d] == 0 ? r : MAX(r, end[d]);
-                if (pos[d] == 0)
-                    first[d] = start;
-                int k = op->stage * m + op->microbatch;
-                if (op->kind == PPSIM_OP_F) {
-                    end[d] = tf[k] = start + st->f_ps;
-                    mem[d] += st->act;
-                    *peak = MAX(*peak, mem[d]);
-                    if (limit != NULL && limit[d] > 0 && mem[d] > limit[d])
-                        return FALSE;
-                } else if (op->kind == PPSIM_OP_B) {
-                    end[d] = tb[k] = start + st->b_ps;
-                    mem[d] -= st->act - st->act_w;
-                } else {
-                    end[d] = start + st->w_ps;
-                    mem[d] -= st->act_w;
-                }
-                moved = TRUE;
+    while (n_queued > 0) {
+        int d = queue[head];
+        head = (head + 1) % S, n_queued--;
+        queued[d] = FALSE;
+        GArray *ops = sched->compute[d];
+        for (; pos[d] < ops->len; pos[d]++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, pos[d]);
+            const PpsimStageEstimate *st = &costs->stage[op->stage];
+            PpsimTime r = eval_ready(op, S, m, tf, tb, costs->comm_ps);
+            if (r < 0)
+                break;
+            PpsimTime start = pos[d] == 0 ? r : MAX(r, end[d]);
+            if (pos[d] == 0)
+                first[d] = start;
+            int k = op->stage * m + op->microbatch, wake = -1;
+            if (op->kind == PPSIM_OP_F) {
+                end[d] = tf[k] = start + st->f_ps;
+                mem[d] += st->act;
+                *peak = MAX(*peak, mem[d]);
+                if (limit != NULL && limit[d] > 0 && mem[d] > limit[d])
+                    return FALSE;
+                wake = op->stage + 1;
+            } else if (op->kind == PPSIM_OP_B) {
+                end[d] = tb[k] = start + st->b_ps;
+                mem[d] -= st->act - st->act_w;
+                wake = op->stage - 1;
+            } else {
+                end[d] = start + st->w_ps;
+                mem[d] -= st->act_w;
+            }
+            if (wake >= 0 && wake < S && wake != d && !queued[wake]) {
+                queue[(head + n_queued++) % S] = wake;
+                queued[wake] = TRUE;
             }
         }
     }
