@@ -109,31 +109,59 @@ recomp_try(int p, int x, int gap, RecompTimes *rt)
     return TRUE;
 }
 
+static int
+floor_div7(int a)
+{
+    return a >= 0 ? a / 7 : -((-a + 6) / 7);
+}
+
+/* Blocks device @d holds at its steady-state peak: chunk 2's activations from F2's start to
+ * B2's end, chunk 1's recompute buffer from R's start to B1's end, and chunk 1's
+ * activation while F1 runs (DESIGN 4: F allocates at its start and keeps only the
+ * checkpoint). Microbatch j's copy of [a, b) covers t iff a + 7j <= t < b + 7j. */
+static int
+recomp_peak(const RecompTimes *rt, int d)
+{
+    int iv[3][2] = {
+        {rt->f2[d], rt->b2[d] + 2}, {rt->r[d], rt->b1[d] + 2}, {rt->f1[d], rt->f1[d] + 1}};
+    int peak = 0;
+    for (int t = 0; t < 7; t++) {
+        int n = 0;
+        for (int k = 0; k < 3; k++)
+            n += floor_div7(t - iv[k][0]) - floor_div7(t - iv[k][1]);
+        peak = MAX(peak, n);
+    }
+    return peak;
+}
+
 /* [TP] App. B-C do not give the slots of Fig. 6(d) in closed form, so the timetable is
  * found: over every start of chunk 2's backward and gap before chunk 1's, keep the
- * candidate whose chunk-2 activations live the fewest periods on device 0 (T-Recomp's aim:
- * App. C's ceil(T_life_chunk2 / 7T_unit) blocks), then the shortest microbatch latency,
- * then the earliest start. O(p^2) candidates of O(p) each. */
+ * candidate with the lowest steady-state peak on device 0 (T-Recomp's aim), then on the
+ * worst device, then the shortest microbatch latency, then the earliest start. O(p^2)
+ * candidates of O(p) each. */
 PpsimTpipeTable *
 ppsim_tpipe_table_recomp(int p, GError **error)
 {
     g_autofree int *buf = g_new(int, 10 * (gsize)p);
     RecompTimes rt = {buf, buf + p, buf + 2 * p, buf + 3 * p, buf + 4 * p};
     RecompTimes best = {buf + 5 * p, buf + 6 * p, buf + 7 * p, buf + 8 * p, buf + 9 * p};
-    int best_blocks = G_MAXINT, best_lat = G_MAXINT;
+    int best_key[3] = {G_MAXINT, G_MAXINT, G_MAXINT};
     for (int x = 2 * p - 1; x < 4 * p + 14; x++)
         for (int gap = 0; gap < 14; gap++) {
             if (!recomp_try(p, x, gap, &rt))
                 continue;
-            int blocks = ceil_div(rt.b2[0] + 2 - rt.f2[0], 7);
-            int lat = rt.b1[0] + 2 - rt.f1[0];
-            if (blocks < best_blocks || (blocks == best_blocks && lat < best_lat)) {
-                best_blocks = blocks;
-                best_lat = lat;
+            int worst = 0;
+            for (int d = 0; d < p; d++)
+                worst = MAX(worst, recomp_peak(&rt, d));
+            int key[3] = {recomp_peak(&rt, 0), worst, rt.b1[0] + 2 - rt.f1[0]};
+            if (memcmp(key, best_key, sizeof key) != 0 &&
+                (key[0] < best_key[0] || (key[0] == best_key[0] && key[1] < best_key[1]) ||
+                 (key[0] == best_key[0] && key[1] == best_key[1] && key[2] < best_key[2]))) {
+                memcpy(best_key, key, sizeof key);
                 memcpy(buf + 5 * (gsize)p, buf, 5 * (gsize)p * sizeof(int));
             }
         }
-    if (best_blocks == G_MAXINT) {
+    if (best_key[0] == G_MAXINT) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "option 'recompute': no T-Recomp timetable with period 7 found for p = %d", p);
         return NULL;

@@ -1,0 +1,200 @@
+/* check-tpipe.c: T-Pipe and T-Recomp ([TP] §4, App. A-C) through the checker and the
+ * replay, in explicit-cost mode under App. A's assumptions (T_unit = T_F = 1 ms, fused
+ * backward T_B = 2 T_F, p2p = 0, activation 1 per chunk and microbatch = m_a / 2p): the
+ * makespan 6(m + p - 1) and device 0's chunk ceilings of App. A, a timeline computed by
+ * hand, T-Recomp's memory effects and App. C's buffer count, and the refusals. */
+#include "ppsim-test.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+static int
+ceil6(int a)
+{
+    return a >= 0 ? (a + 5) / 6 : -((-a) / 6);
+}
+
+static PpsimRunResult *
+tp_run(int p, int m, const char *key, const char *value)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "tpipe");
+    g_autoptr(GError) error = NULL;
+    PpsimRunResult *res = ppsim_test_run_option(sc, "tpipe", key, value, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_ptr_nonnull(res);
+    return res;
+}
+
+static double
+units(const PpsimRunResult *res, gint64 v)
+{
+    return (double)v / res->mem_scale;
+}
+
+/* App. A: makespan 6(m + p - 1) T_unit; on device 0, chunk 1 (stage 0) peaks at
+ * ceil(2/3 + ceil((p-3)/6) + ceil((2p-3)/6) + p/2) blocks and chunk 2 (stage p) at
+ * ceil((3p-2)/6), at most m each. For even p the device peak is their sum. */
+START_TEST(test_app_a)
+{
+    static const int ps[] = {1, 2, 3, 4, 5, 6, 8, 12, 16};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
+        int p = ps[i];
+        int ms[] = {1, MAX(p - 1, 1), p, 2 * p, 3 * p, 64};
+        for (guint k = 0; k < G_N_ELEMENTS(ms); k++) {
+            int m = ms[k];
+            g_autoptr(PpsimRunResult) res = tp_run(p, m, NULL, NULL);
+            ck_assert_int_eq(res->makespan_ps, (PpsimTime)6 * (m + p - 1) * PPSIM_PS_PER_MS);
+            /* ceil(2/3 + kf + kb + p/2) written as kf + kb + ceil((3p + 4)/6) */
+            int c1 = MIN(m, ceil6(p - 3) + ceil6(2 * p - 3) + ceil6(3 * p + 4));
+            int c2 = MIN(m, ceil6(3 * p - 2));
+            ck_assert_msg(units(res, res->stages[0].peak_activation) == c1,
+                          "p=%d m=%d chunk 1: %g vs %d", p, m,
+                          units(res, res->stages[0].peak_activation), c1);
+            ck_assert_msg(units(res, res->stages[p].peak_activation) == c2,
+                          "p=%d m=%d chunk 2: %g vs %d", p, m,
+                          units(res, res->stages[p].peak_activation), c2);
+            if (p % 2 == 0)
+                ck_assert_double_eq(units(res, res->devices[0].peak_activation), c1 + c2);
+            /* the bubble ratio is 1F1B's, (p-1)/(m+p-1) (App. A) */
+            ck_assert_double_eq_tol(res->bubble_ratio, 0.0, 1.0);
+        }
+    }
+}
+END_TEST
+
+/* Large p: device 0 holds about 0.75 m_a (App. A), i.e. 1.5 p blocks of m_a / 2p. */
+START_TEST(test_app_a_three_quarters)
+{
+    int p = 64, m = 256;
+    g_autoptr(PpsimRunResult) res = tp_run(p, m, NULL, NULL);
+    double share = units(res, res->devices[0].peak_activation) / (2.0 * p);
+    ck_assert_msg(share > 0.75 && share < 0.80, "device 0 holds %g m_a", share);
+}
+END_TEST
+
+/* p = 2, m = 2 by hand: kf = 0, kb = 1, so the periodic order of device 0 is F1(0) F2(0)
+ * F1(1) B2(0) F2(1) B2(1) B1(0) B1(1) and of device 1 F1(0) F2(0) B2(0) F1(1) F2(1) B2(1)
+ * B1(0) B1(1); replayed as soon as inputs allow (F = 1, BW = 2) they start at the times
+ * below, and the last op ends at 18 = 6(m + p - 1). */
+START_TEST(test_hand_timeline)
+{
+    static const int want[2][8][4] = {
+        {{'F', 0, 0, 0},
+         {'F', 2, 0, 2},
+         {'F', 0, 1, 3},
+         {'B', 2, 0, 6},
+         {'F', 2, 1, 8},
+         {'B', 2, 1, 12},
+         {'B', 0, 0, 14},
+         {'B', 0, 1, 16}},
+        {{'F', 1, 0, 1},
+         {'F', 3, 0, 3},
+         {'B', 3, 0, 4},
+         {'F', 1, 1, 6},
+         {'F', 3, 1, 9},
+         {'B', 3, 1, 10},
+         {'B', 1, 0, 12},
+         {'B', 1, 1, 14}},
+    };
+    g_autoptr(PpsimRunResult) res = tp_run(2, 2, NULL, NULL);
+    for (int d = 0; d < 2; d++) {
+        const GArray *ops = res->schedule->compute[d];
+        ck_assert_int_eq(ops->len, 8);
+        for (int i = 0; i < 8; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            const PpsimOpTiming *t = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+            ck_assert_int_eq(op->kind, want[d][i][0] == 'F' ? PPSIM_OP_F : PPSIM_OP_BW);
+            ck_assert_int_eq(op->stage, want[d][i][1]);
+            ck_assert_int_eq(op->microbatch, want[d][i][2]);
+            ck_assert_int_eq(t->start_ps, (PpsimTime)want[d][i][3] * PPSIM_PS_PER_MS);
+        }
+    }
+    ck_assert_int_eq(res->makespan_ps, 18 * PPSIM_PS_PER_MS);
+}
+END_TEST
+
+/* T-Recomp: chunk 1 keeps nothing after F (explicit mode has no checkpoint), its R
+ * allocates the activation as a buffer that B frees, and R runs after the previous
+ * microbatch's B1: stage 0 never holds more than one block. Device 0 then holds
+ * floor(p/2) chunk-2 blocks plus that buffer for even p (App. C's floor(p/2) + 1, about
+ * 0.25 m_a), and the makespan stays within App. C's [6p + 7(m-1)] T_unit. */
+START_TEST(test_t_recomp)
+{
+    static const int ps[] = {2, 4, 6, 8, 10, 12, 16, 24, 32};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
+        int p = ps[i], m = 4 * p;
+        g_autoptr(PpsimRunResult) res = tp_run(p, m, "recompute", "t-recomp");
+        ck_assert_double_eq(units(res, res->stages[0].peak_activation), 1);
+        ck_assert_msg(units(res, res->devices[0].peak_activation) == p / 2 + 1,
+                      "p=%d: device 0 holds %g, App. C floor(p/2)+1 = %d", p,
+                      units(res, res->devices[0].peak_activation), p / 2 + 1);
+        PpsimTime claim = (PpsimTime)(6 * p + 7 * (m - 1)) * PPSIM_PS_PER_MS;
+        ck_assert_msg(res->makespan_ps <= claim, "p=%d: makespan %g > %d", p,
+                      (double)res->makespan_ps / PPSIM_PS_PER_MS, 6 * p + 7 * (m - 1));
+        /* every chunk-1 microbatch is recomputed once, none of chunk 2's */
+        int n_r = 0;
+        for (int d = 0; d < p; d++)
+            for (guint k = 0; k < res->schedule->compute[d]->len; k++) {
+                const PpsimOp *op = &g_array_index(res->schedule->compute[d], PpsimOp, k);
+                if (op->kind == PPSIM_OP_R) {
+                    ck_assert_int_lt(op->stage, p);
+                    n_r++;
+                }
+            }
+        ck_assert_int_eq(n_r, p * m);
+        ck_assert_int_eq(res->devices[0].recompute_ps, (PpsimTime)m * PPSIM_PS_PER_MS);
+    }
+}
+END_TEST
+
+/* Any p and m, including m < p and odd p: valid, replayable, every device done. */
+START_TEST(test_grid)
+{
+    for (int p = 1; p <= 9; p++)
+        for (int m = 1; m <= 2 * p + 1; m += MAX(1, p / 2)) {
+            g_autoptr(PpsimRunResult) a = tp_run(p, m, NULL, NULL);
+            g_autoptr(PpsimRunResult) b = tp_run(p, m, "recompute", "t-recomp");
+            ck_assert_int_gt(b->makespan_ps, 0);
+            ck_assert_int_le(b->devices[0].peak_activation, a->devices[0].peak_activation);
+        }
+}
+END_TEST
+
+static void
+expect_refusal(const char *key, const char *value, const char *needle)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "tpipe");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res = ppsim_test_run_option(sc, "tpipe", key, value, &error);
+    ck_assert_ptr_null(res);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_msg(strstr(error->message, needle) != NULL, "message: %s", error->message);
+    ck_assert_ptr_null(strchr(error->message, '\n'));
+}
+
+START_TEST(test_refusals)
+{
+    expect_refusal("chunks", "4", "option 'chunks' must be 2");
+    expect_refusal("recompute", "full", "option 'recompute' must be 'none' or 't-recomp'");
+    expect_refusal("offload_optimizer", "t-offload", "option 'offload_optimizer'");
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("tpipe");
+    TCase *tc = tcase_create("app-a");
+    tcase_add_test(tc, test_app_a);
+    tcase_add_test(tc, test_app_a_three_quarters);
+    tcase_add_test(tc, test_hand_timeline);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("t-recomp");
+    tcase_add_test(tc, test_t_recomp);
+    tcase_add_test(tc, test_grid);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("options");
+    tcase_add_test(tc, test_refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
