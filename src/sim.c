@@ -178,7 +178,8 @@ replay_duration(const Replay *r, const PpsimOp *op)
     case PPSIM_OP_BW:
         return st->est.b_ps + st->est.w_ps;
     case PPSIM_OP_R:
-        return st->est.r_ps;
+        /* a partial recompute re-runs that share of the stage's forward */
+        return op->share == 0 ? st->est.r_ps : st->est.r_ps * op->share / 100;
     case PPSIM_OP_OPT:
         if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode)
             return ppsim_time_from_seconds(st->params / r->sc->hardware.host_adam_params_per_s);
@@ -217,6 +218,11 @@ replay_mem_plan(const Replay *r, int s, int j, MemPlan *m)
     m->rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
     m->A = st->est.act;
     m->keep = m->rc >= 0 ? MIN(st->act_ckpt, m->A) : m->A;
+    if (m->rc >= 0) { /* a partial R recomputes its share of what the checkpoint omits */
+        guint16 share = ppsim_schedule_index_op(x, (guint32)m->rc)->share;
+        if (share != 0)
+            m->keep = m->A - (m->A - m->keep) * share / 100;
+    }
     m->act = m->keep;
     m->buf = 0;
     m->offloaded = m->off >= 0 && m->rl >= 0;

@@ -160,6 +160,65 @@ START_TEST(test_grid)
 }
 END_TEST
 
+/* App. C's baseline, 1F1B + 50% recompute, in App. C's units (a 1F1B stage is two chunks:
+ * F = 2, BW = 4, R = 1, activation 2 blocks of m_a / 2p): device 0 keeps half of each of p
+ * microbatches plus one block (the recompute buffer, or a forward's transient), p + 1
+ * blocks = 0.5 m_a + m_a / 2p. The R of each microbatch has no input but the checkpoint, so
+ * in the cool-down it runs while the device waits for the gradient: the makespan is
+ * 7m + 6(p-1), p - 1 below App. C's 7(m - 1 + p), and T-Pipe + T-Recomp is faster still
+ * at about half the memory. */
+START_TEST(test_1f1b_half_recompute)
+{
+    static const int ps[] = {2, 4, 8, 16};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
+        int p = ps[i], m = 4 * p;
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 1, m, "1f1b");
+        sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
+            sc->costs.recompute_ps = 2 * PPSIM_PS_PER_MS;
+        sc->costs.activation = sc->costs.weight_activation = 2;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res =
+            ppsim_test_run_option(sc, "1f1b", "recompute", "0.5", &error);
+        ppsim_assert_no_error(error);
+        ck_assert_double_eq(units(res, res->devices[0].peak_activation), p + 1);
+        ck_assert_int_eq(res->makespan_ps, (PpsimTime)(7 * m + 6 * (p - 1)) * PPSIM_PS_PER_MS);
+        ck_assert_int_eq(res->devices[0].recompute_ps, (PpsimTime)m * PPSIM_PS_PER_MS);
+        g_autoptr(PpsimRunResult) tp = tp_run(p, m, "recompute", "t-recomp");
+        ck_assert_int_le(tp->makespan_ps, res->makespan_ps);
+        ck_assert_int_lt(tp->devices[0].peak_activation, res->devices[0].peak_activation);
+    }
+}
+END_TEST
+
+/* 1F1B-I + T-Recomp (Fig. 6(e)): chunk 1 keeps nothing but its buffer; the deeper chunk
+ * keeps everything; the R's are exported as plain R cells and partial ones as `%share`. */
+START_TEST(test_interleaved_t_recomp)
+{
+    int p = 4, m = 8;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "interleaved");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) plain = ppsim_test_run_option(sc, "interleaved", NULL, NULL, &error);
+    g_autoptr(PpsimRunResult) tr =
+        ppsim_test_run_option(sc, "interleaved", "recompute", "t-recomp", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(units(tr, tr->stages[0].peak_activation), 1);
+    ck_assert_int_eq(tr->stages[p].peak_activation, plain->stages[p].peak_activation);
+    ck_assert_int_lt(tr->devices[0].peak_activation, plain->devices[0].peak_activation);
+    g_autoptr(PpsimRunResult) half =
+        ppsim_test_run_option(sc, "interleaved", "recompute", "0.25", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(half->schedule);
+    ck_assert_ptr_nonnull(strstr(csv->str, "R0%25,"));
+    g_autoptr(PpsimSchedule) back = ppsim_schedule_from_csv(csv->str, csv->len, "x.csv", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) again = ppsim_schedule_to_csv(back);
+    ck_assert_str_eq(csv->str, again->str);
+    g_autoptr(PpsimSchedule) bad = ppsim_schedule_from_csv("0F0,0R0%0,0B0\n", 13, "x.csv", &error);
+    ck_assert_ptr_null(bad);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+}
+END_TEST
+
 static void
 expect_refusal(const char *key, const char *value, const char *needle)
 {
@@ -177,6 +236,13 @@ START_TEST(test_refusals)
     expect_refusal("chunks", "4", "option 'chunks' must be 2");
     expect_refusal("recompute", "full", "option 'recompute' must be 'none' or 't-recomp'");
     expect_refusal("offload_optimizer", "t-offload", "option 'offload_optimizer'");
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_test_run_option(sc, "1f1b", "recompute", "t-recomp", &error);
+    ck_assert_ptr_null(res);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(error->message, "option 'recompute' must be 'none' or a ratio"));
 }
 END_TEST
 
@@ -192,6 +258,8 @@ ppsim_test_suite(void)
     tc = tcase_create("t-recomp");
     tcase_add_test(tc, test_t_recomp);
     tcase_add_test(tc, test_grid);
+    tcase_add_test(tc, test_1f1b_half_recompute);
+    tcase_add_test(tc, test_interleaved_t_recomp);
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_add_test(tc, test_refusals);

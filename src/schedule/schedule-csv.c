@@ -4,8 +4,9 @@
  * (forward), I (backward for inputs), W (backward for weights), B (full backward), stage the
  * global stage index. Empty cells (idle steps) are skipped. PyTorch's communication and FSDP
  * actions (SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD) are accepted and
- * ignored: ppsim derives transfers from dependencies. ppsim's extensions: R (recompute), O
- * (offload) and L (reload) take a microbatch; <stage>S is the stage's optimizer step and
+ * ignored: ppsim derives transfers from dependencies. ppsim's extensions: R (recompute;
+ * `%<share>` after the microbatch: a partial recompute of that percent), O (offload) and L
+ * (reload) take a microbatch; <stage>S is the stage's optimizer step and
  * <stage>SC the same on a host CPU worker. A cell `|` separates the compute actions from
  * the copy-stream actions (O, L) of the same rank. A copy action may end in `@k` (it waits
  * for the row's k-th compute action) and `^r.i` suffixes (it waits for row r's i-th copy
@@ -55,6 +56,8 @@ csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArra
         g_string_append_printf(out, "%d%s", op->stage, csv_kind_code(op));
         if (op->kind != PPSIM_OP_OPT)
             g_string_append_printf(out, "%d", op->microbatch);
+        if (op->kind == PPSIM_OP_R && op->share != 0)
+            g_string_append_printf(out, "%%%d", op->share);
         if (after != NULL && g_array_index(after, gint32, i) >= 0)
             g_string_append_printf(out, "@%d", g_array_index(after, gint32, i));
         for (; syncs != NULL && k < syncs->len; k++) {
@@ -149,6 +152,7 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
                         "unknown action kind (expected F, I, W, B, R, O, L, S or SC) in");
     p += strlen(kinds[k].code);
     gint64 mb = -1;
+    guint16 share = 0;
     if (kinds[k].kind == PPSIM_OP_OPT) {
         if (*p != '\0')
             return csv_fail(error, loc, cell, "an optimizer step takes no microbatch, got");
@@ -156,6 +160,14 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
         if (!g_ascii_isdigit(*p))
             return csv_fail(error, loc, cell, "missing microbatch number in");
         mb = g_ascii_strtoll(p, &end, 10);
+        if (kinds[k].kind == PPSIM_OP_R && *end == '%') {
+            char *share_end = NULL;
+            gint64 pct = g_ascii_strtoll(end + 1, &share_end, 10);
+            if (share_end == end + 1 || !g_ascii_isdigit(end[1]) || pct < 1 || pct > 100)
+                return csv_fail(error, loc, cell, "bad recompute share (expected %1..%100) in");
+            share = (guint16)pct;
+            end = share_end;
+        }
         gboolean copy = kinds[k].kind == PPSIM_OP_OFF || kinds[k].kind == PPSIM_OP_RL;
         if (copy && *end == '@') {
             char *anchor_end = NULL;
@@ -187,6 +199,7 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
         return csv_fail(error, loc, cell, "number too large in action");
     *op = (PpsimOp){.kind = kinds[k].kind,
                     .flags = kinds[k].flags,
+                    .share = share,
                     .stage = (gint32)stage,
                     .microbatch = (gint32)mb};
     return TRUE;

@@ -40,9 +40,10 @@ typedef struct {
 
 /* One op: a plain 12-byte value. */
 typedef struct {
-    guint8 kind;  /* PpsimOpKind */
-    guint8 flags; /* PpsimOpFlags */
-    guint16 reserved;
+    guint8 kind;       /* PpsimOpKind */
+    guint8 flags;      /* PpsimOpFlags */
+    guint16 share;     /* R only: percent of the stage's recomputable activation it recomputes,
+                        * 1..100; 0 = all (CSV `<s>R<mb>%<share>`) */
     gint32 stage;      /* global (virtual) stage */
     gint32 microbatch; /* -1 for OPT */
 } PpsimOp;
@@ -108,7 +109,8 @@ gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
                                          const struct PpsimScheduleIndex *idx, GError **error);
 
 /* PyTorch pipelining CSV (DESIGN 6), schedule-csv.c. One row per device, one cell per action
- * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: R (recompute),
+ * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: R (recompute;
+ * `%<share>` after it: a partial recompute of that percent),
  * O (offload), L (reload), and `<stage>S` (optimizer step; `<stage>SC` on a CPU worker). Copy
  * ops of a device follow its compute cells in the same row, after a `|` cell; a copy cell
  * may end in `@k`, its anchor: it starts only after the row's k-th compute action (0-based)
