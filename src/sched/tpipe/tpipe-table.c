@@ -117,7 +117,7 @@ floor_div7(int a)
 
 /* Blocks device @d holds at its steady-state peak: chunk 2's activations from F2's start to
  * B2's end, chunk 1's recompute buffer from R's start to B1's end, and chunk 1's
- * activation while F1 runs (DESIGN 4: F allocates at its start and keeps only the
+ * activation while F1 runs (ppsim's memory rules: F allocates at its start and keeps only the
  * checkpoint). Microbatch j's copy of [a, b) covers t iff a + 7j <= t < b + 7j. */
 static int
 recomp_peak(const RecompTimes *rt, int d)
