@@ -11,6 +11,7 @@
 #include "hw/exec.h"
 #include "util/ppsim-error.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- building the schedule ------------------------------------------------------------ */
@@ -124,6 +125,7 @@ replay_clear(Replay *r)
     g_free(r->d2h_stream);
     g_free(r->h2d_stream);
     g_free(r->cpu_stream_base);
+    g_free(r->static_saved);
 }
 
 static int
@@ -164,6 +166,23 @@ replay_add_streams(Replay *r)
         }
 }
 
+/* Bits per weight a WRL brings back ([TP] §5: quantized weights); 16 by default. */
+static int
+replay_weight_bits(const PpsimOp *op)
+{
+    return op->share != 0 ? op->share : 16;
+}
+
+/* Bytes of a model-state transfer of stage @st: 16-bit gradients out ([ZERO] §3.1), weights
+ * at their bits back. */
+static guint64
+replay_state_bytes(const PpsimStageCost *st, const PpsimOp *op)
+{
+    if (op->kind == PPSIM_OP_GOFF)
+        return (guint64)llround(st->params * 2.0);
+    return (guint64)llround(st->params * replay_weight_bits(op) / 8.0);
+}
+
 static PpsimTime
 replay_duration(const Replay *r, const PpsimOp *op)
 {
@@ -186,7 +205,10 @@ replay_duration(const Replay *r, const PpsimOp *op)
         return st->opt_ps;
     case PPSIM_OP_OFF:
     case PPSIM_OP_RL:
+    case PPSIM_OP_GOFF:
         return st->est.off_ps;
+    case PPSIM_OP_WRL: /* explicit mode: `offload` is the 16-bit transfer */
+        return st->est.off_ps * replay_weight_bits(op) / 16;
     default:
         g_assert_not_reached();
     }
@@ -252,7 +274,7 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
 {
     int s = op->stage;
     MemPlan m = {0};
-    if (op->kind != PPSIM_OP_OPT)
+    if (!ppsim_op_kind_per_stage(op->kind))
         replay_mem_plan(r, s, op->microbatch, &m);
     PpsimTaskId t;
     if (list == 1) {
@@ -261,6 +283,8 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
         if (r->topo != NULL) {
             int host = ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d));
             guint64 bytes = m.offloaded ? (guint64)m.keep : 0;
+            if (ppsim_op_kind_per_stage(op->kind))
+                bytes = replay_state_bytes(&r->costs->stage[s], op);
             t = ppsim_exec_add_transfer(r->exec, stream, off ? d : host, off ? host : d, bytes);
         } else {
             t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
@@ -337,6 +361,36 @@ replay_describe(GString *out, PpsimTaskId task, gpointer data)
     g_string_append_printf(out, " on device %d", pos.device);
 }
 
+/* T-Offload ([TP] §5): a stage whose optimizer step runs on a CPU worker keeps on the GPU
+ * only its 16-bit gradients and its weights at the bits its WRL brings back; the rest of
+ * training.bytes_per_param (fp32 master weights and Adam's two moments, [ZERO] §3.1) lives
+ * in host memory, which the node's pool holds as static memory. */
+static void
+replay_static_saved(Replay *r)
+{
+    const PpsimSchedule *sched = r->sched;
+    int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
+    r->static_saved = g_new0(gint64, p);
+    gint64 *host = g_new0(gint64, nodes);
+    for (int s = 0; s < sched->n_stages; s++) {
+        gint64 opt = ppsim_schedule_index_find(r->idx, PPSIM_OP_OPT, s, -1);
+        if (opt < 0 || !(ppsim_schedule_index_op(r->idx, (guint32)opt)->flags & PPSIM_OP_FLAG_CPU))
+            continue;
+        const PpsimStageCost *st = &r->costs->stage[s];
+        gint64 wrl = ppsim_schedule_index_find(r->idx, PPSIM_OP_WRL, s, -1);
+        int bits =
+            wrl >= 0 ? replay_weight_bits(ppsim_schedule_index_op(r->idx, (guint32)wrl)) : 16;
+        double kept = st->params * (2.0 + bits / 8.0);
+        gint64 saved = MAX(0, st->static_mem - (gint64)llround(kept));
+        int d = sched->stage_device[s];
+        r->static_saved[d] += saved;
+        host[replay_node_of(r, d)] += st->static_mem - (gint64)llround(st->params * 2.0);
+    }
+    for (int n = 0; n < nodes && r->topo != NULL; n++)
+        ppsim_exec_set_pool_base(r->exec, p + n, PPSIM_MEM_STATIC, MAX(0, host[n]));
+    g_free(host);
+}
+
 static void
 replay_build(Replay *r)
 {
@@ -349,8 +403,9 @@ replay_build(Replay *r)
     gint64 *static_mem = g_new0(gint64, p);
     for (int s = 0; s < sched->n_stages; s++)
         static_mem[sched->stage_device[s]] += r->costs->stage[s].static_mem;
+    replay_static_saved(r);
     for (int d = 0; d < p; d++)
-        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d]);
+        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d] - r->static_saved[d]);
     g_free(static_mem);
     replay_add_streams(r);
 
