@@ -126,6 +126,8 @@ replay_clear(Replay *r)
     g_free(r->h2d_stream);
     g_free(r->cpu_stream_base);
     g_free(r->static_saved);
+    g_free(r->cpu_first);
+    g_free(r->cpu_count);
 }
 
 static int
@@ -201,7 +203,8 @@ replay_duration(const Replay *r, const PpsimOp *op)
         return op->share == 0 ? st->est.r_ps : st->est.r_ps * op->share / 100;
     case PPSIM_OP_OPT:
         if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode)
-            return ppsim_time_from_seconds(st->params / r->sc->hardware.host_adam_params_per_s);
+            return ppsim_time_from_seconds(
+                st->params / (r->sc->hardware.host_adam_params_per_s * r->cpu_count[op->stage]));
         return st->opt_ps;
     case PPSIM_OP_OFF:
     case PPSIM_OP_RL:
@@ -290,7 +293,7 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
             t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
         }
     } else if (op->kind == PPSIM_OP_OPT && (op->flags & PPSIM_OP_FLAG_CPU)) {
-        int stream = r->cpu_stream_base[replay_node_of(r, d)] + op->stage % r->n_cpu_workers;
+        int stream = r->cpu_stream_base[replay_node_of(r, d)] + r->cpu_first[s];
         t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
     } else {
         t = ppsim_exec_add_task(r->exec, r->compute_stream[d], replay_duration(r, op));
@@ -371,10 +374,30 @@ replay_static_saved(Replay *r)
     const PpsimSchedule *sched = r->sched;
     int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
     r->static_saved = g_new0(gint64, p);
+    r->cpu_first = g_new0(int, sched->n_stages);
+    r->cpu_count = g_new0(int, sched->n_stages);
     gint64 *host = g_new0(gint64, nodes);
+    int *on_node = g_new0(int, nodes), *rank = g_new0(int, nodes);
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < sched->n_stages; s++) {
+            gint64 opt = ppsim_schedule_index_find(r->idx, PPSIM_OP_OPT, s, -1);
+            if (opt < 0 ||
+                !(ppsim_schedule_index_op(r->idx, (guint32)opt)->flags & PPSIM_OP_FLAG_CPU))
+                continue;
+            int n = replay_node_of(r, sched->stage_device[s]);
+            if (pass == 0) {
+                on_node[n]++;
+                continue;
+            }
+            /* the node's workers split evenly over its CPU steps (a multithreaded CPU
+             * Adam, [DS-PR735]); with fewer workers than steps, steps share one */
+            r->cpu_count[s] = MAX(1, r->n_cpu_workers / on_node[n]);
+            r->cpu_first[s] = (rank[n]++ * r->cpu_count[s]) % r->n_cpu_workers;
+        }
+    g_free(on_node);
+    g_free(rank);
     for (int s = 0; s < sched->n_stages; s++) {
-        gint64 opt = ppsim_schedule_index_find(r->idx, PPSIM_OP_OPT, s, -1);
-        if (opt < 0 || !(ppsim_schedule_index_op(r->idx, (guint32)opt)->flags & PPSIM_OP_FLAG_CPU))
+        if (r->cpu_count[s] == 0)
             continue;
         const PpsimStageCost *st = &r->costs->stage[s];
         gint64 wrl = ppsim_schedule_index_find(r->idx, PPSIM_OP_WRL, s, -1);
@@ -400,6 +423,7 @@ replay_build(Replay *r)
         ppsim_exec_add_pool(r->exec, r->costs->memory_limit);
     for (int n = 0; n < nodes; n++)
         ppsim_exec_add_pool(r->exec, r->topo ? (gint64)r->sc->hardware.host_memory_bytes : 0);
+    replay_add_streams(r); /* first: the CPU workers are split below */
     gint64 *static_mem = g_new0(gint64, p);
     for (int s = 0; s < sched->n_stages; s++)
         static_mem[sched->stage_device[s]] += r->costs->stage[s].static_mem;
@@ -407,7 +431,6 @@ replay_build(Replay *r)
     for (int d = 0; d < p; d++)
         ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d] - r->static_saved[d]);
     g_free(static_mem);
-    replay_add_streams(r);
 
     guint32 id = 0; /* ops are numbered device-major, compute list first (schedule-index.h) */
     for (int d = 0; d < p; d++)

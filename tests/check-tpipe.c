@@ -4,6 +4,7 @@
  * makespan 6(m + p - 1) and device 0's chunk ceilings of App. A, a timeline computed by
  * hand, T-Recomp's memory effects and App. C's buffer count, and the refusals. */
 #include "ppsim-test.h"
+#include "cost/cost-model.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -328,6 +329,44 @@ START_TEST(test_app_d_eq8)
 }
 END_TEST
 
+/* Hardware mode (DGX A100, p = 4, a small GPT): each device's deep stage keeps its 16-bit
+ * gradients and its weights at `bits` on the GPU and frees the rest of its 16 bytes per
+ * parameter ([ZERO] §3.1); the gradients cross PCIe at 25 GB/s alone on their link (2
+ * bytes per parameter), and the node's 16 CPU workers split over its 4 steps, so each Adam
+ * step takes params / (4 x adam_rate). */
+START_TEST(test_t_offload_hardware)
+{
+    const char *yaml = "hardware: {preset: dgx-a100-80gb, pcie: {gpus_per_switch: 1}}\n"
+                       "model: {layers: 16, hidden: 1024, heads: 16, seq_len: 1024, vocab: 32000}\n"
+                       "training: {pp: 4, microbatches: 8}\n"
+                       "schedule: {name: tpipe, offload_optimizer: t-offload, bits: 8}\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 8, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+    ppsim_assert_no_error(error);
+    for (int d = 0; d < 4; d++) {
+        const PpsimStageCost *st = &costs->stage[4 + d];
+        gint64 saved = st->static_mem - (gint64)llround(st->params * 3.0);
+        ck_assert_int_eq(res->devices[d].static_memory_saved, saved);
+        ck_assert_int_eq(res->devices[d].static_memory,
+                         costs->stage[d].static_mem + st->static_mem - saved);
+        const PpsimOpTiming *opt = find_op(res, d, PPSIM_OP_OPT, 4 + d, -1);
+        PpsimTime adam =
+            ppsim_time_from_seconds(st->params / (4 * sc->hardware.host_adam_params_per_s));
+        ck_assert_int_eq(opt->end_ps - opt->start_ps, adam);
+        const PpsimOpTiming *goff = find_op(res, d, PPSIM_OP_GOFF, 4 + d, -1);
+        double secs = (double)(goff->end_ps - goff->start_ps) / 1e12;
+        ck_assert_double_eq_tol(secs, st->params * 2 / sc->hardware.pcie_bytes_per_s, 1e-5);
+        ck_assert(res->devices[d].optimizer_overlap >= 0 && res->devices[d].optimizer_overlap <= 1);
+    }
+}
+END_TEST
+
 static void
 expect_refusal(const char *key, const char *value, const char *needle)
 {
@@ -374,6 +413,7 @@ ppsim_test_suite(void)
     tc = tcase_create("t-offload");
     tcase_add_test(tc, test_app_d_eq6);
     tcase_add_test(tc, test_app_d_eq8);
+    tcase_add_test(tc, test_t_offload_hardware);
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_add_test(tc, test_refusals);
