@@ -367,6 +367,34 @@ START_TEST(test_t_offload_hardware)
 }
 END_TEST
 
+/* T-Offload's ops survive the CSV: `<s>SC`, `<s>LW%bits@k`, `<s>OG@k`, and the replay of
+ * the file equals the generator's. */
+START_TEST(test_t_offload_csv)
+{
+    g_autoptr(PpsimRunResult) res = offload_run(4, 8, 1, 3, "8");
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(res->schedule);
+    ck_assert_ptr_nonnull(strstr(csv->str, ",4SC,|,4LW%8@1,4OG@"));
+    g_autoptr(GError) error = NULL;
+    PpsimSchedule *back = ppsim_schedule_from_csv(csv->str, csv->len, "x.csv", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) again = ppsim_schedule_to_csv(back);
+    ck_assert_str_eq(csv->str, again->str);
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "tpipe");
+    sc->costs.offload_ps = PPSIM_PS_PER_MS;
+    sc->costs.optimizer_ps = 3 * PPSIM_PS_PER_MS;
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 8, &error);
+    g_autoptr(PpsimRunResult) replay = ppsim_sim_replay(sc, costs, back, "x", "custom", 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(replay->makespan_ps, res->makespan_ps);
+    for (int d = 0; d < 4; d++)
+        ck_assert_double_eq(replay->devices[d].optimizer_overlap,
+                            res->devices[d].optimizer_overlap);
+    g_autoptr(PpsimSchedule) bad = ppsim_schedule_from_csv("0F0,0B0,|,0LW3\n", 15, "x.csv", &error);
+    ck_assert_ptr_null(bad);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+}
+END_TEST
+
 static void
 expect_refusal(const char *key, const char *value, const char *needle)
 {
@@ -414,6 +442,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_app_d_eq6);
     tcase_add_test(tc, test_app_d_eq8);
     tcase_add_test(tc, test_t_offload_hardware);
+    tcase_add_test(tc, test_t_offload_csv);
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_add_test(tc, test_refusals);

@@ -342,7 +342,7 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
             row + 1, op->stage, *dev + 1);
         csv_defer(rd, line, col, op, why);
     }
-    gboolean copy_kind = op->kind == PPSIM_OP_OFF || op->kind == PPSIM_OP_RL;
+    gboolean copy_kind = ppsim_op_kind_is_copy(op->kind);
     if (copy && !copy_kind)
         csv_defer(rd, line, col, op, "is a compute action after the '|' copy separator");
     *dev = row;
