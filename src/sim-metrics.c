@@ -109,6 +109,7 @@ metrics_offload(const Replay *r, PpsimRunResult *res)
         PpsimDeviceResult *dev = &res->devices[d];
         dev->static_memory_saved = r->static_saved[d];
         PpsimTime total = 0, hidden = 0;
+        gboolean any = FALSE;
         for (int list = 0; list < 2; list++) {
             const GArray *ops = list == 0 ? r->sched->compute[d] : r->sched->copy[d];
             const GArray *tm = list == 0 ? res->compute_timing[d] : res->copy_timing[d];
@@ -117,11 +118,12 @@ metrics_offload(const Replay *r, PpsimRunResult *res)
                 if (op->kind != PPSIM_OP_GOFF && !(op->flags & PPSIM_OP_FLAG_CPU))
                     continue;
                 const PpsimOpTiming *t = &g_array_index(tm, PpsimOpTiming, i);
+                any = TRUE;
                 total += t->end_ps - t->start_ps;
                 hidden += MAX(0, MIN(t->end_ps, gpu_end) - t->start_ps);
             }
         }
-        dev->optimizer_overlap = total > 0 ? (double)hidden / (double)total : -1.0;
+        dev->optimizer_overlap = !any ? -1.0 : total > 0 ? (double)hidden / (double)total : 1.0;
     }
 }
 

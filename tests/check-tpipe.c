@@ -158,6 +158,10 @@ START_TEST(test_grid)
             g_autoptr(PpsimRunResult) b = tp_run(p, m, "recompute", "t-recomp");
             ck_assert_int_gt(b->makespan_ps, 0);
             ck_assert_int_le(b->devices[0].peak_activation, a->devices[0].peak_activation);
+            /* T-Offload with free transfers and steps changes no GPU timing */
+            g_autoptr(PpsimRunResult) c = tp_run(p, m, "offload_optimizer", "t-offload");
+            ck_assert_int_eq(c->makespan_ps, a->makespan_ps);
+            ck_assert_double_eq(c->devices[0].optimizer_overlap, 1.0);
         }
 }
 END_TEST
