@@ -424,6 +424,13 @@ START_TEST(test_refusals)
     ck_assert_ptr_null(res);
     ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(error->message, "option 'recompute' must be 'none' or a ratio"));
+    g_autoptr(PpsimScenario) one = ppsim_scenario_new_explicit(4, 1, 8, "interleaved");
+    g_autoptr(GError) err1 = NULL;
+    g_autoptr(PpsimRunResult) r1 =
+        ppsim_test_run_option(one, "interleaved", "recompute", "t-recomp", &err1);
+    ck_assert_ptr_null(r1);
+    ppsim_assert_error(err1, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(err1->message, "at least 2 chunks"));
 }
 END_TEST
 

@@ -71,6 +71,13 @@ interleaved_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams 
     if (!ppsim_options_get_recompute(params->options, "recompute", TRUE, &rc.share, &rc.t_recomp,
                                      error))
         return FALSE;
+    if (rc.t_recomp && v < 2) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "option 'recompute': t-recomp needs at least 2 chunks per device (it "
+                    "recomputes the shallowest of them, [TP] §4.2); got v = %d",
+                    v);
+        return FALSE;
+    }
     PpsimSchedule *s = ppsim_schedule_new(p, p * v, m);
     ppsim_schedule_map_interleaved(s);
     int total = m * v;
