@@ -137,8 +137,8 @@ recomp_peak(const RecompTimes *rt, int d)
 /* [TP] App. B-C do not give the slots of Fig. 6(d) in closed form, so the timetable is
  * found: over every start of chunk 2's backward and gap before chunk 1's, keep the
  * candidate with the lowest steady-state peak on device 0 (T-Recomp's aim), then on the
- * worst device, then the shortest microbatch latency, then the earliest start. O(p^2)
- * candidates of O(p) each. */
+ * worst device, then the shortest microbatch latency, then the earliest start. 14(2p + 15)
+ * candidates of O(p) each (p = 64: well under a millisecond). */
 PpsimTpipeTable *
 ppsim_tpipe_table_recomp(int p, GError **error)
 {
