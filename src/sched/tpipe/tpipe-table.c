@@ -138,7 +138,7 @@ recomp_peak(const RecompTimes *rt, int d)
  * found: over every start of chunk 2's backward and gap before chunk 1's, keep the
  * candidate with the lowest steady-state peak on device 0 (T-Recomp's aim), then on the
  * worst device, then the shortest microbatch latency, then the earliest start. 14(2p + 15)
- * candidates of O(p) each (p = 64: well under a millisecond). */
+ * candidates of O(p) each (the whole p = 64, m = 256 run takes about 40 ms). */
 PpsimTpipeTable *
 ppsim_tpipe_table_recomp(int p, GError **error)
 {
