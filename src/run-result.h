@@ -30,6 +30,12 @@ typedef struct {
      * busy time spent recomputing. */
     PpsimTime idle_warmup_ps, idle_wait_ps, idle_transfer_ps, idle_cooldown_ps;
     PpsimTime recompute_ps;
+    /* T-Offload ([TP] §5): static memory its CPU optimizer steps free on the device, and the
+     * share of its gradient D2H + CPU optimizer time that ran while the pipeline's GPU work
+     * was still going (before the last GPU compute op of any device ended); -1 when the
+     * device offloads no optimizer step. */
+    gint64 static_memory_saved;
+    double optimizer_overlap;
 } PpsimDeviceResult;
 
 typedef struct {

@@ -15,6 +15,8 @@ typedef struct {
     PpsimExec *exec;
     int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
     int n_cpu_workers;
+    gint64 *static_saved;       /* [p] static memory a CPU optimizer step (T-Offload) frees */
+    int *cpu_first, *cpu_count; /* [S] workers of a stage's CPU optimizer step */
 } Replay;
 
 /* Fills @res from a finished replay: timings, memory, ratios, bubble attribution and, with

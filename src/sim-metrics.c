@@ -26,6 +26,8 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
         for (guint i = 0; i < timing->len; i++) {
             const PpsimOpTiming *t = &g_array_index(timing, PpsimOpTiming, i);
             const PpsimOp *op = &g_array_index(r->sched->compute[d], PpsimOp, i);
+            if (op->flags & PPSIM_OP_FLAG_CPU)
+                continue; /* on a host CPU worker: not the GPU's time */
             if (op->kind == PPSIM_OP_R)
                 dev->recompute_ps += t->end_ps - t->start_ps;
             PpsimTime gap = t->start_ps - prev_end;
@@ -80,7 +82,7 @@ metrics_timings(const Replay *r, PpsimRunResult *res)
                                   (PpsimTime *)(gpointer)timing->data);
             for (guint i = 0; i < ops->len; i++) {
                 const PpsimOpTiming *t = &g_array_index(timing, PpsimOpTiming, i);
-                if (list == 0)
+                if (list == 0 && !(g_array_index(ops, PpsimOp, i).flags & PPSIM_OP_FLAG_CPU))
                     dev->busy_ps += t->end_ps - t->start_ps;
                 dev->first_start_ps = MIN(dev->first_start_ps, t->start_ps);
                 dev->end_ps = MAX(dev->end_ps, t->end_ps);
@@ -90,6 +92,39 @@ metrics_timings(const Replay *r, PpsimRunResult *res)
         if (dev->first_start_ps == G_MAXINT64)
             dev->first_start_ps = 0;
         res->makespan_ps = MAX(res->makespan_ps, dev->end_ps);
+    }
+}
+
+/* T-Offload's per-device figures (run-result.h): the static memory saved and how much of
+ * the gradient D2H and CPU optimizer time ran before the pipeline's GPU work ended. */
+static void
+metrics_offload(const Replay *r, PpsimRunResult *res)
+{
+    PpsimTime gpu_end = 0;
+    for (int d = 0; d < res->p; d++)
+        for (guint i = 0; i < r->sched->compute[d]->len; i++)
+            if (!(g_array_index(r->sched->compute[d], PpsimOp, i).flags & PPSIM_OP_FLAG_CPU))
+                gpu_end =
+                    MAX(gpu_end, g_array_index(res->compute_timing[d], PpsimOpTiming, i).end_ps);
+    for (int d = 0; d < res->p; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        dev->static_memory_saved = r->static_saved[d];
+        PpsimTime total = 0, hidden = 0;
+        gboolean any = FALSE;
+        for (int list = 0; list < 2; list++) {
+            const GArray *ops = list == 0 ? r->sched->compute[d] : r->sched->copy[d];
+            const GArray *tm = list == 0 ? res->compute_timing[d] : res->copy_timing[d];
+            for (guint i = 0; i < ops->len; i++) {
+                const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+                if (op->kind != PPSIM_OP_GOFF && !(op->flags & PPSIM_OP_FLAG_CPU))
+                    continue;
+                const PpsimOpTiming *t = &g_array_index(tm, PpsimOpTiming, i);
+                any = TRUE;
+                total += t->end_ps - t->start_ps;
+                hidden += MAX(0, MIN(t->end_ps, gpu_end) - t->start_ps);
+            }
+        }
+        dev->optimizer_overlap = !any ? -1.0 : total > 0 ? (double)hidden / (double)total : 1.0;
     }
 }
 
@@ -213,6 +248,7 @@ ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
     res->stages = g_new0(PpsimStageResult, r->sched->n_stages);
     metrics_timings(r, res);
     metrics_memory(r, res);
+    metrics_offload(r, res);
     metrics_ratios(res);
     metrics_attribute(r, res);
     if (flags & PPSIM_SIM_RECORD) {

@@ -11,6 +11,7 @@
 #include "hw/exec.h"
 #include "util/ppsim-error.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- building the schedule ------------------------------------------------------------ */
@@ -184,6 +185,9 @@ replay_clear(Replay *r)
     g_free(r->d2h_stream);
     g_free(r->h2d_stream);
     g_free(r->cpu_stream_base);
+    g_free(r->static_saved);
+    g_free(r->cpu_first);
+    g_free(r->cpu_count);
 }
 
 static int
@@ -224,6 +228,23 @@ replay_add_streams(Replay *r)
         }
 }
 
+/* Bits per weight a WRL brings back ([TP] §5: quantized weights); 16 by default. */
+static int
+replay_weight_bits(const PpsimOp *op)
+{
+    return op->share != 0 ? op->share : 16;
+}
+
+/* Bytes of a model-state transfer of stage @st: 16-bit gradients out ([ZERO] §3.1), weights
+ * at their bits back. */
+static guint64
+replay_state_bytes(const PpsimStageCost *st, const PpsimOp *op)
+{
+    if (op->kind == PPSIM_OP_GOFF)
+        return (guint64)llround(st->params * 2.0);
+    return (guint64)llround(st->params * replay_weight_bits(op) / 8.0);
+}
+
 static PpsimTime
 replay_duration(const Replay *r, const PpsimOp *op)
 {
@@ -238,14 +259,19 @@ replay_duration(const Replay *r, const PpsimOp *op)
     case PPSIM_OP_BW:
         return st->est.b_ps + st->est.w_ps;
     case PPSIM_OP_R:
-        return st->est.r_ps;
+        /* a partial recompute re-runs that share of the stage's forward */
+        return op->share == 0 ? st->est.r_ps : st->est.r_ps * op->share / 100;
     case PPSIM_OP_OPT:
         if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode)
-            return ppsim_time_from_seconds(st->params / r->sc->hardware.host_adam_params_per_s);
+            return ppsim_time_from_seconds(
+                st->params / (r->sc->hardware.host_adam_params_per_s * r->cpu_count[op->stage]));
         return st->opt_ps;
     case PPSIM_OP_OFF:
     case PPSIM_OP_RL:
+    case PPSIM_OP_GOFF:
         return st->est.off_ps;
+    case PPSIM_OP_WRL: /* explicit mode: `offload` is the 16-bit transfer */
+        return st->est.off_ps * replay_weight_bits(op) / 16;
     default:
         g_assert_not_reached();
     }
@@ -277,6 +303,11 @@ replay_mem_plan(const Replay *r, int s, int j, MemPlan *m)
     m->rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
     m->A = st->est.act;
     m->keep = m->rc >= 0 ? MIN(st->act_ckpt, m->A) : m->A;
+    if (m->rc >= 0) { /* a partial R recomputes its share of what the checkpoint omits */
+        guint16 share = ppsim_schedule_index_op(x, (guint32)m->rc)->share;
+        if (share != 0)
+            m->keep = m->A - (m->A - m->keep) * share / 100;
+    }
     m->act = m->keep;
     m->buf = 0;
     m->offloaded = m->off >= 0 && m->rl >= 0;
@@ -306,7 +337,7 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
 {
     int s = op->stage;
     MemPlan m = {0};
-    if (op->kind != PPSIM_OP_OPT)
+    if (!ppsim_op_kind_per_stage(op->kind))
         replay_mem_plan(r, s, op->microbatch, &m);
     PpsimTaskId t;
     if (list == 1) {
@@ -315,12 +346,14 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
         if (r->topo != NULL) {
             int host = ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d));
             guint64 bytes = m.offloaded ? (guint64)m.keep : 0;
+            if (ppsim_op_kind_per_stage(op->kind))
+                bytes = replay_state_bytes(&r->costs->stage[s], op);
             t = ppsim_exec_add_transfer(r->exec, stream, off ? d : host, off ? host : d, bytes);
         } else {
             t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
         }
     } else if (op->kind == PPSIM_OP_OPT && (op->flags & PPSIM_OP_FLAG_CPU)) {
-        int stream = r->cpu_stream_base[replay_node_of(r, d)] + op->stage % r->n_cpu_workers;
+        int stream = r->cpu_stream_base[replay_node_of(r, d)] + r->cpu_first[s];
         t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
     } else {
         t = ppsim_exec_add_task(r->exec, r->compute_stream[d], replay_duration(r, op));
@@ -391,6 +424,56 @@ replay_describe(GString *out, PpsimTaskId task, gpointer data)
     g_string_append_printf(out, " on device %d", pos.device);
 }
 
+/* T-Offload ([TP] §5): a stage whose optimizer step runs on a CPU worker keeps on the GPU
+ * only its 16-bit gradients and its weights at the bits its WRL brings back; the rest of
+ * training.bytes_per_param (fp32 master weights and Adam's two moments, [ZERO] §3.1) lives
+ * in host memory, which the node's pool holds as static memory. */
+static void
+replay_static_saved(Replay *r)
+{
+    const PpsimSchedule *sched = r->sched;
+    int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
+    r->static_saved = g_new0(gint64, p);
+    r->cpu_first = g_new0(int, sched->n_stages);
+    r->cpu_count = g_new0(int, sched->n_stages);
+    gint64 *host = g_new0(gint64, nodes);
+    int *on_node = g_new0(int, nodes), *rank = g_new0(int, nodes);
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < sched->n_stages; s++) {
+            gint64 opt = ppsim_schedule_index_find(r->idx, PPSIM_OP_OPT, s, -1);
+            if (opt < 0 ||
+                !(ppsim_schedule_index_op(r->idx, (guint32)opt)->flags & PPSIM_OP_FLAG_CPU))
+                continue;
+            int n = replay_node_of(r, sched->stage_device[s]);
+            if (pass == 0) {
+                on_node[n]++;
+                continue;
+            }
+            /* the node's workers split evenly over its CPU steps (a multithreaded CPU
+             * Adam, [DS-PR735]); with fewer workers than steps, steps share one */
+            r->cpu_count[s] = MAX(1, r->n_cpu_workers / on_node[n]);
+            r->cpu_first[s] = (rank[n]++ * r->cpu_count[s]) % r->n_cpu_workers;
+        }
+    g_free(on_node);
+    g_free(rank);
+    for (int s = 0; s < sched->n_stages; s++) {
+        if (r->cpu_count[s] == 0)
+            continue;
+        const PpsimStageCost *st = &r->costs->stage[s];
+        gint64 wrl = ppsim_schedule_index_find(r->idx, PPSIM_OP_WRL, s, -1);
+        int bits =
+            wrl >= 0 ? replay_weight_bits(ppsim_schedule_index_op(r->idx, (guint32)wrl)) : 16;
+        double kept = st->params * (2.0 + bits / 8.0);
+        gint64 saved = MAX(0, st->static_mem - (gint64)llround(kept));
+        int d = sched->stage_device[s];
+        r->static_saved[d] += saved;
+        host[replay_node_of(r, d)] += st->static_mem - (gint64)llround(st->params * 2.0);
+    }
+    for (int n = 0; n < nodes && r->topo != NULL; n++)
+        ppsim_exec_set_pool_base(r->exec, p + n, PPSIM_MEM_STATIC, MAX(0, host[n]));
+    g_free(host);
+}
+
 static void
 replay_build(Replay *r)
 {
@@ -400,13 +483,14 @@ replay_build(Replay *r)
         ppsim_exec_add_pool(r->exec, r->costs->memory_limit);
     for (int n = 0; n < nodes; n++)
         ppsim_exec_add_pool(r->exec, r->topo ? (gint64)r->sc->hardware.host_memory_bytes : 0);
+    replay_add_streams(r); /* first: the CPU workers are split below */
     gint64 *static_mem = g_new0(gint64, p);
     for (int s = 0; s < sched->n_stages; s++)
         static_mem[sched->stage_device[s]] += r->costs->stage[s].static_mem;
+    replay_static_saved(r);
     for (int d = 0; d < p; d++)
-        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d]);
+        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d] - r->static_saved[d]);
     g_free(static_mem);
-    replay_add_streams(r);
 
     guint32 id = 0; /* ops are numbered device-major, compute list first (schedule-index.h) */
     for (int d = 0; d < p; d++)

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "scenario/scenario.h"
 #include "sched/registry.h"
+#include "sim.h"
 #include "util/fmt.h"
 
 #include <stdio.h>
@@ -20,6 +21,17 @@ option_type_name(PpsimOptionType type)
     }
 }
 
+/* "2 (V-shape)" or "2 (interleaved)": which map a two-chunk generator uses, read from a
+ * tiny schedule it makes (p = 2: stage 2 is on device 1 in a V, on device 0 interleaved). */
+static const char *
+two_chunk_map(const PpsimScheduleClass *k)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(2, 2, 4, k->name);
+    g_autoptr(PpsimSchedule) sched =
+        ppsim_sim_build_schedule(sc, g_ptr_array_index(sc->schedules, 0), NULL, NULL);
+    return sched && sched->stage_device[2] == 0 ? "2 (interleaved)" : "2 (V-shape)";
+}
+
 static void
 list_schedules(void)
 {
@@ -29,7 +41,7 @@ list_schedules(void)
         printf("%-14s source: %s; chunks per device: %s\n", "", k->reference,
                k->chunks == 0   ? "training.chunks"
                : k->chunks == 1 ? "1"
-                                : "2 (V-shape)");
+                                : two_chunk_map(k));
         for (const PpsimOptionSpec *o = k->options; o && o->name; o++)
             printf("%-14s option %s (%s, default %s): %s\n", "", o->name, option_type_name(o->type),
                    o->default_value ? o->default_value : "unset", o->help);

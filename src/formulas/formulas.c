@@ -8,7 +8,7 @@
 
 static const char *const with_formula[] = {"1f1b",  "gpipe", "interleaved", "zb-h1",
                                            "zb-h2", "zb-v",  "v-half",      "v-min",
-                                           "gis",   "gis-h", NULL};
+                                           "gis",   "gis-h", "tpipe",       NULL};
 
 const char *const *
 ppsim_formula_schedules(void)
@@ -181,6 +181,34 @@ formula_gis_h(const PpsimFormulaInput *in, PpsimFormula *out)
     out->exact = out->exact && in->p % 2 == 0;
 }
 
+static int
+ceil_div6(int a)
+{
+    return a >= 0 ? (a + 5) / 6 : -((-a) / 6);
+}
+
+/* T-Pipe ([TP] App. A): with T_B = 2 T_F (fused backward) and T_unit = T_F the iteration
+ * takes 6(m + p - 1) T_unit, i.e. 2(m + p - 1)(T_F + T_B + T_W) per chunk; device 0's
+ * chunk 1 holds ceil(2/3 + ceil((p-3)/6) + ceil((2p-3)/6) + p/2) microbatches and chunk 2
+ * ceil((3p-2)/6) (at most m each). The paper gives only device 0, so only its peak is
+ * predicted. Its two chunk peaks coincide for even p; for odd p ppsim's device peak is one
+ * lower than their sum (the chunk-2 peak falls between chunk 1's), so those rows are
+ * approximate. */
+static void
+formula_tpipe(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    int p = in->p, kf = ceil_div6(p - 3), kb = ceil_div6(2 * p - 3);
+    out->source = "[TP] App. A (Eq. 1-2 and the chunk ceilings; makespan 6(m+p-1) T_unit)";
+    out->exact_when = "v = 2, fused backward T_B + T_W = 2 T_F, p2p = 0, p even";
+    out->exact = in->v == 2 && in->t_b + in->t_w == 2 * in->t_f && p % 2 == 0;
+    out->span = 2.0 * (in->m + p - 1) * (in->t_f + in->t_b + in->t_w);
+    /* ceil(2/3 + kf + kb + p/2) = kf + kb + ceil((3p + 4)/6) */
+    int chunk1 = MIN(kf + kb + (3 * p + 4 + 5) / 6, in->m);
+    int chunk2 = MIN((3 * p - 2 + 5) / 6, in->m);
+    out->n_devices = 1;
+    out->peak[0] = (chunk1 + chunk2) * in->act;
+}
+
 gboolean
 ppsim_formula_predict(const char *name, const PpsimFormulaInput *in, PpsimFormula *out)
 {
@@ -191,7 +219,7 @@ ppsim_formula_predict(const char *name, const PpsimFormulaInput *in, PpsimFormul
         {"1f1b", formula_1f1b},     {"gpipe", formula_gpipe}, {"interleaved", formula_interleaved},
         {"zb-h1", formula_zb_h1},   {"zb-h2", formula_zb_h2}, {"zb-v", formula_zb_v},
         {"v-half", formula_v_half}, {"v-min", formula_v_min}, {"gis", formula_gis},
-        {"gis-h", formula_gis_h}};
+        {"gis-h", formula_gis_h},   {"tpipe", formula_tpipe}};
     for (guint i = 0; i < G_N_ELEMENTS(table); i++) {
         if (g_strcmp0(table[i].name, name) != 0)
             continue;

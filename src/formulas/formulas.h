@@ -23,8 +23,9 @@ typedef struct {
     double bubble;          /* predicted idle time inside that span (span - m v (F+B+W)) */
     double bubble_rate;     /* bubble / span: [ZB] §5.3's bubble rate */
     double bubble_fraction; /* bubble / ideal: [NAR21] §2.2.1's fraction */
-    int n_devices;
-    double *peak; /* [p] predicted peak activation per device, memory units */
+    int n_devices;          /* devices whose peak is predicted: 0 .. n_devices - 1 (p, or 1 when the
+                             * source gives device 0 only) */
+    double *peak;           /* [p] predicted peak activation per device, memory units */
 } PpsimFormula;
 
 /* Fills @out for schedule @name; FALSE when ppsim knows no formula for it. The caller frees

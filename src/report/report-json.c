@@ -55,6 +55,12 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     ppsim_fmt_ms(out, d->idle_cooldown_ps);
     g_string_append(out, "},\"recompute\":");
     ppsim_fmt_ms(out, d->recompute_ps);
+    if (d->optimizer_overlap >= 0) { /* T-Offload only, so other outputs stay as they were */
+        g_string_append(out, ",\"static_memory_saved\":");
+        ppsim_fmt_mem(out, d->static_memory_saved, res->mem_scale);
+        g_string_append(out, ",\"optimizer_overlap\":");
+        ppsim_fmt_double(out, d->optimizer_overlap);
+    }
     g_string_append_c(out, '}');
 }
 

@@ -16,13 +16,15 @@
 static const char *const kind_color[PPSIM_OP_N_KINDS] = {
     [PPSIM_OP_F] = "#4e79a7",   [PPSIM_OP_B] = "#59a14f",  [PPSIM_OP_W] = "#f28e2b",
     [PPSIM_OP_BW] = "#2f7d3a",  [PPSIM_OP_R] = "#b07aa1",  [PPSIM_OP_OPT] = "#e15759",
-    [PPSIM_OP_OFF] = "#9c755f", [PPSIM_OP_RL] = "#bab0ac",
+    [PPSIM_OP_OFF] = "#9c755f", [PPSIM_OP_RL] = "#bab0ac", [PPSIM_OP_GOFF] = "#76b7b2",
+    [PPSIM_OP_WRL] = "#edc948",
 };
 
 static const char *const kind_label[PPSIM_OP_N_KINDS] = {
     [PPSIM_OP_F] = "F forward",    [PPSIM_OP_B] = "B input grad", [PPSIM_OP_W] = "W weight grad",
     [PPSIM_OP_BW] = "BW backward", [PPSIM_OP_R] = "R recompute",  [PPSIM_OP_OPT] = "OPT step",
-    [PPSIM_OP_OFF] = "offload",    [PPSIM_OP_RL] = "reload",
+    [PPSIM_OP_OFF] = "offload",    [PPSIM_OP_RL] = "reload",      [PPSIM_OP_GOFF] = "grad D2H",
+    [PPSIM_OP_WRL] = "weight H2D",
 };
 
 typedef struct {
@@ -75,15 +77,17 @@ svg_text(Svg *s, double x, double y, double size, const char *anchor, const char
     g_string_append(s->out, "</text>\n");
 }
 
-/* Blocks of one lane; microbatch numbers where a block is wide enough. */
+/* Blocks of one lane; microbatch numbers where a block is wide enough. @cpu: draw only the
+ * ops that run on a host CPU worker (TRUE) or only the others (FALSE). */
 static void
-svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean labels)
+svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean labels, gboolean cpu)
 {
     double painted = -1; /* right edge of what this lane has drawn so far */
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
         const PpsimOpTiming *t = &g_array_index(timing, PpsimOpTiming, i);
-        if (t->end_ps <= s->t0 || t->start_ps >= s->t1)
+        if (t->end_ps <= s->t0 || t->start_ps >= s->t1 ||
+            ((op->flags & PPSIM_OP_FLAG_CPU) != 0) != cpu)
             continue;
         double x0 = svg_x(s, MAX(t->start_ps, s->t0)), x1 = svg_x(s, MIN(t->end_ps, s->t1));
         /* a sub-pixel block on pixels already painted would be invisible: skip it, so a
@@ -194,10 +198,15 @@ svg_rows(Svg *s, const PpsimRunResult *res, double y)
         svg_text(s, SVG_LEFT - 8, y + s->row_h / 2 + 4, MIN(11.0, s->row_h), "end", "#333333",
                  name);
         svg_rect(s, SVG_LEFT, y, s->plot_w, s->row_h, "#f3f3f3", NULL);
-        svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y, s->row_h, TRUE);
+        svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y, s->row_h, TRUE, FALSE);
         y += s->row_h;
         if (s->copy_lane) {
-            svg_lane(s, res->schedule->copy[d], res->copy_timing[d], y + 1, s->copy_h, FALSE);
+            /* the host side of the device: its copies, and its optimizer steps on a CPU
+             * worker (T-Offload) */
+            svg_lane(s, res->schedule->copy[d], res->copy_timing[d], y + 1, s->copy_h, FALSE,
+                     FALSE);
+            svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y + 1, s->copy_h, FALSE,
+                     TRUE);
             y += s->copy_h + 1;
         }
         y += s->gap;

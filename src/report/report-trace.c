@@ -70,9 +70,11 @@ trace_ops(Trace *t, const PpsimRunResult *res, int d, int list)
         const PpsimOpTiming *tm = &g_array_index(timing, PpsimOpTiming, i);
         const char *kind = ppsim_op_kind_name(op->kind);
         GString *o = trace_event(t);
-        g_string_append_printf(o, "\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%s", d + 1,
-                               list + 1, kind);
-        if (op->kind != PPSIM_OP_OPT)
+        /* a step on a host CPU worker (T-Offload) gets the device's third thread */
+        int tid = (op->flags & PPSIM_OP_FLAG_CPU) ? 3 : list + 1;
+        g_string_append_printf(o, "\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%s", d + 1, tid,
+                               kind);
+        if (!ppsim_op_kind_per_stage(op->kind))
             g_string_append_printf(o, "%d", op->microbatch);
         g_string_append_printf(o, "\",\"cat\":\"%s\",\"ts\":", kind);
         trace_us(o, tm->start_ps);
@@ -243,6 +245,11 @@ ppsim_report_trace_write(const PpsimRunResult *res, PpsimWriteFunc write, gpoint
         trace_name(&t, d + 1, 0, "process_name", name, d);
         trace_name(&t, d + 1, 1, "thread_name", "compute", 1);
         trace_name(&t, d + 1, 2, "thread_name", "copy", 2);
+        for (guint i = 0; i < res->schedule->compute[d]->len; i++)
+            if (g_array_index(res->schedule->compute[d], PpsimOp, i).flags & PPSIM_OP_FLAG_CPU) {
+                trace_name(&t, d + 1, 3, "thread_name", "cpu worker", 3);
+                break;
+            }
         trace_ops(&t, res, d, 0);
         trace_ops(&t, res, d, 1);
     }

@@ -34,6 +34,14 @@ gint64 ppsim_options_get_int(const PpsimOptions *opts, const char *name);
 double ppsim_options_get_double(const PpsimOptions *opts, const char *name);
 const char *ppsim_options_get_string(const PpsimOptions *opts, const char *name);
 
+/* Reads string option @name as a recompute mode ([TP] §6's baselines): "none"; a ratio in
+ * (0, 1], the share of each stage's activation recomputed before its backward, returned in
+ * percent (1..100) in @share_pct; or, when @allow_t_recomp, "t-recomp" (@t_recomp: the
+ * shallowest chunk recomputed whole, [TP] §4.2). Errors name the option and the rule. */
+gboolean ppsim_options_get_recompute(const PpsimOptions *opts, const char *name,
+                                     gboolean allow_t_recomp, int *share_pct, gboolean *t_recomp,
+                                     GError **error);
+
 /* Shape of the pipeline a generator must fill. */
 typedef struct {
     int p; /* devices */

@@ -10,6 +10,7 @@
 #include "util/suggest.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -198,4 +199,31 @@ ppsim_choice_add(GArray *choices, const char *key, const char *value, const char
         }
     }
     g_array_append_val(choices, c);
+}
+
+gboolean
+ppsim_options_get_recompute(const PpsimOptions *opts, const char *name, gboolean allow_t_recomp,
+                            int *share_pct, gboolean *t_recomp, GError **error)
+{
+    const char *text = ppsim_options_get_string(opts, name);
+    *share_pct = 0;
+    *t_recomp = FALSE;
+    if (text == NULL || g_strcmp0(text, "none") == 0)
+        return TRUE;
+    if (allow_t_recomp && g_strcmp0(text, "t-recomp") == 0) {
+        *t_recomp = TRUE;
+        return TRUE;
+    }
+    char *end = NULL;
+    double ratio = g_ascii_strtod(text, &end);
+    /* whole percents: the IR keeps a recompute share in percent */
+    if (end != text && *end == '\0' && ratio > 0 && ratio <= 1 &&
+        fabs(ratio * 100 - round(ratio * 100)) < 1e-9 && round(ratio * 100) >= 1) {
+        *share_pct = (int)round(ratio * 100);
+        return TRUE;
+    }
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                "option '%s' must be 'none'%s or a ratio in (0, 1] in whole percents, got '%s'",
+                name, allow_t_recomp ? ", 't-recomp'" : "", text);
+    return FALSE;
 }

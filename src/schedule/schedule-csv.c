@@ -4,12 +4,14 @@
  * (forward), I (backward for inputs), W (backward for weights), B (full backward), stage the
  * global stage index. Empty cells (idle steps) are skipped. PyTorch's communication and FSDP
  * actions (SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD) are accepted and
- * ignored: ppsim derives transfers from dependencies. ppsim's extensions: R (recompute), O
- * (offload) and L (reload) take a microbatch; <stage>S is the stage's optimizer step and
- * <stage>SC the same on a host CPU worker. A cell `|` separates the compute actions from
- * the copy-stream actions (O, L) of the same rank. A copy action may end in `@k` (it waits
- * for the row's k-th compute action) and `^r.i` suffixes (it waits for row r's i-th copy
- * action: the cross-device events of [PO] App. D).
+ * ignored: ppsim derives transfers from dependencies. ppsim's extensions: R (recompute;
+ * `%<share>` after the microbatch: a partial recompute of that percent), O (offload) and L
+ * (reload) take a microbatch; <stage>S is the stage's optimizer step and
+ * <stage>SC the same on a host CPU worker; <stage>OG and <stage>LW[%bits] move a stage's
+ * gradients to the host and its (quantized) weights back (T-Offload). A cell `|` separates the
+ * compute actions from the copy-stream actions (O, L) of the same rank. A copy action may end in
+ * `@k` (it waits for the row's k-th compute action) and `^r.i` suffixes (it waits for row r's i-th
+ * copy action: the cross-device events of [PO] App. D).
  */
 #include "schedule/schedule.h"
 #include "util/ppsim-error.h"
@@ -37,6 +39,10 @@ csv_kind_code(const PpsimOp *op)
         return "L";
     case PPSIM_OP_OPT:
         return (op->flags & PPSIM_OP_FLAG_CPU) ? "SC" : "S";
+    case PPSIM_OP_GOFF:
+        return "OG";
+    case PPSIM_OP_WRL:
+        return "LW";
     default:
         g_assert_not_reached();
     }
@@ -53,8 +59,10 @@ csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArra
             g_string_append_c(out, ',');
         *first = FALSE;
         g_string_append_printf(out, "%d%s", op->stage, csv_kind_code(op));
-        if (op->kind != PPSIM_OP_OPT)
+        if (!ppsim_op_kind_per_stage(op->kind))
             g_string_append_printf(out, "%d", op->microbatch);
+        if ((op->kind == PPSIM_OP_R || op->kind == PPSIM_OP_WRL) && op->share != 0)
+            g_string_append_printf(out, "%%%d", op->share);
         if (after != NULL && g_array_index(after, gint32, i) >= 0)
             g_string_append_printf(out, "@%d", g_array_index(after, gint32, i));
         for (; syncs != NULL && k < syncs->len; k++) {
@@ -138,6 +146,8 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
                  {"W", PPSIM_OP_W, 0},
                  {"B", PPSIM_OP_BW, 0},
                  {"R", PPSIM_OP_R, 0},
+                 {"OG", PPSIM_OP_GOFF, 0},
+                 {"LW", PPSIM_OP_WRL, 0},
                  {"O", PPSIM_OP_OFF, 0},
                  {"L", PPSIM_OP_RL, 0}};
     int k = -1;
@@ -146,17 +156,39 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
             k = i;
     if (k < 0)
         return csv_fail(error, loc, cell,
-                        "unknown action kind (expected F, I, W, B, R, O, L, S or SC) in");
+                        "unknown action kind (expected F, I, W, B, R, O, L, OG, LW, S or SC) in");
     p += strlen(kinds[k].code);
     gint64 mb = -1;
+    guint16 share = 0;
     if (kinds[k].kind == PPSIM_OP_OPT) {
         if (*p != '\0')
             return csv_fail(error, loc, cell, "an optimizer step takes no microbatch, got");
     } else {
-        if (!g_ascii_isdigit(*p))
+        gboolean per_stage = ppsim_op_kind_per_stage(kinds[k].kind);
+        if (!per_stage && !g_ascii_isdigit(*p))
             return csv_fail(error, loc, cell, "missing microbatch number in");
-        mb = g_ascii_strtoll(p, &end, 10);
-        gboolean copy = kinds[k].kind == PPSIM_OP_OFF || kinds[k].kind == PPSIM_OP_RL;
+        if (per_stage && g_ascii_isdigit(*p))
+            return csv_fail(error, loc, cell, "a model-state transfer takes no microbatch, got");
+        end = (char *)p;
+        if (!per_stage)
+            mb = g_ascii_strtoll(p, &end, 10);
+        if (kinds[k].kind == PPSIM_OP_WRL && *end == '%') {
+            char *bits_end = NULL;
+            gint64 bits = g_ascii_strtoll(end + 1, &bits_end, 10);
+            if (bits_end == end + 1 || !g_ascii_isdigit(end[1]) || bits < 1 || bits > 32)
+                return csv_fail(error, loc, cell, "bad weight bits (expected %1..%32) in");
+            share = (guint16)bits;
+            end = bits_end;
+        }
+        if (kinds[k].kind == PPSIM_OP_R && *end == '%') {
+            char *share_end = NULL;
+            gint64 pct = g_ascii_strtoll(end + 1, &share_end, 10);
+            if (share_end == end + 1 || !g_ascii_isdigit(end[1]) || pct < 1 || pct > 100)
+                return csv_fail(error, loc, cell, "bad recompute share (expected %1..%100) in");
+            share = (guint16)pct;
+            end = share_end;
+        }
+        gboolean copy = ppsim_op_kind_is_copy(kinds[k].kind);
         if (copy && *end == '@') {
             char *anchor_end = NULL;
             gint64 a = g_ascii_strtoll(end + 1, &anchor_end, 10);
@@ -187,6 +219,7 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
         return csv_fail(error, loc, cell, "number too large in action");
     *op = (PpsimOp){.kind = kinds[k].kind,
                     .flags = kinds[k].flags,
+                    .share = share,
                     .stage = (gint32)stage,
                     .microbatch = (gint32)mb};
     return TRUE;
@@ -309,7 +342,7 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
             row + 1, op->stage, *dev + 1);
         csv_defer(rd, line, col, op, why);
     }
-    gboolean copy_kind = op->kind == PPSIM_OP_OFF || op->kind == PPSIM_OP_RL;
+    gboolean copy_kind = ppsim_op_kind_is_copy(op->kind);
     if (copy && !copy_kind)
         csv_defer(rd, line, col, op, "is a compute action after the '|' copy separator");
     *dev = row;

@@ -22,8 +22,8 @@ struct PpsimScheduleIndex {
 static gsize
 index_slots(const PpsimSchedule *sched, PpsimOpKind kind)
 {
-    return kind == PPSIM_OP_OPT ? (gsize)sched->n_stages
-                                : (gsize)sched->n_stages * sched->n_microbatches;
+    return ppsim_op_kind_per_stage(kind) ? (gsize)sched->n_stages
+                                         : (gsize)sched->n_stages * sched->n_microbatches;
 }
 
 static GArray *
@@ -36,12 +36,12 @@ static gboolean
 index_check_op(const PpsimSchedule *sched, int d, int list, const PpsimOp *op, GError **error)
 {
     const char *problem = NULL;
-    gboolean copy_kind = op->kind == PPSIM_OP_OFF || op->kind == PPSIM_OP_RL;
+    gboolean copy_kind = ppsim_op_kind_is_copy(op->kind);
     if (op->kind >= PPSIM_OP_N_KINDS)
         problem = "has an unknown kind";
     else if (op->stage < 0 || op->stage >= sched->n_stages)
         problem = "names a stage out of range";
-    else if (op->kind != PPSIM_OP_OPT &&
+    else if (!ppsim_op_kind_per_stage(op->kind) &&
              (op->microbatch < 0 || op->microbatch >= sched->n_microbatches))
         problem = "names a microbatch out of range";
     else if (copy_kind != (list == 1))
@@ -99,7 +99,7 @@ index_check_syncs(const PpsimSchedule *sched, int d, GError **error)
 static gsize
 index_slot(const PpsimSchedule *sched, const PpsimOp *op)
 {
-    if (op->kind == PPSIM_OP_OPT)
+    if (ppsim_op_kind_per_stage(op->kind))
         return op->stage;
     return (gsize)op->stage * sched->n_microbatches + op->microbatch;
 }
@@ -183,7 +183,7 @@ ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s
     const PpsimSchedule *sched = idx->sched;
     if (idx->table[kind] == NULL || stage < 0 || stage >= sched->n_stages)
         return -1;
-    if (kind == PPSIM_OP_OPT)
+    if (ppsim_op_kind_per_stage(kind))
         return idx->table[kind][stage];
     if (microbatch < 0 || microbatch >= sched->n_microbatches)
         return -1;
@@ -241,6 +241,8 @@ dep_of_op(const PpsimScheduleIndex *idx, guint32 id, const PpsimOp *op, int devi
         if (s > 0)
             dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_F, s - 1, j), id, PPSIM_DEP_ACTIVATION,
                      s - 1, func, data);
+        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_WRL, s, -1), id, PPSIM_DEP_LOCAL, s, func,
+                 data);
         break;
     case PPSIM_OP_B:
     case PPSIM_OP_BW:
@@ -271,12 +273,18 @@ dep_of_op(const PpsimScheduleIndex *idx, guint32 id, const PpsimOp *op, int devi
                  data);
         break;
     case PPSIM_OP_OPT:
+    case PPSIM_OP_GOFF:
         for (int mb = 0; mb < idx->sched->n_microbatches; mb++) {
             gint64 w = ppsim_schedule_index_find(idx, PPSIM_OP_W, s, mb);
             if (w < 0)
                 w = ppsim_schedule_index_find(idx, PPSIM_OP_BW, s, mb);
             dep_emit(w, id, PPSIM_DEP_LOCAL, s, func, data);
         }
+        if (op->kind == PPSIM_OP_OPT) /* T-Offload: the CPU step needs the gradients */
+            dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_GOFF, s, -1), id, PPSIM_DEP_LOCAL, s,
+                     func, data);
+        break;
+    case PPSIM_OP_WRL:
         break;
     default:
         g_assert_not_reached();

@@ -54,7 +54,8 @@ typedef void (*PpsimDepFunc)(guint32 from, guint32 to, PpsimDepKind kind, int bo
 
 /* Every dependency (README "Semantics") whose producer exists: F(s) <- F(s-1); B/BW(s) <-
  * B/BW(s+1), or F(S-1) on the last stage; B/BW(s) <- F(s), R(s), RL(s); W(s) <- B(s); R(s) <- F(s);
- * OFF(s) <- F(s); RL(s) <- OFF(s); OPT(s) <- every W/BW(s); a copy op <- its anchor
+ * OFF(s) <- F(s); RL(s) <- OFF(s); OPT(s) and GOFF(s) <- every W/BW(s); OPT(s) <- GOFF(s);
+ * F(s) <- WRL(s); a copy op <- its anchor
  * (schedule.h copy_after) and <- the copy ops of other devices it waits for (copy_sync,
  * kind PPSIM_DEP_SYNC, @boundary its own stage). Deterministic order. */
 void ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func,

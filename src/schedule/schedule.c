@@ -2,8 +2,9 @@
 #include "schedule/schedule.h"
 
 static const char *const kind_names[PPSIM_OP_N_KINDS] = {
-    [PPSIM_OP_F] = "F", [PPSIM_OP_B] = "B",     [PPSIM_OP_W] = "W",     [PPSIM_OP_BW] = "BW",
-    [PPSIM_OP_R] = "R", [PPSIM_OP_OPT] = "OPT", [PPSIM_OP_OFF] = "OFF", [PPSIM_OP_RL] = "RL",
+    [PPSIM_OP_F] = "F",       [PPSIM_OP_B] = "B",     [PPSIM_OP_W] = "W",     [PPSIM_OP_BW] = "BW",
+    [PPSIM_OP_R] = "R",       [PPSIM_OP_OPT] = "OPT", [PPSIM_OP_OFF] = "OFF", [PPSIM_OP_RL] = "RL",
+    [PPSIM_OP_GOFF] = "GOFF", [PPSIM_OP_WRL] = "WRL",
 };
 
 const char *
@@ -16,8 +17,8 @@ ppsim_op_kind_name(PpsimOpKind kind)
 void
 ppsim_op_describe(GString *out, const PpsimOp *op)
 {
-    if (op->kind == PPSIM_OP_OPT)
-        g_string_append_printf(out, "OPT(s=%d)", op->stage);
+    if (ppsim_op_kind_per_stage(op->kind))
+        g_string_append_printf(out, "%s(s=%d)", ppsim_op_kind_name(op->kind), op->stage);
     else
         g_string_append_printf(out, "%s(s=%d, mb=%d)", ppsim_op_kind_name(op->kind), op->stage,
                                op->microbatch);
@@ -143,7 +144,7 @@ void
 ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op)
 {
     g_return_if_fail(device >= 0 && device < sched->n_devices);
-    if (op.kind == PPSIM_OP_OFF || op.kind == PPSIM_OP_RL)
+    if (ppsim_op_kind_is_copy(op.kind))
         ppsim_schedule_push_copy(sched, device, op, -1);
     else
         g_array_append_val(sched->compute[device], op);
@@ -152,8 +153,9 @@ ppsim_schedule_push_op(PpsimSchedule *sched, int device, PpsimOp op)
 void
 ppsim_schedule_push(PpsimSchedule *sched, int device, PpsimOpKind kind, int stage, int microbatch)
 {
-    PpsimOp op = {
-        .kind = kind, .stage = stage, .microbatch = kind == PPSIM_OP_OPT ? -1 : microbatch};
+    PpsimOp op = {.kind = kind,
+                  .stage = stage,
+                  .microbatch = ppsim_op_kind_per_stage(kind) ? -1 : microbatch};
     ppsim_schedule_push_op(sched, device, op);
 }
 

@@ -13,16 +13,35 @@
 G_BEGIN_DECLS
 
 typedef enum {
-    PPSIM_OP_F,   /* forward */
-    PPSIM_OP_B,   /* backward for inputs (activation gradient) */
-    PPSIM_OP_W,   /* backward for weights */
-    PPSIM_OP_BW,  /* fused full backward: B then W as one op */
-    PPSIM_OP_R,   /* recompute-forward, before B */
-    PPSIM_OP_OPT, /* optimizer step of a stage (microbatch -1) */
-    PPSIM_OP_OFF, /* activation offload, device -> host (copy stream) */
-    PPSIM_OP_RL,  /* activation reload, host -> device (copy stream) */
+    PPSIM_OP_F,    /* forward */
+    PPSIM_OP_B,    /* backward for inputs (activation gradient) */
+    PPSIM_OP_W,    /* backward for weights */
+    PPSIM_OP_BW,   /* fused full backward: B then W as one op */
+    PPSIM_OP_R,    /* recompute-forward, before B */
+    PPSIM_OP_OPT,  /* optimizer step of a stage (microbatch -1) */
+    PPSIM_OP_OFF,  /* activation offload, device -> host (copy stream) */
+    PPSIM_OP_RL,   /* activation reload, host -> device (copy stream) */
+    PPSIM_OP_GOFF, /* a stage's gradients, device -> host after its last backward (copy
+                    * stream, microbatch -1; T-Offload, [TP] §5) */
+    PPSIM_OP_WRL,  /* a stage's weights, host -> device before its first forward (copy
+                    * stream, microbatch -1; share = bits per weight, 0 = 16) */
     PPSIM_OP_N_KINDS
 } PpsimOpKind;
+
+/* Kinds that run on a copy stream (in a device's copy list). */
+static inline gboolean
+ppsim_op_kind_is_copy(int kind)
+{
+    return kind == PPSIM_OP_OFF || kind == PPSIM_OP_RL || kind == PPSIM_OP_GOFF ||
+           kind == PPSIM_OP_WRL;
+}
+
+/* Kinds that exist once per stage (microbatch -1): OPT, GOFF, WRL. */
+static inline gboolean
+ppsim_op_kind_per_stage(int kind)
+{
+    return kind == PPSIM_OP_OPT || kind == PPSIM_OP_GOFF || kind == PPSIM_OP_WRL;
+}
 
 typedef enum {
     PPSIM_OP_FLAG_NONE = 0,
@@ -40,9 +59,10 @@ typedef struct {
 
 /* One op: a plain 12-byte value. */
 typedef struct {
-    guint8 kind;  /* PpsimOpKind */
-    guint8 flags; /* PpsimOpFlags */
-    guint16 reserved;
+    guint8 kind;       /* PpsimOpKind */
+    guint8 flags;      /* PpsimOpFlags */
+    guint16 share;     /* WRL: bits per weight (0 = 16). R: percent of the stage's recomputable
+                        * activation it recomputes,     1..100; 0 = all (CSV `<s>R<mb>%<share>`) */
     gint32 stage;      /* global (virtual) stage */
     gint32 microbatch; /* -1 for OPT */
 } PpsimOp;
@@ -61,7 +81,7 @@ typedef struct {
     GArray **copy_sync;  /* [n_devices] PpsimCopySync, sorted by .op; usually empty */
 } PpsimSchedule;
 
-/* Short name of a kind: "F", "B", "W", "BW", "R", "OPT", "OFF", "RL". */
+/* Short name of a kind: "F", "B", "W", "BW", "R", "OPT", "OFF", "RL", "GOFF", "WRL". */
 const char *ppsim_op_kind_name(PpsimOpKind kind);
 
 /* Appends "F(s=3, mb=5)" style text for messages. */
@@ -80,7 +100,7 @@ void ppsim_schedule_map_plain(PpsimSchedule *sched);
 void ppsim_schedule_map_interleaved(PpsimSchedule *sched);
 void ppsim_schedule_map_vshape(PpsimSchedule *sched);
 
-/* Appends an op to @device's compute list, or its copy list for OFF/RL. */
+/* Appends an op to @device's compute list, or its copy list for OFF/RL/GOFF/WRL. */
 void ppsim_schedule_push(PpsimSchedule *sched, int device, PpsimOpKind kind, int stage,
                          int microbatch);
 /* Same, with flags. */
@@ -111,7 +131,9 @@ gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
 
 /* PyTorch pipelining CSV (README "Schedules as data"), schedule-csv.c. One row per device, one cell
  * per action
- * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: R (recompute),
+ * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: `<stage>OG`
+ * (GOFF) and `<stage>LW` (WRL, `%<bits>` after it when not 16) on the copy stream, R (recompute;
+ * `%<share>` after it: a partial recompute of that percent),
  * O (offload), L (reload), and `<stage>S` (optimizer step; `<stage>SC` on a CPU worker). Copy
  * ops of a device follow its compute cells in the same row, after a `|` cell; a copy cell
  * may end in `@k`, its anchor: it starts only after the row's k-th compute action (0-based)

@@ -3,16 +3,37 @@
  * forward and one fused backward, then drains the remaining backwards).
  * Bubble (p-1)(T_F+T_B+T_W); device r holds min(p - r, m) microbatches at its peak.
  * Any p >= 1, m >= 1 (including m < p); v = 1.
+ * Option `recompute`: a ratio r recomputes that share of every stage's activation by an R
+ * just before each backward (the layer-grouped, just-in-time recompute [TP] §6 compares
+ * against as "1F1B + R=50%"); F then keeps only the rest.
  */
 #include "sched/generator.h"
+
+static const PpsimOptionSpec f1b1_options[] = {
+    {"recompute", PPSIM_OPTION_STRING, "none",
+     "none | a ratio in (0, 1]: share of each stage's activation recomputed before its backward"},
+    {NULL}};
+
+static void
+f1b1_push_backward(PpsimSchedule *sched, int r, int mb, int share)
+{
+    if (share > 0)
+        ppsim_schedule_push_op(sched, r,
+                               (PpsimOp){.kind = PPSIM_OP_R,
+                                         .share = share == 100 ? 0 : share,
+                                         .stage = r,
+                                         .microbatch = mb});
+    ppsim_schedule_push(sched, r, PPSIM_OP_BW, r, mb);
+}
 
 static gboolean
 f1b1_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
               PpsimSchedule **out, GError **error)
 {
-    (void)params;
-    (void)error;
-    int p = shape->p, m = shape->m;
+    int p = shape->p, m = shape->m, share = 0;
+    gboolean t_recomp = FALSE;
+    if (!ppsim_options_get_recompute(params->options, "recompute", FALSE, &share, &t_recomp, error))
+        return FALSE;
     PpsimSchedule *sched = ppsim_schedule_new(p, p, m);
     ppsim_schedule_map_plain(sched);
     for (int r = 0; r < p; r++) {
@@ -22,10 +43,10 @@ f1b1_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params
             ppsim_schedule_push(sched, r, PPSIM_OP_F, r, next_f);
         while (next_f < m) {
             ppsim_schedule_push(sched, r, PPSIM_OP_F, r, next_f++);
-            ppsim_schedule_push(sched, r, PPSIM_OP_BW, r, next_b++);
+            f1b1_push_backward(sched, r, next_b++, share);
         }
         while (next_b < m)
-            ppsim_schedule_push(sched, r, PPSIM_OP_BW, r, next_b++);
+            f1b1_push_backward(sched, r, next_b++, share);
     }
     *out = sched;
     return TRUE;
@@ -36,5 +57,6 @@ const PpsimScheduleClass ppsim_schedule_1f1b = {
     .summary = "1F1B (PipeDream-Flush), Megatron warm-up min(p-r-1, m); fused backward",
     .reference = "[NAR21] §2.2.1; [MEG] schedules.py",
     .chunks = 1,
+    .options = f1b1_options,
     .generate = f1b1_generate,
 };

@@ -5,6 +5,10 @@
  * is more), then one forward and one fused backward alternately, then the remaining
  * backwards. Bubble (p-1)(t_f + t_b)/v; rank r holds min((v-1)g + 2(p-r) - 1, m v)
  * chunk-activations at its peak. Needs p <= g <= m and m a multiple of g; v = 1 is 1F1B.
+ * Option `recompute`: a ratio recomputes that share of every chunk before its backward;
+ * `t-recomp` recomputes the shallowest chunk (stages 0..p-1) whole and keeps the others
+ * ([TP] §4.2, Fig. 6(e): 1F1B-I + T-Recomp). The R sits just before its backward in the
+ * device's order, so it runs as soon as the device is free, not on the critical path.
  */
 #include "sched/basic/interleaved.h"
 #include "util/ppsim-error.h"
@@ -12,6 +16,8 @@
 static const PpsimOptionSpec interleaved_options[] = {
     {"group_size", PPSIM_OPTION_INT, NULL,
      "microbatches per group g ([MEG] microbatch_group_size_per_vp_stage; default p)"},
+    {"recompute", PPSIM_OPTION_STRING, "none",
+     "none | t-recomp (chunk 1 recomputed whole, [TP] §4.2) | a ratio in (0, 1] for every chunk"},
     {NULL}};
 
 void
@@ -23,12 +29,27 @@ ppsim_interleaved_slot(int k, int g, int v, gboolean forward, int *chunk, int *m
     *mb = (k / group) * g + k % g;
 }
 
+/* Recompute of a chunk before its backward: share in percent (100 = whole), 0 = none. */
+typedef struct {
+    int share;
+    gboolean t_recomp;
+} Recompute;
+
 static void
-interleaved_push(PpsimSchedule *s, int r, int k, int g, int v, gboolean forward)
+interleaved_push(PpsimSchedule *s, int r, int k, int g, int v, gboolean forward,
+                 const Recompute *rc)
 {
     int chunk, mb;
     ppsim_interleaved_slot(k, g, v, forward, &chunk, &mb);
-    ppsim_schedule_push(s, r, forward ? PPSIM_OP_F : PPSIM_OP_BW, chunk * s->n_devices + r, mb);
+    int stage = chunk * s->n_devices + r;
+    int share = rc->t_recomp ? (chunk == 0 ? 100 : 0) : rc->share;
+    if (!forward && share > 0)
+        ppsim_schedule_push_op(s, r,
+                               (PpsimOp){.kind = PPSIM_OP_R,
+                                         .share = share == 100 ? 0 : share,
+                                         .stage = stage,
+                                         .microbatch = mb});
+    ppsim_schedule_push(s, r, forward ? PPSIM_OP_F : PPSIM_OP_BW, stage, mb);
 }
 
 static gboolean
@@ -51,6 +72,17 @@ interleaved_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams 
                     p, g, m);
         return FALSE;
     }
+    Recompute rc = {0};
+    if (!ppsim_options_get_recompute(params->options, "recompute", TRUE, &rc.share, &rc.t_recomp,
+                                     error))
+        return FALSE;
+    if (rc.t_recomp && v < 2) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "option 'recompute': t-recomp needs at least 2 chunks per device (it "
+                    "recomputes the shallowest of them, [TP] §4.2); got v = %d",
+                    v);
+        return FALSE;
+    }
     PpsimSchedule *s = ppsim_schedule_new(p, p * v, m);
     ppsim_schedule_map_interleaved(s);
     int total = m * v;
@@ -59,13 +91,13 @@ interleaved_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams 
         int warmup = v == 1 ? MIN(p - r - 1, m) : MIN(2 * (p - r - 1) + (v - 1) * g, total);
         int f = 0, b = 0;
         for (; f < warmup; f++)
-            interleaved_push(s, r, f, g, v, TRUE);
+            interleaved_push(s, r, f, g, v, TRUE, &rc);
         for (; f < total; f++, b++) {
-            interleaved_push(s, r, f, g, v, TRUE);
-            interleaved_push(s, r, b, g, v, FALSE);
+            interleaved_push(s, r, f, g, v, TRUE, &rc);
+            interleaved_push(s, r, b, g, v, FALSE, &rc);
         }
         for (; b < total; b++)
-            interleaved_push(s, r, b, g, v, FALSE);
+            interleaved_push(s, r, b, g, v, FALSE, &rc);
     }
     *out = s;
     return TRUE;

@@ -1,0 +1,462 @@
+/* check-tpipe.c: T-Pipe and T-Recomp ([TP] §4, App. A-C) through the checker and the
+ * replay, in explicit-cost mode under App. A's assumptions (T_unit = T_F = 1 ms, fused
+ * backward T_B = 2 T_F, p2p = 0, activation 1 per chunk and microbatch = m_a / 2p): the
+ * makespan 6(m + p - 1) and device 0's chunk ceilings of App. A, a timeline computed by
+ * hand, T-Recomp's memory effects and App. C's buffer count, and the refusals. */
+#include "ppsim-test.h"
+#include "cost/cost-model.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+static int
+ceil6(int a)
+{
+    return a >= 0 ? (a + 5) / 6 : -((-a) / 6);
+}
+
+static PpsimRunResult *
+tp_run(int p, int m, const char *key, const char *value)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "tpipe");
+    g_autoptr(GError) error = NULL;
+    PpsimRunResult *res = ppsim_test_run_option(sc, "tpipe", key, value, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_ptr_nonnull(res);
+    return res;
+}
+
+static double
+units(const PpsimRunResult *res, gint64 v)
+{
+    return (double)v / res->mem_scale;
+}
+
+/* App. A: makespan 6(m + p - 1) T_unit; on device 0, chunk 1 (stage 0) peaks at
+ * ceil(2/3 + ceil((p-3)/6) + ceil((2p-3)/6) + p/2) blocks and chunk 2 (stage p) at
+ * ceil((3p-2)/6), at most m each. For even p the device peak is their sum. */
+START_TEST(test_app_a)
+{
+    static const int ps[] = {1, 2, 3, 4, 5, 6, 8, 12, 16};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
+        int p = ps[i];
+        int ms[] = {1, MAX(p - 1, 1), p, 2 * p, 3 * p, 64};
+        for (guint k = 0; k < G_N_ELEMENTS(ms); k++) {
+            int m = ms[k];
+            g_autoptr(PpsimRunResult) res = tp_run(p, m, NULL, NULL);
+            ck_assert_int_eq(res->makespan_ps, (PpsimTime)6 * (m + p - 1) * PPSIM_PS_PER_MS);
+            /* ceil(2/3 + kf + kb + p/2) written as kf + kb + ceil((3p + 4)/6) */
+            int c1 = MIN(m, ceil6(p - 3) + ceil6(2 * p - 3) + ceil6(3 * p + 4));
+            int c2 = MIN(m, ceil6(3 * p - 2));
+            ck_assert_msg(units(res, res->stages[0].peak_activation) == c1,
+                          "p=%d m=%d chunk 1: %g vs %d", p, m,
+                          units(res, res->stages[0].peak_activation), c1);
+            ck_assert_msg(units(res, res->stages[p].peak_activation) == c2,
+                          "p=%d m=%d chunk 2: %g vs %d", p, m,
+                          units(res, res->stages[p].peak_activation), c2);
+            if (p % 2 == 0)
+                ck_assert_double_eq(units(res, res->devices[0].peak_activation), c1 + c2);
+            /* the bubble ratio is 1F1B's, (p-1)/(m+p-1) (App. A) */
+            ck_assert_double_eq_tol(res->bubble_ratio, 0.0, 1.0);
+        }
+    }
+}
+END_TEST
+
+/* Large p: device 0 holds about 0.75 m_a (App. A), i.e. 1.5 p blocks of m_a / 2p. */
+START_TEST(test_app_a_three_quarters)
+{
+    int p = 64, m = 256;
+    g_autoptr(PpsimRunResult) res = tp_run(p, m, NULL, NULL);
+    double share = units(res, res->devices[0].peak_activation) / (2.0 * p);
+    ck_assert_msg(share > 0.75 && share < 0.80, "device 0 holds %g m_a", share);
+}
+END_TEST
+
+/* p = 2, m = 2 by hand: kf = 0, kb = 1, so the periodic order of device 0 is F1(0) F2(0)
+ * F1(1) B2(0) F2(1) B2(1) B1(0) B1(1) and of device 1 F1(0) F2(0) B2(0) F1(1) F2(1) B2(1)
+ * B1(0) B1(1); replayed as soon as inputs allow (F = 1, BW = 2) they start at the times
+ * below, and the last op ends at 18 = 6(m + p - 1). */
+START_TEST(test_hand_timeline)
+{
+    static const int want[2][8][4] = {
+        {{'F', 0, 0, 0},
+         {'F', 2, 0, 2},
+         {'F', 0, 1, 3},
+         {'B', 2, 0, 6},
+         {'F', 2, 1, 8},
+         {'B', 2, 1, 12},
+         {'B', 0, 0, 14},
+         {'B', 0, 1, 16}},
+        {{'F', 1, 0, 1},
+         {'F', 3, 0, 3},
+         {'B', 3, 0, 4},
+         {'F', 1, 1, 6},
+         {'F', 3, 1, 9},
+         {'B', 3, 1, 10},
+         {'B', 1, 0, 12},
+         {'B', 1, 1, 14}},
+    };
+    g_autoptr(PpsimRunResult) res = tp_run(2, 2, NULL, NULL);
+    for (int d = 0; d < 2; d++) {
+        const GArray *ops = res->schedule->compute[d];
+        ck_assert_int_eq(ops->len, 8);
+        for (int i = 0; i < 8; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            const PpsimOpTiming *t = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+            ck_assert_int_eq(op->kind, want[d][i][0] == 'F' ? PPSIM_OP_F : PPSIM_OP_BW);
+            ck_assert_int_eq(op->stage, want[d][i][1]);
+            ck_assert_int_eq(op->microbatch, want[d][i][2]);
+            ck_assert_int_eq(t->start_ps, (PpsimTime)want[d][i][3] * PPSIM_PS_PER_MS);
+        }
+    }
+    ck_assert_int_eq(res->makespan_ps, 18 * PPSIM_PS_PER_MS);
+}
+END_TEST
+
+/* T-Recomp: chunk 1 keeps nothing after F (explicit mode has no checkpoint), its R
+ * allocates the activation as a buffer that B frees, and R runs after the previous
+ * microbatch's B1: stage 0 never holds more than one block. Device 0 then holds
+ * floor(p/2) chunk-2 blocks plus that buffer for even p (App. C's floor(p/2) + 1, about
+ * 0.25 m_a), and the makespan stays within App. C's [6p + 7(m-1)] T_unit. */
+START_TEST(test_t_recomp)
+{
+    static const int ps[] = {2, 4, 6, 8, 10, 12, 16, 24, 32};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
+        int p = ps[i], m = 4 * p;
+        g_autoptr(PpsimRunResult) res = tp_run(p, m, "recompute", "t-recomp");
+        ck_assert_double_eq(units(res, res->stages[0].peak_activation), 1);
+        ck_assert_msg(units(res, res->devices[0].peak_activation) == p / 2 + 1,
+                      "p=%d: device 0 holds %g, App. C floor(p/2)+1 = %d", p,
+                      units(res, res->devices[0].peak_activation), p / 2 + 1);
+        PpsimTime claim = (PpsimTime)(6 * p + 7 * (m - 1)) * PPSIM_PS_PER_MS;
+        ck_assert_msg(res->makespan_ps <= claim, "p=%d: makespan %g > %d", p,
+                      (double)res->makespan_ps / PPSIM_PS_PER_MS, 6 * p + 7 * (m - 1));
+        /* every chunk-1 microbatch is recomputed once, none of chunk 2's */
+        int n_r = 0;
+        for (int d = 0; d < p; d++)
+            for (guint k = 0; k < res->schedule->compute[d]->len; k++) {
+                const PpsimOp *op = &g_array_index(res->schedule->compute[d], PpsimOp, k);
+                if (op->kind == PPSIM_OP_R) {
+                    ck_assert_int_lt(op->stage, p);
+                    n_r++;
+                }
+            }
+        ck_assert_int_eq(n_r, p * m);
+        ck_assert_int_eq(res->devices[0].recompute_ps, (PpsimTime)m * PPSIM_PS_PER_MS);
+    }
+}
+END_TEST
+
+/* Any p and m, including m < p and odd p: valid, replayable, every device done. */
+START_TEST(test_grid)
+{
+    for (int p = 1; p <= 9; p++)
+        for (int m = 1; m <= 2 * p + 1; m += MAX(1, p / 2)) {
+            g_autoptr(PpsimRunResult) a = tp_run(p, m, NULL, NULL);
+            g_autoptr(PpsimRunResult) b = tp_run(p, m, "recompute", "t-recomp");
+            ck_assert_int_gt(b->makespan_ps, 0);
+            ck_assert_int_le(b->devices[0].peak_activation, a->devices[0].peak_activation);
+            /* T-Offload with free transfers and steps changes no GPU timing */
+            g_autoptr(PpsimRunResult) c = tp_run(p, m, "offload_optimizer", "t-offload");
+            ck_assert_int_eq(c->makespan_ps, a->makespan_ps);
+            ck_assert_double_eq(c->devices[0].optimizer_overlap, 1.0);
+        }
+}
+END_TEST
+
+/* App. C's baseline, 1F1B + 50% recompute, in App. C's units (a 1F1B stage is two chunks:
+ * F = 2, BW = 4, R = 1, activation 2 blocks of m_a / 2p): device 0 keeps half of each of p
+ * microbatches plus one block (the recompute buffer, or a forward's transient), p + 1
+ * blocks = 0.5 m_a + m_a / 2p. The R of each microbatch has no input but the checkpoint, so
+ * in the cool-down it runs while the device waits for the gradient: the makespan is
+ * 7m + 6(p-1), p - 1 below App. C's 7(m - 1 + p), and T-Pipe + T-Recomp is faster still
+ * at about half the memory. */
+START_TEST(test_1f1b_half_recompute)
+{
+    static const int ps[] = {2, 4, 8, 16};
+    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
+        int p = ps[i], m = 4 * p;
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 1, m, "1f1b");
+        sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
+            sc->costs.recompute_ps = 2 * PPSIM_PS_PER_MS;
+        sc->costs.activation = sc->costs.weight_activation = 2;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res =
+            ppsim_test_run_option(sc, "1f1b", "recompute", "0.5", &error);
+        ppsim_assert_no_error(error);
+        ck_assert_double_eq(units(res, res->devices[0].peak_activation), p + 1);
+        ck_assert_int_eq(res->makespan_ps, (PpsimTime)(7 * m + 6 * (p - 1)) * PPSIM_PS_PER_MS);
+        ck_assert_int_eq(res->devices[0].recompute_ps, (PpsimTime)m * PPSIM_PS_PER_MS);
+        g_autoptr(PpsimRunResult) tp = tp_run(p, m, "recompute", "t-recomp");
+        ck_assert_int_le(tp->makespan_ps, res->makespan_ps);
+        ck_assert_int_lt(tp->devices[0].peak_activation, res->devices[0].peak_activation);
+    }
+}
+END_TEST
+
+/* 1F1B-I + T-Recomp (Fig. 6(e)): chunk 1 keeps nothing but its buffer; the deeper chunk
+ * keeps everything; the R's are exported as plain R cells and partial ones as `%share`. */
+START_TEST(test_interleaved_t_recomp)
+{
+    int p = 4, m = 8;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "interleaved");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) plain = ppsim_test_run_option(sc, "interleaved", NULL, NULL, &error);
+    g_autoptr(PpsimRunResult) tr =
+        ppsim_test_run_option(sc, "interleaved", "recompute", "t-recomp", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(units(tr, tr->stages[0].peak_activation), 1);
+    ck_assert_int_eq(tr->stages[p].peak_activation, plain->stages[p].peak_activation);
+    ck_assert_int_lt(tr->devices[0].peak_activation, plain->devices[0].peak_activation);
+    g_autoptr(PpsimRunResult) half =
+        ppsim_test_run_option(sc, "interleaved", "recompute", "0.25", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(half->schedule);
+    ck_assert_ptr_nonnull(strstr(csv->str, "R0%25,"));
+    g_autoptr(PpsimSchedule) back = ppsim_schedule_from_csv(csv->str, csv->len, "x.csv", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) again = ppsim_schedule_to_csv(back);
+    ck_assert_str_eq(csv->str, again->str);
+    g_autoptr(PpsimSchedule) bad = ppsim_schedule_from_csv("0F0,0R0%0,0B0\n", 13, "x.csv", &error);
+    ck_assert_ptr_null(bad);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+}
+END_TEST
+
+/* Device 0's op of @kind on @stage for microbatch @mb (-1: per-stage), with its timing. */
+static const PpsimOpTiming *
+find_op(const PpsimRunResult *res, int d, int kind, int stage, int mb)
+{
+    for (int list = 0; list < 2; list++) {
+        const GArray *ops = list == 0 ? res->schedule->compute[d] : res->schedule->copy[d];
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (op->kind == kind && op->stage == stage && op->microbatch == mb)
+                return &g_array_index(list == 0 ? res->compute_timing[d] : res->copy_timing[d],
+                                      PpsimOpTiming, i);
+        }
+    }
+    ck_abort_msg("op not found");
+    return NULL;
+}
+
+static PpsimRunResult *
+offload_run(int p, int m, double offload_ms, double optimizer_ms, const char *bits)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "tpipe");
+    sc->costs.offload_ps = (PpsimTime)llround(offload_ms * PPSIM_PS_PER_MS);
+    sc->costs.optimizer_ps = (PpsimTime)llround(optimizer_ms * PPSIM_PS_PER_MS);
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("tpipe");
+    PpsimOptionValue o = {g_strdup("offload_optimizer"), g_strdup("t-offload"), {1, 1}};
+    g_array_append_val(spec->options, o);
+    PpsimOptionValue b = {g_strdup("bits"), g_strdup(bits), {1, 1}};
+    g_array_append_val(spec->options, b);
+    g_autoptr(GError) error = NULL;
+    PpsimRunResult *res = ppsim_sim_run_spec(sc, spec, 0, &error);
+    ppsim_assert_no_error(error);
+    return res;
+}
+
+/* Device 0's GPU idle time within [@t0, @t1). */
+static PpsimTime
+idle_between(const PpsimRunResult *res, PpsimTime t0, PpsimTime t1)
+{
+    PpsimTime busy = 0;
+    const GArray *ops = res->schedule->compute[0];
+    for (guint i = 0; i < ops->len; i++) {
+        const PpsimOpTiming *t = &g_array_index(res->compute_timing[0], PpsimOpTiming, i);
+        if (!(g_array_index(ops, PpsimOp, i).flags & PPSIM_OP_FLAG_CPU))
+            busy += MAX(0, MIN(t->end_ps, t1) - MAX(t->start_ps, t0));
+    }
+    return (t1 - t0) - busy;
+}
+
+/* App. D Eq. (5)-(6): device 0's GPU idles (p - ceil((2p-3)/6) - 1) T_bwd/2p between its
+ * last chunk-2 backward and its last chunk-1 backward (kb chunk-1 backwards sit in the
+ * gap); T-Offload runs the deep stage's gradient D2H and CPU step from the first. p = 8
+ * (kb = 3): 8 T_unit of idle time in a gap of 14. Eq. (6) holding (D2H 1 + Adam 7 = 8) the
+ * step hides entirely. ppsim's copy engine and CPU workers do not slow the GPU (the SM
+ * contention App. D's bubble rule avoids is not modelled), so a step of 9 (Eq. (6) violated)
+ * still hides beside the B1s; the iteration grows only past the whole gap plus the last B1
+ * (2p = 16): D2H 1 + Adam 18 = 19 lengthens it by 3, and 16 of its 19 T_unit overlap. */
+START_TEST(test_app_d_eq6)
+{
+    int p = 8, m = 32, kb = ceil6(2 * p - 3), window = 2 * (p - kb - 1);
+    ck_assert_int_eq(window, 8);
+    PpsimTime base = (PpsimTime)6 * (m + p - 1) * PPSIM_PS_PER_MS;
+    static const struct {
+        double adam, overlap;
+        int longer;
+    } cases[] = {{7, 1.0, 0}, {8, 1.0, 0}, {18, 16.0 / 19.0, 3}};
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(PpsimRunResult) res = offload_run(p, m, 1, cases[c].adam, "16");
+        const PpsimOpTiming *last_b2 = find_op(res, 0, PPSIM_OP_BW, p, m - 1);
+        const PpsimOpTiming *last_b1 = find_op(res, 0, PPSIM_OP_BW, 0, m - 1);
+        const PpsimOpTiming *goff = find_op(res, 0, PPSIM_OP_GOFF, p, -1);
+        const PpsimOpTiming *opt = find_op(res, 0, PPSIM_OP_OPT, p, -1);
+        ck_assert_int_eq(idle_between(res, last_b2->end_ps, last_b1->start_ps),
+                         window * PPSIM_PS_PER_MS);
+        ck_assert_int_eq(goff->start_ps, last_b2->end_ps);
+        ck_assert_int_eq(goff->end_ps - goff->start_ps, PPSIM_PS_PER_MS);
+        ck_assert_int_eq(opt->start_ps, goff->end_ps);
+        ck_assert_int_eq(res->makespan_ps - base, cases[c].longer * PPSIM_PS_PER_MS);
+        ck_assert_double_eq_tol(res->devices[0].optimizer_overlap, cases[c].overlap, 1e-12);
+    }
+}
+END_TEST
+
+/* App. D Eq. (7)-(8): device 0 runs kf + 1 chunk-1 forwards, then idles (p - ceil((p-3)/6)
+ * - 1) T_fwd/2p until chunk 2's first forward is ready; the (quantized) weights of the deep
+ * stage come back in that window, and chunk 2's first forward needs them. p = 8 (kf = 1): 6 T_unit.
+ * A 16-bit upload of 8 T_unit (the `offload` cost) overruns by 2, delaying F2(0) to 10 instead of
+ * 8; at 8 bits (4 T_unit) it hides. */
+START_TEST(test_app_d_eq8)
+{
+    int p = 8, m = 32, kf = ceil6(p - 3), window = p - kf - 1;
+    ck_assert_int_eq(window, 6);
+    static const struct {
+        const char *bits;
+        int f2_start;
+    } cases[] = {{"8", 8}, {"12", 8}, {"16", 10}};
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(PpsimRunResult) res = offload_run(p, m, 8, 0, cases[c].bits);
+        const PpsimOpTiming *wrl = find_op(res, 0, PPSIM_OP_WRL, p, -1);
+        const PpsimOpTiming *f2 = find_op(res, 0, PPSIM_OP_F, p, 0);
+        ck_assert_int_eq(wrl->start_ps, (PpsimTime)(kf + 1) * PPSIM_PS_PER_MS);
+        if (cases[c].f2_start == p) /* the window: idle from the last F1 to F2(0) */
+            ck_assert_int_eq(idle_between(res, wrl->start_ps, f2->start_ps),
+                             window * PPSIM_PS_PER_MS);
+        ck_assert_int_eq(f2->start_ps, (PpsimTime)cases[c].f2_start * PPSIM_PS_PER_MS);
+    }
+}
+END_TEST
+
+/* Hardware mode (DGX A100, p = 4, a small GPT): each device's deep stage keeps its 16-bit
+ * gradients and its weights at `bits` on the GPU and frees the rest of its 16 bytes per
+ * parameter ([ZERO] §3.1); the gradients cross PCIe at 25 GB/s alone on their link (2
+ * bytes per parameter), and the node's 16 CPU workers split over its 4 steps, so each Adam
+ * step takes params / (4 x adam_rate). */
+START_TEST(test_t_offload_hardware)
+{
+    const char *yaml = "hardware: {preset: dgx-a100-80gb, pcie: {gpus_per_switch: 1}}\n"
+                       "model: {layers: 16, hidden: 1024, heads: 16, seq_len: 1024, vocab: 32000}\n"
+                       "training: {pp: 4, microbatches: 8}\n"
+                       "schedule: {name: tpipe, offload_optimizer: t-offload, bits: 8}\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 8, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+    ppsim_assert_no_error(error);
+    for (int d = 0; d < 4; d++) {
+        const PpsimStageCost *st = &costs->stage[4 + d];
+        gint64 saved = st->static_mem - (gint64)llround(st->params * 3.0);
+        ck_assert_int_eq(res->devices[d].static_memory_saved, saved);
+        ck_assert_int_eq(res->devices[d].static_memory,
+                         costs->stage[d].static_mem + st->static_mem - saved);
+        const PpsimOpTiming *opt = find_op(res, d, PPSIM_OP_OPT, 4 + d, -1);
+        PpsimTime adam =
+            ppsim_time_from_seconds(st->params / (4 * sc->hardware.host_adam_params_per_s));
+        ck_assert_int_eq(opt->end_ps - opt->start_ps, adam);
+        const PpsimOpTiming *goff = find_op(res, d, PPSIM_OP_GOFF, 4 + d, -1);
+        double secs = (double)(goff->end_ps - goff->start_ps) / 1e12;
+        ck_assert_double_eq_tol(secs, st->params * 2 / sc->hardware.pcie_bytes_per_s, 1e-5);
+        ck_assert(res->devices[d].optimizer_overlap >= 0 && res->devices[d].optimizer_overlap <= 1);
+    }
+}
+END_TEST
+
+/* T-Offload's ops survive the CSV: `<s>SC`, `<s>LW%bits@k`, `<s>OG@k`, and the replay of
+ * the file equals the generator's. */
+START_TEST(test_t_offload_csv)
+{
+    g_autoptr(PpsimRunResult) res = offload_run(4, 8, 1, 3, "8");
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(res->schedule);
+    ck_assert_ptr_nonnull(strstr(csv->str, ",4SC,|,4LW%8@1,4OG@"));
+    g_autoptr(GError) error = NULL;
+    PpsimSchedule *back = ppsim_schedule_from_csv(csv->str, csv->len, "x.csv", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) again = ppsim_schedule_to_csv(back);
+    ck_assert_str_eq(csv->str, again->str);
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "tpipe");
+    sc->costs.offload_ps = PPSIM_PS_PER_MS;
+    sc->costs.optimizer_ps = 3 * PPSIM_PS_PER_MS;
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 8, &error);
+    g_autoptr(PpsimRunResult) replay = ppsim_sim_replay(sc, costs, back, "x", "custom", 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(replay->makespan_ps, res->makespan_ps);
+    for (int d = 0; d < 4; d++)
+        ck_assert_double_eq(replay->devices[d].optimizer_overlap,
+                            res->devices[d].optimizer_overlap);
+    g_autoptr(PpsimSchedule) bad = ppsim_schedule_from_csv("0F0,0B0,|,0LW3\n", 15, "x.csv", &error);
+    ck_assert_ptr_null(bad);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+}
+END_TEST
+
+static void
+expect_refusal(const char *key, const char *value, const char *needle)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "tpipe");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res = ppsim_test_run_option(sc, "tpipe", key, value, &error);
+    ck_assert_ptr_null(res);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_msg(strstr(error->message, needle) != NULL, "message: %s", error->message);
+    ck_assert_ptr_null(strchr(error->message, '\n'));
+}
+
+START_TEST(test_refusals)
+{
+    expect_refusal("chunks", "4", "option 'chunks' must be 2");
+    expect_refusal("recompute", "full", "option 'recompute' must be 'none' or 't-recomp'");
+    expect_refusal("offload_optimizer", "cpu", "option 'offload_optimizer' must be 'none' or");
+    expect_refusal("bits", "0", "option 'bits' must be between 1 and 16");
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_test_run_option(sc, "1f1b", "recompute", "t-recomp", &error);
+    ck_assert_ptr_null(res);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(error->message, "option 'recompute' must be 'none' or a ratio"));
+    g_autoptr(PpsimScenario) one = ppsim_scenario_new_explicit(4, 1, 8, "interleaved");
+    g_autoptr(GError) err1 = NULL;
+    g_autoptr(PpsimRunResult) r1 =
+        ppsim_test_run_option(one, "interleaved", "recompute", "t-recomp", &err1);
+    ck_assert_ptr_null(r1);
+    ppsim_assert_error(err1, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(err1->message, "at least 2 chunks"));
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("tpipe");
+    TCase *tc = tcase_create("app-a");
+    tcase_add_test(tc, test_app_a);
+    tcase_add_test(tc, test_app_a_three_quarters);
+    tcase_add_test(tc, test_hand_timeline);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("t-recomp");
+    tcase_add_test(tc, test_t_recomp);
+    tcase_add_test(tc, test_grid);
+    tcase_add_test(tc, test_1f1b_half_recompute);
+    tcase_add_test(tc, test_interleaved_t_recomp);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("t-offload");
+    tcase_add_test(tc, test_app_d_eq6);
+    tcase_add_test(tc, test_app_d_eq8);
+    tcase_add_test(tc, test_t_offload_hardware);
+    tcase_add_test(tc, test_t_offload_csv);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("options");
+    tcase_add_test(tc, test_refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
