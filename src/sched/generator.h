@@ -59,6 +59,24 @@ typedef struct {
     PpsimGenerateFunc generate;
 } PpsimScheduleClass;
 
+/* The scenario's memory limit as device @device's activation budget: memory_limit minus the
+ * static memory (weights, gradients, optimizer states) of the stages @stage_device puts on
+ * it, in memory units. Meaningful only when costs->memory_limit_set. (memory-cap.c) */
+gint64 ppsim_memory_cap_budget(const PpsimCostEstimates *costs, const int *stage_device,
+                               int n_stages, int device);
+
+/* The default cap of generators that take one: when the scenario set memory.limit, fills
+ * @limit[n_devices] with each device's activation budget and sets *@applied; else leaves
+ * @limit alone and clears *@applied. Errors (PPSIM_SCHED_ERROR_UNSUPPORTED, prefixed by
+ * @what): a budget below one microbatch's activation of a stage of the device. */
+gboolean ppsim_memory_cap_default(const PpsimCostEstimates *costs, const int *stage_device,
+                                  int n_stages, int n_devices, gint64 *limit, gboolean *applied,
+                                  const char *what, GError **error);
+
+/* @amount of memory units as text in the run's unit ("3 units", "12.50 GiB").
+ * Returns: (transfer full). */
+char *ppsim_memory_cap_format(const PpsimCostEstimates *costs, gint64 amount);
+
 /* Validates @values (PpsimOptionValue array from the scenario, nullable) against @klass's
  * table; errors name the option's "file:line:col" via @display_name and carry a did-you-mean.
  * Returns: (transfer full) (nullable). */
