@@ -63,6 +63,13 @@ PpsimSchedule *
 ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
                          PpsimCosts **costs_out, GError **error)
 {
+    return ppsim_sim_build_schedule_full(sc, spec, costs_out, NULL, error);
+}
+
+PpsimSchedule *
+ppsim_sim_build_schedule_full(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                              PpsimCosts **costs_out, PpsimSolverReport *solver, GError **error)
+{
     const char *path = sc->path ? sc->path : "";
     if (g_strcmp0(spec->name, "custom") == 0) {
         g_autoptr(PpsimSchedule) sched = sim_build_custom(sc, spec, error);
@@ -93,7 +100,7 @@ ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
     g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, shape.p * shape.v, error);
     if (costs == NULL)
         return NULL;
-    PpsimScheduleParams params = {.options = opts, .costs = &costs->estimates};
+    PpsimScheduleParams params = {.options = opts, .costs = &costs->estimates, .solver = solver};
     PpsimSchedule *raw = NULL;
     if (!klass->generate(&shape, &params, &raw, error))
         return NULL;
@@ -435,12 +442,23 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
 {
     PpsimCosts *costs_raw = NULL;
     GError *local = NULL;
-    PpsimSchedule *sched = ppsim_sim_build_schedule(sc, spec, &costs_raw, &local);
+    PpsimSolverReport solver = {0};
+    PpsimSchedule *sched = ppsim_sim_build_schedule_full(sc, spec, &costs_raw, &solver, &local);
     g_autoptr(PpsimCosts) costs = costs_raw;
     PpsimRunResult *res = NULL;
     if (sched != NULL)
         res = ppsim_sim_replay(sc, costs, sched, spec->label ? spec->label : spec->name, spec->name,
                                flags, &local);
+    if (res != NULL && solver.present) {
+        res->has_solver = TRUE;
+        g_strlcpy(res->solver_path, solver.path, sizeof res->solver_path);
+        g_strlcpy(res->solver_status, solver.status, sizeof res->solver_status);
+        g_strlcpy(res->solver_note, solver.note, sizeof res->solver_note);
+        res->solver_objective_ms = solver.objective_ms;
+        res->solver_bound_ms = solver.bound_ms;
+        res->solver_gap = solver.gap;
+        res->solver_seconds = solver.seconds;
+    }
     if (res == NULL)
         g_propagate_prefixed_error(error, local,
                                    "schedule '%s': ", spec->label ? spec->label : spec->name);

@@ -200,6 +200,7 @@ ppsim_milp_solve(const PpsimMilp *milp, const PpsimMilpOptions *opts, PpsimMilpR
     char text[32];
     snprintf(text, sizeof text, "%d", MAX(1, opts->threads));
     Cbc_setParameter(model, "threads", text);
+    Cbc_setParameter(model, "timeMode", "elapsed"); /* wall clock, as reported */
     if (opts->time_limit_s > 0)
         Cbc_setMaximumSeconds(model, opts->time_limit_s);
     if (opts->node_limit > 0)

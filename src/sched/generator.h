@@ -41,9 +41,23 @@ typedef struct {
     int m; /* microbatches */
 } PpsimPipelineShape;
 
+/* What a solver-backed generator (optpipe) says about how it made its schedule; reported
+ * per result (text, and JSON `solver`). Plain data, no pointers. */
+typedef struct {
+    gboolean present;
+    char path[32];       /* which path produced the schedule: "milp", "warm-start", "heuristic" */
+    char status[32];     /* solver status ("optimal", "time_limit", ...) or "not-run" */
+    char note[128];      /* why the path was taken, when not the MILP's ("" otherwise) */
+    double objective_ms; /* the incumbent's objective (NAN: none) */
+    double bound_ms;     /* best lower bound (NAN: none) */
+    double gap;          /* (objective - bound) / objective (NAN: none) */
+    double seconds;      /* solver wall time (not deterministic) */
+} PpsimSolverReport;
+
 typedef struct {
     const PpsimOptions *options;     /* never NULL */
     const PpsimCostEstimates *costs; /* never NULL */
+    PpsimSolverReport *solver;       /* nullable: where solver-backed generators report */
 } PpsimScheduleParams;
 
 typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,

@@ -165,8 +165,8 @@ ada_fill(AdaSearch *a, const PpsimPipelineShape *shape, const PpsimCostEstimates
 
 gboolean
 ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
-                       const gint64 *limit, const char *co_schedule, PpsimSchedule **out,
-                       PpsimOpEval *eval, GError **error)
+                       const gint64 *limit, gboolean allow_offload, const char *co_schedule,
+                       PpsimSchedule **out, PpsimOpEval *eval, GError **error)
 {
     int p = shape->p, m = shape->m;
     if (shape->v != 1) {
@@ -178,7 +178,7 @@ ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates
     g_autofree int *w = g_new(int, p);
     g_autofree gint64 *peak = g_new0(gint64, p);
     PpsimSchedule *po = NULL; /* PipeOffload itself (v = 1: offload the one stage) */
-    for (int offload = 0; offload < 2; offload++)
+    for (int offload = 0; offload < 1 + allow_offload; offload++)
         for (int lag = 0; lag < ADA_N_LAGS; lag++) {
             ada_dense_fill(costs, p, m, offload, w);
             if (!ada_fill(&a, shape, costs, limit, w, offload, lag, co_schedule, error))
@@ -190,8 +190,8 @@ ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates
                     goto fail;
             }
         }
-    if (!ppsim_pipeoffload_generate(shape, costs, PPSIM_PO_UNIFORM, 1, NULL, co_schedule, &po,
-                                    error))
+    if (!ppsim_pipeoffload_generate(shape, costs, PPSIM_PO_UNIFORM, allow_offload, NULL,
+                                    co_schedule, &po, error))
         goto fail;
     if (!ada_consider(&a, po, costs, limit, peak, error))
         goto fail;
@@ -202,9 +202,10 @@ ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates
         g_autofree char *have = ppsim_memory_cap_format(costs, worst);
         g_autofree char *need = ppsim_memory_cap_format(costs, a.min_need);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "memory limit %s is infeasible: no schedule fits it, even offloading every "
-                    "activation; the smallest feasible limit found is %s",
-                    have, need);
+                    "memory limit %s is infeasible: no schedule fits it%s; the smallest "
+                    "feasible limit found is %s",
+                    have, allow_offload ? ", even offloading every activation" : " without offload",
+                    need);
         return FALSE;
     }
     *out = a.best;

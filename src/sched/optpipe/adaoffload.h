@@ -12,12 +12,14 @@ G_BEGIN_DECLS
  * forwards before the first B up to the densest Algorithm 1 allows, then PipeOffload's rules:
  * B with W right after it, one F per B, offloads where the round trip hides) with and without
  * offload, PipeOffload's own schedule among them, each timed and measured on the estimates;
- * the fastest that fits wins (ties: the lower peak). *@eval receives its estimate.
+ * the fastest that fits wins (ties: the lower peak). *@eval receives its estimate. Without
+ * @allow_offload, only the fills without offload are tried.
  * Errors: PPSIM_SCHED_ERROR_UNSUPPORTED when no candidate fits @limit, naming the smallest
  * budget one fits in. */
 gboolean ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
-                                const gint64 *limit, const char *co_schedule, PpsimSchedule **out,
-                                PpsimOpEval *eval, GError **error);
+                                const gint64 *limit, gboolean allow_offload,
+                                const char *co_schedule, PpsimSchedule **out, PpsimOpEval *eval,
+                                GError **error);
 
 /* Each device's budget for the family's generators: option @cap (a number of M_B, or NULL),
  * else the scenario's memory.limit when set; NULL in *@limit when neither caps anything.

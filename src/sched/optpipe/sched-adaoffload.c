@@ -24,7 +24,7 @@ ada_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
     if (!ppsim_optpipe_limits(shape, params->costs, cap, "adaoffload", &limit, error))
         return FALSE;
     PpsimOpEval eval;
-    if (!ppsim_adaoffload_build(shape, params->costs, limit,
+    if (!ppsim_adaoffload_build(shape, params->costs, limit, TRUE,
                                 ppsim_options_get_string(params->options, "co_schedule"), out,
                                 &eval, error)) {
         g_prefix_error(error, "adaoffload: ");

@@ -1,0 +1,160 @@
+/* sched-optpipe.c: OptPipe ([OP] §3-4): the schedule of App. C's MILP (op-milp.c) for the
+ * estimated costs and the memory limit, solved by CBC (milp/milp.h) from AdaOffload's
+ * schedule as MIP start ([OP] §4.1.3), with its makespan as the horizon, so the result is
+ * never worse than the warm start: the incumbent is kept only if, timed and measured on the
+ * estimates as the replay does (op-eval.c), it fits the limit and is not slower.
+ *
+ * Paths, reported per result (text and JSON `solver`): "milp" (the solver's incumbent),
+ * "warm-start" (the solver found nothing better, or its incumbent failed the check),
+ * "heuristic" (no solver: built without CBC, or more binaries than `max_binaries`).
+ * One stage per device (v = 1), any p, m >= 1. Deterministic with threads = 1 as long as
+ * the node limit, not the time limit, ends the search.
+ */
+#include "sched/optpipe/adaoffload.h"
+#include "sched/optpipe/op-milp.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+static const PpsimOptionSpec optpipe_options[] = {
+    {"memory_limit", PPSIM_OPTION_STRING, NULL,
+     "activation cap per device in M_B; default the scenario's memory.limit when set, else "
+     "none"},
+    {"time_limit", PPSIM_OPTION_DOUBLE, "2", "solver wall-clock limit in seconds"},
+    {"node_limit", PPSIM_OPTION_INT, "2000",
+     "solver branch-and-bound nodes (deterministic budget; 0 = none)"},
+    {"gap", PPSIM_OPTION_DOUBLE, "0", "stop at this relative gap (e.g. 0.01)"},
+    {"threads", PPSIM_OPTION_INT, "1", "solver threads (above 1 CBC is not deterministic)"},
+    {"offload", PPSIM_OPTION_STRING, "auto",
+     "auto (offload/reload choices in the MILP when a limit is set) or none"},
+    {"max_binaries", PPSIM_OPTION_INT, "6000",
+     "larger models skip the solver and take the heuristic path"},
+    {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
+    {NULL}};
+
+static void
+report_path(PpsimSolverReport *r, const char *path, const char *status, const char *note)
+{
+    if (r == NULL)
+        return;
+    r->present = TRUE;
+    g_strlcpy(r->path, path, sizeof r->path);
+    g_strlcpy(r->status, status, sizeof r->status);
+    g_strlcpy(r->note, note ? note : "", sizeof r->note);
+}
+
+static void
+report_solve(PpsimSolverReport *r, const PpsimMilpResult *res)
+{
+    if (r == NULL)
+        return;
+    r->objective_ms = res->objective;
+    r->bound_ms = res->bound;
+    r->gap = res->gap;
+    r->seconds = res->seconds;
+}
+
+static gboolean
+optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GError **error)
+{
+    const char *off = ppsim_options_get_string(o, "offload");
+    mo->solver.time_limit_s = ppsim_options_get_double(o, "time_limit");
+    mo->solver.node_limit = ppsim_options_get_int(o, "node_limit");
+    mo->solver.gap = ppsim_options_get_double(o, "gap");
+    mo->solver.threads = (int)ppsim_options_get_int(o, "threads");
+    *max_bin = ppsim_options_get_int(o, "max_binaries");
+    if (strcmp(off, "auto") != 0 && strcmp(off, "none") != 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: option 'offload' must be auto or none, got '%s'", off);
+        return FALSE;
+    }
+    if (mo->solver.threads < 1 || !(mo->solver.gap >= 0) || mo->solver.node_limit < 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: options 'threads' (>= 1), 'gap' (>= 0) and 'node_limit' (>= 0) "
+                    "out of range");
+        return FALSE;
+    }
+    mo->offload = strcmp(off, "auto") == 0;
+    return TRUE;
+}
+
+static gboolean
+optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
+                 PpsimSchedule **out, GError **error)
+{
+    const PpsimOptions *o = params->options;
+    const PpsimCostEstimates *c = params->costs;
+    PpsimOpMilpOptions mo = {0};
+    gint64 max_bin;
+    if (!optpipe_read(o, &mo, &max_bin, error))
+        return FALSE;
+    const char *cap = ppsim_options_is_set(o, "memory_limit")
+                          ? ppsim_options_get_string(o, "memory_limit")
+                          : NULL;
+    g_autofree gint64 *limit = NULL;
+    if (!ppsim_optpipe_limits(shape, c, cap, "optpipe", &limit, error))
+        return FALSE;
+    mo.offload = mo.offload && limit != NULL; /* without a limit offloading cannot help */
+    g_autoptr(PpsimSchedule) warm = NULL;
+    PpsimOpEval warm_eval;
+    if (!ppsim_adaoffload_build(shape, c, limit, mo.offload,
+                                ppsim_options_get_string(o, "co_schedule"), &warm, &warm_eval,
+                                error)) {
+        g_prefix_error(error, "optpipe: ");
+        return FALSE;
+    }
+    PpsimSolverReport *rep = params->solver;
+    gint64 m = shape->m,
+           n_bin = shape->p * (m * (m - 1) / 2 * (mo.offload ? 5 : 3) + (mo.offload ? m : 0));
+    if (!ppsim_milp_available() || n_bin > max_bin) {
+        g_autofree char *why =
+            ppsim_milp_available()
+                ? g_strdup_printf("%" G_GINT64_FORMAT " binaries > max_binaries %" G_GINT64_FORMAT,
+                                  n_bin, max_bin)
+                : g_strdup("built without CBC");
+        report_path(rep, "heuristic", "not-run", why);
+        if (rep)
+            rep->objective_ms = rep->bound_ms = rep->gap = NAN;
+        *out = g_steal_pointer(&warm);
+        return TRUE;
+    }
+    g_autoptr(PpsimSchedule) inc = NULL;
+    PpsimOpMilpSolve info = {0};
+    if (!ppsim_op_milp_solve(shape, c, limit, warm, warm_eval.makespan_ps, &mo, &inc, &info,
+                             error)) {
+        g_prefix_error(error, "optpipe: ");
+        return FALSE;
+    }
+    report_solve(rep, &info.milp);
+    const char *status = ppsim_milp_status_name(&info.milp);
+    PpsimOpEval ev = {0};
+    g_autoptr(GError) local = NULL;
+    if (inc != NULL && !ppsim_op_eval(inc, c, limit, NULL, &ev, &local)) {
+        ppsim_milp_result_clear(&info.milp);
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "optpipe: the solver's schedule is not valid: %s", local->message);
+        return FALSE;
+    }
+    ppsim_milp_result_clear(&info.milp);
+    if (inc != NULL && ev.fits && ev.makespan_ps <= warm_eval.makespan_ps) {
+        report_path(rep, "milp", status, NULL);
+        *out = g_steal_pointer(&inc);
+    } else {
+        report_path(rep, "warm-start", status,
+                    inc == NULL ? "no incumbent from the solver"
+                    : !ev.fits  ? "the solver's schedule exceeds the limit when replayed"
+                                : "the solver's schedule is slower when replayed");
+        *out = g_steal_pointer(&warm);
+    }
+    return TRUE;
+}
+
+const PpsimScheduleClass ppsim_schedule_optpipe = {
+    .name = "optpipe",
+    .summary = "OptPipe: App. C's MILP (CBC) with offload choices, AdaOffload warm start",
+    .reference = "[OP] §3-4, App. C",
+    .chunks = 1,
+    .options = optpipe_options,
+    .generate = optpipe_generate,
+};
