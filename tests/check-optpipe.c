@@ -110,26 +110,28 @@ START_TEST(test_ada_grid)
 }
 END_TEST
 
-/* The limit nothing fits: named with the smallest feasible one, which then works. */
+/* A limit below one microbatch is infeasible whatever is offloaded (F allocates it): refused
+ * naming the limit and the smallest feasible one, with which the schedule fits (a fill of
+ * one forward per device: serial, but within the limit); the same for optpipe. */
 START_TEST(test_ada_infeasible)
 {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = op_scenario(4, 8, 1, 1, 1, 0.5, 0, 1.5);
-    g_autoptr(PpsimRunResult) none = op_run(sc, "adaoffload", &error);
-    ck_assert(none == NULL);
-    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
-    ck_assert_msg(strstr(error->message, "memory limit 1.5 units is infeasible") &&
-                      strstr(error->message, "smallest feasible limit found is 2 units"),
-                  "%s", error->message);
-    g_clear_error(&error);
-    sc->memory_limit_units = 2;
-    g_autoptr(PpsimRunResult) res = op_run(sc, "adaoffload", &error);
-    ppsim_assert_no_error(error);
-    ck_assert(!ppsim_run_result_any_oom(res));
-    sc->memory_limit_units = 0.5; /* below one microbatch: refused before any search */
-    g_autoptr(PpsimRunResult) tiny = op_run(sc, "adaoffload", &error);
-    ck_assert(tiny == NULL);
-    ck_assert_msg(strstr(error->message, "memory.limit 0.5 units"), "%s", error->message);
+    const char *names[] = {"adaoffload", "optpipe"};
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = op_scenario(4, 8, 1, 1, 1, 0.5, 0, 0.5);
+        g_autoptr(PpsimRunResult) none = op_run(sc, names[i], &error);
+        ck_assert(none == NULL);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+        ck_assert_msg(strstr(error->message, "memory.limit 0.5 units is infeasible") &&
+                          strstr(error->message, "smallest feasible memory.limit is 1 units"),
+                      "%s", error->message);
+        g_clear_error(&error);
+        sc->memory_limit_units = 1;
+        g_autoptr(PpsimRunResult) res = op_run(sc, names[i], &error);
+        ppsim_assert_no_error(error);
+        ck_assert(!ppsim_run_result_any_oom(res));
+        ck_assert_int_eq(ppsim_run_result_max_peak_activation(res), 1000);
+    }
 }
 END_TEST
 

@@ -273,7 +273,9 @@ START_TEST(test_scenario_limit_default)
         g_autoptr(PpsimRunResult) none = zb_run(sc, names[i], NULL, &error);
         ck_assert(none == NULL);
         ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
-        ck_assert_msg(strstr(error->message, "memory.limit 0.5 units"), "%s", error->message);
+        ck_assert_msg(strstr(error->message, "memory.limit 0.5 units is infeasible") &&
+                          strstr(error->message, "smallest feasible memory.limit is"),
+                      "%s", error->message);
     }
     /* hardware mode: the budget is the limit less each device's weights and optimizer states */
     const char *set[] = {"memory.limit=36GiB", NULL};

@@ -4,7 +4,6 @@
  * and one solve is one short-lived Cbc_Model: CBC's documentation warns that a model's
  * arrays are not valid for reuse after Cbc_solve().
  */
-#include "config.h"
 #include "milp/milp.h"
 #include "util/ppsim-error.h"
 
@@ -201,6 +200,10 @@ ppsim_milp_solve(const PpsimMilp *milp, const PpsimMilpOptions *opts, PpsimMilpR
     snprintf(text, sizeof text, "%d", MAX(1, opts->threads));
     Cbc_setParameter(model, "threads", text);
     Cbc_setParameter(model, "timeMode", "elapsed"); /* wall clock, as reported */
+    /* CBC 2.10.8 crashes in CglPreProcess::postProcess when the time limit stops a search on a
+     * preprocessed model (seen at 5,000 binaries); without preprocessing it does not, and
+     * the limit is honoured */
+    Cbc_setParameter(model, "preprocess", "off");
     if (opts->time_limit_s > 0)
         Cbc_setMaximumSeconds(model, opts->time_limit_s);
     if (opts->node_limit > 0)
@@ -221,6 +224,8 @@ ppsim_milp_solve(const PpsimMilp *milp, const PpsimMilpOptions *opts, PpsimMilpR
     int n = (int)milp->cols->len;
     gboolean has_solution = Cbc_numberSavedSolutions(model) > 0 || Cbc_isProvenOptimal(model);
     const double *x = Cbc_bestSolution(model);
+    if (x == NULL && Cbc_isProvenOptimal(model))
+        x = Cbc_getColSolution(model); /* no integer column: CBC solved an LP */
     if (Cbc_isProvenInfeasible(model))
         out->status = PPSIM_MILP_INFEASIBLE;
     else if (!has_solution || x == NULL)

@@ -82,7 +82,8 @@ gint64 ppsim_memory_cap_budget(const PpsimCostEstimates *costs, const int *stage
 /* The default cap of generators that take one: when the scenario set memory.limit, fills
  * @limit[n_devices] with each device's activation budget and sets *@applied; else leaves
  * @limit alone and clears *@applied. Errors (PPSIM_SCHED_ERROR_UNSUPPORTED, prefixed by
- * @what): a budget below one microbatch's activation of a stage of the device. */
+ * @what): a budget below one microbatch's activation of all the device's stages, naming the
+ * smallest feasible memory.limit. */
 gboolean ppsim_memory_cap_default(const PpsimCostEstimates *costs, const int *stage_device,
                                   int n_stages, int n_devices, gint64 *limit, gboolean *applied,
                                   const char *what, GError **error);

@@ -34,20 +34,30 @@ ppsim_memory_cap_default(const PpsimCostEstimates *costs, const int *stage_devic
         return TRUE;
     for (int d = 0; d < n_devices; d++) {
         limit[d] = ppsim_memory_cap_budget(costs, stage_device, n_stages, d);
+    }
+    /* the smallest limit that leaves every device one microbatch's activation of all its
+     * stages: a microbatch holds each stage's until that stage's B, which follows the F of
+     * every later stage; running one microbatch at a time needs no more */
+    gint64 smallest = 0;
+    int worst = -1;
+    for (int d = 0; d < n_devices; d++) {
         gint64 need = 0;
         for (int s = 0; s < n_stages; s++)
             if (stage_device[s] == d)
-                need = MAX(need, costs->stage[s].act);
-        if (limit[d] < need) {
-            g_autofree char *lim = ppsim_memory_cap_format(costs, costs->memory_limit);
-            g_autofree char *left = ppsim_memory_cap_format(costs, limit[d]);
-            g_autofree char *one = ppsim_memory_cap_format(costs, need);
-            g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                        "%s: memory.limit %s leaves %s for activations on device %d, less "
-                        "than one microbatch's activation (%s)",
-                        what, lim, left, d, one);
-            return FALSE;
-        }
+                need += costs->stage[s].act;
+        smallest = MAX(smallest, costs->memory_limit - limit[d] + need);
+        if (worst < 0 && limit[d] < need)
+            worst = d;
+    }
+    if (worst >= 0) {
+        g_autofree char *lim = ppsim_memory_cap_format(costs, costs->memory_limit);
+        g_autofree char *left = ppsim_memory_cap_format(costs, limit[worst]);
+        g_autofree char *min = ppsim_memory_cap_format(costs, smallest);
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "%s: memory.limit %s is infeasible: it leaves %s for activations on device "
+                    "%d, less than one microbatch's; the smallest feasible memory.limit is %s",
+                    what, lim, left, worst, min);
+        return FALSE;
     }
     return TRUE;
 }

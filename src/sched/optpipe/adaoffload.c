@@ -125,7 +125,7 @@ ada_consider(AdaSearch *a, PpsimSchedule *s_in, const PpsimCostEstimates *c, con
 }
 
 /* Builds the fill @w (with or without offload), shrinking the fill of every device over its
- * budget by one until all fit or the fill is 1F1B's; offers each to @a. */
+ * budget by one until all fit or the fill is one forward; offers each to @a. */
 static gboolean
 ada_fill(AdaSearch *a, const PpsimPipelineShape *shape, const PpsimCostEstimates *c,
          const gint64 *limit, const int *w_in, gboolean offload, int lag, const char *co,
@@ -154,7 +154,7 @@ ada_fill(AdaSearch *a, const PpsimPipelineShape *shape, const PpsimCostEstimates
             return FALSE;
         gboolean shrunk = FALSE;
         for (int d = 0; limit != NULL && d < p; d++)
-            if (peak[d] > limit[d] && w[d] > MIN(m, p - d)) {
+            if (peak[d] > limit[d] && w[d] > 1) {
                 w[d]--;
                 shrunk = TRUE;
             }

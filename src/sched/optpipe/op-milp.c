@@ -139,6 +139,9 @@ model_compute(PpsimMilp *milp, Model *mo, const PpsimCostEstimates *c)
             }
         }
         row(milp, 'G', tw, 2, mo->C, 1.0, mo->sW[AT(mo, i, m - 1)], -1.0); /* Eq. 4 */
+        /* a cut for the LP bound (valid: every op of device i starts after its F(0) and they
+         * run one at a time): C >= sF(i, 0) + m (F + B + W) */
+        row(milp, 'G', m * (tf + tb + tw), 2, mo->C, 1.0, mo->sF[AT(mo, i, 0)], -1.0);
         for (int a = 1; a < m; a++)
             for (int b = 0; b < a; b++) { /* Eq. 7 where the order is open */
                 int k = AT2(mo, i, a, b);

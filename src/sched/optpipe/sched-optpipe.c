@@ -21,14 +21,14 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"memory_limit", PPSIM_OPTION_STRING, NULL,
      "activation cap per device in M_B; default the scenario's memory.limit when set, else "
      "none"},
-    {"time_limit", PPSIM_OPTION_DOUBLE, "2", "solver wall-clock limit in seconds"},
+    {"time_limit", PPSIM_OPTION_DOUBLE, "1", "solver wall-clock limit in seconds"},
     {"node_limit", PPSIM_OPTION_INT, "2000",
      "solver branch-and-bound nodes (deterministic budget; 0 = none)"},
     {"gap", PPSIM_OPTION_DOUBLE, "0", "stop at this relative gap (e.g. 0.01)"},
     {"threads", PPSIM_OPTION_INT, "1", "solver threads (above 1 CBC is not deterministic)"},
     {"offload", PPSIM_OPTION_STRING, "auto",
      "auto (offload/reload choices in the MILP when a limit is set) or none"},
-    {"max_binaries", PPSIM_OPTION_INT, "6000",
+    {"max_binaries", PPSIM_OPTION_INT, "2000",
      "larger models skip the solver and take the heuristic path"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
     {NULL}};
@@ -106,7 +106,7 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     }
     PpsimSolverReport *rep = params->solver;
     gint64 m = shape->m,
-           n_bin = shape->p * (m * (m - 1) / 2 * (mo.offload ? 5 : 3) + (mo.offload ? m : 0));
+           n_bin = shape->p * (m * (m - 1) / 2 * (mo.offload ? 7 : 3) + (mo.offload ? m : 0));
     if (!ppsim_milp_available() || n_bin > max_bin) {
         g_autofree char *why =
             ppsim_milp_available()
