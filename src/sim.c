@@ -454,6 +454,7 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
         g_strlcpy(res->solver_path, solver.path, sizeof res->solver_path);
         g_strlcpy(res->solver_status, solver.status, sizeof res->solver_status);
         g_strlcpy(res->solver_note, solver.note, sizeof res->solver_note);
+        g_strlcpy(res->solver_warning, solver.warning, sizeof res->solver_warning);
         res->solver_objective_ms = solver.objective_ms;
         res->solver_bound_ms = solver.bound_ms;
         res->solver_gap = solver.gap;

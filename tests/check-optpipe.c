@@ -2,11 +2,13 @@
  * with the replay in explicit mode; AdaOffload never slower than PipeOffload at the same
  * memory limit and always within it; infeasible limits named. */
 #include "ppsim-test.h"
+#include "milp/milp.h"
 #include "sched/optpipe/op-eval.h"
 #include "schedule/schedule.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 /* Explicit scenario: unit-ish costs scaled by @fbw ("F:B:W"), offload @off ms, p2p @comm ms,
@@ -118,7 +120,7 @@ START_TEST(test_ada_infeasible)
     const char *names[] = {"adaoffload", "optpipe"};
     for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
         g_autoptr(GError) error = NULL;
-        g_autoptr(PpsimScenario) sc = op_scenario(4, 8, 1, 1, 1, 0.5, 0, 0.5);
+        g_autoptr(PpsimScenario) sc = op_scenario(i == 0 ? 4 : 2, 4, 1, 1, 1, 0.5, 0, 0.5);
         g_autoptr(PpsimRunResult) none = op_run(sc, names[i], &error);
         ck_assert(none == NULL);
         ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
@@ -135,6 +137,76 @@ START_TEST(test_ada_infeasible)
 }
 END_TEST
 
+/* Runs optpipe with cache_dir = @dir; its solver report in *@rep. */
+static PpsimRunResult *
+op_run_cached(const PpsimScenario *sc, const char *dir, PpsimSolverReport *rep)
+{
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("optpipe");
+    PpsimOptionValue o = {g_strdup("cache_dir"), g_strdup(dir), {1, 1}};
+    g_array_append_val(spec->options, o);
+    PpsimOptionValue t = {g_strdup("gap"), g_strdup("0.1"), {1, 1}};
+    g_array_append_val(spec->options, t); /* stop at 15 ms (AdaOffload: 16; bound 14) */
+    g_autoptr(GError) error = NULL;
+    PpsimCosts *costs = NULL;
+    *rep = (PpsimSolverReport){0};
+    PpsimSchedule *s = ppsim_sim_build_schedule_full(sc, spec, &costs, rep, &error);
+    ppsim_assert_no_error(error);
+    PpsimRunResult *res = ppsim_sim_replay(sc, costs, s, "optpipe", "optpipe", 0, &error);
+    ppsim_assert_no_error(error);
+    ppsim_costs_free(costs);
+    return res;
+}
+
+/* [OP] §4.2: a solved schedule is stored (CSV + JSON under the cache directory) and comes
+ * back as the warm start of the same instance, and of one whose costs are all twice as long
+ * (the key is proportional); a corrupt entry and an entry of another shape are ignored with
+ * a warning, and the result is still the solver's. */
+START_TEST(test_cache)
+{
+    if (!ppsim_milp_available())
+        return;
+    g_autofree char *dir = g_dir_make_tmp("ppsim-cache-XXXXXX", NULL);
+    g_autoptr(PpsimScenario) sc = op_scenario(3, 4, 1, 1, 1, 0.5, 0, 2);
+    PpsimSolverReport rep;
+    g_autoptr(PpsimRunResult) first = op_run_cached(sc, dir, &rep);
+    ck_assert_str_eq(rep.path, "milp");
+    ck_assert_str_eq(rep.note, "");
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    g_autofree char *csv = NULL, *json = NULL;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;) {
+        if (g_str_has_suffix(name, ".csv"))
+            csv = g_build_filename(dir, name, NULL);
+        if (g_str_has_suffix(name, ".json"))
+            json = g_build_filename(dir, name, NULL);
+    }
+    ck_assert(csv != NULL && json != NULL);
+    g_autoptr(PpsimRunResult) again = op_run_cached(sc, dir, &rep);
+    ck_assert_str_eq(rep.note, "warm start from the cache");
+    ck_assert_int_eq(again->makespan_ps, first->makespan_ps);
+    g_autoptr(PpsimScenario) slow = op_scenario(3, 4, 2, 2, 2, 1, 0, 2);
+    g_autoptr(PpsimRunResult) twice = op_run_cached(slow, dir, &rep);
+    ck_assert_str_eq(rep.note, "warm start from the cache");
+    ck_assert_int_eq(twice->makespan_ps, 2 * first->makespan_ps);
+    ck_assert(g_file_set_contents(json, "{\"version\":1,\"key\":", -1, NULL));
+    g_autoptr(PpsimRunResult) corrupt = op_run_cached(sc, dir, &rep);
+    ck_assert_msg(strstr(rep.warning, "ignored"), "%s", rep.warning);
+    ck_assert_int_le(corrupt->makespan_ps, first->makespan_ps);
+    g_autoptr(PpsimRunResult) o1 = op_run_cached(sc, dir, &rep); /* rewrites it */
+    ck_assert(g_file_set_contents(csv, "0F0,0I0,0W0\n1F0,1I0,1W0\n", -1, NULL));
+    g_autoptr(PpsimRunResult) stale = op_run_cached(sc, dir, &rep);
+    ck_assert_msg(strstr(rep.warning, "ignored") && strstr(rep.warning, "shape"), "%s",
+                  rep.warning);
+    ck_assert(!ppsim_run_result_any_oom(stale));
+    (void)o1;
+    g_autoptr(GDir) d2 = g_dir_open(dir, 0, NULL);
+    for (const char *name; (name = g_dir_read_name(d2)) != NULL;) {
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_remove(path);
+    }
+    g_rmdir(dir);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -142,8 +214,15 @@ ppsim_test_suite(void)
     TCase *tc = tcase_create("optpipe");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_eval_matches_replay, 0, G_N_ELEMENTS(op_mix));
-    tcase_add_loop_test(tc, test_ada_grid, 0, G_N_ELEMENTS(op_mix));
-    tcase_add_test(tc, test_ada_infeasible);
     suite_add_tcase(s, tc);
+    TCase *ada = tcase_create("adaoffload");
+    tcase_set_timeout(ada, 120);
+    tcase_add_loop_test(ada, test_ada_grid, 0, G_N_ELEMENTS(op_mix));
+    tcase_add_test(ada, test_ada_infeasible);
+    suite_add_tcase(s, ada);
+    TCase *cache = tcase_create("cache");
+    tcase_set_timeout(cache, 120);
+    tcase_add_test(cache, test_cache);
+    suite_add_tcase(s, cache);
     return s;
 }

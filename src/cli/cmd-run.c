@@ -176,6 +176,11 @@ run_main(RunOptions *o, const char *path)
         return ppsim_cli_fail(error);
     if (o->timings)
         run_print_timings(results);
+    for (guint i = 0; i < results->len && !o->quiet; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (res->has_solver && res->solver_warning[0])
+            fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver_warning);
+    }
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);
     g_autoptr(GString) csv = g_string_new(NULL);

@@ -48,6 +48,7 @@ typedef struct {
     char path[32];       /* which path produced the schedule: "milp", "warm-start", "heuristic" */
     char status[32];     /* solver status ("optimal", "time_limit", ...) or "not-run" */
     char note[128];      /* why the path was taken, when not the MILP's ("" otherwise) */
+    char warning[256];   /* for stderr: e.g. a corrupt cache entry ignored ("" if none) */
     double objective_ms; /* the incumbent's objective (NAN: none) */
     double bound_ms;     /* best lower bound (NAN: none) */
     double gap;          /* (objective - bound) / objective (NAN: none) */

@@ -11,6 +11,7 @@
  * the node limit, not the time limit, ends the search.
  */
 #include "sched/optpipe/adaoffload.h"
+#include "sched/optpipe/op-cache.h"
 #include "sched/optpipe/op-milp.h"
 #include "util/ppsim-error.h"
 
@@ -31,6 +32,8 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"max_binaries", PPSIM_OPTION_INT, "2000",
      "larger models skip the solver and take the heuristic path"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
+    {"cache_dir", PPSIM_OPTION_STRING, "",
+     "cached schedules ([OP] §4.2): a directory, default $XDG_CACHE_HOME/ppsim; none: off"},
     {NULL}};
 
 static void
@@ -79,6 +82,49 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
     return TRUE;
 }
 
+/* The option's directory: "" = $XDG_CACHE_HOME/ppsim, "none" = no cache (NULL). */
+static char *
+optpipe_cache_dir(const char *opt)
+{
+    if (strcmp(opt, "none") == 0)
+        return NULL;
+    if (opt[0] != '\0')
+        return g_strdup(opt);
+    return g_build_filename(g_get_user_cache_dir(), "ppsim", NULL);
+}
+
+/* A cached schedule for @key, if any, becomes the warm start when, timed and measured on
+ * the current costs, it fits and beats AdaOffload's (*@warm); entries that are corrupt,
+ * stale, over the limit or fail the checker are ignored with a warning. */
+static gboolean
+optpipe_cache_warm(const char *dir, const char *key, const PpsimPipelineShape *shape,
+                   const PpsimCostEstimates *c, const gint64 *limit, PpsimSchedule **warm,
+                   PpsimOpEval *warm_eval, PpsimTime *cached_ps, PpsimSolverReport *rep,
+                   gboolean *used, GError **error)
+{
+    g_autofree char *warning = NULL;
+    g_autoptr(PpsimSchedule) cached = ppsim_op_cache_load(dir, key, shape->p, shape->m, &warning);
+    PpsimOpEval ev;
+    g_autoptr(GError) local = NULL;
+    if (cached != NULL && !ppsim_op_eval(cached, c, limit, NULL, &ev, &local))
+        warning = g_strdup_printf("cached schedule ignored: %s", local->message);
+    else if (cached != NULL && !ev.fits)
+        warning = g_strdup("cached schedule ignored: stale (it exceeds the memory limit)");
+    else if (cached != NULL) {
+        *cached_ps = ev.makespan_ps;
+        if (ev.makespan_ps < warm_eval->makespan_ps) {
+            ppsim_schedule_free(*warm);
+            *warm = g_steal_pointer(&cached);
+            *warm_eval = ev;
+            *used = TRUE;
+        }
+    }
+    if (warning != NULL && rep != NULL)
+        g_strlcpy(rep->warning, warning, sizeof rep->warning);
+    (void)error;
+    return TRUE;
+}
+
 static gboolean
 optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
                  PpsimSchedule **out, GError **error)
@@ -105,6 +151,13 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         return FALSE;
     }
     PpsimSolverReport *rep = params->solver;
+    g_autofree char *dir = optpipe_cache_dir(ppsim_options_get_string(o, "cache_dir"));
+    g_autofree char *key = ppsim_op_cache_key(shape, c, limit, mo.offload);
+    gboolean from_cache = FALSE;
+    PpsimTime cached_ps = G_MAXINT64;
+    if (dir != NULL && !optpipe_cache_warm(dir, key, shape, c, limit, &warm, &warm_eval, &cached_ps,
+                                           rep, &from_cache, error))
+        return FALSE;
     gint64 m = shape->m,
            n_bin = shape->p * (m * (m - 1) / 2 * (mo.offload ? 7 : 3) + (mo.offload ? m : 0));
     if (!ppsim_milp_available() || n_bin > max_bin) {
@@ -138,7 +191,13 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     }
     ppsim_milp_result_clear(&info.milp);
     if (inc != NULL && ev.fits && ev.makespan_ps <= warm_eval.makespan_ps) {
-        report_path(rep, "milp", status, NULL);
+        report_path(rep, "milp", status, from_cache ? "warm start from the cache" : NULL);
+        if (dir != NULL && ev.makespan_ps < cached_ps) {
+            g_autoptr(GError) io = NULL;
+            if (!ppsim_op_cache_store(dir, key, inc, ev.makespan_ps, &io) && rep != NULL)
+                g_snprintf(rep->warning, sizeof rep->warning, "schedule not cached: %s",
+                           io->message);
+        }
         *out = g_steal_pointer(&inc);
     } else {
         report_path(rep, "warm-start", status,
