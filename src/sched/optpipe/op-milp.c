@@ -17,8 +17,10 @@
  * starts after F(a) ends). The reload is anchored to the last compute op ending before its
  * start, so the replay never reloads earlier than the model counted it. One copy stream per
  * device carries OFF and RL (Eqs. 10-13, with the same fixed microbatch order), the reload
- * ends before its B (Eq. 15), the offload starts after its F (Eq. 14). Eq. 18 (GPUs of one
- * PCIe switch) is not modelled here: in explicit mode there are no switches.
+ * ends before its B (Eq. 15), the offload starts after its F (Eq. 14). Eq. 18: where GPUs
+ * share a PCIe switch whose uplink they can oversubscribe (hardware mode; explicit mode has
+ * no switches), no two of their transfers of one direction overlap; the schedule then
+ * carries cross-device waits in the solution's order, so the replay keeps them apart too.
  */
 #include "sched/optpipe/op-milp.h"
 #include "schedule/schedule-index.h"
@@ -40,7 +42,14 @@ typedef struct {
     int *yFB, *yFW, *yBW, *h;      /* [p * m * m], (a, b) with a > b, else -1 */
     int *zF, *zB, *zW; /* [p * m * m], (b, c), b > c: b is on the host around F(b)... see below */
     int n_bin;
+    GArray *pairs; /* SwitchPair: Eq. 18's ordering binaries */
 } Model;
+
+/* Eq. 18: transfers (i1, j1) and (i2, j2) of one direction (0 offload, 1 reload) on two
+ * GPUs of a switch; @col = 1 when the first goes first. */
+typedef struct {
+    int i1, j1, i2, j2, dir, col;
+} SwitchPair;
 
 #define AT(mo, i, j) ((i) * (mo)->m + (j))
 #define AT2(mo, i, a, b) (((i) * (mo)->m + (a)) * (mo)->m + (b))
@@ -96,6 +105,8 @@ model_free(Model *mo)
     g_free(mo->sF), g_free(mo->sB), g_free(mo->sW), g_free(mo->O), g_free(mo->R);
     g_free(mo->X), g_free(mo->yFB), g_free(mo->yFW), g_free(mo->yBW), g_free(mo->h);
     g_free(mo->zF), g_free(mo->zB), g_free(mo->zW);
+    if (mo->pairs != NULL)
+        g_array_free(mo->pairs, TRUE);
 }
 
 static int *
@@ -240,6 +251,34 @@ model_offload(PpsimMilp *milp, Model *mo, const PpsimCostEstimates *c)
     }
 }
 
+/* Eq. 18 for the GPUs that share a contended PCIe switch (cost-estimates.h host_link). */
+static void
+model_switch(PpsimMilp *milp, Model *mo, const PpsimCostEstimates *c)
+{
+    if (c->host_link == NULL || !c->host_link_contended || c->n_devices != mo->p)
+        return;
+    double M = mo->big_m;
+    mo->pairs = g_array_new(FALSE, FALSE, sizeof(SwitchPair));
+    for (int i1 = 0; i1 < mo->p; i1++)
+        for (int i2 = i1 + 1; i2 < mo->p; i2++) {
+            if (c->host_link[i1] != c->host_link[i2])
+                continue;
+            double t1 = ms(c->stage[i1].off_ps), t2 = ms(c->stage[i2].off_ps);
+            for (int dir = 0; dir < 2; dir++)
+                for (int j1 = 0; j1 < mo->m; j1++)
+                    for (int j2 = 0; j2 < mo->m; j2++) {
+                        const int *t = dir == 0 ? mo->O : mo->R;
+                        int x1 = t[AT(mo, i1, j1)], x2 = t[AT(mo, i2, j2)];
+                        int o1 = mo->X[AT(mo, i1, j1)], o2 = mo->X[AT(mo, i2, j2)];
+                        SwitchPair sp = {i1, j1, i2, j2, dir, binary(milp, mo)};
+                        row(milp, 'G', t1 - 3 * M, 5, x2, 1.0, x1, -1.0, sp.col, -M, o1, -M, o2,
+                            -M);
+                        row(milp, 'G', t2 - 2 * M, 5, x1, 1.0, x2, -1.0, sp.col, M, o1, -M, o2, -M);
+                        g_array_append_val(mo->pairs, sp);
+                    }
+        }
+}
+
 /* Eq. 9 at each compute op's start, in units of the stage's activation (w = act_w / act),
  * counting a reload from the start of the compute op during which (or before which) it
  * starts, so the peak at a reload's start is covered too:
@@ -373,6 +412,63 @@ model_start(PpsimMilp *milp, const Model *mo, const PpsimSchedule *warm,
         for (int j = 0; mo->off && j < m; j++)
             ppsim_milp_set_start(milp, mo->X[AT(mo, i, j)], xpos[j] >= 0);
     }
+    g_autofree int *xpos2 = g_new(int, 2 * m);
+    for (guint k = 0; mo->pairs != NULL && k < mo->pairs->len; k++) {
+        const SwitchPair *sp = &g_array_index(mo->pairs, SwitchPair, k);
+        positions(warm, sp->i1, cpos, xpos);
+        positions(warm, sp->i2, cpos, xpos2);
+        int a = xpos[sp->dir * m + sp->j1], b = xpos2[sp->dir * m + sp->j2];
+        gboolean first = a >= 0 && b >= 0 &&
+                         st[ppsim_schedule_index_base(idx, sp->i1, 1) + a] <
+                             st[ppsim_schedule_index_base(idx, sp->i2, 1) + b];
+        ppsim_milp_set_start(milp, sp->col, first);
+    }
+}
+
+typedef struct {
+    double t;
+    int device, index;
+} LinkTransfer;
+
+static int
+link_cmp(const void *x, const void *y)
+{
+    const LinkTransfer *a = x, *b = y;
+    if (fabs(a->t - b->t) > 1e-7)
+        return a->t < b->t ? -1 : 1;
+    return a->device != b->device ? a->device - b->device : a->index - b->index;
+}
+
+/* Eq. 18 in the replay: on each shared switch, each transfer of one direction waits for the
+ * one before it (in the solution's order) when that one is another GPU's. */
+static void
+extract_switch(PpsimSchedule *s, const Model *mo, const PpsimCostEstimates *c, const double *x)
+{
+    g_autoptr(GArray) ts = g_array_new(FALSE, FALSE, sizeof(LinkTransfer));
+    for (int link = 0; link < mo->p; link++)
+        for (int dir = 0; dir < 2; dir++) {
+            g_array_set_size(ts, 0);
+            for (int i = 0; i < mo->p; i++) {
+                if (c->host_link[i] != link)
+                    continue;
+                for (guint k = 0; k < s->copy[i]->len; k++) {
+                    const PpsimOp *op = &g_array_index(s->copy[i], PpsimOp, k);
+                    if ((op->kind == PPSIM_OP_RL) != dir)
+                        continue;
+                    const int *t = dir == 0 ? mo->O : mo->R;
+                    LinkTransfer lt = {x[t[AT(mo, i, op->microbatch)]], i, (int)k};
+                    g_array_append_val(ts, lt);
+                }
+            }
+            if (ts->len > 1)
+                qsort(ts->data, ts->len, sizeof(LinkTransfer), link_cmp);
+            for (guint k = 1; k < ts->len; k++) {
+                const LinkTransfer *a = &g_array_index(ts, LinkTransfer, k - 1);
+                const LinkTransfer *b = &g_array_index(ts, LinkTransfer, k);
+                if (a->device != b->device)
+                    ppsim_schedule_add_copy_sync(s, b->device, b->index, a->device, a->index);
+            }
+        }
 }
 
 typedef struct {
@@ -437,6 +533,8 @@ model_extract(const Model *mo, const PpsimCostEstimates *c, const double *x)
             ppsim_schedule_push_copy(s, i, cp[k].op, anchor);
         }
     }
+    if (mo->pairs != NULL)
+        extract_switch(s, mo, c, x);
     return s;
 }
 
@@ -465,6 +563,8 @@ ppsim_op_milp_solve(const PpsimPipelineShape *shape, const PpsimCostEstimates *c
     model_compute(milp, &mo, costs);
     if (mo.off)
         model_offload(milp, &mo, costs);
+    if (mo.off)
+        model_switch(milp, &mo, costs);
     if (limit != NULL)
         model_memory(milp, &mo, costs, limit);
     if (warm != NULL)
