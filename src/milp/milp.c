@@ -241,8 +241,10 @@ ppsim_milp_solve(const PpsimMilp *milp, const PpsimMilpOptions *opts, PpsimMilpR
             out->bound = out->objective;
         out->gap =
             fabs(out->objective) > 1e-12 ? (out->objective - out->bound) / fabs(out->objective) : 0;
-        if (out->gap < 1e-9)
+        if (out->gap < 1e-9) { /* proved within CBC's tolerance: report the bound as reached */
             out->gap = 0;
+            out->bound = out->objective;
+        }
     }
     Cbc_deleteModel(model);
     return TRUE;

@@ -33,8 +33,8 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"max_binaries", PPSIM_OPTION_INT, "2000",
      "larger models skip the solver and take the heuristic path"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
-    {"cache_dir", PPSIM_OPTION_STRING, "",
-     "cached schedules ([OP] §4.2): a directory, default $XDG_CACHE_HOME/ppsim; none: off"},
+    {"cache_dir", PPSIM_OPTION_STRING, "auto",
+     "cached schedules ([OP] §4.2): a directory; auto: $XDG_CACHE_HOME/ppsim; none: off"},
     {NULL}};
 
 static void
@@ -108,13 +108,13 @@ optpipe_zb_warm(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, co
     return TRUE;
 }
 
-/* The option's directory: "" = $XDG_CACHE_HOME/ppsim, "none" = no cache (NULL). */
+/* The option's directory: "auto" = $XDG_CACHE_HOME/ppsim, "none" = no cache (NULL). */
 static char *
 optpipe_cache_dir(const char *opt)
 {
     if (strcmp(opt, "none") == 0)
         return NULL;
-    if (opt[0] != '\0')
+    if (opt[0] != '\0' && strcmp(opt, "auto") != 0)
         return g_strdup(opt);
     return g_build_filename(g_get_user_cache_dir(), "ppsim", NULL);
 }
