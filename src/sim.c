@@ -103,11 +103,11 @@ sim_note_split(const PpsimScenario *sc, const PpsimCosts *costs, GArray *choices
                          "as even as %d layers over %d stages allow", sc->model.layers, S);
 }
 
-/* ppsim_sim_build_schedule, also collecting what was chosen for the user into @choices
- * (nullable). */
+/* ppsim_sim_build_schedule, also collecting what was chosen for the user into @choices and
+ * what a solver-backed generator says into @solver (both nullable). */
 static PpsimSchedule *
 sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
-          GArray *choices, GError **error)
+          GArray *choices, PpsimSolverReport *solver, GError **error)
 {
     const char *path = spec->origin ? spec->origin : sc->path ? sc->path : "";
     if (g_strcmp0(spec->name, "custom") == 0) {
@@ -146,7 +146,8 @@ sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **c
                                   .costs = &costs->estimates,
                                   .choices = choices,
                                   .measure = sim_measure,
-                                  .measure_data = &measure};
+                                  .measure_data = &measure,
+                                  .solver = solver};
     PpsimSchedule *raw = NULL;
     if (!klass->generate(&shape, &params, &raw, error))
         return NULL;
@@ -170,7 +171,14 @@ PpsimSchedule *
 ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
                          PpsimCosts **costs_out, GError **error)
 {
-    return sim_build(sc, spec, costs_out, NULL, error);
+    return sim_build(sc, spec, costs_out, NULL, NULL, error);
+}
+
+PpsimSchedule *
+ppsim_sim_build_schedule_full(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                              PpsimCosts **costs_out, PpsimSolverReport *solver, GError **error)
+{
+    return sim_build(sc, spec, costs_out, NULL, solver, error);
 }
 
 /* ---- replay ---------------------------------------------------------------------------- */
@@ -580,8 +588,9 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
     PpsimCosts *costs_raw = NULL;
     GError *local = NULL;
     GArray *choices = ppsim_choices_new();
+    PpsimSolverReport solver = {0};
     gint64 t0 = g_get_monotonic_time();
-    PpsimSchedule *sched = sim_build(sc, spec, &costs_raw, choices, &local);
+    PpsimSchedule *sched = sim_build(sc, spec, &costs_raw, choices, &solver, &local);
     gint64 t1 = g_get_monotonic_time();
     g_autoptr(PpsimCosts) costs = costs_raw;
     PpsimRunResult *res = NULL;
@@ -594,6 +603,17 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
     }
     if (choices != NULL)
         g_array_unref(choices);
+    if (res != NULL && solver.present) {
+        res->has_solver = TRUE;
+        g_strlcpy(res->solver_path, solver.path, sizeof res->solver_path);
+        g_strlcpy(res->solver_status, solver.status, sizeof res->solver_status);
+        g_strlcpy(res->solver_note, solver.note, sizeof res->solver_note);
+        g_strlcpy(res->solver_warning, solver.warning, sizeof res->solver_warning);
+        res->solver_objective_ms = solver.objective_ms;
+        res->solver_bound_ms = solver.bound_ms;
+        res->solver_gap = solver.gap;
+        res->solver_seconds = solver.seconds;
+    }
     if (res == NULL)
         g_propagate_prefixed_error(error, local,
                                    "schedule '%s': ", spec->label ? spec->label : spec->name);

@@ -9,6 +9,7 @@
 #include "scenario/scenario.h"
 #include "cost/cost-model.h"
 #include "run-result.h"
+#include "sched/generator.h"
 
 G_BEGIN_DECLS
 
@@ -22,6 +23,11 @@ typedef enum {
 PpsimSchedule *ppsim_sim_build_schedule(const PpsimScenario *scenario,
                                         const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
                                         GError **error);
+
+/* The same, and *@solver (nullable) receives the generator's solver report. */
+PpsimSchedule *ppsim_sim_build_schedule_full(const PpsimScenario *scenario,
+                                             const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
+                                             PpsimSolverReport *solver, GError **error);
 
 /* Replays @sched (checked first) with @costs on @scenario's hardware. Takes ownership of
  * @sched. Returns: (transfer full) (nullable). */

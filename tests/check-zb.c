@@ -246,6 +246,49 @@ START_TEST(test_zb_hardware)
 }
 END_TEST
 
+/* One memory limit for all: with memory.limit set (explicit units, or bytes in hardware mode),
+ * zb, zb-v, v-half and v-min take it as their default cap: the replay stays within it on
+ * every device (at p = 4, 3 units: zb's old default p M_B ran out of memory on all four
+ * devices); without a limit they keep their own defaults (zb: p M_B, so 4 units on device 0);
+ * an explicit memory_limit option still wins; a limit below one microbatch is refused. */
+START_TEST(test_scenario_limit_default)
+{
+    const char *names[] = {"zb", "zb-v", "v-half", "v-min"};
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = zb_scenario(4, 8, names[i], NULL);
+        g_autoptr(PpsimRunResult) free_run = zb_run(sc, names[i], NULL, &error);
+        ppsim_assert_no_error(error);
+        sc->memory_limit_units = 3;
+        sc->memory_limit_set = TRUE;
+        g_autoptr(PpsimRunResult) res = zb_run(sc, names[i], NULL, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_int_le(ppsim_run_result_max_peak_memory(res), 3 * 1000);
+        ck_assert_msg(!ppsim_run_result_any_oom(res), "%s runs out of memory", names[i]);
+        ck_assert_int_gt(ppsim_run_result_max_peak_memory(free_run), 3 * 1000);
+        g_autoptr(PpsimRunResult) opt = zb_run(sc, names[i], "4", &error);
+        ppsim_assert_no_error(error);
+        ck_assert_int_gt(ppsim_run_result_max_peak_memory(opt), 3 * 1000);
+        sc->memory_limit_units = 0.5;
+        g_autoptr(PpsimRunResult) none = zb_run(sc, names[i], NULL, &error);
+        ck_assert(none == NULL);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+        ck_assert_msg(strstr(error->message, "memory.limit 0.5 units is infeasible") &&
+                          strstr(error->message, "smallest feasible memory.limit is"),
+                      "%s", error->message);
+    }
+    /* hardware mode: the budget is the limit less each device's weights and optimizer states */
+    const char *set[] = {"memory.limit=36GiB", NULL};
+    g_autoptr(PpsimScenario) hw = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", set);
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res = zb_run(hw, names[i], NULL, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_int_le(ppsim_run_result_max_peak_memory(res), (gint64)36 << 30);
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -258,6 +301,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zb_hand_timeline);
     tcase_add_test(tc, test_zb_refuses_small_cap);
     tcase_add_test(tc, test_zb_hardware);
+    tcase_add_test(tc, test_scenario_limit_default);
     suite_add_tcase(s, tc);
     return s;
 }

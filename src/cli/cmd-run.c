@@ -227,6 +227,11 @@ run_main(RunOptions *o, const char *path)
     g_autoptr(GPtrArray) warnings = ppsim_sim_warnings(sc, results);
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "ppsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
+    for (guint i = 0; i < results->len && !o->quiet; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (res->has_solver && res->solver_warning[0])
+            fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver_warning);
+    }
     us[1] = g_get_monotonic_time() - t - us[0];
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);

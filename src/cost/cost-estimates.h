@@ -14,9 +14,10 @@ G_BEGIN_DECLS
  * explicit units scaled by 1000). Read-only. */
 typedef struct {
     PpsimTime f_ps, b_ps, w_ps, r_ps;
-    PpsimTime off_ps; /* one-way offload estimate */
-    gint64 act;       /* allocated by F */
-    gint64 act_w;     /* held from B's end until W's end */
+    PpsimTime off_ps;  /* one-way offload estimate */
+    gint64 act;        /* allocated by F */
+    gint64 act_w;      /* held from B's end until W's end */
+    gint64 static_mem; /* weights, gradients, optimizer states (0 in explicit mode) */
 } PpsimStageEstimate;
 
 typedef struct {
@@ -24,6 +25,11 @@ typedef struct {
     const PpsimStageEstimate *stage; /* [n_stages] */
     PpsimTime comm_ps;               /* cross-device dependency latency estimate */
     gint64 memory_limit;             /* per device, memory units; 0 = none */
+    double mem_scale;                /* memory units per reported unit: 1000 per explicit
+                                      * unit, 1 per byte */
+    gboolean memory_limit_set;       /* the scenario wrote memory.limit: generators with a
+                                      * memory cap default to it (hardware mode otherwise
+                                      * has the GPU's memory, which caps nothing by default) */
     int n_devices;                   /* length of host_link */
     const int *host_link;            /* [n_devices] id of the host link (PCIe switch) each
                                       * device's copies cross: equal ids share it. NULL in

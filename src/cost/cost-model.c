@@ -298,8 +298,10 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
                                    : costs_fill_hardware(c, scenario, error);
     if (!ok)
         return NULL;
-    for (int s = 0; s < n_stages; s++)
+    for (int s = 0; s < n_stages; s++) {
         c->est[s] = c->stage[s].est;
+        c->est[s].static_mem = c->stage[s].static_mem;
+    }
     c->estimates.n_stages = n_stages;
     c->estimates.stage = c->est;
     c->estimates.comm_ps = c->p2p_latency_ps;
@@ -307,6 +309,8 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
         c->estimates.comm_ps += ppsim_time_from_seconds((double)c->stage[0].p2p_bytes /
                                                         scenario->hardware.nvlink_bytes_per_s);
     c->estimates.memory_limit = c->memory_limit;
+    c->estimates.mem_scale = c->mem_scale;
+    c->estimates.memory_limit_set = scenario->memory_limit_set && c->memory_limit > 0;
     if (!c->explicit_mode) {
         const PpsimHardware *hw = &scenario->hardware;
         int p = scenario->training.pp;

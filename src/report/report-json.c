@@ -5,6 +5,8 @@
 #include "report/report.h"
 #include "util/fmt.h"
 
+#include <math.h>
+
 static void
 json_string(GString *out, const char *s)
 {
@@ -65,6 +67,35 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
 }
 
 static void
+json_number_or_null(GString *out, const char *key, double v)
+{
+    g_string_append_c(out, ',');
+    json_key(out, key);
+    if (isfinite(v))
+        ppsim_fmt_double(out, v);
+    else
+        g_string_append(out, "null");
+}
+
+/* DESIGN 10: solver{status, objective, bound, gap, seconds} for MILP schedules, plus the
+ * path that produced the schedule and why (objective and bound in ms). */
+static void
+json_solver(GString *out, const PpsimRunResult *res)
+{
+    g_string_append(out, ",\"solver\":{\"status\":");
+    json_string(out, res->solver_status);
+    json_number_or_null(out, "objective", res->solver_objective_ms);
+    json_number_or_null(out, "bound", res->solver_bound_ms);
+    json_number_or_null(out, "gap", res->solver_gap);
+    json_number_or_null(out, "seconds", res->solver_seconds);
+    g_string_append(out, ",\"path\":");
+    json_string(out, res->solver_path);
+    g_string_append(out, ",\"note\":");
+    json_string(out, res->solver_note);
+    g_string_append_c(out, '}');
+}
+
+static void
 json_result(GString *out, const PpsimRunResult *res)
 {
     g_string_append_c(out, '{');
@@ -105,7 +136,10 @@ json_result(GString *out, const PpsimRunResult *res)
             json_string(out, part == 0 ? c->value : c->note);
         }
     }
-    g_string_append(out, "},\"devices\":[");
+    g_string_append_c(out, '}');
+    if (res->has_solver)
+        json_solver(out, res);
+    g_string_append(out, ",\"devices\":[");
     for (int d = 0; d < res->p; d++) {
         if (d > 0)
             g_string_append_c(out, ',');

@@ -3,6 +3,7 @@
 #include "report/report.h"
 #include "util/fmt.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Devices shown one by one up to this many; beyond, only min and max. */
@@ -211,6 +212,42 @@ text_choices(GString *out, const GPtrArray *results)
     }
 }
 
+static void
+text_number(GString *out, const char *what, double v, int decimals, const char *unit)
+{
+    g_string_append_printf(out, ", %s ", what);
+    if (isfinite(v))
+        ppsim_fmt_fixed(out, v, decimals);
+    else
+        g_string_append(out, "-");
+    g_string_append(out, unit);
+}
+
+/* One line per schedule made by a solver-backed generator: the path that produced it, the
+ * solver's status, objective, bound, gap and time (the time varies from run to run). */
+static void
+text_solvers(GString *out, const GPtrArray *results)
+{
+    gboolean any = FALSE;
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (!res->has_solver)
+            continue;
+        if (!any)
+            g_string_append(out, "\nsolver\n");
+        any = TRUE;
+        g_string_append_printf(out, "%s: path %s, status %s", res->label, res->solver_path,
+                               res->solver_status);
+        text_number(out, "objective", res->solver_objective_ms, 3, " ms");
+        text_number(out, "bound", res->solver_bound_ms, 3, " ms");
+        text_number(out, "gap", res->solver_gap, 4, "");
+        text_number(out, "time", res->solver_seconds, 2, " s");
+        if (res->solver_note[0])
+            g_string_append_printf(out, " (%s)", res->solver_note);
+        g_string_append_c(out, '\n');
+    }
+}
+
 void
 ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
@@ -235,4 +272,5 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
     text_choices(out, results);
     text_summary(out, results, lw, mem_unit);
     text_devices(out, results, lw, mem_unit);
+    text_solvers(out, results);
 }

@@ -143,6 +143,8 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
         sc->costs.recompute_ps = sc->costs.forward_ps;
     if (!g_hash_table_contains(seen, "costs.weight_activation"))
         sc->costs.weight_activation = sc->costs.activation;
+    sc->memory_limit_set = g_hash_table_contains(seen, "memory.limit") &&
+                           (!sc->costs.present || sc->memory_limit_units > 0);
     if (!sc->costs.present && !g_hash_table_contains(seen, "memory.limit"))
         sc->memory_limit_bytes = sc->hardware.gpu_memory_bytes;
     sc->has_hardware = !sc->costs.present || g_hash_table_contains(seen, "hardware");

@@ -122,6 +122,7 @@ typedef struct {
     GPtrArray *schedules;       /* PpsimScheduleSpec*, at least one */
     guint64 memory_limit_bytes; /* hardware mode; default: GPU memory */
     double memory_limit_units;  /* explicit mode; 0 = none */
+    gboolean memory_limit_set;  /* memory.limit written (and > 0 in explicit mode) */
     PpsimCostsSpec costs;
 } PpsimScenario;
 

@@ -73,6 +73,20 @@ GArray *ppsim_choices_new(void);
 typedef gboolean (*PpsimMeasureFunc)(const PpsimSchedule *candidate, PpsimTime *makespan_ps,
                                      gboolean *fits, gpointer user_data, GError **error);
 
+/* What a solver-backed generator (optpipe) says about how it made its schedule; reported
+ * per result (text, and JSON `solver`). Plain data, no pointers. */
+typedef struct {
+    gboolean present;
+    char path[32];       /* which path produced the schedule: "milp", "warm-start", "heuristic" */
+    char status[32];     /* solver status ("optimal", "time_limit", ...) or "not-run" */
+    char note[128];      /* why the path was taken, when not the MILP's ("" otherwise) */
+    char warning[256];   /* for stderr: e.g. a corrupt cache entry ignored ("" if none) */
+    double objective_ms; /* the incumbent's objective (NAN: none) */
+    double bound_ms;     /* best lower bound (NAN: none) */
+    double gap;          /* (objective - bound) / objective (NAN: none) */
+    double seconds;      /* solver wall time (not deterministic) */
+} PpsimSolverReport;
+
 typedef struct {
     const PpsimOptions *options;     /* never NULL */
     const PpsimCostEstimates *costs; /* never NULL */
@@ -80,6 +94,7 @@ typedef struct {
     PpsimMeasureFunc measure;        /* nullable: no replay available (a generator called on
                                       * its own); generators then fall back to a rule */
     gpointer measure_data;
+    PpsimSolverReport *solver; /* nullable: where solver-backed generators report */
 } PpsimScheduleParams;
 
 typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,
@@ -94,6 +109,25 @@ typedef struct {
     const PpsimOptionSpec *options; /* table closed by {NULL}; nullable */
     PpsimGenerateFunc generate;
 } PpsimScheduleClass;
+
+/* The scenario's memory limit as device @device's activation budget: memory_limit minus the
+ * static memory (weights, gradients, optimizer states) of the stages @stage_device puts on
+ * it, in memory units. Meaningful only when costs->memory_limit_set. (memory-cap.c) */
+gint64 ppsim_memory_cap_budget(const PpsimCostEstimates *costs, const int *stage_device,
+                               int n_stages, int device);
+
+/* The default cap of generators that take one: when the scenario set memory.limit, fills
+ * @limit[n_devices] with each device's activation budget and sets *@applied; else leaves
+ * @limit alone and clears *@applied. Errors (PPSIM_SCHED_ERROR_UNSUPPORTED, prefixed by
+ * @what): a budget below one microbatch's activation of all the device's stages, naming the
+ * smallest feasible memory.limit. */
+gboolean ppsim_memory_cap_default(const PpsimCostEstimates *costs, const int *stage_device,
+                                  int n_stages, int n_devices, gint64 *limit, gboolean *applied,
+                                  const char *what, GError **error);
+
+/* @amount of memory units as text in the run's unit ("3 units", "12.50 GiB").
+ * Returns: (transfer full). */
+char *ppsim_memory_cap_format(const PpsimCostEstimates *costs, gint64 amount);
 
 /* Validates @values (PpsimOptionValue array from the scenario, nullable) against @klass's
  * table; errors name the option's "file:line:col" via @display_name and carry a did-you-mean.

@@ -34,6 +34,14 @@ gboolean ppsim_pipeoffload_generate_auto(const PpsimPipelineShape *shape,
                                          const gboolean *stage_mask, PpsimSchedule **out,
                                          GError **error);
 
+/* PipeOffload's copy planning on a compute order someone else built (@s: compute lists
+ * final, copy lists empty): offloads the activations of the stages marked in @mask
+ * ([n_stages]) wherever the F -> B gap hides the round trip, at [PO] §4.2's slots, then
+ * coordinates the copy streams of devices sharing a host link as @co_schedule says (NULL =
+ * "auto"). AdaOffload ([OP] App. D) finishes its schedules with it. */
+gboolean ppsim_pipeoffload_plan(PpsimSchedule *s, const PpsimCostEstimates *costs,
+                                const gboolean *mask, const char *co_schedule, GError **error);
+
 /* The `co_schedule` option, shared by pipeoffload, po-h and po-f. */
 #define PPSIM_PO_CO_HELP                                                                           \
     "how the GPUs behind one PCIe switch share it ([PO] App. D): auto (where they can "            \

@@ -290,6 +290,19 @@ po_co_mode(const char *text, const PpsimCostEstimates *costs, int p, int *group,
 }
 
 gboolean
+ppsim_pipeoffload_plan(PpsimSchedule *s, const PpsimCostEstimates *costs, const gboolean *mask,
+                       const char *co_schedule, GError **error)
+{
+    g_autofree int *group = g_new(int, s->n_devices);
+    PpsimCoSchedule co;
+    if (!po_co_mode(co_schedule ? co_schedule : "auto", costs, s->n_devices, group, &co, error))
+        return FALSE;
+    if (!po_plan_copies(s, costs, mask, co == PPSIM_CO_INDEPENDENT ? NULL : group, error))
+        return FALSE;
+    return ppsim_co_schedule(s, costs, group, co, error);
+}
+
+gboolean
 ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
                            PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
                            const char *co_schedule, PpsimSchedule **out, GError **error)
@@ -313,9 +326,7 @@ ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstim
         memcpy(mask, stage_mask, s->n_stages * sizeof(gboolean));
     else
         po_pick_longest(s, costs, n_offload, mask);
-    if (!po_plan_copies(s, costs, mask, co == PPSIM_CO_INDEPENDENT ? NULL : group, error))
-        return FALSE;
-    if (!ppsim_co_schedule(s, costs, group, co, error))
+    if (!ppsim_pipeoffload_plan(s, costs, mask, co_schedule, error))
         return FALSE;
     *out = g_steal_pointer(&s);
     return TRUE;

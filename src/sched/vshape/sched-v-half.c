@@ -9,7 +9,7 @@
 static const PpsimOptionSpec vhalf_options[] = {
     {"memory_limit", PPSIM_OPTION_DOUBLE, NULL,
      "activation cap per device in M_B (one microbatch of the device's two stages); "
-     "default (p+2)//2, as [CM]'s playground"},
+     "default the scenario's memory.limit when set, else (p+2)//2, as [CM]'s playground"},
     {NULL}};
 
 static gboolean

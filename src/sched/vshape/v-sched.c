@@ -185,20 +185,32 @@ ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams
                       PpsimSchedule **out, GError **error)
 {
     int p = shape->p, S = 2 * p;
-    double cap = ppsim_options_is_set(params->options, "memory_limit")
-                     ? ppsim_options_get_double(params->options, "memory_limit")
-                     : default_cap_mb;
+    gboolean has_option = ppsim_options_is_set(params->options, "memory_limit");
+    double cap =
+        has_option ? ppsim_options_get_double(params->options, "memory_limit") : default_cap_mb;
+    g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(p, S, shape->m);
+    ppsim_schedule_map_vshape(sched);
+    g_autofree gint64 *limit = g_new(gint64, p);
+    gboolean from_scenario = FALSE;
+    if (!has_option && !ppsim_memory_cap_default(params->costs, sched->stage_device, S, p, limit,
+                                                 &from_scenario, what, error))
+        return FALSE;
+    if (from_scenario) {
+        if (!ppsim_vshape_schedule(sched, shape->m, kind, params->costs, limit, error)) {
+            g_prefix_error(error, "%s: the scenario's memory.limit is too small: ", what);
+            return FALSE;
+        }
+        *out = g_steal_pointer(&sched);
+        return TRUE;
+    }
     if (!(cap > 0)) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "%s: 'memory_limit' must be positive (M_B units), got %g", what, cap);
         return FALSE;
     }
     const PpsimStageEstimate *st = params->costs->stage;
-    g_autofree gint64 *limit = g_new(gint64, p);
     for (int d = 0; d < p; d++)
         limit[d] = (gint64)(cap * (double)(st[d].act + st[S - 1 - d].act) + 0.5);
-    g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(p, S, shape->m);
-    ppsim_schedule_map_vshape(sched);
     if (!ppsim_vshape_schedule(sched, shape->m, kind, params->costs, limit, error)) {
         g_prefix_error(error, "%s: 'memory_limit' (%g M_B) is too small: ", what, cap);
         return FALSE;

@@ -33,7 +33,8 @@ void ppsim_vshape_block_templates(PpsimVShapeKind kind, int p, int m,
                                   GPtrArray *out);
 
 /* The generators' shared body: cap @cap_mb in M_B (one microbatch of the device's two
- * stages), or the default of @kind when @cap_mb <= 0; @what prefixes errors. */
+ * stages), or the default of @kind when @cap_mb <= 0; @what prefixes errors. Without the
+ * option, the scenario's memory.limit (each device's budget) is the cap when it is set. */
 gboolean ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
                                PpsimVShapeKind kind, double default_cap_mb, const char *what,
                                PpsimSchedule **out, GError **error);

@@ -4,7 +4,9 @@
  * activations stay within memory_limit: a number is a count of M_B (one microbatch's
  * activation of the device's stage), ZB-1p is p (the default) and ZB-2p 2p ([ZB] §5.1); a size
  * such as 20GiB is a per-device activation budget in bytes (hardware mode). The search is in
- * zb-auto.c. Any p >= 1, m >= 1; memory_limit >= 1 M_B on every stage.
+ * zb-auto.c. Without the option, the scenario's memory.limit (less each device's static
+ * memory) is the cap when the scenario sets one, else p M_B. Any p >= 1, m >= 1;
+ * memory_limit >= 1 M_B on every stage.
  */
 #include "sched/zb/zb-auto.h"
 #include "util/ppsim-error.h"
@@ -14,7 +16,8 @@
 static const PpsimOptionSpec zb_options[] = {
     {"memory_limit", PPSIM_OPTION_STRING, NULL,
      "activation cap per device: a number of M_B (one microbatch of the device's stage), "
-     ">= 1, default p (ZB-1p), 2p gives ZB-2p; or a size (e.g. 20GiB), in bytes of "
+     ">= 1, default the scenario's memory.limit when set, else p (ZB-1p), 2p gives ZB-2p; "
+     "or a size (e.g. 20GiB), in bytes of "
      "activation, for hardware mode"},
     {NULL}};
 
@@ -68,7 +71,14 @@ zb_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
                            ? ppsim_options_get_string(params->options, "memory_limit")
                            : NULL;
     g_autofree gint64 *limit = g_new(gint64, p);
-    if (!zb_limits(text, params->costs, p, limit, error))
+    g_autofree int *map = g_new(int, p);
+    for (int d = 0; d < p; d++)
+        map[d] = d;
+    gboolean from_scenario = FALSE;
+    if (text == NULL &&
+        !ppsim_memory_cap_default(params->costs, map, p, p, limit, &from_scenario, "zb", error))
+        return FALSE;
+    if (!from_scenario && !zb_limits(text, params->costs, p, limit, error))
         return FALSE;
     PpsimSchedule *sched =
         ppsim_zb_auto(p, shape->m, params->costs, limit, PPSIM_ZB_AUTO_DEFAULT, NULL, error);

@@ -1,0 +1,30 @@
+/* adaoffload.h: AdaOffload ([OP] §4.1.3, App. D Algorithm 1), the denser-fill offload
+ * schedule, shared by the adaoffload generator and optpipe (its warm start). Internal. */
+#pragma once
+
+#include "sched/generator.h"
+#include "sched/optpipe/op-eval.h"
+
+G_BEGIN_DECLS
+
+/* Builds AdaOffload for @shape (v = 1: stage d on device d) on @costs under the activation
+ * budget @limit ([p] memory units, nullable: none): several fills (from 1F1B's p - d
+ * forwards before the first B up to the densest Algorithm 1 allows, then PipeOffload's rules:
+ * B with W right after it, one F per B, offloads where the round trip hides) with and without
+ * offload, PipeOffload's own schedule among them, each timed and measured on the estimates;
+ * the fastest that fits wins (ties: the lower peak). *@eval receives its estimate. Without
+ * @allow_offload, only the fills without offload are tried.
+ * Errors: PPSIM_SCHED_ERROR_UNSUPPORTED when no candidate fits @limit, naming the smallest
+ * budget one fits in. */
+gboolean ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
+                                const gint64 *limit, gboolean allow_offload,
+                                const char *co_schedule, PpsimSchedule **out, PpsimOpEval *eval,
+                                GError **error);
+
+/* Each device's budget for the family's generators: option @cap (a number of M_B, or NULL),
+ * else the scenario's memory.limit when set; NULL in *@limit when neither caps anything.
+ * Errors as ppsim_memory_cap_default(). */
+gboolean ppsim_optpipe_limits(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
+                              const char *cap, const char *what, gint64 **limit, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,31 @@
+/* op-milp.h: OptPipe's MILP ([OP] §3, App. C) for one stage per device, built from the cost
+ * estimates, solved by the shared binding (milp/milp.h) from a warm start, and turned back
+ * into schedule IR. Internal to the optpipe family. */
+#pragma once
+
+#include "milp/milp.h"
+#include "sched/generator.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+    PpsimMilpOptions solver;
+    gboolean offload; /* offload/reload choices in the model (else every activation stays) */
+} PpsimOpMilpOptions;
+
+typedef struct {
+    PpsimMilpResult milp; /* status, objective (ms), bound, gap, seconds */
+    int n_cols, n_rows, n_binaries;
+} PpsimOpMilpSolve;
+
+/* Builds the MILP of @shape (v = 1) on @costs under the activation budget @limit ([p],
+ * nullable: none), with @warm (nullable: a schedule of the same shape, F/B/W split, each
+ * kind in microbatch order) as MIP start and its makespan @horizon_ps as the upper bound on
+ * every time (0: a bound from the serial schedule), solves it and, when there is an
+ * incumbent, writes its schedule to *@out (NULL otherwise). Errors: the solver's. */
+gboolean ppsim_op_milp_solve(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
+                             const gint64 *limit, const PpsimSchedule *warm, PpsimTime horizon_ps,
+                             const PpsimOpMilpOptions *opts, PpsimSchedule **out,
+                             PpsimOpMilpSolve *info, GError **error);
+
+G_END_DECLS

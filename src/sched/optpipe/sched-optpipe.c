@@ -1,0 +1,251 @@
+/* sched-optpipe.c: OptPipe ([OP] §3-4): the schedule of App. C's MILP (op-milp.c) for the
+ * estimated costs and the memory limit, solved by CBC (milp/milp.h) from AdaOffload's
+ * schedule as MIP start ([OP] §4.1.3), with its makespan as the horizon, so the result is
+ * never worse than the warm start: the incumbent is kept only if, timed and measured on the
+ * estimates as the replay does (op-eval.c), it fits the limit and is not slower.
+ *
+ * Paths, reported per result (text and JSON `solver`): "milp" (the solver's incumbent),
+ * "warm-start" (the solver found nothing better, or its incumbent failed the check),
+ * "heuristic" (no solver: built without CBC, or more binaries than `max_binaries`).
+ * One stage per device (v = 1), any p, m >= 1. Deterministic with threads = 1 as long as
+ * the node limit, not the time limit, ends the search.
+ */
+#include "sched/optpipe/adaoffload.h"
+#include "sched/optpipe/op-cache.h"
+#include "sched/optpipe/op-milp.h"
+#include "sched/zb/zb-auto.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+static const PpsimOptionSpec optpipe_options[] = {
+    {"memory_limit", PPSIM_OPTION_STRING, NULL,
+     "activation cap per device in M_B; default the scenario's memory.limit when set, else "
+     "none"},
+    {"time_limit", PPSIM_OPTION_DOUBLE, "1", "solver wall-clock limit in seconds"},
+    {"node_limit", PPSIM_OPTION_INT, "2000",
+     "solver branch-and-bound nodes (deterministic budget; 0 = none)"},
+    {"gap", PPSIM_OPTION_DOUBLE, "0", "stop at this relative gap (e.g. 0.01)"},
+    {"threads", PPSIM_OPTION_INT, "1", "solver threads (above 1 CBC is not deterministic)"},
+    {"offload", PPSIM_OPTION_STRING, "auto",
+     "auto (offload/reload choices in the MILP when a limit is set) or none"},
+    {"max_binaries", PPSIM_OPTION_INT, "2000",
+     "larger models skip the solver and take the heuristic path"},
+    {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
+    {"cache_dir", PPSIM_OPTION_STRING, "auto",
+     "cached schedules ([OP] §4.2): a directory; auto: $XDG_CACHE_HOME/ppsim; none: off"},
+    {NULL}};
+
+static void
+report_path(PpsimSolverReport *r, const char *path, const char *status, const char *note)
+{
+    if (r == NULL)
+        return;
+    r->present = TRUE;
+    g_strlcpy(r->path, path, sizeof r->path);
+    g_strlcpy(r->status, status, sizeof r->status);
+    g_strlcpy(r->note, note ? note : "", sizeof r->note);
+}
+
+static void
+report_solve(PpsimSolverReport *r, const PpsimMilpResult *res)
+{
+    if (r == NULL)
+        return;
+    r->objective_ms = res->objective;
+    r->bound_ms = res->bound;
+    r->gap = res->gap;
+    r->seconds = res->seconds;
+}
+
+static gboolean
+optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GError **error)
+{
+    const char *off = ppsim_options_get_string(o, "offload");
+    mo->solver.time_limit_s = ppsim_options_get_double(o, "time_limit");
+    mo->solver.node_limit = ppsim_options_get_int(o, "node_limit");
+    mo->solver.gap = ppsim_options_get_double(o, "gap");
+    mo->solver.threads = (int)ppsim_options_get_int(o, "threads");
+    *max_bin = ppsim_options_get_int(o, "max_binaries");
+    if (strcmp(off, "auto") != 0 && strcmp(off, "none") != 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: option 'offload' must be auto or none, got '%s'", off);
+        return FALSE;
+    }
+    if (mo->solver.threads < 1 || !(mo->solver.gap >= 0) || mo->solver.node_limit < 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: options 'threads' (>= 1), 'gap' (>= 0) and 'node_limit' (>= 0) "
+                    "out of range");
+        return FALSE;
+    }
+    mo->offload = strcmp(off, "auto") == 0;
+    return TRUE;
+}
+
+/* [OP] §5 warm-starts from AdaOffload; the issue allows "the best ppsim generator that
+ * fits": the automatic Zero Bubble under the same cap (it never offloads) replaces
+ * AdaOffload's schedule when, timed and measured the same way, it fits and is faster. */
+static gboolean
+optpipe_zb_warm(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, const gint64 *limit,
+                PpsimSchedule **warm, PpsimOpEval *warm_eval, const char **from, GError **error)
+{
+    g_autofree gint64 *none = g_new0(gint64, shape->p);
+    g_autoptr(GError) local = NULL;
+    g_autoptr(PpsimSchedule) zb = ppsim_zb_auto(shape->p, shape->m, c, limit ? limit : none,
+                                                PPSIM_ZB_AUTO_DEFAULT, NULL, &local);
+    PpsimOpEval ev;
+    if (zb == NULL) /* e.g. a cap below what ZB can use: AdaOffload's stays */
+        return TRUE;
+    if (!ppsim_op_eval(zb, c, limit, NULL, &ev, error))
+        return FALSE;
+    if (ev.fits && ev.makespan_ps < warm_eval->makespan_ps) {
+        ppsim_schedule_free(*warm);
+        *warm = g_steal_pointer(&zb);
+        *warm_eval = ev;
+        *from = "zb";
+    }
+    return TRUE;
+}
+
+/* The option's directory: "auto" = $XDG_CACHE_HOME/ppsim, "none" = no cache (NULL). */
+static char *
+optpipe_cache_dir(const char *opt)
+{
+    if (strcmp(opt, "none") == 0)
+        return NULL;
+    if (opt[0] != '\0' && strcmp(opt, "auto") != 0)
+        return g_strdup(opt);
+    return g_build_filename(g_get_user_cache_dir(), "ppsim", NULL);
+}
+
+/* A cached schedule for @key, if any, becomes the warm start when, timed and measured on
+ * the current costs, it fits and beats AdaOffload's (*@warm); entries that are corrupt,
+ * stale, over the limit or fail the checker are ignored with a warning. */
+static gboolean
+optpipe_cache_warm(const char *dir, const char *key, const PpsimPipelineShape *shape,
+                   const PpsimCostEstimates *c, const gint64 *limit, PpsimSchedule **warm,
+                   PpsimOpEval *warm_eval, PpsimTime *cached_ps, PpsimSolverReport *rep,
+                   gboolean *used, GError **error)
+{
+    g_autofree char *warning = NULL;
+    g_autoptr(PpsimSchedule) cached = ppsim_op_cache_load(dir, key, shape->p, shape->m, &warning);
+    PpsimOpEval ev;
+    g_autoptr(GError) local = NULL;
+    if (cached != NULL && !ppsim_op_eval(cached, c, limit, NULL, &ev, &local))
+        warning = g_strdup_printf("cached schedule ignored: %s", local->message);
+    else if (cached != NULL && !ev.fits)
+        warning = g_strdup("cached schedule ignored: stale (it exceeds the memory limit)");
+    else if (cached != NULL) {
+        *cached_ps = ev.makespan_ps;
+        if (ev.makespan_ps < warm_eval->makespan_ps) {
+            ppsim_schedule_free(*warm);
+            *warm = g_steal_pointer(&cached);
+            *warm_eval = ev;
+            *used = TRUE;
+        }
+    }
+    if (warning != NULL && rep != NULL)
+        g_strlcpy(rep->warning, warning, sizeof rep->warning);
+    (void)error;
+    return TRUE;
+}
+
+static gboolean
+optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
+                 PpsimSchedule **out, GError **error)
+{
+    const PpsimOptions *o = params->options;
+    const PpsimCostEstimates *c = params->costs;
+    PpsimOpMilpOptions mo = {0};
+    gint64 max_bin;
+    if (!optpipe_read(o, &mo, &max_bin, error))
+        return FALSE;
+    const char *cap = ppsim_options_is_set(o, "memory_limit")
+                          ? ppsim_options_get_string(o, "memory_limit")
+                          : NULL;
+    g_autofree gint64 *limit = NULL;
+    if (!ppsim_optpipe_limits(shape, c, cap, "optpipe", &limit, error))
+        return FALSE;
+    mo.offload = mo.offload && limit != NULL; /* without a limit offloading cannot help */
+    g_autoptr(PpsimSchedule) warm = NULL;
+    PpsimOpEval warm_eval;
+    if (!ppsim_adaoffload_build(shape, c, limit, mo.offload,
+                                ppsim_options_get_string(o, "co_schedule"), &warm, &warm_eval,
+                                error)) {
+        g_prefix_error(error, "optpipe: ");
+        return FALSE;
+    }
+    const char *warm_from = NULL;
+    if (!optpipe_zb_warm(shape, c, limit, &warm, &warm_eval, &warm_from, error))
+        return FALSE;
+    PpsimSolverReport *rep = params->solver;
+    g_autofree char *dir = optpipe_cache_dir(ppsim_options_get_string(o, "cache_dir"));
+    g_autofree char *key = ppsim_op_cache_key(shape, c, limit, mo.offload);
+    gboolean from_cache = FALSE;
+    PpsimTime cached_ps = G_MAXINT64;
+    if (dir != NULL && !optpipe_cache_warm(dir, key, shape, c, limit, &warm, &warm_eval, &cached_ps,
+                                           rep, &from_cache, error))
+        return FALSE;
+    gint64 m = shape->m,
+           n_bin = shape->p * (m * (m - 1) / 2 * (mo.offload ? 7 : 3) + (mo.offload ? m : 0));
+    if (!ppsim_milp_available() || n_bin > max_bin) {
+        g_autofree char *why =
+            ppsim_milp_available()
+                ? g_strdup_printf("%" G_GINT64_FORMAT " binaries > max_binaries %" G_GINT64_FORMAT,
+                                  n_bin, max_bin)
+                : g_strdup("built without CBC");
+        report_path(rep, "heuristic", "not-run", why);
+        if (rep)
+            rep->objective_ms = rep->bound_ms = rep->gap = NAN;
+        *out = g_steal_pointer(&warm);
+        return TRUE;
+    }
+    g_autoptr(PpsimSchedule) inc = NULL;
+    PpsimOpMilpSolve info = {0};
+    if (!ppsim_op_milp_solve(shape, c, limit, warm, warm_eval.makespan_ps, &mo, &inc, &info,
+                             error)) {
+        g_prefix_error(error, "optpipe: ");
+        return FALSE;
+    }
+    report_solve(rep, &info.milp);
+    const char *status = ppsim_milp_status_name(&info.milp);
+    PpsimOpEval ev = {0};
+    g_autoptr(GError) local = NULL;
+    if (inc != NULL && !ppsim_op_eval(inc, c, limit, NULL, &ev, &local)) {
+        ppsim_milp_result_clear(&info.milp);
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "optpipe: the solver's schedule is not valid: %s", local->message);
+        return FALSE;
+    }
+    ppsim_milp_result_clear(&info.milp);
+    if (inc != NULL && ev.fits && ev.makespan_ps <= warm_eval.makespan_ps) {
+        report_path(rep, "milp", status,
+                    from_cache  ? "warm start from the cache"
+                    : warm_from ? "warm start from zb"
+                                : NULL);
+        if (dir != NULL && ev.makespan_ps < cached_ps) {
+            g_autoptr(GError) io = NULL;
+            if (!ppsim_op_cache_store(dir, key, inc, ev.makespan_ps, &io) && rep != NULL)
+                g_snprintf(rep->warning, sizeof rep->warning, "schedule not cached: %s",
+                           io->message);
+        }
+        *out = g_steal_pointer(&inc);
+    } else {
+        report_path(rep, "warm-start", status,
+                    inc == NULL ? "no incumbent from the solver"
+                    : !ev.fits  ? "the solver's schedule exceeds the limit when replayed"
+                                : "the solver's schedule is slower when replayed");
+        *out = g_steal_pointer(&warm);
+    }
+    return TRUE;
+}
+
+const PpsimScheduleClass ppsim_schedule_optpipe = {
+    .name = "optpipe",
+    .summary = "OptPipe: App. C's MILP (CBC) with offload choices, AdaOffload warm start",
+    .reference = "[OP] §3-4, App. C",
+    .chunks = 1,
+    .options = optpipe_options,
+    .generate = optpipe_generate,
+};

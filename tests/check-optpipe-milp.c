@@ -1,0 +1,257 @@
+/* check-optpipe-milp.c: the MILP binding and the optpipe generator against independent
+ * truth: a hand-checked tiny MIP; on tiny pipelines (p = 2-4, m <= 8) CBC proves
+ * optimality, the replayed makespan equals the MILP objective, the schedule fits the memory
+ * limit and is no slower than any other ppsim generator that fits it; and on the smallest
+ * the optimum equals an exhaustive search over every per-device order (this file's own
+ * timeline and memory code, no microbatch order fixed). */
+#include "ppsim-test.h"
+#include "milp/milp.h"
+#include "sched/registry.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+/* max 5x + 4y + 3z s.t. 2x + 3y + z <= 5, 4x + y + 2z <= 11, 3x + 4y + 2z <= 8, binary:
+ * by hand (8 points; xyz breaks the first row) the optimum is x = y = 1 (9, then xz 8, yz
+ * 7); as a minimisation, -9. An
+ * infeasible one: x + y >= 3 with binaries. */
+START_TEST(test_milp_binding)
+{
+    if (!ppsim_milp_available())
+        return;
+    g_autoptr(PpsimMilp) milp = ppsim_milp_new();
+    int x = ppsim_milp_add_col(milp, 0, 1, -5, TRUE), y = ppsim_milp_add_col(milp, 0, 1, -4, TRUE),
+        z = ppsim_milp_add_col(milp, 0, 1, -3, TRUE);
+    int cols[3] = {x, y, z};
+    double r1[3] = {2, 3, 1}, r2[3] = {4, 1, 2}, r3[3] = {3, 4, 2};
+    ppsim_milp_add_row(milp, 3, cols, r1, 'L', 5);
+    ppsim_milp_add_row(milp, 3, cols, r2, 'L', 11);
+    ppsim_milp_add_row(milp, 3, cols, r3, 'L', 8);
+    ppsim_milp_set_start(milp, y, 1); /* a feasible but worse start (-4) */
+    PpsimMilpOptions o = {.time_limit_s = 5, .threads = 1};
+    PpsimMilpResult r;
+    g_autoptr(GError) error = NULL;
+    ck_assert(ppsim_milp_solve(milp, &o, &r, &error));
+    ck_assert_str_eq(ppsim_milp_status_name(&r), "optimal");
+    ck_assert_msg(fabs(r.objective + 9) < 1e-9 && fabs(r.bound + 9) < 1e-6 && r.gap == 0,
+                  "objective %g bound %g gap %g", r.objective, r.bound, r.gap);
+    ck_assert(r.x[x] > 0.5 && r.x[y] > 0.5 && r.x[z] < 0.5);
+    ppsim_milp_result_clear(&r);
+    double one[2] = {1, 1};
+    ppsim_milp_add_row(milp, 2, cols, one, 'G', 3);
+    ck_assert(ppsim_milp_solve(milp, &o, &r, &error));
+    ck_assert_str_eq(ppsim_milp_status_name(&r), "infeasible");
+    ck_assert(r.x == NULL);
+}
+END_TEST
+
+/* ---- exhaustive search: every order of F, B, W per device (F(j) < B(j) < W(j) only) ---- */
+
+typedef struct {
+    int p, m;
+    int f, b, w, comm; /* integer ticks */
+    int limit;         /* activations per device (act = 1, act_w = 1: W frees); 0: none */
+    int seq[4][24];    /* per device: op = kind * m + j */
+    int best;
+} Exh;
+
+/* ASAP timeline of the orders in @e->seq; -1 if they deadlock or exceed the limit. */
+static int
+exh_eval(const Exh *e)
+{
+    int p = e->p, m = e->m, n = 3 * m;
+    int end[4][3][8], pos[4], clock[4];
+    for (int d = 0; d < p; d++) {
+        pos[d] = clock[d] = 0;
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < m; j++)
+                end[d][k][j] = -1;
+    }
+    int dur[3] = {e->f, e->b, e->w}, done = 0, makespan = 0;
+    while (done < p * n) {
+        gboolean progress = FALSE;
+        for (int d = 0; d < p; d++) {
+            if (pos[d] == n)
+                continue;
+            int op = e->seq[d][pos[d]], k = op / m, j = op % m, ready = clock[d];
+            int dep = -1; /* the op it waits for on another device */
+            if (k == 0 && d > 0)
+                dep = end[d - 1][0][j] < 0 ? -2 : end[d - 1][0][j] + e->comm;
+            if (k == 1 && d < p - 1)
+                dep = end[d + 1][1][j] < 0 ? -2 : end[d + 1][1][j] + e->comm;
+            if (dep == -2)
+                continue;
+            ready = MAX(ready, dep);
+            clock[d] = end[d][k][j] = ready + dur[k];
+            makespan = MAX(makespan, clock[d]);
+            pos[d]++, done++, progress = TRUE;
+        }
+        if (!progress)
+            return -1;
+    }
+    for (int d = 0; e->limit > 0 && d < p; d++) { /* F allocates at start, W frees at end */
+        for (int j = 0; j < m; j++) {
+            int t = end[d][0][j] - e->f, held = 0;
+            for (int i = 0; i < m; i++)
+                held += end[d][0][i] - e->f <= t && end[d][2][i] > t;
+            if (held > e->limit)
+                return -1;
+        }
+    }
+    return makespan;
+}
+
+/* Enumerates device @d's orders (and recursively the next devices'). */
+static void
+exh_device(Exh *e, int d, int at, int *next)
+{
+    int m = e->m;
+    if (d == e->p) {
+        int t = exh_eval(e);
+        if (t >= 0 && (e->best < 0 || t < e->best))
+            e->best = t;
+        return;
+    }
+    if (at == 3 * m) {
+        int nx[3 * 8] = {0};
+        exh_device(e, d + 1, 0, nx);
+        return;
+    }
+    for (int j = 0; j < m; j++) /* next[j]: the kind microbatch j runs next on device d */
+        if (next[j] < 3) {
+            e->seq[d][at] = next[j] * m + j;
+            next[j]++;
+            exh_device(e, d, at + 1, next);
+            next[j]--;
+        }
+}
+
+static PpsimScenario *
+milp_scenario(const Exh *e)
+{
+    PpsimScenario *sc = ppsim_scenario_new_explicit(e->p, 1, e->m, "optpipe");
+    sc->costs.forward_ps = e->f * PPSIM_PS_PER_MS;
+    sc->costs.backward_input_ps = e->b * PPSIM_PS_PER_MS;
+    sc->costs.backward_weight_ps = e->w * PPSIM_PS_PER_MS;
+    sc->costs.p2p_ps = e->comm * PPSIM_PS_PER_MS;
+    sc->memory_limit_units = e->limit;
+    sc->memory_limit_set = e->limit > 0;
+    return sc;
+}
+
+static PpsimRunResult *
+run_optpipe(const PpsimScenario *sc, const char *offload, PpsimSolverReport *rep, GError **error)
+{
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("optpipe");
+    PpsimOptionValue o = {g_strdup("offload"), g_strdup(offload), {1, 1}};
+    g_array_append_val(spec->options, o);
+    PpsimOptionValue t = {g_strdup("time_limit"), g_strdup("2"), {1, 1}};
+    g_array_append_val(spec->options, t);
+    PpsimCosts *costs = NULL;
+    PpsimSchedule *s = ppsim_sim_build_schedule_full(sc, spec, &costs, rep, error);
+    if (s == NULL)
+        return NULL;
+    PpsimRunResult *res = ppsim_sim_replay(sc, costs, s, "optpipe", "optpipe", 0, error);
+    ppsim_costs_free(costs);
+    return res;
+}
+
+/* The smallest instances: CBC's proved optimum (no offload) equals the exhaustive optimum
+ * over every order, with and without a memory limit, and the replay equals the objective. */
+START_TEST(test_milp_exhaustive)
+{
+    if (!ppsim_milp_available())
+        return;
+    const int cases[][7] = {
+        /* p, m, F, B, W, comm, limit */
+        {2, 2, 1, 1, 1, 0, 0}, {2, 3, 1, 1, 1, 0, 0}, {2, 3, 2, 3, 1, 1, 0}, {2, 3, 1, 2, 1, 0, 2},
+        {2, 3, 2, 1, 3, 1, 1}, {3, 2, 1, 1, 1, 0, 0}, {3, 2, 2, 3, 1, 1, 1}, {2, 3, 3, 1, 2, 0, 2},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        const int *k = cases[c];
+        Exh e = {k[0], k[1], k[2], k[3], k[4], k[5], k[6], {{0}}, -1};
+        int next[24] = {0};
+        exh_device(&e, 0, 0, next);
+        ck_assert_int_gt(e.best, 0);
+        g_autoptr(PpsimScenario) sc = milp_scenario(&e);
+        PpsimSolverReport rep = {0};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res = run_optpipe(sc, "none", &rep, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_str_eq(rep.status, "optimal");
+        ck_assert_msg(res->makespan_ps == (PpsimTime)e.best * PPSIM_PS_PER_MS,
+                      "case %u: optpipe %g ms, exhaustive %d ms", c,
+                      res->makespan_ps / (double)PPSIM_PS_PER_MS, e.best);
+        ck_assert(fabs(rep.objective_ms - e.best) < 1e-6);
+        ck_assert(!ppsim_run_result_any_oom(res));
+    }
+}
+END_TEST
+
+/* p = 2-4, m <= 8, several costs and limits, offload on: when CBC proves optimality the
+ * replay equals the objective, fits, and no other generator that fits the same limit is
+ * faster (each replayed); whatever the status, never slower than AdaOffload. */
+START_TEST(test_milp_beats_generators)
+{
+    if (!ppsim_milp_available())
+        return;
+    const double cases[][8] = {
+        /* p, m, F, B, W, offload, comm, limit */
+        {2, 4, 1, 1, 1, 0.5, 0, 2}, {3, 4, 1, 1, 1, 0.5, 0, 3}, {3, 4, 1, 2, 1, 0.7, 0.1, 0},
+        {4, 8, 1, 1, 1, 0.5, 0, 0}, {2, 6, 1, 1, 1, 2, 0, 2},   {2, 8, 1, 1, 1, 0.5, 0, 2},
+        {3, 4, 1, 1, 1, 0.5, 0, 2}, /* not proved within the limit: only "never worse" */
+    };
+    int n_optimal = 0;
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        const double *k = cases[c];
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit((int)k[0], 1, (int)k[1], "x");
+        sc->costs.forward_ps = (PpsimTime)(k[2] * PPSIM_PS_PER_MS);
+        sc->costs.backward_input_ps = (PpsimTime)(k[3] * PPSIM_PS_PER_MS);
+        sc->costs.backward_weight_ps = (PpsimTime)(k[4] * PPSIM_PS_PER_MS);
+        sc->costs.offload_ps = (PpsimTime)(k[5] * PPSIM_PS_PER_MS);
+        sc->costs.p2p_ps = (PpsimTime)(k[6] * PPSIM_PS_PER_MS);
+        sc->memory_limit_units = k[7];
+        sc->memory_limit_set = k[7] > 0;
+        PpsimSolverReport rep = {0};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res = run_optpipe(sc, "auto", &rep, &error);
+        ppsim_assert_no_error(error);
+        ck_assert(!ppsim_run_result_any_oom(res));
+        g_autoptr(PpsimRunResult) ada = ppsim_test_run_option(sc, "adaoffload", NULL, NULL, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_int_le(res->makespan_ps, ada->makespan_ps);
+        if (strcmp(rep.status, "optimal") != 0)
+            continue;
+        n_optimal++;
+        ck_assert_msg(fabs(res->makespan_ps / (double)PPSIM_PS_PER_MS - rep.objective_ms) < 1e-6,
+                      "case %u: replay %g, objective %g", c,
+                      res->makespan_ps / (double)PPSIM_PS_PER_MS, rep.objective_ms);
+        for (guint g = 0; g < ppsim_sched_registry_count(); g++) {
+            const char *name = ppsim_sched_registry_nth(g)->name;
+            if (strcmp(name, "optpipe") == 0)
+                continue;
+            g_autoptr(GError) e2 = NULL;
+            g_autoptr(PpsimRunResult) other = ppsim_test_run_option(sc, name, NULL, NULL, &e2);
+            if (other == NULL || ppsim_run_result_any_oom(other) || other->v != 1)
+                continue;
+            ck_assert_msg(res->makespan_ps <= other->makespan_ps, "case %u: %s is faster", c, name);
+        }
+    }
+    ck_assert_int_ge(n_optimal, 6);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("optpipe-milp");
+    TCase *tc = tcase_create("milp");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_milp_binding);
+    tcase_add_test(tc, test_milp_exhaustive);
+    tcase_add_test(tc, test_milp_beats_generators);
+    suite_add_tcase(s, tc);
+    return s;
+}

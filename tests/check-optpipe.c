@@ -1,0 +1,228 @@
+/* check-optpipe.c: the OptPipe family ([OP]): the estimate the generators decide on agrees
+ * with the replay in explicit mode; AdaOffload never slower than PipeOffload at the same
+ * memory limit and always within it; infeasible limits named. */
+#include "ppsim-test.h"
+#include "milp/milp.h"
+#include "sched/optpipe/op-eval.h"
+#include "schedule/schedule.h"
+#include "sim.h"
+#include "util/ppsim-error.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+/* Explicit scenario: unit-ish costs scaled by @fbw ("F:B:W"), offload @off ms, p2p @comm ms,
+ * memory.limit @limit units (0: none). */
+static PpsimScenario *
+op_scenario(int p, int m, double f, double b, double w, double off, double comm, double limit)
+{
+    PpsimScenario *sc = ppsim_scenario_new_explicit(p, 1, m, "1f1b");
+    sc->costs.forward_ps = (PpsimTime)(f * PPSIM_PS_PER_MS);
+    sc->costs.backward_input_ps = (PpsimTime)(b * PPSIM_PS_PER_MS);
+    sc->costs.backward_weight_ps = (PpsimTime)(w * PPSIM_PS_PER_MS);
+    sc->costs.offload_ps = (PpsimTime)(off * PPSIM_PS_PER_MS);
+    sc->costs.p2p_ps = (PpsimTime)(comm * PPSIM_PS_PER_MS);
+    sc->memory_limit_units = limit;
+    sc->memory_limit_set = limit > 0;
+    return sc;
+}
+
+static PpsimRunResult *
+op_run(const PpsimScenario *sc, const char *name, GError **error)
+{
+    return ppsim_test_run_option(sc, name, NULL, NULL, error);
+}
+
+/* Cost mixes F, B, W, offload, p2p (ms): uneven with latency; unit (many ties); k > 1. */
+static const double op_mix[][5] = {
+    {1, 1.5, 0.7, 0.6, 0.1},
+    {1, 1, 1, 0.5, 0},
+    {1, 2, 1, 1.5, 0},
+};
+
+/* The estimate (timeline + memory rules, frees before allocations at equal times) of each
+ * generator's schedule against its replay, exactly, in explicit mode. */
+START_TEST(test_eval_matches_replay)
+{
+    const char *names[] = {"1f1b", "zb-h1", "pipeoffload", "po-f", "adaoffload"};
+    const double *x = op_mix[_i];
+    for (int p = 2; p <= 4; p++)
+        for (int m = 1; m <= 2 * p + 1; m += 2)
+            for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+                g_autoptr(GError) error = NULL;
+                g_autoptr(PpsimScenario) sc = op_scenario(p, m, x[0], x[1], x[2], x[3], x[4], 0);
+                g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(names[i]);
+                PpsimCosts *costs = NULL;
+                PpsimSchedule *sched = ppsim_sim_build_schedule(sc, spec, &costs, &error);
+                ppsim_assert_no_error(error);
+                gint64 peak[8];
+                PpsimOpEval ev;
+                ck_assert(ppsim_op_eval(sched, &costs->estimates, NULL, peak, &ev, &error));
+                g_autoptr(PpsimRunResult) res =
+                    ppsim_sim_replay(sc, costs, sched, names[i], names[i], 0, &error);
+                ppsim_assert_no_error(error);
+                ck_assert_int_eq(ev.makespan_ps, res->makespan_ps);
+                for (int d = 0; d < p; d++)
+                    ck_assert_msg(peak[d] == res->devices[d].peak_activation,
+                                  "%s p=%d m=%d dev %d: estimate %ld, replay %ld", names[i], p, m,
+                                  d, (long)peak[d], (long)res->devices[d].peak_activation);
+                ppsim_costs_free(costs);
+            }
+}
+END_TEST
+
+/* AdaOffload on a grid (p in {2, 4, 8}, m in {p, 2p, 4p}, the cost mixes, memory.limit in
+ * {1.5, 2, 3, p/2 + 1, none}): its replay stays within the limit on every device, and it
+ * is never slower than PipeOffload (PO-H = PO-F at v = 1) whenever PipeOffload's replay fits
+ * the same limit; where the limit is infeasible the error names it and a feasible limit, and
+ * AdaOffload then fits that one. */
+START_TEST(test_ada_grid)
+{
+    const double *x = op_mix[_i];
+    int n_cmp = 0, n_faster = 0;
+    for (int p = 2; p <= 8; p *= 2)
+        for (int m = p; m <= 4 * p; m *= 2) {
+            double limits[] = {1.5, 2, 3, p / 2 + 1, 0};
+            for (guint l = 0; l < G_N_ELEMENTS(limits); l++) {
+                g_autoptr(GError) error = NULL;
+                g_autoptr(PpsimScenario) sc =
+                    op_scenario(p, m, x[0], x[1], x[2], x[3], x[4], limits[l]);
+                g_autoptr(PpsimRunResult) po = op_run(sc, "pipeoffload", &error);
+                ppsim_assert_no_error(error);
+                g_autoptr(PpsimRunResult) ada = op_run(sc, "adaoffload", &error);
+                if (ada == NULL) {
+                    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+                    ck_assert_msg(strstr(error->message, "is infeasible") &&
+                                      strstr(error->message, "smallest feasible limit"),
+                                  "%s", error->message);
+                    ck_assert(ppsim_run_result_any_oom(po));
+                    continue;
+                }
+                ck_assert_msg(!ppsim_run_result_any_oom(ada), "p=%d m=%d limit %g", p, m,
+                              limits[l]);
+                if (!ppsim_run_result_any_oom(po)) {
+                    n_cmp++;
+                    ck_assert_int_le(ada->makespan_ps, po->makespan_ps);
+                    n_faster += ada->makespan_ps < po->makespan_ps;
+                }
+            }
+        }
+    ck_assert_int_gt(n_cmp, 20);
+    ck_assert_int_gt(n_faster, 0); /* the denser fill does buy time somewhere */
+}
+END_TEST
+
+/* A limit below one microbatch is infeasible whatever is offloaded (F allocates it): refused
+ * naming the limit and the smallest feasible one, with which the schedule fits (a fill of
+ * one forward per device: serial, but within the limit); the same for optpipe. */
+START_TEST(test_ada_infeasible)
+{
+    const char *names[] = {"adaoffload", "optpipe"};
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = op_scenario(i == 0 ? 4 : 2, 4, 1, 1, 1, 0.5, 0, 0.5);
+        g_autoptr(PpsimRunResult) none = op_run(sc, names[i], &error);
+        ck_assert(none == NULL);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+        ck_assert_msg(strstr(error->message, "memory.limit 0.5 units is infeasible") &&
+                          strstr(error->message, "smallest feasible memory.limit is 1 units"),
+                      "%s", error->message);
+        g_clear_error(&error);
+        sc->memory_limit_units = 1;
+        g_autoptr(PpsimRunResult) res = op_run(sc, names[i], &error);
+        ppsim_assert_no_error(error);
+        ck_assert(!ppsim_run_result_any_oom(res));
+        ck_assert_int_eq(ppsim_run_result_max_peak_activation(res), 1000);
+    }
+}
+END_TEST
+
+/* Runs optpipe with cache_dir = @dir; its solver report in *@rep. */
+static PpsimRunResult *
+op_run_cached(const PpsimScenario *sc, const char *dir, PpsimSolverReport *rep)
+{
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("optpipe");
+    PpsimOptionValue o = {g_strdup("cache_dir"), g_strdup(dir), {1, 1}};
+    g_array_append_val(spec->options, o);
+    PpsimOptionValue t = {g_strdup("gap"), g_strdup("0.1"), {1, 1}};
+    g_array_append_val(spec->options, t); /* stop at 15 ms (AdaOffload: 16; bound 14) */
+    g_autoptr(GError) error = NULL;
+    PpsimCosts *costs = NULL;
+    *rep = (PpsimSolverReport){0};
+    PpsimSchedule *s = ppsim_sim_build_schedule_full(sc, spec, &costs, rep, &error);
+    ppsim_assert_no_error(error);
+    PpsimRunResult *res = ppsim_sim_replay(sc, costs, s, "optpipe", "optpipe", 0, &error);
+    ppsim_assert_no_error(error);
+    ppsim_costs_free(costs);
+    return res;
+}
+
+/* [OP] §4.2: a solved schedule is stored (CSV + JSON under the cache directory) and comes
+ * back as the warm start of the same instance, and of one whose costs are all twice as long
+ * (the key is proportional); a corrupt entry and an entry of another shape are ignored with
+ * a warning, and the result is still the solver's. */
+START_TEST(test_cache)
+{
+    if (!ppsim_milp_available())
+        return;
+    g_autofree char *dir = g_dir_make_tmp("ppsim-cache-XXXXXX", NULL);
+    g_autoptr(PpsimScenario) sc = op_scenario(3, 4, 1, 1, 1, 0.5, 0, 2);
+    PpsimSolverReport rep;
+    g_autoptr(PpsimRunResult) first = op_run_cached(sc, dir, &rep);
+    ck_assert_str_eq(rep.path, "milp");
+    ck_assert_str_eq(rep.note, "");
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    g_autofree char *csv = NULL, *json = NULL;
+    for (const char *name; (name = g_dir_read_name(d)) != NULL;) {
+        if (g_str_has_suffix(name, ".csv"))
+            csv = g_build_filename(dir, name, NULL);
+        if (g_str_has_suffix(name, ".json"))
+            json = g_build_filename(dir, name, NULL);
+    }
+    ck_assert(csv != NULL && json != NULL);
+    g_autoptr(PpsimRunResult) again = op_run_cached(sc, dir, &rep);
+    ck_assert_str_eq(rep.note, "warm start from the cache");
+    ck_assert_int_eq(again->makespan_ps, first->makespan_ps);
+    g_autoptr(PpsimScenario) slow = op_scenario(3, 4, 2, 2, 2, 1, 0, 2);
+    g_autoptr(PpsimRunResult) twice = op_run_cached(slow, dir, &rep);
+    ck_assert_str_eq(rep.note, "warm start from the cache");
+    ck_assert_int_eq(twice->makespan_ps, 2 * first->makespan_ps);
+    ck_assert(g_file_set_contents(json, "{\"version\":1,\"key\":", -1, NULL));
+    g_autoptr(PpsimRunResult) corrupt = op_run_cached(sc, dir, &rep);
+    ck_assert_msg(strstr(rep.warning, "ignored"), "%s", rep.warning);
+    ck_assert_int_le(corrupt->makespan_ps, first->makespan_ps);
+    g_autoptr(PpsimRunResult) o1 = op_run_cached(sc, dir, &rep); /* rewrites it */
+    ck_assert(g_file_set_contents(csv, "0F0,0I0,0W0\n1F0,1I0,1W0\n", -1, NULL));
+    g_autoptr(PpsimRunResult) stale = op_run_cached(sc, dir, &rep);
+    ck_assert_msg(strstr(rep.warning, "ignored") && strstr(rep.warning, "shape"), "%s",
+                  rep.warning);
+    ck_assert(!ppsim_run_result_any_oom(stale));
+    (void)o1;
+    g_autoptr(GDir) d2 = g_dir_open(dir, 0, NULL);
+    for (const char *name; (name = g_dir_read_name(d2)) != NULL;) {
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_remove(path);
+    }
+    g_rmdir(dir);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("optpipe");
+    TCase *tc = tcase_create("optpipe");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_eval_matches_replay, 0, G_N_ELEMENTS(op_mix));
+    suite_add_tcase(s, tc);
+    TCase *ada = tcase_create("adaoffload");
+    tcase_set_timeout(ada, 120);
+    tcase_add_loop_test(ada, test_ada_grid, 0, G_N_ELEMENTS(op_mix));
+    tcase_add_test(ada, test_ada_infeasible);
+    suite_add_tcase(s, ada);
+    TCase *cache = tcase_create("cache");
+    tcase_set_timeout(cache, 120);
+    tcase_add_test(cache, test_cache);
+    suite_add_tcase(s, cache);
+    return s;
+}
