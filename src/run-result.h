@@ -30,6 +30,11 @@ typedef struct {
      * busy time spent recomputing. */
     PpsimTime idle_warmup_ps, idle_wait_ps, idle_transfer_ps, idle_cooldown_ps;
     PpsimTime recompute_ps;
+    /* 3D parallelism (zero without it): time of TP collectives inside this device's F/B/R
+     * (on the critical path: never hidden), of ZeRO-3 parameter gathers (likewise), of its
+     * stages' DP gradient reductions, and the part of those that ran past the device's
+     * last compute op (not hidden behind compute). */
+    PpsimTime tp_comm_ps, zero_gather_ps, dp_comm_ps, dp_exposed_ps;
 } PpsimDeviceResult;
 
 typedef struct {
@@ -72,6 +77,10 @@ typedef struct {
     double offload_ratio_k_scenario; /* the same for this scenario's stored bytes per layer */
 
     PpsimTime makespan_ps;
+    gboolean parallel; /* the scenario has a `parallel:` section: show the 3D lines */
+    int tp, dp, zero, gpus;
+    double model_flops; /* per iteration, all GPUs: 3 x forward ([KOR] §6 model FLOPs) */
+    double mfu;         /* model_flops / (makespan x peak x gpus); 0 in explicit mode */
     double bubble_ratio;
     double bubble_ratio_span;
     PpsimDeviceResult *devices; /* [p] */

@@ -15,7 +15,15 @@ typedef struct {
     PpsimExec *exec;
     int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
     int n_cpu_workers;
+    PpsimTaskId
+        *dp_task;   /* [n_stages] gradient reduction task per stage, or NULL (sim-parallel.c) */
+    int *dp_stream; /* [p] or NULL */
 } Replay;
+
+/* sim-parallel.c: adds each stage's DP gradient reduction after its last backward (when
+ * parallel.dp > 1) and fills the per-device TP/DP times and the MFU into @res. */
+void ppsim_sim_add_dp_tasks(Replay *r);
+void ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res);
 
 /* Fills @res from a finished replay: timings, memory, ratios, bubble attribution and, with
  * PPSIM_SIM_RECORD, transfers, memory samples and flows. */

@@ -1,0 +1,124 @@
+/* sim-parallel.c: the data-parallel side of a replay and the 3D metrics (see
+ * sim-internal.h).
+ *
+ * The replay simulates one of the dp pipeline replicas; the others run the same schedule in
+ * step. Each stage's gradients become ready after its last W (or BW): a reduction task of
+ * the cost model's dp_comm_ps then runs on the device's own "dp" stream, one stage after
+ * the other, overlapping whatever compute is left (the cool-down), as Megatron's
+ * overlap_grad_reduce does. It is timed from the ring formula on its own links: it does not
+ * share the NIC model with the pipeline's point-to-point flows.
+ */
+#include "sim-internal.h"
+#include "cost/parallel.h"
+
+static gboolean
+is_weight_grad(const PpsimOp *op)
+{
+    return op->kind == PPSIM_OP_W || op->kind == PPSIM_OP_BW;
+}
+
+void
+ppsim_sim_add_dp_tasks(Replay *r)
+{
+    const PpsimScenario *sc = r->sc;
+    if (r->costs->explicit_mode || !sc->parallel.present || sc->parallel.dp <= 1)
+        return;
+    const PpsimSchedule *sched = r->sched;
+    int p = sched->n_devices, S = sched->n_stages;
+    r->dp_task = g_new(PpsimTaskId, S);
+    r->dp_stream = g_new(int, p);
+    for (int s = 0; s < S; s++)
+        r->dp_task[s] = G_MAXUINT32;
+    for (int d = 0; d < p; d++) {
+        g_autofree char *name = g_strdup_printf("gpu%d.dp", d);
+        r->dp_stream[d] = ppsim_exec_add_stream(r->exec, name);
+        const GArray *ops = sched->compute[d];
+        guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
+        /* the last weight-gradient op of each stage, in list order; a stage without W/BW
+         * falls back to its last B */
+        gint64 *last = g_new(gint64, S);
+        for (int s = 0; s < S; s++)
+            last[s] = -1;
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            gint64 prev = last[op->stage];
+            gboolean prev_w = prev >= 0 && is_weight_grad(&g_array_index(ops, PpsimOp, prev));
+            if (is_weight_grad(op) || (op->kind == PPSIM_OP_B && !prev_w))
+                last[op->stage] = i;
+        }
+        /* stream order = the order in which those ops appear in the list */
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (last[op->stage] != (gint64)i)
+                continue;
+            int s = op->stage;
+            PpsimTaskId t =
+                ppsim_exec_add_task(r->exec, r->dp_stream[d], r->costs->stage[s].dp_comm_ps);
+            ppsim_exec_add_dep(r->exec, base + i, t, 0);
+            r->dp_task[s] = t;
+        }
+        g_free(last);
+    }
+}
+
+void
+ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
+{
+    const PpsimScenario *sc = r->sc;
+    const PpsimSchedule *sched = r->sched;
+    res->parallel = sc->parallel.present;
+    res->tp = sc->parallel.tp;
+    res->dp = sc->parallel.dp;
+    res->zero = sc->parallel.zero;
+    res->gpus = ppsim_scenario_gpus(sc);
+    if (r->costs->explicit_mode)
+        return;
+    for (int d = 0; d < sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        const GArray *ops = sched->compute[d];
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            const PpsimStageCost *st = &r->costs->stage[op->stage];
+            switch ((PpsimOpKind)op->kind) {
+            case PPSIM_OP_F:
+                dev->tp_comm_ps += st->tp_comm_f_ps;
+                dev->zero_gather_ps += st->zero_gather_ps;
+                break;
+            case PPSIM_OP_R:
+                dev->tp_comm_ps += st->tp_comm_f_ps;
+                break;
+            case PPSIM_OP_B:
+            case PPSIM_OP_BW:
+                dev->tp_comm_ps += st->tp_comm_b_ps;
+                dev->zero_gather_ps += st->zero_gather_ps;
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    if (r->dp_task != NULL) {
+        PpsimTime *dp_end = g_new0(PpsimTime, sched->n_devices);
+        for (int s = 0; s < sched->n_stages; s++) {
+            if (r->dp_task[s] == G_MAXUINT32)
+                continue;
+            int d = sched->stage_device[s];
+            res->devices[d].dp_comm_ps += r->costs->stage[s].dp_comm_ps;
+            dp_end[d] = MAX(dp_end[d], ppsim_exec_task_end(r->exec, r->dp_task[s]));
+        }
+        for (int d = 0; d < sched->n_devices; d++) {
+            PpsimDeviceResult *dev = &res->devices[d];
+            dev->dp_exposed_ps = MAX(0, dp_end[d] - dev->end_ps);
+            dev->end_ps = MAX(dev->end_ps, dp_end[d]);
+            res->makespan_ps = MAX(res->makespan_ps, dev->end_ps);
+        }
+        g_free(dp_end);
+    }
+    double fwd = 0;
+    for (int s = 0; s < sched->n_stages; s++)
+        fwd += r->costs->stage[s].fwd_flops;
+    res->model_flops = 3.0 * fwd * sched->n_microbatches * sc->parallel.dp;
+    double seconds = (double)res->makespan_ps / (double)PPSIM_PS_PER_S;
+    if (seconds > 0 && sc->hardware.gpu_peak_flops > 0)
+        res->mfu = res->model_flops / (seconds * sc->hardware.gpu_peak_flops * res->gpus);
+}
