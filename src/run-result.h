@@ -32,8 +32,8 @@ typedef struct {
     PpsimTime recompute_ps;
     /* 3D parallelism (zero without it): time of TP collectives inside this device's F/B/R
      * (on the critical path: never hidden), of ZeRO-3 parameter gathers (likewise), of its
-     * stages' DP gradient reductions, and the part of those that ran past the device's
-     * last compute op (not hidden behind compute). */
+     * stages' DP gradient reductions, and the part of those that ran past the last
+     * compute op of the whole pipeline (not hidden behind the cool-down). */
     PpsimTime tp_comm_ps, zero_gather_ps, dp_comm_ps, dp_exposed_ps;
 } PpsimDeviceResult;
 

@@ -4,9 +4,10 @@
  * The replay simulates one of the dp pipeline replicas; the others run the same schedule in
  * step. Each stage's gradients become ready after its last W (or BW): a reduction task of
  * the cost model's dp_comm_ps then runs on the device's own "dp" stream, one stage after
- * the other, overlapping whatever compute is left (the cool-down), as Megatron's
- * overlap_grad_reduce does. It is timed from the ring formula on its own links: it does not
- * share the NIC model with the pipeline's point-to-point flows.
+ * the other, overlapping whatever compute is left on any device (the cool-down), as
+ * Megatron's overlap_grad_reduce does. What ends after the last compute op of the whole
+ * pipeline is "exposed": it lengthens the iteration. It is timed from the ring formula on its own
+ * links: it does not share the NIC model with the pipeline's point-to-point flows.
  */
 #include "sim-internal.h"
 #include "cost/parallel.h"
@@ -106,9 +107,12 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
             res->devices[d].dp_comm_ps += r->costs->stage[s].dp_comm_ps;
             dp_end[d] = MAX(dp_end[d], ppsim_exec_task_end(r->exec, r->dp_task[s]));
         }
+        /* hidden = done before the last device's compute ends: only the rest lengthens
+         * the iteration */
+        PpsimTime compute_end = res->makespan_ps;
         for (int d = 0; d < sched->n_devices; d++) {
             PpsimDeviceResult *dev = &res->devices[d];
-            dev->dp_exposed_ps = MAX(0, dp_end[d] - dev->end_ps);
+            dev->dp_exposed_ps = MAX(0, dp_end[d] - compute_end);
             dev->end_ps = MAX(dev->end_ps, dp_end[d]);
             res->makespan_ps = MAX(res->makespan_ps, dev->end_ps);
         }
