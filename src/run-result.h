@@ -79,7 +79,7 @@ typedef struct {
     PpsimTime makespan_ps;
     gboolean parallel; /* the scenario has a `parallel:` section: show the 3D lines */
     int tp, dp, zero, gpus;
-    double model_flops; /* per iteration, all GPUs: 3 x forward ([KOR] §6 model FLOPs) */
+    double model_flops; /* per iteration, all GPUs: 3 x forward ([KOR] Eq. (7)) */
     double mfu;         /* model_flops / (makespan x peak x gpus); 0 in explicit mode */
     double bubble_ratio;
     double bubble_ratio_span;
