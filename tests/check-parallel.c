@@ -6,6 +6,7 @@
  * backward; MFU). */
 #include "ppsim-test.h"
 #include "cost/parallel.h"
+#include "report/report.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -313,6 +314,32 @@ START_TEST(test_zero3)
 }
 END_TEST
 
+/* The text shows mfu and the communication table only for 3D scenarios; JSON always has
+ * the keys. */
+START_TEST(test_reports)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const ov[] = {"parallel.tp=2", "parallel.pp=4", "parallel.dp=2", "hardware.nodes=2",
+                              NULL};
+    for (int with = 0; with < 2; with++) {
+        g_autoptr(PpsimScenario) sc = parse(gpt_yaml, with ? ov : NULL, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GString) text = g_string_new(NULL);
+        g_autoptr(GString) json = g_string_new(NULL);
+        ppsim_report_text(text, sc, results);
+        ppsim_report_json(json, sc, results);
+        ck_assert_int_eq(strstr(text->str, "     mfu ") != NULL, with);
+        ck_assert_int_eq(strstr(text->str, "3D parallelism: tp=2 pp=4 dp=2, 16 GPUs") != NULL,
+                         with);
+        ck_assert_ptr_nonnull(strstr(json->str, "\"dp_comm_exposed\":"));
+        ck_assert_ptr_nonnull(strstr(json->str, "\"mfu\":0."));
+        ck_assert_ptr_nonnull(strstr(json->str, with ? "\"gpus\":16" : "\"gpus\":4"));
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -328,6 +355,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_split_and_batch);
     tcase_add_test(tc, test_dp_reduction);
     tcase_add_test(tc, test_zero3);
+    tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;
 }
