@@ -15,9 +15,10 @@ typedef struct {
     PpsimExec *exec;
     int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
     int n_cpu_workers;
-    PpsimTaskId
-        *dp_task;   /* [n_stages] gradient reduction task per stage, or NULL (sim-parallel.c) */
-    int *dp_stream; /* [p] or NULL */
+    /* sim-parallel.c, NULL without DP: per stage the send then the receive task of its
+     * gradient reduction [2 n_stages], and the send and receive streams per device [2p] */
+    PpsimTaskId *dp_task;
+    int *dp_stream;
 } Replay;
 
 /* sim-parallel.c: adds each stage's DP gradient reduction after its last backward (when

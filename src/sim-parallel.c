@@ -2,15 +2,19 @@
  * sim-internal.h).
  *
  * The replay simulates one of the dp pipeline replicas; the others run the same schedule in
- * step. Each stage's gradients become ready after its last W (or BW): a reduction task of
- * the cost model's dp_comm_ps then runs on the device's own "dp" stream, one stage after
- * the other, overlapping whatever compute is left on any device (the cool-down), as
- * Megatron's overlap_grad_reduce does. What ends after the last compute op of the whole
- * pipeline is "exposed": it lengthens the iteration. It is timed from the ring formula on its own
- * links: it does not share the NIC model with the pipeline's point-to-point flows.
+ * step. Each stage's gradients become ready after its last W (or BW): its ring reduction
+ * then runs as two flows on the device's own "dp" streams, one stage after the other: the
+ * bytes the GPU sends to its ring neighbour in the next replica and the bytes it receives
+ * from the previous one (topology.h remote endpoints), over its NVLink port, or its PCIe
+ * link and NIC when the replicas sit on other nodes, sharing those links max-min fairly
+ * with the pipeline's own transfers. It overlaps whatever compute is left on any device
+ * (the cool-down), as Megatron's overlap_grad_reduce does; what ends after the pipeline's
+ * last compute op is "exposed": it lengthens the iteration. The ring's per-step latencies
+ * (2(n-1) of them) are not added on this path.
  */
 #include "sim-internal.h"
 #include "cost/parallel.h"
+#include "hw/topology.h"
 
 static gboolean
 is_weight_grad(const PpsimOp *op)
@@ -26,13 +30,16 @@ ppsim_sim_add_dp_tasks(Replay *r)
         return;
     const PpsimSchedule *sched = r->sched;
     int p = sched->n_devices, S = sched->n_stages;
-    r->dp_task = g_new(PpsimTaskId, S);
-    r->dp_stream = g_new(int, p);
-    for (int s = 0; s < S; s++)
+    r->dp_task = g_new(PpsimTaskId, 2 * S);
+    r->dp_stream = g_new(int, 2 * p);
+    for (int s = 0; s < 2 * S; s++)
         r->dp_task[s] = G_MAXUINT32;
+    gboolean across = ppsim_par_dp_across_nodes(sc);
     for (int d = 0; d < p; d++) {
-        g_autofree char *name = g_strdup_printf("gpu%d.dp", d);
-        r->dp_stream[d] = ppsim_exec_add_stream(r->exec, name);
+        for (int k = 0; k < 2; k++) {
+            g_autofree char *name = g_strdup_printf(k ? "gpu%d.dp-in" : "gpu%d.dp", d);
+            r->dp_stream[2 * d + k] = ppsim_exec_add_stream(r->exec, name);
+        }
         const GArray *ops = sched->compute[d];
         guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
         /* the last weight-gradient op of each stage, in list order; a stage without W/BW
@@ -53,10 +60,19 @@ ppsim_sim_add_dp_tasks(Replay *r)
             if (last[op->stage] != (gint64)i)
                 continue;
             int s = op->stage;
-            PpsimTaskId t =
-                ppsim_exec_add_task(r->exec, r->dp_stream[d], r->costs->stage[s].dp_comm_ps);
-            ppsim_exec_add_dep(r->exec, base + i, t, 0);
-            r->dp_task[s] = t;
+            const PpsimStageCost *st = &r->costs->stage[s];
+            for (int k = 0; k < 2; k++) {
+                PpsimTaskId t;
+                if (r->topo != NULL) {
+                    int peer = ppsim_topology_remote_endpoint(r->topo, d, across);
+                    t = ppsim_exec_add_transfer(r->exec, r->dp_stream[2 * d + k], k ? peer : d,
+                                                k ? d : peer, st->dp_bytes);
+                } else {
+                    t = ppsim_exec_add_task(r->exec, r->dp_stream[2 * d + k], st->dp_comm_ps);
+                }
+                ppsim_exec_add_dep(r->exec, base + i, t, 0);
+                r->dp_task[k * S + s] = t;
+            }
         }
         g_free(last);
     }
@@ -100,12 +116,17 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
     }
     if (r->dp_task != NULL) {
         PpsimTime *dp_end = g_new0(PpsimTime, sched->n_devices);
-        for (int s = 0; s < sched->n_stages; s++) {
+        int S = sched->n_stages;
+        for (int s = 0; s < S; s++) {
             if (r->dp_task[s] == G_MAXUINT32)
                 continue;
             int d = sched->stage_device[s];
-            res->devices[d].dp_comm_ps += r->costs->stage[s].dp_comm_ps;
-            dp_end[d] = MAX(dp_end[d], ppsim_exec_task_end(r->exec, r->dp_task[s]));
+            PpsimTaskId out = r->dp_task[s], in = r->dp_task[S + s];
+            PpsimTime start = ppsim_exec_task_start(r->exec, out);
+            PpsimTime end =
+                MAX(ppsim_exec_task_end(r->exec, out), ppsim_exec_task_end(r->exec, in));
+            res->devices[d].dp_comm_ps += end - start;
+            dp_end[d] = MAX(dp_end[d], end);
         }
         /* hidden = done before the last device's compute ends: only the rest lengthens
          * the iteration */

@@ -34,6 +34,7 @@ typedef struct {
     PpsimTime tp_comm_b_ps;   /* TP collectives inside one B */
     PpsimTime zero_gather_ps; /* ZeRO-3 parameter all-gather inside one F and one B */
     PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */
+    guint64 dp_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */
 } PpsimStageCost;
 
 typedef struct {

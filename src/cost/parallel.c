@@ -158,6 +158,12 @@ ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out)
 }
 
 gboolean
+ppsim_par_dp_across_nodes(const PpsimScenario *sc)
+{
+    return (gint64)sc->parallel.dp * ppsim_par_dp_stride(sc) > sc->hardware.gpus_per_node;
+}
+
+gboolean
 ppsim_par_active(const PpsimScenario *sc)
 {
     return sc->parallel.present || sc->model.mlp == PPSIM_MLP_SWIGLU;
@@ -225,6 +231,8 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     ppsim_par_group_link(hw, dp, ppsim_par_dp_stride(sc), &dp_bw, &dp_lat);
     double grad_bytes = ACT_BYTES * params_gpu;
     st->zero_gather_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat) : 0;
+    double ring = dp > 1 ? (double)(dp - 1) / dp * grad_bytes : 0.0;
+    st->dp_bytes = (guint64)llround(par->zero == 3 ? ring : 2.0 * ring);
     st->dp_comm_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat)
                                     : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
     st->tp_comm_f_ps = tp_f;

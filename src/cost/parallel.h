@@ -47,6 +47,9 @@ void ppsim_par_group_link(const PpsimHardware *hw, int group, int stride, double
 int ppsim_par_pp_stride(const PpsimScenario *sc);
 int ppsim_par_dp_stride(const PpsimScenario *sc);
 
+/* Whether the dp replicas of a GPU sit on other nodes (their traffic crosses the NICs). */
+gboolean ppsim_par_dp_across_nodes(const PpsimScenario *sc);
+
 /* The hardware as the replay sees it: one endpoint per pipeline device, so gpus_per_node
  * (and GPUs per PCIe switch) count pipeline devices per node under the placement. */
 void ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out);
