@@ -299,6 +299,35 @@ START_TEST(test_dp_reduction)
 }
 END_TEST
 
+/* tp = 8, pp = 2, dp = 2 on 4 nodes: the pipeline boundary and the DP ring both cross
+ * device 1's NIC. In 1F1B its reduction starts when its last backward ends, which is also
+ * when that backward's gradient leaves for device 0 over the same NIC: the two share it, so
+ * the reduction takes longer than its bytes alone would. */
+START_TEST(test_dp_contention)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"
+                       "model: {preset: llama3-8b, seq_len: 8192}\n"
+                       "parallel: {tp: 8, pp: 2, dp: 2}\n"
+                       "training: {microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    double nic = MIN(hw->network_bytes_per_s, hw->pcie_bytes_per_s);
+    PpsimTime alone = ppsim_time_from_seconds((double)c->stage[1].dp_bytes / nic);
+    PpsimTime p2p = ppsim_time_from_seconds((double)c->stage[1].p2p_bytes / nic);
+    ck_assert_int_gt(p2p, 0);
+    /* sharing for the p2p's duration costs up to that duration more, and some of it */
+    ck_assert_int_gt(res->devices[1].dp_comm_ps, alone + p2p / 2);
+    ck_assert_int_le(res->devices[1].dp_comm_ps, alone + p2p + hw->network_latency_ps * 2);
+}
+END_TEST
+
 /* ZeRO-3: the stage's weights are all-gathered before each F and each B; static memory is
  * (2+2+K)Ψ/Nd. */
 START_TEST(test_zero3)
@@ -359,6 +388,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_tp2_stage);
     tcase_add_test(tc, test_split_and_batch);
     tcase_add_test(tc, test_dp_reduction);
+    tcase_add_test(tc, test_dp_contention);
     tcase_add_test(tc, test_zero3);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
