@@ -25,6 +25,8 @@ typedef struct {
  * parallel.dp > 1) and fills the per-device TP/DP times and the MFU into @res. */
 void ppsim_sim_add_dp_tasks(Replay *r);
 void ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res);
+/* Notes in @choices (nullable) the microbatch count derived from training.global_batch. */
+void ppsim_sim_note_parallel(const PpsimScenario *sc, GArray *choices);
 
 /* Fills @res from a finished replay: timings, memory, ratios, bubble attribution and, with
  * PPSIM_SIM_RECORD, transfers, memory samples and flows. */

@@ -147,3 +147,14 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
     if (seconds > 0 && sc->hardware.gpu_peak_flops > 0)
         res->mfu = res->model_flops / (seconds * sc->hardware.gpu_peak_flops * res->gpus);
 }
+
+void
+ppsim_sim_note_parallel(const PpsimScenario *sc, GArray *choices)
+{
+    const PpsimTraining *tr = &sc->training;
+    if (choices == NULL || tr->global_batch == 0)
+        return;
+    g_autofree char *m = g_strdup_printf("%d", tr->microbatches);
+    ppsim_choice_add(choices, "m", m, "training.global_batch %d / (dp %d x microbatch_size %d)",
+                     tr->global_batch, sc->parallel.dp, tr->microbatch_size);
+}

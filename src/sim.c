@@ -151,6 +151,7 @@ sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **c
     if (!klass->generate(&shape, &params, &raw, error))
         return NULL;
     sim_note_split(sc, costs, choices);
+    ppsim_sim_note_parallel(sc, choices);
     g_autoptr(PpsimSchedule) sched = raw;
     g_assert(sched != NULL);
     if (sched->n_stages != costs->n_stages) {
