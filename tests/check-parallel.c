@@ -328,6 +328,54 @@ START_TEST(test_dp_contention)
 }
 END_TEST
 
+/* Where the collectives run: a TP group wider than a node rings over the NICs; with
+ * placement tp-dp-pp the dp peers share a node (NVLink) and each pipeline device gets a node
+ * of its own, so a PP boundary crosses nodes. */
+START_TEST(test_placement_links)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"
+                       "model: {preset: gpt3-175b}\n"
+                       "parallel: {tp: 16, pp: 2, dp: 1}\n"
+                       "training: {microbatches: 4}\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    double act = 2.0 * 2048 * 12288; /* 2sbh bytes, b = 1 */
+    PpsimTime ar =
+        ppsim_ring_allreduce_ps(act, 16, hw->network_bytes_per_s, hw->network_latency_ps);
+    ck_assert_int_eq(c->stage[1].tp_comm_f_ps, 2 * 48 * ar); /* 48 layers, 2 per layer */
+    PpsimHardware dev;
+    ppsim_par_device_hardware(sc, &dev);
+    ck_assert_int_eq(dev.gpus_per_node, 1);
+
+    const char *const ov[] = {"parallel.tp=4", "parallel.dp=2", "parallel.pp=4",
+                              "parallel.placement=tp-dp-pp", NULL};
+    g_autoptr(PpsimScenario) sc2 = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_par_pp_stride(sc2), 8);
+    ck_assert_int_eq(ppsim_par_dp_stride(sc2), 4);
+    ck_assert(!ppsim_par_dp_across_nodes(sc2));
+    g_autoptr(PpsimCosts) c2 = ppsim_costs_new(sc2, 4, &error);
+    ppsim_assert_no_error(error);
+    double params_gpu = c2->stage[1].params;
+    ck_assert_int_eq(
+        c2->stage[1].dp_comm_ps,
+        ppsim_ring_allreduce_ps(2 * params_gpu, 2, hw->nvlink_bytes_per_s, hw->nvlink_latency_ps));
+    ppsim_par_device_hardware(sc2, &dev);
+    ck_assert_int_eq(dev.gpus_per_node, 1); /* 8 GPUs per pipeline device: one per node */
+    /* Megatron's order puts the dp peers tp x pp = 16 GPUs apart: other nodes */
+    const char *const ov3[] = {"parallel.tp=4", "parallel.dp=2", "parallel.pp=4", NULL};
+    g_autoptr(PpsimScenario) sc3 = parse(yaml, ov3, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(ppsim_par_dp_across_nodes(sc3));
+    ppsim_par_device_hardware(sc3, &dev);
+    ck_assert_int_eq(dev.gpus_per_node, 2);
+}
+END_TEST
+
 /* ZeRO-3: the stage's weights are all-gathered before each F and each B; static memory is
  * (2+2+K)Ψ/Nd. */
 START_TEST(test_zero3)
@@ -389,6 +437,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_split_and_batch);
     tcase_add_test(tc, test_dp_reduction);
     tcase_add_test(tc, test_dp_contention);
+    tcase_add_test(tc, test_placement_links);
     tcase_add_test(tc, test_zero3);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
