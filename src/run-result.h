@@ -36,6 +36,11 @@ typedef struct {
      * device offloads no optimizer step. */
     gint64 static_memory_saved;
     double optimizer_overlap;
+    /* 3D parallelism (zero without it): time of TP collectives inside this device's F/B/R
+     * (on the critical path: never hidden), of ZeRO-3 parameter gathers (likewise), of its
+     * stages' DP gradient reductions, and the part of those that ran past the last
+     * compute op of the whole pipeline (not hidden behind the cool-down). */
+    PpsimTime tp_comm_ps, zero_gather_ps, dp_comm_ps, dp_exposed_ps;
 } PpsimDeviceResult;
 
 typedef struct {
@@ -78,6 +83,10 @@ typedef struct {
     double offload_ratio_k_scenario; /* the same for this scenario's stored bytes per layer */
 
     PpsimTime makespan_ps;
+    gboolean parallel; /* the scenario has a `parallel:` section: show the 3D lines */
+    int tp, dp, zero, gpus;
+    double model_flops; /* per iteration, all GPUs: 3 x forward ([KOR] Eq. (7)) */
+    double mfu;         /* model_flops / (makespan x peak x gpus); 0 in explicit mode */
     double bubble_ratio;
     double bubble_ratio_span;
     PpsimDeviceResult *devices; /* [p] */

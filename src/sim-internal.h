@@ -17,7 +17,18 @@ typedef struct {
     int n_cpu_workers;
     gint64 *static_saved;       /* [p] static memory a CPU optimizer step (T-Offload) frees */
     int *cpu_first, *cpu_count; /* [S] workers of a stage's CPU optimizer step */
+    /* sim-parallel.c, NULL without DP: per stage the send then the receive task of its
+     * gradient reduction [2 n_stages], and the send and receive streams per device [2p] */
+    PpsimTaskId *dp_task;
+    int *dp_stream;
 } Replay;
+
+/* sim-parallel.c: adds each stage's DP gradient reduction after its last backward (when
+ * parallel.dp > 1) and fills the per-device TP/DP times and the MFU into @res. */
+void ppsim_sim_add_dp_tasks(Replay *r);
+void ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res);
+/* Notes in @choices (nullable) the microbatch count derived from training.global_batch. */
+void ppsim_sim_note_parallel(const PpsimScenario *sc, GArray *choices);
 
 /* Fills @res from a finished replay: timings, memory, ratios, bubble attribution and, with
  * PPSIM_SIM_RECORD, transfers, memory samples and flows. */

@@ -247,6 +247,7 @@ ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
     res->devices = g_new0(PpsimDeviceResult, p);
     res->stages = g_new0(PpsimStageResult, r->sched->n_stages);
     metrics_timings(r, res);
+    ppsim_sim_collect_parallel(r, res);
     metrics_memory(r, res);
     metrics_offload(r, res);
     metrics_ratios(res);

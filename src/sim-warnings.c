@@ -50,6 +50,16 @@ ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
              "%s: 'memory.limit' is 0, which means no limit: no device can run out of "
              "memory",
              path);
+    const PpsimParallel *par = &sc->parallel;
+    if (par->present && par->sequence_parallel && par->tp == 1)
+        warn(out, "%s: 'parallel.sequence_parallel' does nothing with tp = 1", path);
+    if (par->present && par->zero > 0 && par->dp == 1)
+        warn(out,
+             "%s: 'parallel.zero: %d' does nothing with dp = 1 (one replica holds all the "
+             "states)",
+             path, par->zero);
+    if (par->present && par->tp == 1 && par->tp_efficiency != 1.0)
+        warn(out, "%s: 'parallel.tp_efficiency' applies only with tp > 1", path);
     for (guint i = 0; i < sc->schedules->len; i++) {
         const PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, i);
         const PpsimScheduleClass *klass = ppsim_sched_registry_lookup(spec->name);

@@ -9,6 +9,7 @@
 #include "sched/registry.h"
 #include "schedule/schedule-index.h"
 #include "hw/exec.h"
+#include "cost/parallel.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -152,6 +153,7 @@ sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **c
     if (!klass->generate(&shape, &params, &raw, error))
         return NULL;
     sim_note_split(sc, costs, choices);
+    ppsim_sim_note_parallel(sc, choices);
     g_autoptr(PpsimSchedule) sched = raw;
     g_assert(sched != NULL);
     if (sched->n_stages != costs->n_stages) {
@@ -196,6 +198,8 @@ replay_clear(Replay *r)
     g_free(r->static_saved);
     g_free(r->cpu_first);
     g_free(r->cpu_count);
+    g_free(r->dp_task);
+    g_free(r->dp_stream);
 }
 
 static int
@@ -426,6 +430,10 @@ static void
 replay_describe(GString *out, PpsimTaskId task, gpointer data)
 {
     Replay *r = data;
+    if (task >= ppsim_schedule_n_ops(r->sched)) {
+        g_string_append(out, "a DP gradient reduction");
+        return;
+    }
     PpsimOpPos pos;
     ppsim_schedule_index_pos(r->idx, task, &pos);
     ppsim_op_describe(out, ppsim_schedule_index_op(r->idx, task));
@@ -509,6 +517,7 @@ replay_build(Replay *r)
                 replay_add_task(r, id, d, list, &g_array_index(ops, PpsimOp, i));
         }
     ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
+    ppsim_sim_add_dp_tasks(r);
 }
 
 /* Whether each of the schedule's lists becomes exactly one executor stream, in the same
@@ -551,8 +560,11 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
     }
     g_return_val_if_fail(costs->n_stages == sched->n_stages, NULL);
     gint64 t1 = g_get_monotonic_time();
-    if (!costs->explicit_mode)
-        r.topo = ppsim_topology_new(&sc->hardware, sched->n_devices);
+    if (!costs->explicit_mode) {
+        PpsimHardware dev_hw; /* one endpoint per pipeline device (= TP group) */
+        ppsim_par_device_hardware(sc, &dev_hw);
+        r.topo = ppsim_topology_new(&dev_hw, sched->n_devices);
+    }
     r.exec = ppsim_exec_new(r.topo, sched->n_stages, ppsim_schedule_n_ops(sched));
     ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
     replay_build(&r);

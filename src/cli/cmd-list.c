@@ -1,6 +1,7 @@
-/* cmd-list.c: `ppsim list schedules|presets`: what the registries hold. */
+/* cmd-list.c: `ppsim list schedules|presets|models`: what the registries hold. */
 #include "cli/cli.h"
 #include "scenario/scenario.h"
+#include "cost/parallel.h"
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/fmt.h"
@@ -79,23 +80,46 @@ list_presets(void)
     }
 }
 
+static void
+list_models(void)
+{
+    for (const PpsimModelPreset *const *p = ppsim_model_presets(); *p; p++) {
+        const PpsimModel *m = &(*p)->model;
+        g_autoptr(GString) line = g_string_new(NULL);
+        g_string_append_printf(line,
+                               "%-14s %s\n%-14s %s, %d layers, hidden %d, ffn %d, %d heads, %d KV "
+                               "heads, seq %d, vocab %d, ",
+                               (*p)->name, (*p)->summary, "",
+                               m->mlp == PPSIM_MLP_SWIGLU ? "swiglu" : "gelu", m->layers, m->hidden,
+                               m->ffn_hidden, m->heads, m->kv_heads, m->seq_len, m->vocab);
+        ppsim_fmt_fixed(line, ppsim_par_model_params(m) / 1e9, 2);
+        g_string_append(line, "B parameters (untied embeddings)\n");
+        fputs(line->str, stdout);
+    }
+}
+
 int
 ppsim_cmd_list(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx =
-        g_option_context_new("schedules|presets - list what ppsim knows");
+        g_option_context_new("schedules|presets|models - list what ppsim knows");
     g_option_context_set_description(ctx,
                                      "  schedules  schedule generators, their sources and options\n"
-                                     "  presets    hardware presets, with their sources");
+                                     "  presets    hardware presets, with their sources\n"
+                                     "  models     model presets (model.preset)");
     if (!ppsim_cli_parse(ctx, &argc, &argv))
         return PPSIM_EXIT_USAGE;
     if (argc != 2)
-        return ppsim_cli_usage("expected 'schedules' or 'presets' (see 'ppsim list --help')");
+        return ppsim_cli_usage(
+            "expected 'schedules', 'presets' or 'models' (see 'ppsim list --help')");
     if (strcmp(argv[1], "schedules") == 0)
         list_schedules();
     else if (strcmp(argv[1], "presets") == 0)
         list_presets();
+    else if (strcmp(argv[1], "models") == 0)
+        list_models();
     else
-        return ppsim_cli_usage("unknown list '%s' (expected 'schedules' or 'presets')", argv[1]);
+        return ppsim_cli_usage("unknown list '%s' (expected 'schedules', 'presets' or 'models')",
+                               argv[1]);
     return PPSIM_EXIT_OK;
 }

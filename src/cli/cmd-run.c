@@ -143,6 +143,9 @@ run_print_timings(const GPtrArray *results, const gint64 us[5])
                 res->label, (size_t)ops, res->time_schedule_us / 1e3, res->time_validate_us / 1e3,
                 res->time_build_us / 1e3, res->time_replay_us / 1e3, ops / loop_s / 1e6,
                 res->events_processed, res->time_metrics_us / 1e3);
+        if (res->has_solver)
+            fprintf(stderr, "ppsim: timings '%s': solver %.2f s\n", res->label,
+                    res->solver_seconds);
     }
     fprintf(stderr,
             "ppsim: timings: load %.1f ms, schedules %.1f ms, reports %.1f ms, export %.1f ms, "

@@ -7,6 +7,7 @@
  * as [NAR21]/[KOR] do.
  */
 #include "cost/cost-model.h"
+#include "cost/parallel.h"
 #include "hw/topology.h"
 #include "util/ppsim-error.h"
 
@@ -188,6 +189,12 @@ costs_split_layers(PpsimCosts *c, const PpsimScenario *sc, GError **error)
                         model->stage_layers_mark.col, S, L, model->stage_layers->len, sum);
             return FALSE;
         }
+    } else if (sc->parallel.present && L % S != 0) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: 'model.layers' (%d) is not a multiple of 'parallel.pp' x chunks "
+                    "(%d stages): set 'model.stage_layers' to split them unevenly",
+                    sc->path ? sc->path : "", L, S);
+        return FALSE;
     } else if (L < S) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: %d layers cannot fill %d pipeline stages (use model.stage_layers "
@@ -265,7 +272,10 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         PpsimStageCost *st = &c->stage[s];
         st->has_embedding = s == 0;
         st->has_head = s == c->n_stages - 1;
-        costs_fill_stage_hw(st, sc, rate);
+        if (ppsim_par_active(sc))
+            ppsim_par_fill_stage(st, sc, rate);
+        else
+            costs_fill_stage_hw(st, sc, rate);
         /* one-way offload time estimate over the GPU's PCIe link, for generators */
         st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
     }
@@ -312,7 +322,9 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
     c->estimates.mem_scale = c->mem_scale;
     c->estimates.memory_limit_set = scenario->memory_limit_set && c->memory_limit > 0;
     if (!c->explicit_mode) {
-        const PpsimHardware *hw = &scenario->hardware;
+        PpsimHardware dev_hw;
+        ppsim_par_device_hardware(scenario, &dev_hw);
+        const PpsimHardware *hw = &dev_hw;
         int p = scenario->training.pp;
         c->host_link = g_new(int, p);
         for (int d = 0; d < p; d++) /* device d runs on GPU d, as the replay places it */

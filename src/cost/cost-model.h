@@ -29,6 +29,12 @@ typedef struct {
     guint64 offload_bytes;  /* bytes an OFF moves for this stage's activation */
     PpsimTime opt_ps;       /* optimizer step on the GPU */
     double fwd_flops;       /* hardware mode: forward FLOPs of one microbatch */
+    /* parallel.c (zero without a `parallel:` section): per GPU of the stage's TP group */
+    PpsimTime tp_comm_f_ps;   /* TP collectives inside one F (and one R) */
+    PpsimTime tp_comm_b_ps;   /* TP collectives inside one B */
+    PpsimTime zero_gather_ps; /* ZeRO-3 parameter all-gather inside one F and one B */
+    PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */
+    guint64 dp_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */
 } PpsimStageCost;
 
 typedef struct {

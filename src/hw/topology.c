@@ -97,6 +97,20 @@ ppsim_topology_route(const PpsimTopology *topo, int src, int dst, int links[4],
     *latency_ps = 0;
     if (src == dst)
         return 0;
+    int first_remote = topo->n_gpus + topo->n_nodes;
+    if (src >= first_remote || dst >= first_remote) { /* a peer in another DP replica */
+        gboolean out = dst >= first_remote;
+        int r = (out ? dst : src) - first_remote, gpu = r / 2, dir = out ? 0 : 1;
+        if (r % 2 == 1) {
+            links[n++] = out ? topo->pcie[gpu][0] : topo->nic[gpu][1];
+            links[n++] = out ? topo->nic[gpu][0] : topo->pcie[gpu][1];
+            *latency_ps = topo->network_latency_ps;
+        } else {
+            links[n++] = topo->nvlink[gpu][dir];
+            *latency_ps = topo->nvlink_latency_ps;
+        }
+        return n;
+    }
     gboolean src_host = src >= topo->n_gpus, dst_host = dst >= topo->n_gpus;
     g_assert(!(src_host && dst_host));
     if (src_host || dst_host) {

@@ -47,6 +47,15 @@ ppsim_topology_host_endpoint(const PpsimTopology *topo, int node)
     return topo->n_gpus + node;
 }
 
+/* Endpoints standing for @gpu's peers in other data-parallel replicas, which are not
+ * simulated: a flow to (from) one crosses only @gpu's own side of the route: its NVLink port
+ * out (in), or with @across_nodes its PCIe link and NIC. Ids follow the hosts. */
+static inline int
+ppsim_topology_remote_endpoint(const PpsimTopology *topo, int gpu, gboolean across_nodes)
+{
+    return topo->n_gpus + topo->n_nodes + 2 * gpu + (across_nodes ? 1 : 0);
+}
+
 /* A topology for @n_gpus GPUs laid out as @hw says (gpus_per_node per node).
  * Returns: (transfer full). */
 PpsimTopology *ppsim_topology_new(const PpsimHardware *hw, int n_gpus);

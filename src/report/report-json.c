@@ -63,6 +63,16 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
         g_string_append(out, ",\"optimizer_overlap\":");
         ppsim_fmt_double(out, d->optimizer_overlap);
     }
+    /* 3D parallelism (0 without it): TP collectives and ZeRO-3 gathers inside F/B (never
+     * hidden), DP gradient reduction and the part of it past the last compute op */
+    g_string_append(out, ",\"tp_comm\":");
+    ppsim_fmt_ms(out, d->tp_comm_ps);
+    g_string_append(out, ",\"zero_gather\":");
+    ppsim_fmt_ms(out, d->zero_gather_ps);
+    g_string_append(out, ",\"dp_comm\":");
+    ppsim_fmt_ms(out, d->dp_comm_ps);
+    g_string_append(out, ",\"dp_comm_exposed\":");
+    ppsim_fmt_ms(out, d->dp_exposed_ps);
     g_string_append_c(out, '}');
 }
 
@@ -77,7 +87,7 @@ json_number_or_null(GString *out, const char *key, double v)
         g_string_append(out, "null");
 }
 
-/* DESIGN 10: solver{status, objective, bound, gap, seconds} for MILP schedules, plus the
+/* README "JSON": solver{status, objective, bound, gap, seconds} for MILP schedules, plus the
  * path that produced the schedule and why (objective and bound in ms). */
 static void
 json_solver(GString *out, const PpsimRunResult *res)
@@ -155,7 +165,16 @@ json_result(GString *out, const PpsimRunResult *res)
         ppsim_fmt_mem(out, host->limit, res->mem_scale);
         g_string_append_printf(out, ",\"oom\":%s}", host->oom ? "true" : "false");
     }
-    g_string_append(out, "],\"stages\":[");
+    g_string_append(out, "],\"mfu\":");
+    if (res->explicit_mode)
+        g_string_append(out, "null");
+    else
+        ppsim_fmt_double(out, res->mfu);
+    g_string_append(out, ",\"model_flops\":");
+    ppsim_fmt_double(out, res->model_flops);
+    g_string_append_printf(out, ",\"gpus\":%d,\"tp\":%d,\"dp\":%d,\"zero\":%d", res->gpus, res->tp,
+                           res->dp, res->zero);
+    g_string_append(out, ",\"stages\":[");
     for (int s = 0; s < res->n_stages; s++) {
         const PpsimStageResult *st = &res->stages[s];
         g_string_append_printf(out,

@@ -51,10 +51,17 @@ text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_uni
     gsize start = out->len;
     g_string_append(out, "schedule");
     text_pad(out, start, lw);
-    g_string_append_printf(out, "%14s %7s %7s %14s %14s %s\n", "makespan(ms)", "bubble", "span",
-                           "peak_act", "peak_mem", "oom");
-    g_string_append_printf(out, "%*s %14s %7s %7s %14s %14s\n", lw, "", "", "", "", mem_unit,
-                           mem_unit);
+    const PpsimRunResult *first = g_ptr_array_index(results, 0);
+    gboolean mfu = first->parallel; /* a column only for 3D scenarios: others stay as they were */
+    g_string_append_printf(out, "%14s ", "makespan(ms)");
+    if (mfu)
+        g_string_append_printf(out, "%7s ", "mfu");
+    g_string_append_printf(out, "%7s %7s %14s %14s %s\n", "bubble", "span", "peak_act", "peak_mem",
+                           "oom");
+    g_string_append_printf(out, "%*s %14s ", lw, "", "");
+    if (mfu)
+        g_string_append_printf(out, "%7s ", "");
+    g_string_append_printf(out, "%7s %7s %14s %14s\n", "", "", mem_unit, mem_unit);
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         g_autoptr(GString) cell = g_string_new(NULL);
@@ -64,6 +71,11 @@ text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_uni
         ppsim_fmt_fixed(cell, (double)res->makespan_ps / PPSIM_PS_PER_MS, 3);
         text_cell_right(out, cell->str, 14);
         g_string_truncate(cell, 0);
+        if (mfu) {
+            ppsim_fmt_fixed(cell, res->mfu, 4);
+            text_cell_right(out, cell->str, 7);
+            g_string_truncate(cell, 0);
+        }
         ppsim_fmt_fixed(cell, res->bubble_ratio, 4);
         text_cell_right(out, cell->str, 7);
         g_string_truncate(cell, 0);
@@ -126,6 +138,52 @@ text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_uni
                 text_mem(cell, res, vals[k]);
                 text_cell_right(out, cell->str, 9);
             }
+        }
+        g_string_append_c(out, '\n');
+    }
+}
+
+/* 3D scenarios: the layout, then per schedule the largest per-device TP, ZeRO-3 and DP
+ * communication times and how much of the DP reduction ran past the device's compute. */
+static void
+text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, int lw)
+{
+    const PpsimRunResult *first = g_ptr_array_index(results, 0);
+    if (!first->parallel || first->explicit_mode)
+        return;
+    const PpsimParallel *par = &sc->parallel;
+    g_string_append_printf(out,
+                           "\n3D parallelism: tp=%d pp=%d dp=%d, %d GPUs, sequence_parallel %s, "
+                           "zero %d, placement %s\n",
+                           par->tp, sc->training.pp, par->dp, first->gpus,
+                           par->sequence_parallel ? "on" : "off", par->zero,
+                           par->placement == PPSIM_PLACEMENT_TP_DP_PP ? "tp-dp-pp" : "tp-pp-dp");
+    g_string_append(out, "communication per device, max over devices (ms): TP collectives and "
+                         "ZeRO-3 gathers are inside F/B (not hidden); DP reduction overlaps the "
+                         "cool-down, 'exposed' is what ran past the last compute op\n");
+    gsize start = out->len;
+    g_string_append(out, "schedule");
+    text_pad(out, start, lw);
+    g_string_append_printf(out, "%12s %12s %12s %12s\n", "tp_comm", "zero_gather", "dp_comm",
+                           "dp_exposed");
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        gsize row = out->len;
+        g_string_append(out, res->label);
+        text_pad(out, row, lw);
+        PpsimTime mx[4] = {0, 0, 0, 0};
+        for (int d = 0; d < res->p; d++) {
+            const PpsimDeviceResult *dev = &res->devices[d];
+            mx[0] = MAX(mx[0], dev->tp_comm_ps);
+            mx[1] = MAX(mx[1], dev->zero_gather_ps);
+            mx[2] = MAX(mx[2], dev->dp_comm_ps);
+            mx[3] = MAX(mx[3], dev->dp_exposed_ps);
+        }
+        g_autoptr(GString) cell = g_string_new(NULL);
+        for (int k = 0; k < 4; k++) {
+            g_string_truncate(cell, 0);
+            ppsim_fmt_fixed(cell, (double)mx[k] / PPSIM_PS_PER_MS, 3);
+            text_cell_right(out, cell->str, 12);
         }
         g_string_append_c(out, '\n');
     }
@@ -224,7 +282,8 @@ text_number(GString *out, const char *what, double v, int decimals, const char *
 }
 
 /* One line per schedule made by a solver-backed generator: the path that produced it, the
- * solver's status, objective, bound, gap and time (the time varies from run to run). */
+ * solver's status, objective, bound and gap (its wall time, which varies from run to run, is
+ * in JSON and in `--timings`, so that the text stays byte-identical between runs). */
 static void
 text_solvers(GString *out, const GPtrArray *results)
 {
@@ -241,7 +300,6 @@ text_solvers(GString *out, const GPtrArray *results)
         text_number(out, "objective", res->solver_objective_ms, 3, " ms");
         text_number(out, "bound", res->solver_bound_ms, 3, " ms");
         text_number(out, "gap", res->solver_gap, 4, "");
-        text_number(out, "time", res->solver_seconds, 2, " s");
         if (res->solver_note[0])
             g_string_append_printf(out, " (%s)", res->solver_note);
         g_string_append_c(out, '\n');
@@ -272,5 +330,6 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
     text_choices(out, results);
     text_summary(out, results, lw, mem_unit);
     text_devices(out, results, lw, mem_unit);
+    text_parallel(out, scenario, results, lw);
     text_solvers(out, results);
 }

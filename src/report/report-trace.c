@@ -209,9 +209,11 @@ trace_links(Trace *t, const PpsimRunResult *res)
         int tid = f->src + 1;
         if (f->src < res->p + 63 && !named[f->src]) {
             named[f->src] = TRUE;
-            g_autofree char *name = f->src < res->p
-                                        ? g_strdup_printf("from gpu%d", f->src)
-                                        : g_strdup_printf("from host%d", f->src - res->p);
+            int remote = f->src - res->p - res->n_hosts; /* a DP peer (topology.h) */
+            g_autofree char *name = f->src < res->p ? g_strdup_printf("from gpu%d", f->src)
+                                    : remote < 0
+                                        ? g_strdup_printf("from host%d", f->src - res->p)
+                                        : g_strdup_printf("from gpu%d's dp peer", remote / 2);
             trace_name(t, pid, tid, "thread_name", name, tid);
         }
         GString *o = trace_event(t);

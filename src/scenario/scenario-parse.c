@@ -101,6 +101,23 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
                     hint ? "'?)" : "");
 }
 
+static gboolean
+parse_enum(Parser *P, int id, const char *path, const char *const *names, int *dst, GError **error)
+{
+    const char *text = scn_scalar_text(scn_node_at(P, id));
+    for (int i = 0; text && names[i]; i++)
+        if (strcmp(text, names[i]) == 0) {
+            *dst = i;
+            return TRUE;
+        }
+    g_autofree char *all = g_strjoinv(", ", (char **)names);
+    const char *hint = text ? ppsim_suggest(text, names) : NULL;
+    return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
+                    "'%s' must be one of %s, got '%s'%s%s%s", path, all,
+                    text ? text : "a collection", hint ? " (did you mean '" : "", hint ? hint : "",
+                    hint ? "'?)" : "");
+}
+
 static gboolean parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix,
                               GError **error);
 
@@ -166,6 +183,8 @@ parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **er
         return TRUE;
     case KEY_RECOMPUTE:
         return parse_recompute(P, id, path, dst, error);
+    case KEY_ENUM:
+        return parse_enum(P, id, path, k->names, dst, error);
     case KEY_INT_LIST:
     case KEY_DOUBLE_LIST:
         return parse_list(P, id, path, k->type == KEY_INT_LIST, dst, error);
@@ -229,6 +248,42 @@ apply_preset(Parser *P, int map, GError **error)
     return TRUE;
 }
 
+/* A model preset, like a hardware preset, is applied before the section's other keys. */
+static gboolean
+apply_model_preset(Parser *P, int map, GError **error)
+{
+    gsize idx;
+    int v = scn_mapping_find(P, map, "preset", &idx);
+    if (v == 0)
+        return TRUE;
+    const char *name = scn_scalar_text(scn_node_at(P, v));
+    const PpsimModelPreset *preset = name ? ppsim_model_preset_lookup(name) : NULL;
+    if (preset == NULL) {
+        g_autoptr(GPtrArray) names = g_ptr_array_new();
+        for (const PpsimModelPreset *const *p = ppsim_model_presets(); *p; p++)
+            g_ptr_array_add(names, (gpointer)(*p)->name);
+        g_ptr_array_add(names, NULL);
+        const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
+        return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE,
+                        "unknown model preset '%s' (%s%s%s)", name ? name : "?",
+                        hint ? "did you mean '" : "see 'ppsim list models'", hint ? hint : "",
+                        hint ? "'?" : "");
+    }
+    PpsimModel *m = &P->sc->model;
+    const PpsimModel *src = &preset->model;
+    m->mlp = src->mlp;
+    m->layers = src->layers;
+    m->hidden = src->hidden;
+    m->ffn_hidden = src->ffn_hidden;
+    m->heads = src->heads;
+    m->kv_heads = src->kv_heads;
+    m->seq_len = src->seq_len;
+    m->vocab = src->vocab;
+    g_free(m->preset);
+    m->preset = g_strdup(preset->name);
+    return TRUE;
+}
+
 static gboolean
 parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix, GError **error)
 {
@@ -239,6 +294,8 @@ parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix, GEr
                                   "a mapping of keys",
                         prefix);
     if (strcmp(prefix, "hardware") == 0 && !apply_preset(P, id, error))
+        return FALSE;
+    if (strcmp(prefix, "model") == 0 && !apply_model_preset(P, id, error))
         return FALSE;
     gsize count =
         scn_node_at(P, id)->data.mapping.pairs.top - scn_node_at(P, id)->data.mapping.pairs.start;
@@ -256,7 +313,7 @@ parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix, GEr
             return scn_fail(P, error, pair.key, PPSIM_SCENARIO_ERROR_SCHEMA, "duplicate key '%s'",
                             path);
         mark_seen(P, path, pair.key);
-        if (strcmp(path, "hardware.preset") == 0)
+        if (strcmp(path, "hardware.preset") == 0 || strcmp(path, "model.preset") == 0)
             continue; /* applied above */
         if (!parse_value(P, pair.value, k, path, error))
             return FALSE;
@@ -271,7 +328,8 @@ check_required(Parser *P, const SchemaKey *table, const char *prefix, GError **e
 {
     for (const SchemaKey *k = table; k->name; k++) {
         g_autofree char *path = g_strdup_printf("%s.%s", prefix, k->name);
-        if (k->required && !g_hash_table_contains(P->seen, path)) {
+        if (k->required && !g_hash_table_contains(P->seen, path) &&
+            !ppsim_scenario_key_implied(path, P->seen)) {
             PpsimMark m = seen_mark(prefix, P);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
                         "%s:%d:%d: missing required key '%s'", P->display, m.line, m.col, path);
@@ -475,6 +533,7 @@ ppsim_scenario_free(PpsimScenario *sc)
     g_free(sc->path);
     g_free(sc->basedir);
     g_free(sc->hardware.preset);
+    g_free(sc->model.preset);
     if (sc->model.stage_layers)
         g_array_free(sc->model.stage_layers, TRUE);
     GArray *lists[] = {sc->costs.stage_forward, sc->costs.stage_backward_input,

@@ -64,7 +64,12 @@ static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE
                                           SECTION("host", host_keys),
                                           {NULL}};
 
+static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
+static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
+
 static const SchemaKey model_keys[] = {
+    {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    {"mlp", KEY_ENUM, OFF(model.mlp), NULL, FALSE, 0, 0, mlp_names},
     REQ_INT("layers", model.layers),
     REQ_INT("hidden", model.hidden),
     POS_INT("ffn_hidden", model.ffn_hidden),
@@ -82,7 +87,18 @@ static const SchemaKey training_keys[] = {
     POS_INT("chunks", training.chunks),
     REQ_INT("microbatches", training.microbatches),
     POS_INT("microbatch_size", training.microbatch_size),
+    POS_INT("global_batch", training.global_batch),
     {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
+    {NULL}};
+
+static const SchemaKey parallel_keys[] = {
+    POS_INT("tp", parallel.tp),
+    POS_INT("pp", parallel.pp),
+    POS_INT("dp", parallel.dp),
+    {"sequence_parallel", KEY_BOOL, OFF(parallel.sequence_parallel), NULL, FALSE, 0, 0},
+    {"zero", KEY_INT, OFF(parallel.zero), NULL, FALSE, 0, 3},
+    {"placement", KEY_ENUM, OFF(parallel.placement), NULL, FALSE, 0, 0, placement_names},
+    {"tp_efficiency", KEY_DOUBLE, OFF(parallel.tp_efficiency), NULL, FALSE, 1e-9, 1},
     {NULL}};
 
 static const SchemaKey memory_keys[] = {{"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0}, {NULL}};
@@ -110,6 +126,7 @@ const SchemaKey ppsim_scenario_schema[] = {{"name", KEY_STRING, OFF(name), NULL,
                                            {"schedule", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
                                            SECTION("memory", memory_keys),
                                            SECTION("costs", costs_keys),
+                                           SECTION("parallel", parallel_keys),
                                            {NULL}};
 
 void
@@ -123,6 +140,8 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->training.chunks = 1;
     sc->training.microbatch_size = 1;
     sc->training.bytes_per_param = 16; /* [ZERO] §3.1: 2 + 2 + 12 bytes */
+    sc->parallel.tp = sc->parallel.dp = 1;
+    sc->parallel.tp_efficiency = 1.0;
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
         PPSIM_PS_PER_MS;
     sc->costs.activation = 1;
@@ -132,13 +151,22 @@ void
 ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
 {
     PpsimModel *m = &sc->model;
-    if (!g_hash_table_contains(seen, "model.ffn_hidden"))
+    gboolean preset = g_hash_table_contains(seen, "model.preset");
+    if (!g_hash_table_contains(seen, "model.ffn_hidden") && !preset)
         m->ffn_hidden = 4 * m->hidden;
-    if (!g_hash_table_contains(seen, "model.kv_heads"))
+    if (!g_hash_table_contains(seen, "model.kv_heads") && !preset)
         m->kv_heads = m->heads;
+    PpsimParallel *par = &sc->parallel;
+    par->present = g_hash_table_contains(seen, "parallel");
+    if (g_hash_table_contains(seen, "parallel.pp") && !g_hash_table_contains(seen, "training.pp"))
+        sc->training.pp = par->pp;
+    if (g_hash_table_contains(seen, "training.global_batch") &&
+        !g_hash_table_contains(seen, "training.microbatches"))
+        sc->training.microbatches =
+            sc->training.global_batch / (par->dp * sc->training.microbatch_size);
     if (!g_hash_table_contains(seen, "hardware.nodes") && sc->hardware.gpus_per_node > 0)
         sc->hardware.nodes =
-            (sc->training.pp + sc->hardware.gpus_per_node - 1) / sc->hardware.gpus_per_node;
+            (ppsim_scenario_gpus(sc) + sc->hardware.gpus_per_node - 1) / sc->hardware.gpus_per_node;
     if (!g_hash_table_contains(seen, "costs.recompute"))
         sc->costs.recompute_ps = sc->costs.forward_ps;
     if (!g_hash_table_contains(seen, "costs.weight_activation"))
@@ -168,6 +196,80 @@ check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path, 
 }
 
 gboolean
+ppsim_scenario_key_implied(const char *path, GHashTable *seen)
+{
+    if (strcmp(path, "training.pp") == 0)
+        return g_hash_table_contains(seen, "parallel.pp");
+    if (strcmp(path, "training.microbatches") == 0)
+        return g_hash_table_contains(seen, "training.global_batch");
+    if (g_str_has_prefix(path, "model."))
+        return g_hash_table_contains(seen, "model.preset");
+    return FALSE;
+}
+
+/* The rules of `parallel:` and `training.global_batch` (one-line errors naming keys and
+ * values). */
+static gboolean
+check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gpointer data,
+               GError **error)
+{
+    const PpsimParallel *par = &sc->parallel;
+    const PpsimTraining *tr = &sc->training;
+    const PpsimHardware *hw = &sc->hardware;
+    g_autofree char *msg = NULL;
+    if (g_hash_table_contains(seen, "parallel.pp") && g_hash_table_contains(seen, "training.pp") &&
+        par->pp != tr->pp) {
+        msg = g_strdup_printf("'parallel.pp' (%d) and 'training.pp' (%d) disagree: write one of "
+                              "them",
+                              par->pp, tr->pp);
+        return check_fail(error, mark_of, data, "parallel.pp", msg);
+    }
+    if (g_hash_table_contains(seen, "training.global_batch")) {
+        int per = par->dp * tr->microbatch_size;
+        if (tr->global_batch % per != 0) {
+            msg = g_strdup_printf("'training.global_batch' (%d) must be a multiple of "
+                                  "'parallel.dp' x 'training.microbatch_size' (%d x %d = %d)",
+                                  tr->global_batch, par->dp, tr->microbatch_size, per);
+            return check_fail(error, mark_of, data, "training.global_batch", msg);
+        }
+        if (g_hash_table_contains(seen, "training.microbatches") &&
+            tr->microbatches * per != tr->global_batch) {
+            msg = g_strdup_printf("'training.microbatches' (%d) x 'parallel.dp' x "
+                                  "'training.microbatch_size' (%d) is not "
+                                  "'training.global_batch' (%d): write one of them",
+                                  tr->microbatches, per, tr->global_batch);
+            return check_fail(error, mark_of, data, "training.global_batch", msg);
+        }
+    }
+    if (!par->present)
+        return TRUE;
+    int gpus = ppsim_scenario_gpus(sc), have = hw->nodes * hw->gpus_per_node;
+    if (g_hash_table_contains(seen, "hardware.nodes") ? gpus != have : gpus > have) {
+        msg = g_strdup_printf("'parallel.tp' x 'parallel.pp' x 'parallel.dp' = %d x %d x %d = %d "
+                              "GPUs, but 'hardware.nodes' x 'hardware.gpus_per_node' = %d x %d = "
+                              "%d",
+                              par->tp, tr->pp, par->dp, gpus, hw->nodes, hw->gpus_per_node, have);
+        return check_fail(error, mark_of, data, "parallel", msg);
+    }
+    int g = hw->gpus_per_node;
+    if (g > 0 && g % par->tp != 0 && par->tp % g != 0) {
+        msg = g_strdup_printf("'parallel.tp' (%d) must divide 'hardware.gpus_per_node' (%d) or "
+                              "be a multiple of it",
+                              par->tp, g);
+        return check_fail(error, mark_of, data, "parallel.tp", msg);
+    }
+    const PpsimModel *m = &sc->model;
+    if (g_hash_table_contains(seen, "model") &&
+        (m->heads % par->tp != 0 || m->kv_heads % par->tp != 0)) {
+        msg = g_strdup_printf("'parallel.tp' (%d) must divide 'model.heads' (%d) and "
+                              "'model.kv_heads' (%d)",
+                              par->tp, m->heads, m->kv_heads);
+        return check_fail(error, mark_of, data, "parallel.tp", msg);
+    }
+    return TRUE;
+}
+
+gboolean
 ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gpointer data,
                      GError **error)
 {
@@ -181,7 +283,9 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
             "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
         return check_fail(error, mark_of, data, "model.kv_heads", msg);
     }
-    if (g_hash_table_contains(seen, "hardware.nodes") &&
+    if (!check_parallel(sc, seen, mark_of, data, error))
+        return FALSE;
+    if (!sc->parallel.present && g_hash_table_contains(seen, "hardware.nodes") &&
         sc->hardware.nodes * sc->hardware.gpus_per_node < sc->training.pp) {
         g_autofree char *msg =
             g_strdup_printf("%d node(s) of %d GPUs cannot hold training.pp = %d devices",
@@ -234,6 +338,7 @@ ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *
         switch (k->type) {
         case KEY_INT:
         case KEY_RECOMPUTE:
+        case KEY_ENUM:
             *out = *(const int *)field;
             return TRUE;
         case KEY_BOOL:

@@ -18,6 +18,7 @@ typedef enum {
     KEY_RECOMPUTE,
     KEY_INT_LIST,
     KEY_DOUBLE_LIST,
+    KEY_ENUM,    /* int index into names */
     KEY_SPECIAL, /* handled by the parser: schedule, memory.limit, hardware.preset */
 } KeyType;
 
@@ -28,8 +29,9 @@ struct SchemaKey {
     gsize offset;             /* into PpsimScenario */
     const SchemaKey *section; /* KEY_SECTION: its keys, closed by {NULL} */
     gboolean required;
-    double min; /* numbers: smallest allowed value */
-    double max; /* numbers: largest allowed value; 0 = none */
+    double min;               /* numbers: smallest allowed value */
+    double max;               /* numbers: largest allowed value; 0 = none */
+    const char *const *names; /* KEY_ENUM: the accepted words, NULL-terminated */
 };
 
 /* Most ops one iteration may have (2^23: p = 64, v = 2, m = 8192 fits; beyond it the slower
@@ -45,6 +47,11 @@ void ppsim_scenario_set_defaults(PpsimScenario *sc);
 /* Defaults that depend on other values, applied after parsing; @seen holds the dotted
  * paths written in the file. */
 void ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen);
+
+/* TRUE when @path, a required key, may be left out because another key in @seen stands
+ * for it (training.pp with parallel.pp, training.microbatches with training.global_batch,
+ * model shape keys with model.preset). */
+gboolean ppsim_scenario_key_implied(const char *path, GHashTable *seen);
 
 /* Cross-field checks; @mark_of returns the mark of a dotted path (0:0 when unset).
  * Errors are PPSIM_SCENARIO_ERROR_VALUE, prefixed "file:line:col: ". */

@@ -54,7 +54,32 @@ typedef struct {
     double host_adam_params_per_s; /* per worker */
 } PpsimHardware;
 
+typedef enum {
+    PPSIM_MLP_GELU,   /* two matrices h x f, biases, LayerNorm, learned positions: GPT */
+    PPSIM_MLP_SWIGLU, /* three matrices h x f, no biases, RMSNorm, rotary positions: Llama */
+} PpsimMlp;
+
+/* Where the ranks of a 3D-parallel job sit: the order in which tp, pp and dp vary along
+ * the GPU numbering, innermost first (Megatron's rank order is tp-pp-dp). */
+typedef enum {
+    PPSIM_PLACEMENT_TP_PP_DP,
+    PPSIM_PLACEMENT_TP_DP_PP,
+} PpsimPlacement;
+
 typedef struct {
+    gboolean present;           /* a `parallel:` section was written */
+    int tp;                     /* tensor-parallel group size (one pipeline device) */
+    int pp;                     /* parallel.pp as written; 0 when unset (training.pp holds p) */
+    int dp;                     /* data-parallel replicas */
+    gboolean sequence_parallel; /* [KOR] §4.2.2 */
+    int zero;                   /* ZeRO stage 0..3, [ZERO] §5 */
+    PpsimPlacement placement;
+    double tp_efficiency; /* GEMM efficiency kept when split tp ways, in (0, 1] */
+} PpsimParallel;
+
+typedef struct {
+    char *preset; /* model preset name, owned; NULL when none */
+    PpsimMlp mlp;
     int layers;
     int hidden;
     int ffn_hidden; /* default 4 * hidden */
@@ -74,6 +99,7 @@ typedef struct {
     gboolean chunks_set; /* training.chunks written (else the default 1) */
     int microbatches;    /* m */
     int microbatch_size;
+    int global_batch;       /* sequences per iteration over all replicas; 0 = unset */
     double bytes_per_param; /* weights+grads+optimizer states, [ZERO] 3.1: 16 */
 } PpsimTraining;
 
@@ -119,6 +145,7 @@ typedef struct {
     PpsimModel model;
     gboolean has_model;
     PpsimTraining training;
+    PpsimParallel parallel;
     GPtrArray *schedules;       /* PpsimScheduleSpec*, at least one */
     guint64 memory_limit_bytes; /* hardware mode; default: GPU memory */
     double memory_limit_units;  /* explicit mode; 0 = none */
@@ -182,5 +209,19 @@ typedef struct {
 /* NULL-terminated list in a stable order. */
 const PpsimPreset *const *ppsim_presets(void);
 const PpsimPreset *ppsim_preset_lookup(const char *name);
+
+/* Model presets (scenario-models.c): published shapes, each cited there. */
+typedef struct {
+    const char *name;
+    const char *summary;
+    PpsimModel model; /* preset field unset */
+} PpsimModelPreset;
+
+/* NULL-terminated list in a stable order. */
+const PpsimModelPreset *const *ppsim_model_presets(void);
+const PpsimModelPreset *ppsim_model_preset_lookup(const char *name);
+
+/* GPUs the job uses: tp x pp x dp (pp alone without a `parallel:` section). */
+int ppsim_scenario_gpus(const PpsimScenario *scenario);
 
 G_END_DECLS

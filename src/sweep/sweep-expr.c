@@ -50,6 +50,8 @@ static const struct {
     {"chunks", "training.chunks"},  {"mbs", "training.microbatch_size"},
     {"layers", "model.layers"},     {"hidden", "model.hidden"},
     {"heads", "model.heads"},       {"seq_len", "model.seq_len"},
+    {"tp", "parallel.tp"},          {"dp", "parallel.dp"},
+    {"zero", "parallel.zero"},
 };
 
 static int

@@ -26,8 +26,10 @@ static const char *const metric_names[] = {
     "peak_memory",
     "memory_unit",
     "oom",
+    "mfu", /* not a default column: sweeps without it keep their columns */
     NULL,
 };
+#define SWEEP_DEFAULT_METRICS 7
 
 const char *const *
 ppsim_sweep_metric_names(void)
@@ -344,7 +346,7 @@ sweep_finish(PpsimSweep *s, GError **error)
         s->n_points *= s->group_len[g];
     }
     if (s->metrics->len == 0)
-        for (int i = 0; metric_names[i]; i++)
+        for (int i = 0; i < SWEEP_DEFAULT_METRICS; i++)
             g_ptr_array_add(s->metrics, (gpointer)metric_names[i]);
     return TRUE;
 }

@@ -87,6 +87,8 @@ metric_text(GString *out, const char *name, const PpsimRunResult *res)
         g_string_append(out, res->memory_unit);
     else if (strcmp(name, "oom") == 0)
         g_string_append(out, ppsim_run_result_any_oom(res) ? "true" : "false");
+    else if (strcmp(name, "mfu") == 0)
+        ppsim_fmt_double(out, res->mfu);
     else
         g_assert_not_reached();
 }

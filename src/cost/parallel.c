@@ -1,0 +1,253 @@
+/* parallel.c: tensor/sequence/data parallelism, ZeRO and Llama-style layers; see parallel.h.
+ *
+ * Counts per layer and microbatch (b sequences of s tokens, hidden h, FFN width f, a heads,
+ * g KV heads, tp = t):
+ *  - FLOPs: QKV 2bsh(h + 2hg/a), projection 2bsh^2, MLP 4bshf (GELU, [NAR21] App.) or 6bshf
+ *    (SwiGLU: gate, up and down matrices), attention 4bs^2h. Each GPU of a TP group does 1/t
+ *    ([NAR21] §2.3: the GEMMs are split by columns then rows).
+ *  - TP collectives: two all-reduces in the forward and two in the backward of each layer
+ *    ([NAR21] §2.3 Fig. 5, [KOR] §4.2.2), each of the full 2sbh-byte activation; with
+ *    sequence parallelism each becomes a reduce-scatter plus an all-gather ([KOR] §4.2.2),
+ *    which in the ring model moves the same bytes, so the time is the same. Plus one
+ *    all-reduce after the vocabulary-parallel embedding (forward) and one before the LM
+ *    head (backward). Ring costs: ppsim_ring_allreduce_ps.
+ *  - Activations ([KOR] §4.2): GELU keeps 10sbh replicated on every TP rank (QKV input 2,
+ *    attention dropout mask 1, fc1 input 2, MLP dropout mask 1, LayerNorm inputs 4) and
+ *    sbh(4 + 4g/a + 4f/h) split t ways (Q 2, K and V 4g/a, projection input 2, GeLU input
+ *    2f/h, fc2 input 2f/h): sbh(10 + 24/t) for g = a, f = 4h, [KOR] Eq. (2). Sequence
+ *    parallelism splits the replicated part too: 34sbh/t, [KOR] Eq. (3). SwiGLU keeps no
+ *    dropout masks (8sbh replicated) and stores the gate and up outputs and the down input
+ *    (6f/h split). Without FlashAttention the 5as^2b scores add 5as^2b/t.
+ *  - Static memory: parameters / t per GPU, then [ZERO] §5 (ppsim_zero_static_bytes).
+ *  - DP: each stage's bf16 gradients (2 bytes per parameter) are all-reduced over dp (ZeRO
+ *    1-2: reduce-scatter, then an all-gather of the updated weights: the same bytes; ZeRO-3:
+ *    reduce-scatter only), and ZeRO-3 all-gathers the stage's bf16 weights before each F and
+ *    each B ([ZERO] §7.2.2: 3Ψ of traffic instead of 2Ψ).
+ */
+#include "cost/parallel.h"
+
+#include <math.h>
+
+#define ACT_BYTES 2.0 /* bf16 */
+
+PpsimTime
+ppsim_ring_allreduce_ps(double bytes, int n, double bytes_per_s, PpsimTime latency_ps)
+{
+    if (n <= 1)
+        return 0;
+    return 2 * ppsim_ring_gather_ps(bytes, n, bytes_per_s, latency_ps);
+}
+
+PpsimTime
+ppsim_ring_gather_ps(double bytes, int n, double bytes_per_s, PpsimTime latency_ps)
+{
+    if (n <= 1)
+        return 0;
+    return ppsim_time_from_seconds((double)(n - 1) / n * bytes / bytes_per_s) +
+           (PpsimTime)(n - 1) * latency_ps;
+}
+
+static double
+kv_ratio(const PpsimModel *m)
+{
+    return (double)m->kv_heads / (double)m->heads;
+}
+
+static gboolean
+swiglu(const PpsimModel *m)
+{
+    return m->mlp == PPSIM_MLP_SWIGLU;
+}
+
+double
+ppsim_par_layer_gemm_flops(const PpsimModel *m, int b)
+{
+    double s = m->seq_len, h = m->hidden, f = m->ffn_hidden, kv = h * kv_ratio(m);
+    double mlp = (swiglu(m) ? 6.0 : 4.0) * b * s * h * f;
+    return 2.0 * b * s * h * (h + 2.0 * kv) + 2.0 * b * s * h * h + mlp;
+}
+
+double
+ppsim_par_layer_params(const PpsimModel *m)
+{
+    double h = m->hidden, f = m->ffn_hidden, kv = h * kv_ratio(m);
+    if (swiglu(m)) /* QKV, projection, gate/up/down, two RMSNorm weights */
+        return h * (h + 2.0 * kv) + h * h + 3.0 * h * f + 2.0 * h;
+    return h * (h + 2.0 * kv) + (h + 2.0 * kv) + h * h + h + 2.0 * h * f + f + h + 4.0 * h;
+}
+
+double
+ppsim_par_model_params(const PpsimModel *m)
+{
+    double h = m->hidden, V = m->vocab, s = m->seq_len;
+    double embed = V * h + (swiglu(m) ? 0.0 : s * h); /* rotary positions have no weights */
+    double head = V * h + (swiglu(m) ? h : 2.0 * h);  /* untied LM head + final norm */
+    return embed + m->layers * ppsim_par_layer_params(m) + head;
+}
+
+double
+ppsim_par_layer_act_bytes(const PpsimModel *m, int b, int t, gboolean sp)
+{
+    double s = m->seq_len, h = m->hidden, f = m->ffn_hidden, a = m->heads, sbh = s * b * h;
+    if (m->recompute == PPSIM_RECOMPUTE_FULL) /* layer input only, [KOR] Table 2 */
+        return 2.0 * sbh / (sp ? t : 1);
+    double rep = swiglu(m) ? 8.0 : 10.0;
+    double split = 4.0 + 4.0 * kv_ratio(m) + (swiglu(m) ? 6.0 : 4.0) * f / h;
+    if (m->recompute == PPSIM_RECOMPUTE_LIGHT) { /* norm outputs, masks, MLP activation */
+        rep -= swiglu(m) ? 4.0 : 6.0;
+        split -= 2.0 * f / h;
+    }
+    double act = sp ? sbh * (rep + split) / t : sbh * (rep + split / t);
+    if (!m->flash_attention && m->recompute != PPSIM_RECOMPUTE_SELECTIVE)
+        act += 5.0 * a * s * s * b / t;
+    return act;
+}
+
+double
+ppsim_zero_static_bytes(double params, double bytes_per_param, int zero, int dp)
+{
+    double K = bytes_per_param - 4.0, nd = dp;
+    switch (zero) {
+    case 1:
+        return params * (2.0 + 2.0 + K / nd);
+    case 2:
+        return params * (2.0 + (2.0 + K) / nd);
+    case 3:
+        return params * bytes_per_param / nd;
+    default:
+        return params * bytes_per_param;
+    }
+}
+
+void
+ppsim_par_group_link(const PpsimHardware *hw, int group, int stride, double *bytes_per_s,
+                     PpsimTime *latency_ps)
+{
+    if ((gint64)group * stride <= hw->gpus_per_node) {
+        *bytes_per_s = hw->nvlink_bytes_per_s;
+        *latency_ps = hw->nvlink_latency_ps;
+    } else {
+        *bytes_per_s = hw->network_bytes_per_s;
+        *latency_ps = hw->network_latency_ps;
+    }
+}
+
+int
+ppsim_par_pp_stride(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    return par->placement == PPSIM_PLACEMENT_TP_DP_PP ? par->tp * par->dp : par->tp;
+}
+
+int
+ppsim_par_dp_stride(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    return par->placement == PPSIM_PLACEMENT_TP_DP_PP ? par->tp : par->tp * sc->training.pp;
+}
+
+void
+ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out)
+{
+    *out = sc->hardware;
+    if (!sc->parallel.present)
+        return;
+    int stride = ppsim_par_pp_stride(sc);
+    out->gpus_per_node = MAX(1, sc->hardware.gpus_per_node / stride);
+    out->pcie_gpus_per_switch = MAX(1, sc->hardware.pcie_gpus_per_switch / sc->parallel.tp);
+}
+
+gboolean
+ppsim_par_dp_across_nodes(const PpsimScenario *sc)
+{
+    return (gint64)sc->parallel.dp * ppsim_par_dp_stride(sc) > sc->hardware.gpus_per_node;
+}
+
+gboolean
+ppsim_par_active(const PpsimScenario *sc)
+{
+    return sc->parallel.present || sc->model.mlp == PPSIM_MLP_SWIGLU;
+}
+
+static PpsimTime
+time_of(double flops, double rate)
+{
+    return ppsim_time_from_seconds(flops / rate);
+}
+
+void
+ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
+{
+    const PpsimModel *model = &sc->model;
+    const PpsimHardware *hw = &sc->hardware;
+    const PpsimParallel *par = &sc->parallel;
+    int b = sc->training.microbatch_size, t = par->tp, dp = par->dp;
+    gboolean sp = par->sequence_parallel && t > 1;
+    double s = model->seq_len, h = model->hidden, V = model->vocab, n = st->layers;
+    double sbh = s * b * h, rep_div = sp ? t : 1;
+    double gemm = n * ppsim_par_layer_gemm_flops(model, b);
+    double attn = n * 4.0 * b * s * s * h;
+    double fwd = gemm + attn, bwd_in = gemm + 2.0 * attn, bwd_w = gemm;
+    double act = n * ppsim_par_layer_act_bytes(model, b, t, sp);
+    PpsimModel plain = *model;
+    plain.flash_attention = TRUE;
+    double act_w = n * ppsim_par_layer_act_bytes(&plain, b, t, sp);
+    if (model->recompute != PPSIM_RECOMPUTE_FULL && model->recompute != PPSIM_RECOMPUTE_LIGHT)
+        act_w *= 32.0 / 34.0; /* [ZB] Table 1 */
+    double params = n * ppsim_par_layer_params(model);
+    if (model->recompute == PPSIM_RECOMPUTE_FULL)
+        bwd_in += fwd;
+    else if (model->recompute == PPSIM_RECOMPUTE_SELECTIVE && !model->flash_attention)
+        bwd_in += attn;
+
+    double tp_bw = 0;
+    PpsimTime tp_lat = 0;
+    ppsim_par_group_link(hw, t, 1, &tp_bw, &tp_lat);
+    PpsimTime ar = ppsim_ring_allreduce_ps(ACT_BYTES * sbh, t, tp_bw, tp_lat);
+    PpsimTime tp_f = (PpsimTime)(2 * st->layers) * ar, tp_b = tp_f;
+    if (model->recompute == PPSIM_RECOMPUTE_FULL)
+        tp_b += tp_f; /* the re-run forward's collectives */
+
+    if (st->has_embedding) {
+        params += V * h + (swiglu(model) ? 0.0 : s * h);
+        if (model->mlp == PPSIM_MLP_GELU)
+            act += sbh / rep_div; /* embedding dropout mask, [KOR] §4.3 */
+        tp_f += ar;
+    }
+    if (st->has_head) {
+        double head = 2.0 * b * s * h * V;
+        fwd += head;
+        bwd_in += head;
+        bwd_w += head;
+        params += V * h + (model->mlp == PPSIM_MLP_SWIGLU ? h : 2.0 * h);
+        act += 4.0 * s * b * V / t + 2.0 * sbh / rep_div; /* fp32 logits, final norm input */
+        act_w += 2.0 * sbh / rep_div;
+        tp_b += ar;
+    }
+    double r = rate * (t > 1 ? par->tp_efficiency : 1.0);
+    double params_gpu = params / t;
+    double dp_bw = 0;
+    PpsimTime dp_lat = 0;
+    ppsim_par_group_link(hw, dp, ppsim_par_dp_stride(sc), &dp_bw, &dp_lat);
+    double grad_bytes = ACT_BYTES * params_gpu;
+    st->zero_gather_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat) : 0;
+    double ring = dp > 1 ? (double)(dp - 1) / dp * grad_bytes : 0.0;
+    st->dp_bytes = (guint64)llround(par->zero == 3 ? ring : 2.0 * ring);
+    st->dp_comm_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat)
+                                    : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
+    st->tp_comm_f_ps = tp_f;
+    st->tp_comm_b_ps = tp_b;
+    st->fwd_flops = fwd;
+    st->est.f_ps = time_of(fwd / t, r) + tp_f + st->zero_gather_ps;
+    st->est.b_ps = time_of(bwd_in / t, r) + tp_b + st->zero_gather_ps;
+    st->est.w_ps = time_of(bwd_w / t, r);
+    st->est.r_ps = time_of(fwd / t, r) + tp_f;
+    st->est.act = (gint64)llround(act);
+    st->est.act_w = (gint64)llround(MIN(act_w, act));
+    st->act_ckpt = (gint64)llround(n * 2.0 * sbh / rep_div);
+    st->params = params_gpu;
+    st->static_mem = (gint64)llround(
+        ppsim_zero_static_bytes(params_gpu, sc->training.bytes_per_param, par->zero, dp));
+    st->p2p_bytes = (guint64)llround(ACT_BYTES * sbh / t);
+    st->offload_bytes = (guint64)st->est.act;
+}

@@ -1,0 +1,64 @@
+/* parallel.h: tensor, sequence and data parallelism and ZeRO in the cost model; Llama-style
+ * (SwiGLU, GQA) layers. Pure functions of the scenario (parallel.c).
+ *
+ * One pipeline device is one tensor-parallel group of tp GPUs acting in lockstep; every
+ * per-device quantity here is per GPU of that group. The simulated pipeline is one of the
+ * dp replicas; the others run the same schedule at the same time.
+ */
+#pragma once
+
+#include <glib.h>
+#include "scenario/scenario.h"
+#include "cost/cost-model.h"
+
+G_BEGIN_DECLS
+
+/* Ring all-reduce of @bytes over @n ranks on links of @bytes_per_s per direction with a
+ * per-step latency: 2(n-1)/n x bytes / bandwidth + 2(n-1) x latency (reduce-scatter then
+ * all-gather, each n-1 steps). 0 when n = 1. */
+PpsimTime ppsim_ring_allreduce_ps(double bytes, int n, double bytes_per_s, PpsimTime latency_ps);
+/* Ring reduce-scatter or all-gather: half the above. */
+PpsimTime ppsim_ring_gather_ps(double bytes, int n, double bytes_per_s, PpsimTime latency_ps);
+
+/* GEMM FLOPs of one layer's forward for one microbatch (GELU: 2 MLP matrices, SwiGLU: 3). */
+double ppsim_par_layer_gemm_flops(const PpsimModel *model, int microbatch_size);
+/* Parameters of one layer (GELU: [NAR21] Eq. (2) generalised; SwiGLU: no biases, RMSNorm). */
+double ppsim_par_layer_params(const PpsimModel *model);
+/* Activation bytes one GPU of a tp group stores for one layer and one microbatch ([KOR]
+ * §4.2: replicated part + split part / tp, or everything / tp with sequence parallelism). */
+double ppsim_par_layer_act_bytes(const PpsimModel *model, int microbatch_size, int tp,
+                                 gboolean sequence_parallel);
+/* Parameters of the whole model (embedding, layers, final norm, untied LM head). */
+double ppsim_par_model_params(const PpsimModel *model);
+
+/* Static bytes per GPU for @params parameters held by that GPU (already / tp) under ZeRO
+ * stage @zero over @dp replicas, [ZERO] §5 with K = bytes_per_param - 4 (2 bytes of fp16/bf16
+ * weights, 2 of gradients, K of optimizer states): stage 0 (2+2+K)Ψ, 1: 2Ψ + 2Ψ + KΨ/Nd,
+ * 2: 2Ψ + (2+K)Ψ/Nd, 3: (2+2+K)Ψ/Nd. */
+double ppsim_zero_static_bytes(double params, double bytes_per_param, int zero, int dp);
+
+/* The links a collective of @group ranks spaced @stride GPUs apart crosses: NVLink when
+ * the group fits in one node, else the NICs (the ring's slowest hop). */
+void ppsim_par_group_link(const PpsimHardware *hw, int group, int stride, double *bytes_per_s,
+                          PpsimTime *latency_ps);
+
+/* GPUs between consecutive pipeline devices and between consecutive DP replicas under the
+ * scenario's placement. */
+int ppsim_par_pp_stride(const PpsimScenario *sc);
+int ppsim_par_dp_stride(const PpsimScenario *sc);
+
+/* Whether the dp replicas of a GPU sit on other nodes (their traffic crosses the NICs). */
+gboolean ppsim_par_dp_across_nodes(const PpsimScenario *sc);
+
+/* The hardware as the replay sees it: one endpoint per pipeline device, so gpus_per_node
+ * (and GPUs per PCIe switch) count pipeline devices per node under the placement. */
+void ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out);
+
+/* Whether the scenario uses the generalised (parallel / Llama) cost path. */
+gboolean ppsim_par_active(const PpsimScenario *sc);
+
+/* Fills one stage (its layers, has_embedding and has_head set) in hardware mode on the
+ * generalised path: per GPU of a tp group, compute at @rate FLOP/s per GPU. */
+void ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate);
+
+G_END_DECLS

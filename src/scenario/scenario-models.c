@@ -1,0 +1,63 @@
+/* scenario-models.c: model presets, published shapes only.
+ *
+ * GPT-3 175B: [GPT3] Table 2.1 (96 layers, d_model 12288, 96 heads, context 2048) with the
+ * 51,200-token padded vocabulary of [NAR21] §5.1. Llama 2: [LLAMA2] §2.2 and Table 1
+ * (context 4096; grouped-query attention for 70B) with the released configurations' widths
+ * (7B: 4096 / 11008 / 32 heads; 70B: 8192 / 28672 / 64 heads, 8 KV heads; vocabulary 32,000).
+ * Llama 3: [L3] Table 3 (8B: 32 layers, 4096, FFN 14336, 32 heads; 70B: 80, 8192, 28672, 64;
+ * 405B: 126, 16384, 53248, 128; 8 KV heads each; vocabulary "128,000", 128,256 in the
+ * released tokenizer) with an 8192-token training context ([L3] §3.4.1).
+ */
+#include "scenario/scenario.h"
+
+#include <string.h>
+
+#define GPT(l, h, a, s, v)                                                                         \
+    {                                                                                              \
+        .mlp = PPSIM_MLP_GELU, .layers = l, .hidden = h, .ffn_hidden = 4 * (h), .heads = a,        \
+        .kv_heads = a, .seq_len = s, .vocab = v                                                    \
+    }
+#define LLAMA(l, h, f, a, g, s, v)                                                                 \
+    {                                                                                              \
+        .mlp = PPSIM_MLP_SWIGLU, .layers = l, .hidden = h, .ffn_hidden = f, .heads = a,            \
+        .kv_heads = g, .seq_len = s, .vocab = v                                                    \
+    }
+
+static const PpsimModelPreset gpt3_175b = {"gpt3-175b", "GPT-3 175B [GPT3] Table 2.1",
+                                           GPT(96, 12288, 96, 2048, 51200)};
+static const PpsimModelPreset llama2_7b = {"llama2-7b", "Llama 2 7B [LLAMA2]",
+                                           LLAMA(32, 4096, 11008, 32, 32, 4096, 32000)};
+static const PpsimModelPreset llama2_70b = {"llama2-70b", "Llama 2 70B, GQA [LLAMA2]",
+                                            LLAMA(80, 8192, 28672, 64, 8, 4096, 32000)};
+static const PpsimModelPreset llama3_8b = {"llama3-8b", "Llama 3 8B, GQA [L3] Table 3",
+                                           LLAMA(32, 4096, 14336, 32, 8, 8192, 128256)};
+static const PpsimModelPreset llama3_70b = {"llama3-70b", "Llama 3 70B, GQA [L3] Table 3",
+                                            LLAMA(80, 8192, 28672, 64, 8, 8192, 128256)};
+static const PpsimModelPreset llama3_405b = {"llama3-405b", "Llama 3 405B, GQA [L3] Table 3",
+                                             LLAMA(126, 16384, 53248, 128, 8, 8192, 128256)};
+
+static const PpsimModelPreset *const presets[] = {
+    &gpt3_175b, &llama2_7b, &llama2_70b, &llama3_8b, &llama3_70b, &llama3_405b, NULL};
+
+const PpsimModelPreset *const *
+ppsim_model_presets(void)
+{
+    return presets;
+}
+
+const PpsimModelPreset *
+ppsim_model_preset_lookup(const char *name)
+{
+    for (int i = 0; presets[i]; i++)
+        if (strcmp(presets[i]->name, name) == 0)
+            return presets[i];
+    return NULL;
+}
+
+int
+ppsim_scenario_gpus(const PpsimScenario *sc)
+{
+    if (!sc->parallel.present)
+        return sc->training.pp;
+    return sc->parallel.tp * sc->training.pp * sc->parallel.dp;
+}

@@ -1,0 +1,445 @@
+/* check-parallel.c: 3D parallelism and Llama-style layers against hand counts and the
+ * papers' own numbers: one Llama-70B-class layer (parameters, FLOPs, activation bytes with
+ * tp and sequence parallelism), the published parameter counts of the model presets, [KOR]
+ * Eq. (2)/(3), [ZERO]'s Figure 1 example for ZeRO 0-3, ring collective costs, and the replay
+ * (tp = dp = 1 reproduces the plain cost path; the DP reduction follows each stage's last
+ * backward; MFU). */
+#include "ppsim-test.h"
+#include "cost/parallel.h"
+#include "report/report.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+static PpsimScenario *
+parse(const char *yaml, const char *const *overrides, GError **error)
+{
+    return ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", ".", overrides, error);
+}
+
+static PpsimModel
+llama70b_layer(void)
+{
+    PpsimModel m = {.mlp = PPSIM_MLP_SWIGLU,
+                    .layers = 80,
+                    .hidden = 8192,
+                    .ffn_hidden = 28672,
+                    .heads = 64,
+                    .kv_heads = 8,
+                    .seq_len = 4096,
+                    .vocab = 128256,
+                    .flash_attention = TRUE};
+    return m;
+}
+
+/* One Llama-70B-class layer, counted by hand tensor by tensor. */
+START_TEST(test_llama70b_layer)
+{
+    PpsimModel m = llama70b_layer();
+    /* Wq 8192x8192, Wk and Wv 8192x1024 (8 KV heads of 128), Wo 8192x8192, gate/up/down
+     * 8192x28672 each, two RMSNorm vectors of 8192; no biases */
+    double qkv = 8192.0 * 8192 + 2 * 8192.0 * 1024, wo = 8192.0 * 8192, mlp = 3 * 8192.0 * 28672,
+           norms = 2 * 8192.0;
+    ck_assert_double_eq(qkv + wo + mlp + norms, 855654400.0);
+    ck_assert_double_eq(ppsim_par_layer_params(&m), 855654400.0);
+    /* forward FLOPs, b = 1, s = 4096: 2 FLOPs per weight per token for every matrix, plus
+     * QK^T and attention x V, 2 s^2 h each (full s^2 as [NAR21] counts) */
+    double gemm = 2.0 * 4096 * (qkv + wo + mlp);
+    double attn = 2 * 2.0 * 4096 * 4096 * 8192;
+    ck_assert_double_eq(gemm, 7009386627072.0);
+    ck_assert_double_eq(ppsim_par_layer_gemm_flops(&m, 1), gemm);
+    ck_assert_double_eq(ppsim_par_layer_gemm_flops(&m, 1) + attn, 7559142440960.0);
+    /* activations per GPU, tp = 8, bf16, FlashAttention: replicated without SP are the QKV
+     * input (2sbh), the MLP input (2sbh) and the two norm inputs (4sbh); split 8 ways are
+     * Q (2sbh), K and V (2 x 2sbh/8), the projection input (2sbh), gate and up outputs and
+     * the down input (3 x 2sbf) */
+    double sbh = 4096.0 * 8192, sbf = 4096.0 * 28672;
+    double rep = 8 * sbh, split = 2 * sbh + 2 * 2 * sbh / 8 + 2 * sbh + 3 * 2 * sbf;
+    ck_assert_double_eq(rep + split / 8, 375390208.0);
+    ck_assert_double_eq(ppsim_par_layer_act_bytes(&m, 1, 8, FALSE), rep + split / 8);
+    ck_assert_double_eq(ppsim_par_layer_act_bytes(&m, 1, 8, TRUE), (rep + split) / 8);
+    ck_assert_double_eq((rep + split) / 8, 140509184.0);
+    /* full recompute keeps the layer input: 2sbh, split with SP */
+    m.recompute = PPSIM_RECOMPUTE_FULL;
+    ck_assert_double_eq(ppsim_par_layer_act_bytes(&m, 1, 8, TRUE), 2 * sbh / 8);
+}
+END_TEST
+
+/* [KOR] Eq. (2): sbh(10 + 24/t + 5as/(ht)) without SP; Eq. (3): sbh/t (34 + 5as/h) with SP,
+ * for a GPT layer (g = a, f = 4h) storing the attention scores. */
+START_TEST(test_kor_equations)
+{
+    PpsimModel m = {.mlp = PPSIM_MLP_GELU,
+                    .hidden = 12288,
+                    .ffn_hidden = 4 * 12288,
+                    .heads = 96,
+                    .kv_heads = 96,
+                    .seq_len = 2048,
+                    .flash_attention = FALSE};
+    double s = 2048, b = 1, h = 12288, a = 96;
+    for (int t = 1; t <= 8; t *= 2) {
+        double eq2 = s * b * h * (10 + 24.0 / t + 5 * a * s / (h * t));
+        double eq3 = s * b * h / t * (34 + 5 * a * s / h);
+        ck_assert_double_eq_tol(ppsim_par_layer_act_bytes(&m, 1, t, FALSE), eq2, 1e-3);
+        ck_assert_double_eq_tol(ppsim_par_layer_act_bytes(&m, 1, t, TRUE), eq3, 1e-3);
+    }
+}
+END_TEST
+
+/* Published parameter counts of the released checkpoints (Hugging Face model cards /
+ * safetensors totals): Llama-2-7b 6,738,415,616; Llama-2-70b 68,976,648,192; Meta-Llama-3-8B
+ * 8,030,261,248; Meta-Llama-3-70B 70,553,706,496. */
+START_TEST(test_model_presets)
+{
+    struct {
+        const char *name;
+        double params;
+    } want[] = {{"llama2-7b", 6738415616.0},
+                {"llama2-70b", 68976648192.0},
+                {"llama3-8b", 8030261248.0},
+                {"llama3-70b", 70553706496.0}};
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        const PpsimModelPreset *p = ppsim_model_preset_lookup(want[i].name);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_double_eq(ppsim_par_model_params(&p->model), want[i].params);
+    }
+    /* GPT-3 "175B" ([GPT3] Table 2.1): 12 L h^2 dominates; within 0.5% */
+    const PpsimModelPreset *g = ppsim_model_preset_lookup("gpt3-175b");
+    ck_assert_double_eq_tol(ppsim_par_model_params(&g->model), 175e9, 175e9 * 0.005);
+    /* 405B: within 0.5% of the name */
+    const PpsimModelPreset *l = ppsim_model_preset_lookup("llama3-405b");
+    ck_assert_double_eq_tol(ppsim_par_model_params(&l->model), 405e9, 405e9 * 0.005);
+}
+END_TEST
+
+/* [ZERO] Figure 1: Ψ = 7.5B, Nd = 64, K = 12: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB per device
+ * (GB = 1e9 bytes, as the paper rounds). */
+START_TEST(test_zero_stages)
+{
+    double psi = 7.5e9;
+    double want[4] = {120e9, 31.4e9, 16.6e9, 1.875e9};
+    for (int z = 0; z <= 3; z++)
+        ck_assert_double_eq_tol(ppsim_zero_static_bytes(psi, 16, z, 64), want[z], 0.06e9);
+    /* the formulas of §5 exactly: (2+2+K)Ψ, 2Ψ+2Ψ+KΨ/Nd, 2Ψ+(2+K)Ψ/Nd, (2+2+K)Ψ/Nd */
+    ck_assert_double_eq(ppsim_zero_static_bytes(psi, 16, 1, 64), 4 * psi + 12 * psi / 64);
+    ck_assert_double_eq(ppsim_zero_static_bytes(psi, 16, 2, 64), 2 * psi + 14 * psi / 64);
+    ck_assert_double_eq(ppsim_zero_static_bytes(psi, 16, 3, 64), 16 * psi / 64);
+    /* dp = 1: every stage stores everything */
+    for (int z = 0; z <= 3; z++)
+        ck_assert_double_eq(ppsim_zero_static_bytes(psi, 16, z, 1), 16 * psi);
+}
+END_TEST
+
+START_TEST(test_ring_costs)
+{
+    /* 1 GB over 8 ranks at 100 GB/s: 2 x 7/8 x 10 ms = 17.5 ms, plus 14 steps of latency */
+    ck_assert_int_eq(ppsim_ring_allreduce_ps(1e9, 8, 100e9, 0), 17500 * PPSIM_PS_PER_US);
+    ck_assert_int_eq(ppsim_ring_allreduce_ps(1e9, 8, 100e9, 1000), 17500 * PPSIM_PS_PER_US + 14000);
+    ck_assert_int_eq(ppsim_ring_gather_ps(1e9, 8, 100e9, 0), 8750 * PPSIM_PS_PER_US);
+    ck_assert_int_eq(ppsim_ring_allreduce_ps(1e9, 1, 100e9, 1000), 0);
+}
+END_TEST
+
+static const char *gpt_yaml = "hardware: {preset: dgx-a100-80gb}\n"
+                              "model: {layers: 16, hidden: 4096, heads: 32, seq_len: 4096}\n"
+                              "training: {pp: 4, microbatches: 8}\n"
+                              "schedule: [1f1b, zb-h1]\n";
+
+/* parallel: {tp: 1, dp: 1} goes through parallel.c and must give the plain path's costs. */
+START_TEST(test_tp1_matches_plain)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) plain = parse(gpt_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    const char *const ov[] = {"parallel.tp=1", "parallel.dp=1", NULL};
+    g_autoptr(PpsimScenario) par = parse(gpt_yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(par->parallel.present);
+    g_autoptr(PpsimCosts) a = ppsim_costs_new(plain, 4, &error);
+    g_autoptr(PpsimCosts) b = ppsim_costs_new(par, 4, &error);
+    ppsim_assert_no_error(error);
+    for (int s = 0; s < 4; s++) {
+        const PpsimStageCost *x = &a->stage[s], *y = &b->stage[s];
+        ck_assert_int_le(llabs(x->est.f_ps - y->est.f_ps), 1);
+        ck_assert_int_le(llabs(x->est.b_ps - y->est.b_ps), 1);
+        ck_assert_int_le(llabs(x->est.w_ps - y->est.w_ps), 1);
+        ck_assert_int_le(llabs(x->est.act - y->est.act), 1);
+        ck_assert_int_le(llabs(x->est.act_w - y->est.act_w), 1);
+        ck_assert_int_eq(x->static_mem, y->static_mem);
+        ck_assert_int_eq(x->p2p_bytes, y->p2p_bytes);
+        ck_assert_int_eq(y->tp_comm_f_ps + y->tp_comm_b_ps + y->dp_comm_ps, 0);
+    }
+    g_autoptr(PpsimRunResult) ra = ppsim_sim_run_spec(plain, plain->schedules->pdata[1], 0, &error);
+    g_autoptr(PpsimRunResult) rb = ppsim_sim_run_spec(par, par->schedules->pdata[1], 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_le(llabs(ra->makespan_ps - rb->makespan_ps), 64);
+}
+END_TEST
+
+/* tp = 2 inside a node: compute halves, two all-reduces of 2sbh per layer join F and B,
+ * over NVLink; activations and static memory follow [KOR] and the tp split. */
+START_TEST(test_tp2_stage)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const ov[] = {"parallel.tp=2", "parallel.pp=4", NULL};
+    const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
+                       "model: {layers: 16, hidden: 4096, heads: 32, seq_len: 4096}\n"
+                       "training: {microbatches: 8}\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(sc->training.pp, 4);
+    ck_assert_int_eq(sc->hardware.nodes, 1);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    double s = 4096, h = 4096, L = 4; /* layers per stage */
+    double fwd = L * (24 * s * h * h + 4 * s * s * h);
+    PpsimTime ar = ppsim_time_from_seconds(2 * 0.5 * 2 * s * h / hw->nvlink_bytes_per_s) +
+                   2 * hw->nvlink_latency_ps;
+    const PpsimStageCost *st = &c->stage[1]; /* a middle stage: layers only */
+    /* (each collective is rounded to whole picoseconds once per half: 2 ps each at most) */
+    ck_assert_int_le(llabs(st->tp_comm_f_ps - 2 * 4 * ar), 16);
+    PpsimTime f = ppsim_time_from_seconds(fwd / 2 / (hw->gpu_peak_flops * hw->gpu_efficiency));
+    ck_assert_int_le(llabs(st->est.f_ps - (f + 2 * 4 * ar)), 16);
+    /* [KOR] Eq. (2) with FlashAttention: sbh(10 + 24/2) per layer */
+    ck_assert_int_eq(st->est.act, (gint64)llround(L * s * h * 22));
+    /* 16 bytes per parameter, half the layer's weights per GPU */
+    double params = L * (12 * h * h + 13 * h) / 2;
+    ck_assert_int_eq(st->static_mem, (gint64)llround(params * 16));
+    ck_assert_int_eq(st->p2p_bytes, (guint64)(2 * s * h / 2));
+}
+END_TEST
+
+START_TEST(test_split_and_batch)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {layers: 18, hidden: 1024, heads: 8, seq_len: 1024}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2}\n"
+                       "training: {global_batch: 48, microbatch_size: 2}\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(sc->training.microbatches, 12); /* 48 / (2 x 2) */
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
+    ck_assert_ptr_null(c);
+    ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE);
+    ck_assert_str_eq(error->message, "t.yaml: 'model.layers' (18) is not a multiple of "
+                                     "'parallel.pp' x chunks (4 stages): set "
+                                     "'model.stage_layers' to split them unevenly");
+    g_clear_error(&error);
+    const char *const ov[] = {"model.stage_layers=[4,5,5,4]", NULL};
+    g_autoptr(PpsimScenario) sc2 = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c2 = ppsim_costs_new(sc2, 4, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(c2->stage[1].layers, 5);
+}
+END_TEST
+
+/* dp = 2 with the replicas on other nodes: each stage's reduction (2 bytes per parameter
+ * of the GPU's share, a ring all-reduce's bytes as flows over the GPU's NIC) starts after
+ * the stage's last W; the
+ * part past the pipeline's last compute op is exposed and lengthens the iteration. */
+START_TEST(test_dp_reduction)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 1}\n"
+                       "training: {microbatches: 8}\n"
+                       "schedule: [1f1b, zb-h1]\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    /* dp peers are tp x pp = 8 GPUs apart: the other node, so the NICs */
+    PpsimTime want = ppsim_ring_allreduce_ps(2 * c->stage[1].params, 2, hw->network_bytes_per_s,
+                                             hw->network_latency_ps);
+    ck_assert_int_eq(c->stage[1].dp_comm_ps, want);
+    ck_assert_int_gt(want, 0);
+    for (guint k = 0; k < 2; k++) {
+        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[k], 0, &error);
+        ppsim_assert_no_error(error);
+        PpsimTime compute_end = 0, exposed = 0;
+        for (int d = 0; d < 4; d++) {
+            GArray *t = res->compute_timing[d];
+            compute_end = MAX(compute_end, g_array_index(t, PpsimOpTiming, t->len - 1).end_ps);
+        }
+        for (int d = 0; d < 4; d++) {
+            const PpsimDeviceResult *dev = &res->devices[d];
+            /* a flow of the ring's bytes over the GPU's NIC: at least the bandwidth term of
+             * the ring formula, more only while it shares the NIC with pipeline sends */
+            PpsimTime bw_term = c->stage[d].dp_comm_ps - 2 * hw->network_latency_ps;
+            ck_assert_int_ge(dev->dp_comm_ps, bw_term);
+            ck_assert_int_le(dev->dp_comm_ps, bw_term * 3 / 2);
+            ck_assert_int_le(dev->dp_exposed_ps, dev->dp_comm_ps);
+            ck_assert_int_le(dev->end_ps, res->makespan_ps);
+            exposed = MAX(exposed, dev->dp_exposed_ps);
+        }
+        /* the iteration is the compute plus the reductions that did not hide */
+        ck_assert_int_gt(exposed, 0);
+        ck_assert_int_eq(res->makespan_ps, compute_end + exposed);
+        /* in 1F1B device 0 runs the pipeline's last op: its reduction cannot hide, while
+         * the last device's (done first) hides behind the cool-down of the others */
+        if (k == 0) {
+            ck_assert_int_eq(res->devices[0].dp_exposed_ps, res->devices[0].dp_comm_ps);
+            ck_assert_int_lt(res->devices[3].dp_exposed_ps, res->devices[3].dp_comm_ps);
+        }
+        /* MFU: 3 x forward FLOPs x m x dp over makespan x peak x 16 GPUs */
+        double fwd = 0;
+        for (int s = 0; s < 4; s++)
+            fwd += c->stage[s].fwd_flops;
+        double mfu =
+            3 * fwd * 8 * 2 / ((double)res->makespan_ps / PPSIM_PS_PER_S * hw->gpu_peak_flops * 16);
+        ck_assert_double_eq_tol(res->mfu, mfu, 1e-12);
+        ck_assert(res->mfu > 0 && res->mfu < hw->gpu_efficiency);
+    }
+}
+END_TEST
+
+/* tp = 8, pp = 2, dp = 2 on 4 nodes: the pipeline boundary and the DP ring both cross
+ * device 1's NIC. In 1F1B its reduction starts when its last backward ends, which is also
+ * when that backward's gradient leaves for device 0 over the same NIC: the two share it, so
+ * the reduction takes longer than its bytes alone would. */
+START_TEST(test_dp_contention)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"
+                       "model: {preset: llama3-8b, seq_len: 8192}\n"
+                       "parallel: {tp: 8, pp: 2, dp: 2}\n"
+                       "training: {microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    double nic = MIN(hw->network_bytes_per_s, hw->pcie_bytes_per_s);
+    PpsimTime alone = ppsim_time_from_seconds((double)c->stage[1].dp_bytes / nic);
+    PpsimTime p2p = ppsim_time_from_seconds((double)c->stage[1].p2p_bytes / nic);
+    ck_assert_int_gt(p2p, 0);
+    /* sharing for the p2p's duration costs up to that duration more, and some of it */
+    ck_assert_int_gt(res->devices[1].dp_comm_ps, alone + p2p / 2);
+    ck_assert_int_le(res->devices[1].dp_comm_ps, alone + p2p + hw->network_latency_ps * 2);
+}
+END_TEST
+
+/* Where the collectives run: a TP group wider than a node rings over the NICs; with
+ * placement tp-dp-pp the dp peers share a node (NVLink) and each pipeline device gets a node
+ * of its own, so a PP boundary crosses nodes. */
+START_TEST(test_placement_links)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"
+                       "model: {preset: gpt3-175b}\n"
+                       "parallel: {tp: 16, pp: 2, dp: 1}\n"
+                       "training: {microbatches: 4}\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    double act = 2.0 * 2048 * 12288; /* 2sbh bytes, b = 1 */
+    PpsimTime ar =
+        ppsim_ring_allreduce_ps(act, 16, hw->network_bytes_per_s, hw->network_latency_ps);
+    ck_assert_int_eq(c->stage[1].tp_comm_f_ps, 2 * 48 * ar); /* 48 layers, 2 per layer */
+    PpsimHardware dev;
+    ppsim_par_device_hardware(sc, &dev);
+    ck_assert_int_eq(dev.gpus_per_node, 1);
+
+    const char *const ov[] = {"parallel.tp=4", "parallel.dp=2", "parallel.pp=4",
+                              "parallel.placement=tp-dp-pp", NULL};
+    g_autoptr(PpsimScenario) sc2 = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_par_pp_stride(sc2), 8);
+    ck_assert_int_eq(ppsim_par_dp_stride(sc2), 4);
+    ck_assert(!ppsim_par_dp_across_nodes(sc2));
+    g_autoptr(PpsimCosts) c2 = ppsim_costs_new(sc2, 4, &error);
+    ppsim_assert_no_error(error);
+    double params_gpu = c2->stage[1].params;
+    ck_assert_int_eq(
+        c2->stage[1].dp_comm_ps,
+        ppsim_ring_allreduce_ps(2 * params_gpu, 2, hw->nvlink_bytes_per_s, hw->nvlink_latency_ps));
+    ppsim_par_device_hardware(sc2, &dev);
+    ck_assert_int_eq(dev.gpus_per_node, 1); /* 8 GPUs per pipeline device: one per node */
+    /* Megatron's order puts the dp peers tp x pp = 16 GPUs apart: other nodes */
+    const char *const ov3[] = {"parallel.tp=4", "parallel.dp=2", "parallel.pp=4", NULL};
+    g_autoptr(PpsimScenario) sc3 = parse(yaml, ov3, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(ppsim_par_dp_across_nodes(sc3));
+    ppsim_par_device_hardware(sc3, &dev);
+    ck_assert_int_eq(dev.gpus_per_node, 2);
+}
+END_TEST
+
+/* ZeRO-3: the stage's weights are all-gathered before each F and each B; static memory is
+ * (2+2+K)Ψ/Nd. */
+START_TEST(test_zero3)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 3}\n"
+                       "training: {microbatches: 8}\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
+    ppsim_assert_no_error(error);
+    const PpsimStageCost *st = &c->stage[2];
+    ck_assert_int_eq(st->static_mem, (gint64)llround(st->params * 16 / 2));
+    ck_assert_int_gt(st->zero_gather_ps, 0);
+    ck_assert_int_eq(st->est.f_ps - st->est.r_ps, st->zero_gather_ps);
+}
+END_TEST
+
+/* The text shows mfu and the communication table only for 3D scenarios; JSON always has
+ * the keys. */
+START_TEST(test_reports)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const ov[] = {"parallel.tp=2", "parallel.pp=4", "parallel.dp=2", "hardware.nodes=2",
+                              NULL};
+    for (int with = 0; with < 2; with++) {
+        g_autoptr(PpsimScenario) sc = parse(gpt_yaml, with ? ov : NULL, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GString) text = g_string_new(NULL);
+        g_autoptr(GString) json = g_string_new(NULL);
+        ppsim_report_text(text, sc, results);
+        ppsim_report_json(json, sc, results);
+        ck_assert_int_eq(strstr(text->str, "     mfu ") != NULL, with);
+        ck_assert_int_eq(strstr(text->str, "3D parallelism: tp=2 pp=4 dp=2, 16 GPUs") != NULL,
+                         with);
+        ck_assert_ptr_nonnull(strstr(json->str, "\"dp_comm_exposed\":"));
+        ck_assert_ptr_nonnull(strstr(json->str, "\"mfu\":0."));
+        ck_assert_ptr_nonnull(strstr(json->str, with ? "\"gpus\":16" : "\"gpus\":4"));
+    }
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("parallel");
+    TCase *tc = tcase_create("parallel");
+    tcase_add_test(tc, test_llama70b_layer);
+    tcase_add_test(tc, test_kor_equations);
+    tcase_add_test(tc, test_model_presets);
+    tcase_add_test(tc, test_zero_stages);
+    tcase_add_test(tc, test_ring_costs);
+    tcase_add_test(tc, test_tp1_matches_plain);
+    tcase_add_test(tc, test_tp2_stage);
+    tcase_add_test(tc, test_split_and_batch);
+    tcase_add_test(tc, test_dp_reduction);
+    tcase_add_test(tc, test_dp_contention);
+    tcase_add_test(tc, test_placement_links);
+    tcase_add_test(tc, test_zero3);
+    tcase_add_test(tc, test_reports);
+    suite_add_tcase(s, tc);
+    return s;
+}
