@@ -226,6 +226,21 @@ START_TEST(test_inline_schedule_choices_warnings)
     ck_assert_ptr_nonnull(w);
     ck_assert_ptr_null(strstr(w + 1, "ppsim: warning: schedule 'interleaved'"));
     run_clear(&r);
+    /* the memory cap in use is a choice: the generator's default, or memory.limit's budget */
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "zb,v-min", "--format", "json",
+              NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "\"choices\":{\"memory_limit\":\"4\"},\"choice_notes\":{"
+                            "\"memory_limit\":\"default p M_B (ZB-1p)") != NULL);
+    ck_assert(strstr(r.out, "\"choices\":{\"memory_limit\":\"2\"},\"choice_notes\":{"
+                            "\"memory_limit\":\"default (p+4)//3 M_B") != NULL);
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "zb", "--set", "memory.limit=6",
+              NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "memory_limit 6 units (memory.limit 6 units less each device's "
+                            "static memory") != NULL);
+    run_clear(&r);
     /* selective recompute with FlashAttention is a no-op, said so; memory.limit 0 too */
     const char *src = g_getenv("PPSIM_TEST_SRCDIR");
     r = ppsim(src, "run", "scenarios/a100_8gpu.yaml", "--no-artifacts", "--schedule", "1f1b",
