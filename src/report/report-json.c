@@ -63,8 +63,9 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
         g_string_append(out, ",\"optimizer_overlap\":");
         ppsim_fmt_double(out, d->optimizer_overlap);
     }
-    /* 3D parallelism (0 without it): TP collectives and ZeRO-3 gathers inside F/B (never
-     * hidden), DP gradient reduction and the part of it past the last compute op */
+    /* 3D parallelism (0 without it): TP collectives inside F/B (never hidden), ZeRO-3
+     * gathers (flows before F/B), DP gradient reduction and the part of it past the last
+     * compute op */
     g_string_append(out, ",\"tp_comm\":");
     ppsim_fmt_ms(out, d->tp_comm_ps);
     g_string_append(out, ",\"zero_gather\":");

@@ -158,9 +158,10 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
                            par->tp, sc->training.pp, par->dp, first->gpus,
                            par->sequence_parallel ? "on" : "off", par->zero,
                            par->placement == PPSIM_PLACEMENT_TP_DP_PP ? "tp-dp-pp" : "tp-pp-dp");
-    g_string_append(out, "communication per device, max over devices (ms): TP collectives and "
-                         "ZeRO-3 gathers are inside F/B (not hidden); DP reduction overlaps the "
-                         "cool-down, 'exposed' is what ran past the last compute op\n");
+    g_string_append(out, "communication per device, max over devices (ms): TP collectives are "
+                         "inside F/B (not hidden); ZeRO-3 gathers run before each F/B, one op "
+                         "ahead; DP reduction overlaps the cool-down, 'exposed' is what ran past "
+                         "the last compute op\n");
     gsize start = out->len;
     g_string_append(out, "schedule");
     text_pad(out, start, lw);
