@@ -221,27 +221,43 @@ unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix, c
                     "unknown key '%s' (expected one of: %s)", full, all->str);
 }
 
-/* A preset is applied before the other keys of `hardware`, whatever their order. */
+/* The `preset` key of section @map: its index in @names (NULL-terminated), or -1 when the
+ * section has none; an unknown name fails with a did-you-mean, or a pointer to @listing. */
 static gboolean
-apply_preset(Parser *P, int map, GError **error)
+find_preset(Parser *P, int map, const char *what, const char *listing, GPtrArray *names, int *index,
+            GError **error)
 {
     gsize idx;
+    *index = -1;
     int v = scn_mapping_find(P, map, "preset", &idx);
     if (v == 0)
         return TRUE;
     const char *name = scn_scalar_text(scn_node_at(P, v));
-    const PpsimPreset *preset = name ? ppsim_preset_lookup(name) : NULL;
-    if (preset == NULL) {
-        g_autoptr(GPtrArray) names = g_ptr_array_new();
-        for (const PpsimPreset *const *p = ppsim_presets(); *p; p++)
-            g_ptr_array_add(names, (gpointer)(*p)->name);
-        g_ptr_array_add(names, NULL);
-        const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
-        return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE,
-                        "unknown hardware preset '%s' (%s%s%s)", name ? name : "?",
-                        hint ? "did you mean '" : "see 'ppsim list presets'", hint ? hint : "",
-                        hint ? "'?" : "");
-    }
+    g_ptr_array_add(names, NULL);
+    for (guint i = 0; name != NULL && i + 1 < names->len; i++)
+        if (strcmp(name, g_ptr_array_index(names, i)) == 0)
+            *index = (int)i;
+    if (*index >= 0)
+        return TRUE;
+    const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
+    return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE, "unknown %s preset '%s' (%s%s%s)",
+                    what, name ? name : "?", hint ? "did you mean '" : listing, hint ? hint : "",
+                    hint ? "'?" : "");
+}
+
+/* A preset is applied before the other keys of `hardware`, whatever their order. */
+static gboolean
+apply_preset(Parser *P, int map, GError **error)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (const PpsimPreset *const *p = ppsim_presets(); *p; p++)
+        g_ptr_array_add(names, (gpointer)(*p)->name);
+    int i;
+    if (!find_preset(P, map, "hardware", "see 'ppsim list presets'", names, &i, error))
+        return FALSE;
+    if (i < 0)
+        return TRUE;
+    const PpsimPreset *preset = ppsim_presets()[i];
     g_free(P->sc->hardware.preset);
     P->sc->hardware = preset->hw;
     P->sc->hardware.preset = g_strdup(preset->name);
@@ -252,23 +268,15 @@ apply_preset(Parser *P, int map, GError **error)
 static gboolean
 apply_model_preset(Parser *P, int map, GError **error)
 {
-    gsize idx;
-    int v = scn_mapping_find(P, map, "preset", &idx);
-    if (v == 0)
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (const PpsimModelPreset *const *p = ppsim_model_presets(); *p; p++)
+        g_ptr_array_add(names, (gpointer)(*p)->name);
+    int i;
+    if (!find_preset(P, map, "model", "see 'ppsim list models'", names, &i, error))
+        return FALSE;
+    if (i < 0)
         return TRUE;
-    const char *name = scn_scalar_text(scn_node_at(P, v));
-    const PpsimModelPreset *preset = name ? ppsim_model_preset_lookup(name) : NULL;
-    if (preset == NULL) {
-        g_autoptr(GPtrArray) names = g_ptr_array_new();
-        for (const PpsimModelPreset *const *p = ppsim_model_presets(); *p; p++)
-            g_ptr_array_add(names, (gpointer)(*p)->name);
-        g_ptr_array_add(names, NULL);
-        const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
-        return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE,
-                        "unknown model preset '%s' (%s%s%s)", name ? name : "?",
-                        hint ? "did you mean '" : "see 'ppsim list models'", hint ? hint : "",
-                        hint ? "'?" : "");
-    }
+    const PpsimModelPreset *preset = ppsim_model_presets()[i];
     PpsimModel *m = &P->sc->model;
     const PpsimModel *src = &preset->model;
     m->mlp = src->mlp;
