@@ -124,6 +124,106 @@ START_TEST(test_trace_matches_replay)
 }
 END_TEST
 
+typedef struct {
+    gint64 start, end;
+} Slice;
+
+static int
+slice_cmp(gconstpointer a, gconstpointer b)
+{
+    const Slice *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? 1 : x->end > y->end ? -1 : 0; /* the enclosing one first */
+}
+
+/* An offload run over shared PCIe links: the metadata uses the Trace Event Format's names,
+ * every flow is a slice, and no two slices of one thread overlap partially (viewers would
+ * mis-nest them); slices of one link lane do not overlap at all. */
+START_TEST(test_trace_threads_do_not_overlap)
+{
+    g_autoptr(PpsimScenario) sc =
+        ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 1), PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_uint_gt(res->flows->len, 0);
+    g_autoptr(GString) a = g_string_new(NULL), b = g_string_new(NULL);
+    ck_assert(ppsim_report_trace_write(res, to_gstring, a, &error));
+    ck_assert(ppsim_report_trace_write(res, to_gstring, b, &error));
+    ck_assert_str_eq(a->str, b->str);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, a->str, a->len, &error));
+    JsonArray *events = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "traceEvents");
+    g_autoptr(GHashTable) threads =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    g_autoptr(GHashTable) named = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    guint n_links = 0, n_sorted = 0;
+    for (guint i = 0; i < json_array_get_length(events); i++) {
+        JsonObject *e = json_array_get_object_element(events, i);
+        const char *ph = json_object_get_string_member(e, "ph");
+        gint64 key = json_object_get_int_member(e, "pid") * 100000 +
+                     (json_object_has_member(e, "tid") ? json_object_get_int_member(e, "tid") : 0);
+        if (strcmp(ph, "M") == 0) {
+            const char *name = json_object_get_string_member(e, "name");
+            ck_assert_msg(
+                strcmp(name, "process_name") == 0 || strcmp(name, "process_sort_index") == 0 ||
+                    strcmp(name, "thread_name") == 0 || strcmp(name, "thread_sort_index") == 0,
+                "metadata event %s", name);
+            n_sorted += g_str_has_suffix(name, "_sort_index");
+            if (strcmp(name, "thread_name") == 0)
+                g_hash_table_add(named, g_memdup2(&key, sizeof key));
+            continue;
+        }
+        if (strcmp(ph, "X") != 0)
+            continue;
+        n_links += json_object_get_int_member(e, "pid") == res->p + 1;
+        GArray *slices = g_hash_table_lookup(threads, &key);
+        if (slices == NULL) {
+            slices = g_array_new(FALSE, FALSE, sizeof(Slice));
+            g_hash_table_insert(threads, g_memdup2(&key, sizeof key), slices);
+        }
+        gint64 ts = us_to_ps(e, "ts");
+        Slice sl = {ts, ts + us_to_ps(e, "dur")};
+        g_array_append_val(slices, sl);
+    }
+    ck_assert_uint_eq(n_links, res->flows->len);
+    ck_assert_uint_gt(n_sorted, 0);
+    GHashTableIter it;
+    gpointer k, v;
+    guint link_threads = 0;
+    g_hash_table_iter_init(&it, threads);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        gint64 key = *(gint64 *)k;
+        GArray *slices = v;
+        gboolean link = key / 100000 == res->p + 1;
+        link_threads += link;
+        ck_assert_msg(g_hash_table_contains(named, &key), "thread %" G_GINT64_FORMAT " unnamed",
+                      key);
+        g_array_sort(slices, slice_cmp);
+        /* a stack of enclosing slices: each new one must end inside the innermost still open */
+        g_autoptr(GArray) open = g_array_new(FALSE, FALSE, sizeof(gint64));
+        for (guint i = 0; i < slices->len; i++) {
+            const Slice *sl = &g_array_index(slices, Slice, i);
+            while (open->len > 0 && g_array_index(open, gint64, open->len - 1) <= sl->start)
+                g_array_set_size(open, open->len - 1);
+            if (open->len > 0) {
+                gint64 outer_end = g_array_index(open, gint64, open->len - 1);
+                ck_assert_msg(!link, "link slices overlap on thread %" G_GINT64_FORMAT, key);
+                ck_assert_msg(sl->end <= outer_end,
+                              "partial overlap on thread %" G_GINT64_FORMAT " at %" G_GINT64_FORMAT
+                              " ps",
+                              key, sl->start);
+            }
+            g_array_append_val(open, sl->end);
+        }
+    }
+    ck_assert_uint_gt(link_threads, 1);
+}
+END_TEST
+
 START_TEST(test_counters_follow_samples)
 {
     g_autoptr(PpsimRunResult) res = replay_1f1b(2, 3, FALSE);
@@ -222,6 +322,7 @@ ppsim_test_suite(void)
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("trace");
     tcase_add_test(tc, test_trace_matches_replay);
+    tcase_add_test(tc, test_trace_threads_do_not_overlap);
     tcase_add_test(tc, test_counters_follow_samples);
     tcase_add_test(tc, test_artifacts_svg_atomic);
     suite_add_tcase(s, tc);
