@@ -400,6 +400,40 @@ START_TEST(test_signals_leave_no_half_state)
 }
 END_TEST
 
+/* NaN, infinities, out-of-range and negative numbers in flags: usage errors naming the flag. */
+START_TEST(test_flags_reject_non_finite_numbers)
+{
+    const char *costs[] = {"nan:1:1", "1:inf:1", "1:1:1e400", "-1:1:1", "1:-inf:1", "1:1:NAN"};
+    for (guint i = 0; i < G_N_ELEMENTS(costs); i++) {
+        g_autofree char *arg = g_strdup_printf("costs=%s", costs[i]);
+        Run r = ppsim(NULL, "validate", "--grid", arg, "--grid", "p=2", "--grid", "m=2",
+                      "--schedule", "1f1b", NULL);
+        ck_assert_msg(r.status == 2, "validate --grid %s: exit %d", arg, r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(g_str_has_prefix(r.err, "ppsim: error: --grid costs, "), "%s", r.err);
+        ck_assert_msg(strstr(r.err, costs[i]) != NULL, "%s", r.err);
+        run_clear(&r);
+    }
+    Run r = ppsim(NULL, "validate", "--grid", "costs=1:2:1", "--grid", "p=2", "--grid", "m=2",
+                  "--schedule", "1f1b", NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+    g_autofree char *ok = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    const char *windows[] = {"nan:5", "0:nan",  "inf:5",       "0:inf", "0:1e400",
+                             "-1:5",  "0:-inf", "1e300:1e301", "5:5",   "3"};
+    for (guint i = 0; i < G_N_ELEMENTS(windows); i++) {
+        r = ppsim(NULL, "run", ok, "--no-artifacts", "--svg-window", windows[i], NULL);
+        ck_assert_msg(r.status == 2, "--svg-window %s: exit %d", windows[i], r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(g_str_has_prefix(r.err, "ppsim: error: --svg-window"), "%s", r.err);
+        run_clear(&r);
+    }
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--svg-window", "0.5:2", NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -416,6 +450,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_grid_and_sweep_cli);
     tcase_add_test(tc, test_outputs_at_the_edges);
     tcase_add_test(tc, test_signals_leave_no_half_state);
+    tcase_add_test(tc, test_flags_reject_non_finite_numbers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,6 +6,7 @@
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
+#include "util/units.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -277,19 +278,30 @@ run_main(RunOptions *o, const char *path)
     return PPSIM_EXIT_OK;
 }
 
-/* "T0:T1" in milliseconds, 0 <= T0 < T1. */
+/* "T0:T1": two times, in ms when bare (the scenario's grammar: "0:2s" works too), finite and
+ * at most the largest time ppsim takes, with T0 < T1. */
 static gboolean
-run_parse_window(const char *text, PpsimSvgOptions *svg)
+run_parse_window(const char *text, PpsimSvgOptions *svg, GError **error)
 {
     g_auto(GStrv) parts = g_strsplit(text, ":", 2);
-    if (g_strv_length(parts) != 2)
+    double t[2];
+    if (g_strv_length(parts) != 2) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--svg-window must be T0:T1 in ms, got '%s'", text);
         return FALSE;
-    char *e0 = NULL, *e1 = NULL;
-    double t0 = g_ascii_strtod(parts[0], &e0), t1 = g_ascii_strtod(parts[1], &e1);
-    if (e0 == parts[0] || *e0 || e1 == parts[1] || *e1 || t0 < 0 || t1 <= t0)
+    }
+    for (int i = 0; i < 2; i++)
+        if (!ppsim_units_parse(parts[i], PPSIM_DIM_TIME, "ms", &t[i], error)) {
+            g_prefix_error(error, "--svg-window %s: ", i == 0 ? "T0" : "T1");
+            return FALSE;
+        }
+    svg->t0_ps = ppsim_time_from_seconds(t[0]);
+    svg->t1_ps = ppsim_time_from_seconds(t[1]);
+    if (svg->t1_ps <= svg->t0_ps) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--svg-window must be T0:T1 with T0 < T1, got '%s'", text);
         return FALSE;
-    svg->t0_ps = (PpsimTime)(t0 * PPSIM_PS_PER_MS);
-    svg->t1_ps = (PpsimTime)(t1 * PPSIM_PS_PER_MS);
+    }
     return TRUE;
 }
 
@@ -318,15 +330,15 @@ ppsim_cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
     g_autoptr(GOptionContext) ctx = run_context(&o);
+    g_autoptr(GError) error = NULL;
     int rc;
     if (!ppsim_cli_parse(ctx, &argc, &argv))
         rc = PPSIM_EXIT_USAGE;
     else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json") &&
              strcmp(o.format, "csv"))
         rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
-    else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg))
-        rc = ppsim_cli_usage("--svg-window must be T0:T1 in ms with 0 <= T0 < T1, got '%s'",
-                             o.svg_window);
+    else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg, &error))
+        rc = ppsim_cli_usage("%s", error->message);
     else if (argc != 2)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
                                       : "expected one SCENARIO, got %d arguments",
