@@ -6,6 +6,7 @@
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
+#include "util/fmt.h"
 #include "util/units.h"
 
 #include <errno.h>
@@ -212,6 +213,40 @@ run_context(RunOptions *o)
     return ctx;
 }
 
+/* --svg-window against the results: starting at or after every makespan it would draw
+ * nothing, an error naming the makespan; past some schedules' ends, a warning for each (the
+ * SVG cuts a window that overlaps the run at the run's end). */
+static gboolean
+run_check_window(const PpsimSvgOptions *svg, const GPtrArray *results, GError **error)
+{
+    PpsimTime longest = 0;
+    for (guint i = 0; i < results->len; i++)
+        longest =
+            MAX(longest, ((const PpsimRunResult *)g_ptr_array_index(results, i))->makespan_ps);
+    if (svg->t0_ps >= longest) {
+        g_autoptr(GString) msg = g_string_new("--svg-window starts at ");
+        ppsim_fmt_fixed(msg, (double)svg->t0_ps / PPSIM_PS_PER_MS, 3);
+        g_string_append(msg, " ms, at or after the end of the run (makespan ");
+        ppsim_fmt_fixed(msg, (double)longest / PPSIM_PS_PER_MS, 3);
+        g_string_append_printf(msg, " ms%s): nothing to draw",
+                               results->len > 1 ? ", the longest of the schedules" : "");
+        g_set_error_literal(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE, msg->str);
+        return FALSE;
+    }
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (svg->t0_ps < res->makespan_ps)
+            continue;
+        g_autoptr(GString) msg = g_string_new(NULL);
+        ppsim_fmt_fixed(msg, (double)res->makespan_ps / PPSIM_PS_PER_MS, 3);
+        fprintf(stderr,
+                "ppsim: warning: schedule '%s' ends at %s ms, before --svg-window starts; "
+                "its timeline is empty\n",
+                res->label, msg->str);
+    }
+    return TRUE;
+}
+
 static int
 run_main(RunOptions *o, const char *path)
 {
@@ -236,6 +271,8 @@ run_main(RunOptions *o, const char *path)
         if (res->has_solver && res->solver_warning[0])
             fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver_warning);
     }
+    if (o->svg_window && !o->no_artifacts && !run_check_window(&o->svg, results, &error))
+        return ppsim_cli_fail(error);
     us[1] = g_get_monotonic_time() - t - us[0];
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);
