@@ -434,6 +434,32 @@ START_TEST(test_flags_reject_non_finite_numbers)
 }
 END_TEST
 
+/* --svg-window past the end: an error naming the makespan when no schedule reaches it (no
+ * artefacts written); a warning for each schedule that ends before it otherwise. */
+START_TEST(test_svg_window_past_makespan)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-cli-XXXXXX", NULL);
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    g_autofree char *ok = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    /* makespans: 1f1b 37 ms, gpipe 34.5 ms */
+    Run r = ppsim(NULL, "run", ok, "-q", "-o", out, "--svg-window", "100:200", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, "ppsim: error: --svg-window starts at 100.000 ms") &&
+                      strstr(r.err, "makespan 37.000 ms"),
+                  "%s", r.err);
+    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "-q", "-o", out, "--svg-window", "35:200", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "ppsim: warning: schedule 'gpipe' ends at 34.500 ms, before "
+                            "--svg-window starts; its timeline is empty\n");
+    run_clear(&r);
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert(g_spawn_command_line_sync(rm, NULL, NULL, NULL, NULL));
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -451,6 +477,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_outputs_at_the_edges);
     tcase_add_test(tc, test_signals_leave_no_half_state);
     tcase_add_test(tc, test_flags_reject_non_finite_numbers);
+    tcase_add_test(tc, test_svg_window_past_makespan);
     suite_add_tcase(s, tc);
     return s;
 }
