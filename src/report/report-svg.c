@@ -1,7 +1,8 @@
 /* report-svg.c: SVG timelines in the style of the papers' figures (e.g. [ZB] Fig. 3,
  * [PO] Fig. 4): one row per device, blocks coloured by op kind with microbatch numbers, a
  * thin copy lane for offload/reload, a time axis in ms, a legend, and each device's memory
- * curve (static + activations + buffers) with its peak and the limit. Pure: results -> text.
+ * curve (static + activations + buffers) with its peak and the limit. Runs too dense for blocks
+ * are drawn as utilisation density (report-svg-density.c). Pure: results -> text.
  */
 #include "report/report.h"
 #include "report/report-svg-density.h"
@@ -119,7 +120,7 @@ svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean label
          * the block */
         g_string_append_printf(s->out, "\" fill=\"%s\"%s%s%s>\n", kind_color[op->kind],
                                later_chunk ? " fill-opacity=\"0.6\"" : "",
-                               x1 - x0 >= 3 ? " stroke=\"#ffffff\" stroke-width=\"0.5\"" : "",
+                               x1 - x0 >= 2 ? " stroke=\"#ffffff\" stroke-width=\"0.5\"" : "",
                                title);
         double font = MIN(10.0, h - 5);
         if (labels && op->kind != PPSIM_OP_OPT && x1 - x0 >= font * 1.3 && font >= 6) {
