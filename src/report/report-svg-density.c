@@ -100,6 +100,8 @@ ppsim_svg_density_runs(const PpsimSvgDensity *d)
 gboolean
 ppsim_svg_density_wanted(const PpsimRunResult *res, PpsimTime t0, PpsimTime t1, double width)
 {
+    if (!(width >= 1) || t1 <= t0)
+        return FALSE;
     for (int d = 0; d < res->p; d++) {
         GArray *timing = res->compute_timing[d];
         guint n = 0;
