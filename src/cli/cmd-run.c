@@ -6,6 +6,8 @@
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
+#include "util/fmt.h"
+#include "util/units.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -211,6 +213,40 @@ run_context(RunOptions *o)
     return ctx;
 }
 
+/* --svg-window against the results: starting at or after every makespan it would draw
+ * nothing, an error naming the makespan; past some schedules' ends, a warning for each (the
+ * SVG cuts a window that overlaps the run at the run's end). */
+static gboolean
+run_check_window(const PpsimSvgOptions *svg, const GPtrArray *results, GError **error)
+{
+    PpsimTime longest = 0;
+    for (guint i = 0; i < results->len; i++)
+        longest =
+            MAX(longest, ((const PpsimRunResult *)g_ptr_array_index(results, i))->makespan_ps);
+    if (svg->t0_ps >= longest) {
+        g_autoptr(GString) msg = g_string_new("--svg-window starts at ");
+        ppsim_fmt_fixed(msg, (double)svg->t0_ps / PPSIM_PS_PER_MS, 3);
+        g_string_append(msg, " ms, at or after the end of the run (makespan ");
+        ppsim_fmt_fixed(msg, (double)longest / PPSIM_PS_PER_MS, 3);
+        g_string_append_printf(msg, " ms%s): nothing to draw",
+                               results->len > 1 ? ", the longest of the schedules" : "");
+        g_set_error_literal(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE, msg->str);
+        return FALSE;
+    }
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (svg->t0_ps < res->makespan_ps)
+            continue;
+        g_autoptr(GString) msg = g_string_new(NULL);
+        ppsim_fmt_fixed(msg, (double)res->makespan_ps / PPSIM_PS_PER_MS, 3);
+        fprintf(stderr,
+                "ppsim: warning: schedule '%s' ends at %s ms, before --svg-window starts; "
+                "its timeline is empty\n",
+                res->label, msg->str);
+    }
+    return TRUE;
+}
+
 static int
 run_main(RunOptions *o, const char *path)
 {
@@ -235,6 +271,8 @@ run_main(RunOptions *o, const char *path)
         if (res->has_solver && res->solver_warning[0])
             fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver_warning);
     }
+    if (o->svg_window && !o->no_artifacts && !run_check_window(&o->svg, results, &error))
+        return ppsim_cli_fail(error);
     us[1] = g_get_monotonic_time() - t - us[0];
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);
@@ -277,19 +315,30 @@ run_main(RunOptions *o, const char *path)
     return PPSIM_EXIT_OK;
 }
 
-/* "T0:T1" in milliseconds, 0 <= T0 < T1. */
+/* "T0:T1": two times, in ms when bare (the scenario's grammar: "0:2s" works too), finite and
+ * at most the largest time ppsim takes, with T0 < T1. */
 static gboolean
-run_parse_window(const char *text, PpsimSvgOptions *svg)
+run_parse_window(const char *text, PpsimSvgOptions *svg, GError **error)
 {
     g_auto(GStrv) parts = g_strsplit(text, ":", 2);
-    if (g_strv_length(parts) != 2)
+    double t[2];
+    if (g_strv_length(parts) != 2) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--svg-window must be T0:T1 in ms, got '%s'", text);
         return FALSE;
-    char *e0 = NULL, *e1 = NULL;
-    double t0 = g_ascii_strtod(parts[0], &e0), t1 = g_ascii_strtod(parts[1], &e1);
-    if (e0 == parts[0] || *e0 || e1 == parts[1] || *e1 || t0 < 0 || t1 <= t0)
+    }
+    for (int i = 0; i < 2; i++)
+        if (!ppsim_units_parse(parts[i], PPSIM_DIM_TIME, "ms", &t[i], error)) {
+            g_prefix_error(error, "--svg-window %s: ", i == 0 ? "T0" : "T1");
+            return FALSE;
+        }
+    svg->t0_ps = ppsim_time_from_seconds(t[0]);
+    svg->t1_ps = ppsim_time_from_seconds(t[1]);
+    if (svg->t1_ps <= svg->t0_ps) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--svg-window must be T0:T1 with T0 < T1, got '%s'", text);
         return FALSE;
-    svg->t0_ps = (PpsimTime)(t0 * PPSIM_PS_PER_MS);
-    svg->t1_ps = (PpsimTime)(t1 * PPSIM_PS_PER_MS);
+    }
     return TRUE;
 }
 
@@ -318,15 +367,15 @@ ppsim_cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
     g_autoptr(GOptionContext) ctx = run_context(&o);
+    g_autoptr(GError) error = NULL;
     int rc;
     if (!ppsim_cli_parse(ctx, &argc, &argv))
         rc = PPSIM_EXIT_USAGE;
     else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json") &&
              strcmp(o.format, "csv"))
         rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
-    else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg))
-        rc = ppsim_cli_usage("--svg-window must be T0:T1 in ms with 0 <= T0 < T1, got '%s'",
-                             o.svg_window);
+    else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg, &error))
+        rc = ppsim_cli_usage("%s", error->message);
     else if (argc != 2)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
                                       : "expected one SCENARIO, got %d arguments",
