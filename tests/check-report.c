@@ -387,6 +387,38 @@ START_TEST(test_svg_legend_later_chunks)
 }
 END_TEST
 
+/* Optimizer steps on a host CPU worker (T-Offload) get a lane of their own under each
+ * device's copy lane, labelled "cpu"; runs without them have no such lane. */
+START_TEST(test_svg_cpu_lane)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "tpipe");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_test_run_option(sc, "tpipe", "offload_optimizer", "t-offload", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) svg = g_string_new(NULL);
+    ppsim_report_svg(svg, res, NULL);
+    int lanes = 0;
+    double last_copy_y = -1, first_opt_y = -1;
+    for (const char *at = svg->str; (at = strstr(at, ">cpu</text>")) != NULL; at++)
+        lanes++;
+    ck_assert_int_eq(lanes, 4);
+    /* device 0's OPT block lies below its gradient D2H, on a lane of its own */
+    const char *goff = strstr(svg->str, "<title>GOFF");
+    const char *opt = strstr(svg->str, "<title>OPT");
+    ck_assert(goff != NULL && opt != NULL);
+    const char *r = g_strrstr_len(svg->str, goff - svg->str, "<rect");
+    ck_assert(sscanf(strstr(r, " y=\"") + 4, "%lf", &last_copy_y) == 1);
+    r = g_strrstr_len(svg->str, opt - svg->str, "<rect");
+    ck_assert(sscanf(strstr(r, " y=\"") + 4, "%lf", &first_opt_y) == 1);
+    ck_assert(first_opt_y > last_copy_y);
+    g_autoptr(PpsimRunResult) plain = replay_1f1b(4, 8, FALSE);
+    g_string_truncate(svg, 0);
+    ppsim_report_svg(svg, plain, NULL);
+    ck_assert(strstr(svg->str, ">cpu</text>") == NULL);
+}
+END_TEST
+
 /* Windows: one reaching past the end is cut there (same picture as up to the end); one
  * starting after the end says so in the title; peak labels sit right of the memory charts. */
 START_TEST(test_svg_window_and_memory_labels)
@@ -458,6 +490,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_counters_follow_samples);
     tcase_add_test(tc, test_artifacts_svg_atomic);
     tcase_add_test(tc, test_svg_legend_later_chunks);
+    tcase_add_test(tc, test_svg_cpu_lane);
     tcase_add_test(tc, test_svg_window_and_memory_labels);
     suite_add_tcase(s, tc);
     tc = tcase_create("slow");

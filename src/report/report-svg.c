@@ -35,7 +35,8 @@ typedef struct {
     double plot_w; /* pixels for [t0, t1] */
     double row_h, copy_h, gap;
     gboolean copy_lane;
-    int p; /* devices of the result being drawn */
+    gboolean cpu_lane; /* optimizer steps on host CPU workers (T-Offload): a lane of their own */
+    int p;             /* devices of the result being drawn */
     /* blocks would average under a few pixels: each lane is drawn as its busy share per
      * pixel column instead (report-svg-density.c) */
     PpsimSvgDensity *density;
@@ -250,17 +251,26 @@ svg_rows(Svg *s, const PpsimRunResult *res, double y)
         y += s->row_h;
         if (s->copy_lane && s->density) {
             ppsim_svg_density_add(s->density, res->schedule->copy[d], res->copy_timing[d], FALSE);
-            ppsim_svg_density_add(s->density, res->schedule->compute[d], res->compute_timing[d],
-                                  TRUE);
             svg_density_lane(s, y + 1, s->copy_h);
             y += s->copy_h + 1;
         } else if (s->copy_lane) {
-            /* the host side of the device: its copies, and its optimizer steps on a CPU
-             * worker (T-Offload) */
+            /* the device's copy streams (D2H and H2D) */
             svg_lane(s, res->schedule->copy[d], res->copy_timing[d], y + 1, s->copy_h, FALSE,
                      FALSE);
-            svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y + 1, s->copy_h, FALSE,
-                     TRUE);
+            y += s->copy_h + 1;
+        }
+        if (s->cpu_lane) {
+            /* its optimizer steps on a host CPU worker */
+            svg_text(s, SVG_LEFT - 8, y + 1 + s->copy_h - 1, MIN(8.0, s->copy_h), "end", "#777777",
+                     "cpu");
+            if (s->density) {
+                ppsim_svg_density_add(s->density, res->schedule->compute[d], res->compute_timing[d],
+                                      TRUE);
+                svg_density_lane(s, y + 1, s->copy_h);
+            } else {
+                svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y + 1, s->copy_h,
+                         FALSE, TRUE);
+            }
             y += s->copy_h + 1;
         }
         y += s->gap;
@@ -371,7 +381,7 @@ svg_memory(Svg *s, const PpsimRunResult *res, double y)
 
 static void
 svg_setup(Svg *s, GString *out, const PpsimSvgOptions *opts, PpsimTime end, int p,
-          gboolean copy_lane)
+          gboolean copy_lane, gboolean cpu_lane)
 {
     int width = opts && opts->width > 0 ? opts->width : 1200;
     s->out = out;
@@ -386,7 +396,8 @@ svg_setup(Svg *s, GString *out, const PpsimSvgOptions *opts, PpsimTime end, int 
     s->plot_w = width - SVG_LEFT - SVG_RIGHT - 60;
     s->row_h = p <= 8 ? 22 : p <= 16 ? 16 : MAX(8.0, 320.0 / p);
     s->copy_lane = copy_lane;
-    s->copy_h = copy_lane ? MAX(4.0, s->row_h / 3) : 0;
+    s->cpu_lane = cpu_lane;
+    s->copy_h = copy_lane || cpu_lane ? MAX(4.0, s->row_h / 3) : 0;
     s->gap = p <= 16 ? 4 : 2;
 }
 
@@ -396,6 +407,18 @@ svg_has_copy(const PpsimRunResult *res)
     for (int d = 0; d < res->p; d++)
         if (res->schedule->copy[d]->len > 0)
             return TRUE;
+    return FALSE;
+}
+
+static gboolean
+svg_has_cpu(const PpsimRunResult *res)
+{
+    for (int d = 0; d < res->p; d++) {
+        const GArray *ops = res->schedule->compute[d];
+        for (guint i = 0; i < ops->len; i++)
+            if (g_array_index(ops, PpsimOp, i).flags & PPSIM_OP_FLAG_CPU)
+                return TRUE;
+    }
     return FALSE;
 }
 
@@ -431,7 +454,7 @@ ppsim_report_svg(GString *out, const PpsimRunResult *res, const PpsimSvgOptions 
 {
     Svg s;
     g_autoptr(GString) body = g_string_new(NULL);
-    svg_setup(&s, body, opts, res->makespan_ps, res->p, svg_has_copy(res));
+    svg_setup(&s, body, opts, res->makespan_ps, res->p, svg_has_copy(res), svg_has_cpu(res));
     if (ppsim_svg_density_wanted(res, s.t0, s.t1, s.plot_w))
         s.density = ppsim_svg_density_new(s.t0, s.t1, s.plot_w);
     svg_title(&s, res, 22, TRUE);
@@ -451,16 +474,17 @@ ppsim_report_svg_compare(GString *out, const GPtrArray *results, const PpsimSvgO
 {
     PpsimTime end = 1;
     int max_p = 1;
-    gboolean copy = FALSE;
+    gboolean copy = FALSE, cpu = FALSE;
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         end = MAX(end, res->makespan_ps);
         max_p = MAX(max_p, res->p);
         copy |= svg_has_copy(res);
+        cpu |= svg_has_cpu(res);
     }
     Svg s;
     g_autoptr(GString) body = g_string_new(NULL);
-    svg_setup(&s, body, opts, end, max_p, copy);
+    svg_setup(&s, body, opts, end, max_p, copy, cpu);
     for (guint i = 0; i < results->len && s.density == NULL; i++)
         if (ppsim_svg_density_wanted(g_ptr_array_index(results, i), s.t0, s.t1, s.plot_w))
             s.density = ppsim_svg_density_new(s.t0, s.t1, s.plot_w);
