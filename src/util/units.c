@@ -155,9 +155,11 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
         [PPSIM_DIM_FLOPS] = 1e21,                  /* 1 ZFLOPS */
         [PPSIM_DIM_COUNT] = 1e18,
     };
-    static const char *const largest_text[] = {
-        [PPSIM_DIM_BYTES] = "1EiB", [PPSIM_DIM_BANDWIDTH] = "1PB/s", [PPSIM_DIM_TIME] = "10000s",
-        [PPSIM_DIM_FLOPS] = "1000000PFLOPS", [PPSIM_DIM_COUNT] = "1e18"};
+    static const char *const largest_text[] = {[PPSIM_DIM_BYTES] = "1EiB",
+                                               [PPSIM_DIM_BANDWIDTH] = "1PB/s",
+                                               [PPSIM_DIM_TIME] = "10000s",
+                                               [PPSIM_DIM_FLOPS] = "1000000PFLOPS",
+                                               [PPSIM_DIM_COUNT] = "1e18"};
     if (!(q <= largest[dim])) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_UNIT,
                     "'%s' is more than %s, the largest %s ppsim takes", text, largest_text[dim],
