@@ -261,10 +261,44 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->offload_bytes = (guint64)st->est.act;
 }
 
+/* model.stage_recompute must name one mode per stage. */
+static gboolean
+costs_check_stage_recompute(const PpsimCosts *c, const PpsimScenario *sc, GError **error)
+{
+    const GArray *list = sc->model.stage_recompute;
+    if (list == NULL || (int)list->len == c->n_stages)
+        return TRUE;
+    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                "%s:%d:%d: 'model.stage_recompute' must list %d stages, got %u",
+                sc->path ? sc->path : "", sc->model.stage_recompute_mark.line,
+                sc->model.stage_recompute_mark.col, c->n_stages, list->len);
+    return FALSE;
+}
+
+/* The time of the forward re-run inside one B of a stage filled by the model with @model's
+ * recompute mode: the whole forward of its layers (full), the attention core (selective
+ * without FlashAttention), else nothing. What bubble attribution counts as recompute. */
+static PpsimTime
+costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, const PpsimScenario *sc,
+                         double rate)
+{
+    if (st->layers == 0)
+        return 0;
+    PpsimStageCost probe = {.layers = st->layers};
+    PpsimScenario tmp = *sc;
+    tmp.model = *model;
+    tmp.model.recompute = PPSIM_RECOMPUTE_NONE;
+    if (ppsim_par_active(&tmp))
+        ppsim_par_fill_stage(&probe, &tmp, rate);
+    else
+        costs_fill_stage_hw(&probe, &tmp, rate);
+    return MAX(0, st->est.b_ps - probe.est.b_ps);
+}
+
 static gboolean
 costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
 {
-    if (!costs_split_layers(c, sc, error))
+    if (!costs_split_layers(c, sc, error) || !costs_check_stage_recompute(c, sc, error))
         return FALSE;
     const PpsimHardware *hw = &sc->hardware;
     double rate = hw->gpu_peak_flops * hw->gpu_efficiency;
@@ -272,10 +306,17 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         PpsimStageCost *st = &c->stage[s];
         st->has_embedding = s == 0;
         st->has_head = s == c->n_stages - 1;
-        if (ppsim_par_active(sc))
-            ppsim_par_fill_stage(st, sc, rate);
+        /* a per-stage recompute mode replaces the model's for this stage only */
+        PpsimScenario stage_sc = *sc;
+        if (sc->model.stage_recompute != NULL)
+            stage_sc.model.recompute =
+                (PpsimRecompute)g_array_index(sc->model.stage_recompute, int, s);
+        st->recompute = stage_sc.model.recompute;
+        if (ppsim_par_active(&stage_sc))
+            ppsim_par_fill_stage(st, &stage_sc, rate);
         else
-            costs_fill_stage_hw(st, sc, rate);
+            costs_fill_stage_hw(st, &stage_sc, rate);
+        st->b_recompute_ps = costs_backward_recompute(st, &stage_sc.model, &stage_sc, rate);
         /* one-way offload time estimate over the GPU's PCIe link, for generators */
         st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
     }

@@ -101,6 +101,32 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
                     hint ? "'?)" : "");
 }
 
+/* model.stage_recompute: a list of recompute modes, one per stage. */
+static gboolean
+parse_recompute_list(Parser *P, int id, const char *path, GArray **dst, GError **error)
+{
+    yaml_node_t *n = scn_node_at(P, id);
+    if (n->type != YAML_SEQUENCE_NODE)
+        return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
+                        "'%s' must be a list of none, selective, full or light", path);
+    g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(int));
+    gsize count = n->data.sequence.items.top - n->data.sequence.items.start;
+    for (gsize i = 0; i < count; i++) {
+        int item = scn_node_at(P, id)->data.sequence.items.start[i];
+        PpsimRecompute r = PPSIM_RECOMPUTE_NONE;
+        if (!parse_recompute(P, item, path, &r, error))
+            return FALSE;
+        int v = (int)r;
+        g_array_append_val(list, v);
+    }
+    if (*dst)
+        g_array_free(*dst, TRUE);
+    *dst = g_steal_pointer(&list);
+    if (dst == &P->sc->model.stage_recompute)
+        P->sc->model.stage_recompute_mark = scn_mark(P, id);
+    return TRUE;
+}
+
 static gboolean
 parse_enum(Parser *P, int id, const char *path, const char *const *names, int *dst, GError **error)
 {
@@ -187,7 +213,11 @@ parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **er
         return parse_enum(P, id, path, k->names, dst, error);
     case KEY_INT_LIST:
     case KEY_DOUBLE_LIST:
+        if (dst == (void *)&P->sc->model.stage_layers)
+            P->sc->model.stage_layers_mark = scn_mark(P, id);
         return parse_list(P, id, path, k->type == KEY_INT_LIST, dst, error);
+    case KEY_RECOMPUTE_LIST:
+        return parse_recompute_list(P, id, path, dst, error);
     }
     return FALSE;
 }
@@ -536,6 +566,8 @@ ppsim_scenario_free(PpsimScenario *sc)
     g_free(sc->model.preset);
     if (sc->model.stage_layers)
         g_array_free(sc->model.stage_layers, TRUE);
+    if (sc->model.stage_recompute)
+        g_array_free(sc->model.stage_recompute, TRUE);
     GArray *lists[] = {sc->costs.stage_forward, sc->costs.stage_backward_input,
                        sc->costs.stage_backward_weight, sc->costs.stage_activation};
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++)

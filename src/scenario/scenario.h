@@ -91,6 +91,9 @@ typedef struct {
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;
+    GArray *stage_recompute; /* (nullable) PpsimRecompute (as int) per stage: overrides
+                              * `recompute` stage by stage (the planner writes it) */
+    PpsimMark stage_recompute_mark;
 } PpsimModel;
 
 typedef struct {
