@@ -284,7 +284,8 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
 {
     if (st->layers == 0)
         return 0;
-    PpsimStageCost probe = {.layers = st->layers};
+    PpsimStageCost probe = {
+        .layers = st->layers, .has_embedding = st->has_embedding, .has_head = st->has_head};
     PpsimScenario tmp = *sc;
     tmp.model = *model;
     tmp.model.recompute = PPSIM_RECOMPUTE_NONE;

@@ -187,6 +187,12 @@ PpsimScenario *ppsim_scenario_load_file(const char *path, const char *const *ove
 PpsimScenario *ppsim_scenario_new_explicit(int pp, int chunks, int microbatches,
                                            const char *schedule_name);
 
+/* Reads the YAML mapping at @path (a scenario fragment, e.g. what `ppsim plan -o` writes)
+ * as "key.path=value" overrides, lists as "[a, b]", for ppsim_scenario_load_file: the
+ * fragment then applies as if its keys were written in the scenario. Returns: (transfer
+ * full) (nullable) a NULL-terminated string array. */
+char **ppsim_scenario_fragment_overrides(const char *path, GError **error);
+
 void ppsim_scenario_free(PpsimScenario *scenario);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScenario, ppsim_scenario_free)
 
