@@ -50,26 +50,14 @@ static const char plan_description[] =
     "\n"
     "Exit status: 0 ok, 1 bad scenario or no plan fits, 2 usage error.";
 
-static const PpsimScheduleSpec *
-plan_spec(const PpsimScenario *sc, const char *name, PpsimScheduleSpec **fresh)
-{
-    for (guint i = 0; i < sc->schedules->len; i++) {
-        const PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, i);
-        if (strcmp(spec->name, name) == 0)
-            return spec;
-    }
-    *fresh = ppsim_schedule_spec_new(name);
-    return *fresh;
-}
-
 static gboolean
 plan_replay(const PpsimScenario *sc, const PpsimPlanProblem *pb, PlanRow *row, GError **error)
 {
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, pb->schedule, error);
+    if (spec == NULL)
+        return FALSE;
     PpsimScenario *planned = ppsim_plan_scenario(sc, pb, row->a);
-    PpsimScheduleSpec *fresh = NULL;
-    const PpsimScheduleSpec *spec = plan_spec(sc, pb->schedule, &fresh);
     row->res = ppsim_sim_run_spec(planned, spec, 0, error);
-    ppsim_schedule_spec_free(fresh);
     ppsim_plan_scenario_free(planned);
     return row->res != NULL;
 }

@@ -123,11 +123,13 @@ costs_family(PpsimPlanProblem *pb)
 {
     double inv_v = 1.0 / pb->v;
     pb->prep_f = pb->prep_b = pb->prep_w = inv_v;
+    pb->pace_prep = (pb->p - 1) * inv_v; /* interleaved: (p-1) chunk times, [NAR21] §2.2.2 */
     if (strcmp(pb->schedule, "zb-h1") == 0) {
         pb->prep_w = -1.0;
     } else if (strcmp(pb->schedule, "zb-v") == 0) {
         pb->prep_f = pb->prep_b = 0.5;
         pb->prep_w = -1.0;
+        pb->pace_prep = 0; /* its warm-up is in the prep rows; pacing alone here */
     }
 }
 
@@ -210,6 +212,41 @@ costs_points(PpsimPlanProblem *pb, const PpsimSchedule *sched)
     }
 }
 
+char *
+ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule)
+{
+    const PpsimScheduleSpec *spec = NULL;
+    for (guint i = 0; sc->schedules && i < sc->schedules->len; i++) {
+        const PpsimScheduleSpec *cand = g_ptr_array_index(sc->schedules, i);
+        if (spec == NULL && strcmp(cand->name, schedule) == 0)
+            spec = cand;
+    }
+    g_autoptr(GString) text = g_string_new(NULL);
+    gboolean has_cap = FALSE;
+    for (guint i = 0; spec && i < spec->options->len; i++) {
+        const PpsimOptionValue *o = &g_array_index(spec->options, PpsimOptionValue, i);
+        g_string_append_printf(text, ", %s: %s", o->key, o->value);
+        has_cap |= strcmp(o->key, "memory_limit") == 0;
+    }
+    /* ZB-V sizes its cap from memory.limit and the stage costs unless told: pin [ZB] §6's
+     * default p, so the op order the plan assumes is the one every replay runs */
+    if (strcmp(schedule, "zb-v") == 0 && !has_cap)
+        g_string_append_printf(text, ", memory_limit: %d", sc->training.pp);
+    if (text->len == 0)
+        return g_strdup(schedule);
+    return g_strdup_printf("{name: %s%s}", schedule, text->str);
+}
+
+PpsimScheduleSpec *
+ppsim_plan_schedule_spec(const PpsimScenario *sc, const char *schedule, GError **error)
+{
+    g_autofree char *text = ppsim_plan_schedule_text(sc, schedule);
+    g_autoptr(GPtrArray) specs = ppsim_schedule_specs_parse(text, "plan", sc->basedir, error);
+    if (specs == NULL)
+        return NULL;
+    return g_ptr_array_steal_index(specs, 0);
+}
+
 /* The family's schedule on an even split (its op order is what matters). */
 static PpsimSchedule *
 costs_structure(const PpsimScenario *sc, const char *schedule, GError **error)
@@ -232,14 +269,13 @@ costs_structure(const PpsimScenario *sc, const char *schedule, GError **error)
     PpsimScenario even = *sc;
     even.model.stage_layers = split;
     even.model.stage_recompute = NULL;
-    const PpsimScheduleSpec *spec = NULL;
-    for (guint i = 0; sc->schedules && i < sc->schedules->len; i++) {
-        const PpsimScheduleSpec *cand = g_ptr_array_index(sc->schedules, i);
-        if (spec == NULL && strcmp(cand->name, schedule) == 0)
-            spec = cand;
-    }
-    g_autoptr(PpsimScheduleSpec) fresh = spec ? NULL : ppsim_schedule_spec_new(schedule);
-    return ppsim_sim_build_schedule(&even, spec ? spec : fresh, NULL, error);
+    /* the family's own op order: generators with a memory cap would otherwise size it
+     * from memory.limit for this even split, which the plan is about to change */
+    even.memory_limit_set = FALSE;
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, schedule, error);
+    if (spec == NULL)
+        return NULL;
+    return ppsim_sim_build_schedule(&even, spec, NULL, error);
 }
 
 PpsimPlanProblem *
@@ -272,6 +308,7 @@ ppsim_plan_problem_new(const PpsimScenario *sc, const char *schedule, GError **e
     if (!costs_modes(pb, sc, error))
         return NULL;
     costs_family(pb);
+    pb->tie_chunks = pb->v > 1 && pb->layers % pb->v == 0;
     costs_points(pb, sched);
     return g_steal_pointer(&pb);
 }

@@ -12,19 +12,19 @@
  *   C3  M >= m D_d + hops  and  M >= m D_d + sum_{s not on d} P_s + hops  for every d
  * minimise M: with p devices, p M = useful work (fixed) + B_R + B_I + B_P, so this is [HP]'s
  * B_G. A 1e-6 weight on recompute time breaks ties towards less recompute. Times in ms,
- * memory in GiB, so the coefficients stay within a few orders of magnitude.
+ * memory in units of one layer's largest footprint, so the coefficients stay within a few
+ * orders of magnitude whatever the model's size.
  */
 #include "plan/plan.h"
 #include "milp/milp.h"
 
 #include <math.h>
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
-
 typedef struct {
     PpsimMilp *milp;
-    int *l, *y; /* [S * n_modes] column ids */
-    int M;      /* makespan, or the peak memory with min_memory */
+    int *l, *y;      /* [S * n_modes] column ids */
+    int M;           /* makespan, or the peak memory with min_memory */
+    double mem_unit; /* bytes per memory unit of the rows: one layer's largest footprint */
 } Ilp;
 
 static int
@@ -66,7 +66,7 @@ ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb)
             coef[k] = 1.0;
         }
         ppsim_milp_add_row(ilp->milp, K, cols, coef, 'E', 1.0);
-        if (s > 0 && s < S - 1) {
+        if ((s > 0 && s < S - 1) || pb->tie_chunks) {
             for (int k = 0; k < K; k++)
                 cols[k] = ilp->l[ilp_col(pb, s, k)];
             ppsim_milp_add_row(ilp->milp, K, cols, coef, 'G', 1.0);
@@ -77,6 +77,21 @@ ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb)
         coef[i] = 1.0;
     }
     ppsim_milp_add_row(ilp->milp, S * K, cols, coef, 'E', (double)L);
+    /* tied chunks (plan.h): each stage as its device's first stage, layers and mode */
+    for (int s = 0; pb->tie_chunks && s < S; s++) {
+        int first = 0;
+        while (pb->stage_device[first] != pb->stage_device[s])
+            first++;
+        if (first == s)
+            continue;
+        for (int k = 0; k < K; k++) {
+            double a[2] = {1.0, -1.0};
+            int cl[2] = {ilp->l[ilp_col(pb, s, k)], ilp->l[ilp_col(pb, first, k)]};
+            int cy[2] = {ilp->y[ilp_col(pb, s, k)], ilp->y[ilp_col(pb, first, k)]};
+            ppsim_milp_add_row(ilp->milp, 2, cl, a, 'E', 0.0);
+            ppsim_milp_add_row(ilp->milp, 2, cy, a, 'E', 0.0);
+        }
+    }
 }
 
 /* C2: one row per check point; with @min_memory the limit is the column M. */
@@ -98,15 +113,16 @@ ilp_memory(Ilp *ilp, const PpsimPlanProblem *pb, gboolean min_memory)
             for (int k = 0; k < K; k++) {
                 const PpsimPlanUnit *u = &pb->layer[k];
                 cols[nz] = ilp->l[ilp_col(pb, s, k)];
-                coef[nz++] = (u->static_mem + pt->n_full[s] * u->act + pt->n_w[s] * u->act_w) / GIB;
+                coef[nz++] = (u->static_mem + pt->n_full[s] * u->act + pt->n_w[s] * u->act_w) /
+                             ilp->mem_unit;
             }
         }
         if (min_memory) {
             cols[nz] = ilp->M;
             coef[nz++] = -1.0;
-            ppsim_milp_add_row(ilp->milp, nz, cols, coef, 'L', -fixed / GIB);
+            ppsim_milp_add_row(ilp->milp, nz, cols, coef, 'L', -fixed / ilp->mem_unit);
         } else if (pb->limit > 0) {
-            ppsim_milp_add_row(ilp->milp, nz, cols, coef, 'L', (pb->limit - fixed) / GIB);
+            ppsim_milp_add_row(ilp->milp, nz, cols, coef, 'L', (pb->limit - fixed) / ilp->mem_unit);
         }
     }
 }
@@ -146,6 +162,39 @@ ilp_makespan(Ilp *ilp, const PpsimPlanProblem *pb)
     }
 }
 
+/* Chunk pacing (plan.h pace_prep), v > 1: X_c >= (F+B+W)_s for the stages of chunk c and
+ * M >= (m + pace_prep) sum_c X_c + hops. */
+static void
+ilp_pacing(Ilp *ilp, const PpsimPlanProblem *pb)
+{
+    int p = pb->p, K = pb->n_modes;
+    g_autofree int *x = g_new(int, pb->v);
+    g_autofree int *cols = g_new(int, K + pb->v + 1);
+    g_autofree double *coef = g_new(double, K + pb->v + 1);
+    for (int c = 0; c < pb->v; c++) {
+        x[c] = ppsim_milp_add_col(ilp->milp, 0, INFINITY, 0, FALSE);
+        for (int s = c * p; s < (c + 1) * p; s++) {
+            PpsimPlanUnit e = ilp_extra(pb, s);
+            int nz = 0;
+            for (int k = 0; k < K; k++) {
+                const PpsimPlanUnit *u = &pb->layer[k];
+                cols[nz] = ilp->l[ilp_col(pb, s, k)];
+                coef[nz++] = -(u->f_ms + u->b_ms + u->w_ms);
+            }
+            cols[nz] = x[c];
+            coef[nz++] = 1.0;
+            ppsim_milp_add_row(ilp->milp, nz, cols, coef, 'G', e.f_ms + e.b_ms + e.w_ms);
+        }
+    }
+    for (int c = 0; c < pb->v; c++) {
+        cols[c] = x[c];
+        coef[c] = -(pb->m + pb->pace_prep);
+    }
+    cols[pb->v] = ilp->M;
+    coef[pb->v] = 1.0;
+    ppsim_milp_add_row(ilp->milp, pb->v + 1, cols, coef, 'G', 2.0 * (p - 1) * pb->comm_ms);
+}
+
 /* Reads the incumbent into an assignment. */
 static PpsimPlanAssignment *
 ilp_read(const Ilp *ilp, const PpsimPlanProblem *pb, const double *x)
@@ -173,7 +222,9 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
     g_autoptr(PpsimMilp) milp = ppsim_milp_new();
     g_autofree int *l = g_new(int, S *K);
     g_autofree int *y = g_new(int, S *K);
-    Ilp ilp = {milp, l, y, 0};
+    Ilp ilp = {milp, l, y, 0, 1.0};
+    for (int k = 0; k < K; k++)
+        ilp.mem_unit = MAX(ilp.mem_unit, pb->layer[k].static_mem + pb->layer[k].act);
     for (int s = 0; s < S; s++)
         for (int k = 0; k < K; k++) {
             double tie = min_memory ? 0.0 : 1e-6 * pb->m * pb->layer[k].r_ms;
@@ -185,6 +236,8 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
     ilp_memory(&ilp, pb, min_memory);
     if (!min_memory)
         ilp_makespan(&ilp, pb);
+    if (!min_memory && pb->v > 1)
+        ilp_pacing(&ilp, pb);
     /* MIP start: the local search's plan when it fits */
     g_autoptr(PpsimPlanAssignment) start = ppsim_plan_local_search(pb);
     if (start->fits || min_memory)

@@ -113,6 +113,18 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
         prep_all += model_prep(pb, &u);
     }
     double hops = 2.0 * (p - 1) * pb->comm_ms, makespan = 0, dmax = 0, sum_d = 0, sum_r = 0;
+    if (pb->v > 1) { /* chunk pacing: each round through chunk c waits for its slowest stage */
+        double paced = 0;
+        for (int c = 0; c < pb->v; c++) {
+            double x = 0;
+            for (int s = c * p; s < (c + 1) * p; s++) {
+                PpsimPlanUnit u = model_stage(pb, s, a->layers[s], a->mode[s]);
+                x = MAX(x, u.f_ms + u.b_ms + u.w_ms);
+            }
+            paced += x;
+        }
+        makespan = (pb->m + pb->pace_prep) * paced + hops;
+    }
     a->peak_memory = 0;
     a->fits = TRUE;
     for (int d = 0; d < p; d++) {
@@ -145,11 +157,34 @@ ppsim_plan_even(const PpsimPlanProblem *pb, int mode)
     return a;
 }
 
-/* Fewest layers stage @s may hold: the first and last may hold only H or T. */
+/* Fewest layers stage @s may hold: the first and last may hold only H or T (alone on
+ * their device: with tied chunks, its other stages need a layer). */
 static int
 model_min_layers(const PpsimPlanProblem *pb, int s)
 {
+    if (pb->tie_chunks)
+        return 1;
     return s == 0 || s == pb->n_stages - 1 ? 0 : 1;
+}
+
+/* With tied chunks, every stage of a device takes the layers of its first stage: the even
+ * split rounded to per-device counts, the remainder dealt to the first devices. */
+static void
+model_tie(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
+{
+    if (!pb->tie_chunks)
+        return;
+    int per_dev = pb->layers / pb->v, extra = pb->layers % pb->v;
+    for (int s = 0; s < pb->n_stages; s++) {
+        int d = pb->stage_device[s];
+        int n = (int)(((gint64)(d + 1) * per_dev) / pb->p - ((gint64)d * per_dev) / pb->p);
+        a->layers[s] = n;
+    }
+    /* L not a multiple of v: the leftover layers go to the first chunk's stages in order
+     * (ties then hold only approximately, as the scenario still sums to L) */
+    for (int s = 0; extra > 0; s++, extra--)
+        a->layers[s]++;
+    ppsim_plan_evaluate(pb, a);
 }
 
 void
@@ -164,13 +199,13 @@ ppsim_plan_greedy_modes(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
             if (pb->stage_device[s] == d)
                 mine[n++] = s;
         int combos = 1;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < (pb->tie_chunks ? 1 : n); i++)
             combos *= pb->n_modes;
         double best_t = INFINITY, best_mem = INFINITY;
         gboolean best_fits = FALSE;
         int best = 0;
         for (int c = 0; c < combos; c++) {
-            for (int i = 0, rest = c; i < n; i++, rest /= pb->n_modes)
+            for (int i = 0, rest = c; i < n; i++, rest /= pb->tie_chunks ? 1 : pb->n_modes)
                 mode[mine[i]] = rest % pb->n_modes;
             double t = 0;
             for (int i = 0; i < n; i++) {
@@ -188,7 +223,7 @@ ppsim_plan_greedy_modes(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
                 best_fits = fits;
             }
         }
-        for (int i = 0, rest = best; i < n; i++, rest /= pb->n_modes)
+        for (int i = 0, rest = best; i < n; i++, rest /= pb->tie_chunks ? 1 : pb->n_modes)
             a->mode[mine[i]] = mode[mine[i]] = rest % pb->n_modes;
     }
     ppsim_plan_evaluate(pb, a);
@@ -210,20 +245,34 @@ model_better(const PpsimPlanAssignment *x, const PpsimPlanAssignment *y)
 PpsimPlanAssignment *
 ppsim_plan_local_search(const PpsimPlanProblem *pb)
 {
-    int S = pb->n_stages;
+    /* units of a move: one stage; with tied chunks, one device (a layer per chunk) */
+    int S = pb->n_stages, units = pb->tie_chunks ? pb->p : S, per = pb->tie_chunks ? pb->v : 1;
+    g_autofree int *members = g_new(int, S);
+    for (int u = 0, i = 0; u < units; u++)
+        for (int s = 0; s < S; s++)
+            if (pb->tie_chunks ? pb->stage_device[s] == u : s == u)
+                members[i++] = s;
     g_autoptr(PpsimPlanAssignment) cur = ppsim_plan_even(pb, 0);
+    model_tie(pb, cur);
     ppsim_plan_greedy_modes(pb, cur);
     for (;;) {
         g_autoptr(PpsimPlanAssignment) best = NULL;
-        for (int from = 0; from < S; from++) {
-            if (cur->layers[from] <= model_min_layers(pb, from))
+        for (int from = 0; from < units; from++) {
+            gboolean can = TRUE;
+            for (int i = 0; i < per; i++) {
+                int s = members[from * per + i];
+                can &= cur->layers[s] > model_min_layers(pb, s);
+            }
+            if (!can)
                 continue;
-            for (int to = 0; to < S; to++) {
+            for (int to = 0; to < units; to++) {
                 if (to == from)
                     continue;
                 g_autoptr(PpsimPlanAssignment) cand = ppsim_plan_assignment_copy(cur);
-                cand->layers[from]--;
-                cand->layers[to]++;
+                for (int i = 0; i < per; i++) {
+                    cand->layers[members[from * per + i]]--;
+                    cand->layers[members[to * per + i]]++;
+                }
                 ppsim_plan_greedy_modes(pb, cand);
                 if (model_better(cand, best ? best : cur)) {
                     ppsim_plan_assignment_free(best);

@@ -157,5 +157,6 @@ ppsim_plan_write_fragment(GString *out, const PpsimScenario *sc, const PpsimPlan
     for (int s = 0; s < a->n_stages; s++)
         g_string_append_printf(out, "%s%s", s ? ", " : "",
                                ppsim_recompute_name(pb->mode[a->mode[s]]));
-    g_string_append_printf(out, "]\nschedule: %s\n", pb->schedule);
+    g_autofree char *schedule = ppsim_plan_schedule_text(sc, pb->schedule);
+    g_string_append_printf(out, "]\nschedule: %s\n", schedule);
 }

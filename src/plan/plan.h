@@ -50,6 +50,13 @@ typedef struct {
     /* warm-up/cool-down weights of the family: device d's preparation bubble is
      * sum over stages not on d of (prep_f F + prep_b B + prep_w W) */
     double prep_f, prep_b, prep_w;
+    /* v > 1: chunk c's stages (s in [c p, (c+1) p)) run in rounds paced by the slowest, so
+     * also makespan >= (m + pace_prep) sum_c max_{s in c} (F+B+W)_s + hops */
+    double pace_prep;
+    /* v > 1: the stages of one device hold equal layer counts in one mode (its chunks are
+     * tied): interleaved schedules run well only with chunks of equal cost per device, and
+     * the linear model does not capture what unequal chunks cost them */
+    gboolean tie_chunks;
     double limit;      /* bytes per device; 0 = none */
     GPtrArray *points; /* PpsimPlanPoint*, deduplicated and undominated */
 } PpsimPlanProblem;
@@ -90,6 +97,14 @@ PpsimPlanProblem *ppsim_plan_problem_new(const PpsimScenario *sc, const char *sc
                                          GError **error);
 void ppsim_plan_problem_free(PpsimPlanProblem *pb);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimPlanProblem, ppsim_plan_problem_free)
+
+/* The schedule as the plan runs it, in the scenario's `schedule` syntax: the family with
+ * the scenario's options for it, and for zb-v its default cap pinned (memory_limit: p) so
+ * that every replay keeps the op order the plan assumed. Returns: (transfer full). */
+char *ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule);
+/* The same, parsed. Returns: (transfer full) (nullable). */
+PpsimScheduleSpec *ppsim_plan_schedule_spec(const PpsimScenario *sc, const char *schedule,
+                                            GError **error);
 
 /* ---- the linear model (plan-model.c) ---- */
 
