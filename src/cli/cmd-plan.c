@@ -201,8 +201,9 @@ plan_json(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
     ppsim_fmt_json_string(out, sc->name);
     g_string_append_printf(out,
                            ",\"schedule\":\"%s\",\"p\":%d,\"v\":%d,\"m\":%d,\"method\":\"%s\","
-                           "\"solver\":{\"status\":\"%s\",\"seconds\":",
-                           pb->schedule, pb->p, pb->v, pb->m, plan->method, plan->status);
+                           "\"rounds\":%d,\"solver\":{\"status\":\"%s\",\"seconds\":",
+                           pb->schedule, pb->p, pb->v, pb->m, plan->method, plan->rounds,
+                           plan->status);
     ppsim_fmt_double(out, plan->seconds);
     g_string_append(out, "},\"memory_limit\":");
     g_string_append_printf(out, "%.0f", pb->limit);

@@ -154,15 +154,16 @@ point_dominated(const PpsimPlanPoint *a, const PpsimPlanPoint *b, int S)
     return TRUE;
 }
 
-/* Adds the state after an F starts unless an existing point already covers it. */
-static void
+/* Adds the state after an F starts unless an existing point already covers it; TRUE when
+ * added. */
+static gboolean
 points_add(PpsimPlanProblem *pb, int d, const int *full, const int *w)
 {
     int S = pb->n_stages;
     PpsimPlanPoint probe = {d, (int *)full, (int *)w};
     for (guint i = 0; i < pb->points->len; i++)
         if (point_dominated(&probe, g_ptr_array_index(pb->points, i), S))
-            return;
+            return FALSE;
     for (guint i = pb->points->len; i-- > 0;)
         if (point_dominated(g_ptr_array_index(pb->points, i), &probe, S))
             g_ptr_array_remove_index(pb->points, i);
@@ -171,6 +172,7 @@ points_add(PpsimPlanProblem *pb, int d, const int *full, const int *w)
     pt->n_full = g_memdup2(full, sizeof(int) * S);
     pt->n_w = g_memdup2(w, sizeof(int) * S);
     g_ptr_array_add(pb->points, pt);
+    return TRUE;
 }
 
 /* Walks each device's compute list counting, per stage, microbatches whose activation is
@@ -178,9 +180,10 @@ points_add(PpsimPlanProblem *pb, int d, const int *full, const int *w)
  * counts at every F start: where the replay's memory can peak (README "Semantics": F
  * allocates at its start, B and W free at their end). Assumes W-holding bytes do not exceed
  * full ones, as the cost model guarantees (act_w <= act). */
-static void
+static gboolean
 costs_points(PpsimPlanProblem *pb, const PpsimSchedule *sched)
 {
+    gboolean added = FALSE;
     int S = pb->n_stages;
     g_autofree int *full = g_new0(int, S);
     g_autofree int *w = g_new0(int, S);
@@ -193,7 +196,7 @@ costs_points(PpsimPlanProblem *pb, const PpsimSchedule *sched)
             switch ((PpsimOpKind)op->kind) {
             case PPSIM_OP_F:
                 full[op->stage]++;
-                points_add(pb, d, full, w);
+                added |= points_add(pb, d, full, w);
                 break;
             case PPSIM_OP_B:
                 full[op->stage]--;
@@ -210,6 +213,7 @@ costs_points(PpsimPlanProblem *pb, const PpsimSchedule *sched)
             }
         }
     }
+    return added;
 }
 
 char *
@@ -311,6 +315,23 @@ ppsim_plan_problem_new(const PpsimScenario *sc, const char *schedule, GError **e
     pb->tie_chunks = pb->v > 1 && pb->layers % pb->v == 0;
     costs_points(pb, sched);
     return g_steal_pointer(&pb);
+}
+
+gboolean
+ppsim_plan_problem_refresh(PpsimPlanProblem *pb, const PpsimScenario *sc,
+                           const PpsimPlanAssignment *a, gboolean *changed, GError **error)
+{
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, pb->schedule, error);
+    if (spec == NULL)
+        return FALSE;
+    PpsimScenario *planned = ppsim_plan_scenario(sc, pb, a);
+    planned->memory_limit_set = FALSE;
+    g_autoptr(PpsimSchedule) sched = ppsim_sim_build_schedule(planned, spec, NULL, error);
+    ppsim_plan_scenario_free(planned);
+    if (sched == NULL)
+        return FALSE;
+    *changed = costs_points(pb, sched);
+    return TRUE;
 }
 
 void

@@ -38,6 +38,27 @@ plan_no_fit(const PpsimScenario *sc, const PpsimPlanProblem *pb, gboolean exact,
     g_set_error_literal(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT, msg->str);
 }
 
+/* One solve: the ILP, or the local search. *@best is NULL when nothing fits. */
+static gboolean
+plan_solve(PpsimPlan *plan, gboolean ilp, double limit_s, GError **error)
+{
+    ppsim_plan_assignment_free(plan->best);
+    plan->best = NULL;
+    if (ilp) {
+        GError *local = NULL;
+        plan->best = ppsim_plan_ilp(plan->problem, FALSE, limit_s, plan, &local);
+        if (local != NULL) {
+            g_propagate_error(error, local);
+            return FALSE;
+        }
+        return TRUE;
+    }
+    plan->best = ppsim_plan_local_search(plan->problem);
+    if (!plan->best->fits)
+        g_clear_pointer(&plan->best, ppsim_plan_assignment_free);
+    return TRUE;
+}
+
 PpsimPlan *
 ppsim_plan_new(const PpsimScenario *sc, const PpsimPlanOptions *opts, GError **error)
 {
@@ -51,29 +72,31 @@ ppsim_plan_new(const PpsimScenario *sc, const PpsimPlanOptions *opts, GError **e
     const PpsimPlanProblem *pb = plan->problem;
     gboolean ilp = ppsim_milp_available() && !(opts && opts->heuristic);
     double limit_s = opts ? opts->time_limit_s : 0;
-    if (ilp) {
-        g_strlcpy(plan->method, "ilp", sizeof(plan->method));
-        GError *local = NULL;
-        plan->best = ppsim_plan_ilp(pb, FALSE, limit_s, plan, &local);
-        if (local != NULL) {
-            g_propagate_error(error, local);
-            return NULL;
-        }
-        if (plan->best == NULL) {
-            g_autoptr(PpsimPlanAssignment) low = ppsim_plan_ilp(pb, TRUE, limit_s, NULL, error);
-            if (low == NULL)
-                return NULL;
-            plan_no_fit(sc, pb, TRUE, low->peak_memory, error);
-            return NULL;
-        }
-    } else {
-        g_strlcpy(plan->method, "heuristic", sizeof(plan->method));
+    g_strlcpy(plan->method, ilp ? "ilp" : "heuristic", sizeof(plan->method));
+    if (!ilp)
         g_strlcpy(plan->status, "local-search", sizeof(plan->status));
-        plan->best = ppsim_plan_local_search(pb);
-        if (!plan->best->fits) {
+    /* solve; while the plan's own op order shows new check points, add them and solve again */
+    gboolean changed = TRUE;
+    for (plan->rounds = 0; changed && plan->rounds < 8; plan->rounds++) {
+        if (!plan_solve(plan, ilp, limit_s, error))
+            return NULL;
+        if (plan->best == NULL)
+            break;
+        if (!ppsim_plan_problem_refresh(plan->problem, sc, plan->best, &changed, error))
+            return NULL;
+    }
+    if (plan->best != NULL && changed) /* the last refresh added points: re-check the plan */
+        ppsim_plan_evaluate(pb, plan->best);
+    if (plan->best == NULL || !plan->best->fits) {
+        if (!ilp) {
             plan_no_fit(sc, pb, FALSE, plan_min_memory_heuristic(pb), error);
             return NULL;
         }
+        g_autoptr(PpsimPlanAssignment) low = ppsim_plan_ilp(pb, TRUE, limit_s, NULL, error);
+        if (low == NULL)
+            return NULL;
+        plan_no_fit(sc, pb, TRUE, low->peak_memory, error);
+        return NULL;
     }
     return g_steal_pointer(&plan);
 }

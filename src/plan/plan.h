@@ -85,6 +85,7 @@ typedef struct {
     PpsimPlanAssignment *best;
     char method[16]; /* "ilp" or "heuristic" */
     char status[32]; /* solver status, or "local-search" */
+    int rounds;      /* solves: 1, more when the plan's own op order added check points */
     double seconds;  /* solver wall time (never in text output) */
     double gap;
 } PpsimPlan;
@@ -96,6 +97,13 @@ typedef struct {
 PpsimPlanProblem *ppsim_plan_problem_new(const PpsimScenario *sc, const char *schedule,
                                          GError **error);
 void ppsim_plan_problem_free(PpsimPlanProblem *pb);
+/* Some generators (zb-v, the memory-capped ones) order ops by the stage costs, so the
+ * plan's own split can hold more microbatches where the even split held fewer: adds the
+ * check points of @a's schedule to @pb; *@changed tells whether any was new (then solve
+ * again: the constraints only grow, so this converges). */
+gboolean ppsim_plan_problem_refresh(PpsimPlanProblem *pb, const PpsimScenario *sc,
+                                    const PpsimPlanAssignment *a, gboolean *changed,
+                                    GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimPlanProblem, ppsim_plan_problem_free)
 
 /* The schedule as the plan runs it, in the scenario's `schedule` syntax: the family with
