@@ -10,6 +10,7 @@
 #include "util/ppsim-error.h"
 
 #include <glib/gstdio.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <string.h>
 
@@ -369,6 +370,63 @@ START_TEST(test_plan_replay_and_fragment)
 }
 END_TEST
 
+/* Runs the ppsim executable; returns the exit status, fills *@out and *@err. */
+static int
+spawn_ppsim(char **out, char **err, const char *const *args)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
+    for (int i = 0; args[i]; i++)
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    g_ptr_array_add(argv, NULL);
+    int status = 0;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *src = ppsim_test_src_path(".");
+    ck_assert(g_spawn_sync(src, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                           &status, &error));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The command: --help teaches, bad flags exit 2, no fit exits 1 naming the limit, text is
+ * deterministic, and `ppsim run --with` replays what `ppsim plan -o` wrote. */
+START_TEST(test_cli)
+{
+    const char *scen = "scenarios/plan/llama3-8b-a100.yaml";
+    g_autofree char *out = NULL, *err = NULL;
+    const char *help[] = {"plan", "--help", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, help), 0);
+    ck_assert(strstr(out, "Examples:") && strstr(out, "--compare") && strstr(out, "--with"));
+    g_free(out), g_free(err);
+    const char *bad[] = {"plan", scen, "--format", "xml", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, bad), 2);
+    g_free(out), g_free(err);
+    const char *tight[] = {"plan", scen, "--set", "memory.limit=30GiB", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, tight), 1);
+    ck_assert_str_eq(out, "");
+    ck_assert_msg(strstr(err, "the smallest limit that fits is") != NULL, "%s", err);
+    g_free(out), g_free(err);
+    g_autofree char *frag = g_build_filename(g_get_tmp_dir(), "ppsim-check-plan-cli.yaml", NULL);
+    const char *planned[] = {"plan", scen, "--compare", "-o", frag, NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, planned), 0);
+    g_autofree char *again = NULL, *again_err = NULL;
+    ck_assert_int_eq(spawn_ppsim(&again, &again_err, planned), 0);
+    ck_assert_str_eq(out, again); /* byte-identical: no wall time in the text */
+    const char *marker = strstr(out, "\nplan ");
+    ck_assert(marker != NULL);
+    gsize at = (gsize)(marker - out) + 6;
+    g_free(out), g_free(err);
+    const char *run[] = {"run", scen, "--with", frag, "--no-artifacts", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, run), 0);
+    /* the run's makespan is the plan's replayed one (second number on the plan row) */
+    double planned_ms = 0, run_ms = 0;
+    ck_assert(sscanf(again + at, "%*f %lf", &planned_ms) == 1);
+    const char *row = strstr(out, "\n1f1b ");
+    ck_assert(row != NULL && sscanf(row + 6, "%lf", &run_ms) == 1);
+    ck_assert_double_eq_tol(run_ms, planned_ms, 1e-3);
+    g_unlink(frag);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -387,6 +445,10 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_ilp_matches_brute_force);
     tcase_add_test(tc, test_no_fit_names_smallest_limit);
     tcase_add_test(tc, test_plan_replay_and_fragment);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_cli);
     suite_add_tcase(s, tc);
     return s;
 }
