@@ -10,16 +10,36 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 /* Local search on memory alone: the heuristic's smallest limit (an upper bound on the
- * true one), from the even split with every stage in its most frugal mode. */
+ * true one). Every stage in its most frugal mode, then (untied chunks) single-layer moves
+ * between stages while the peak over devices drops. */
 static double
 plan_min_memory_heuristic(const PpsimPlanProblem *pb)
 {
-    double best = INFINITY;
-    for (int k = 0; k < pb->n_modes; k++) {
-        g_autoptr(PpsimPlanAssignment) a = ppsim_plan_even(pb, k);
-        best = MIN(best, a->peak_memory);
+    int frugal = 0;
+    for (int k = 1; k < pb->n_modes; k++)
+        if (pb->layer[k].act + pb->layer[k].static_mem <
+            pb->layer[frugal].act + pb->layer[frugal].static_mem)
+            frugal = k;
+    g_autoptr(PpsimPlanAssignment) cur = ppsim_plan_even(pb, frugal);
+    for (gboolean moved = !pb->tie_chunks; moved;) { /* tied chunks: whole devices only */
+        moved = FALSE;
+        for (int from = 0; from < pb->n_stages && !moved; from++)
+            for (int to = 0; to < pb->n_stages && !moved; to++) {
+                if (to == from ||
+                    cur->layers[from] <= (from == 0 || from == pb->n_stages - 1 ? 0 : 1))
+                    continue;
+                g_autoptr(PpsimPlanAssignment) cand = ppsim_plan_assignment_copy(cur);
+                cand->layers[from]--;
+                cand->layers[to]++;
+                ppsim_plan_evaluate(pb, cand);
+                if (cand->peak_memory < cur->peak_memory - 0.5) {
+                    ppsim_plan_assignment_free(cur);
+                    cur = g_steal_pointer(&cand);
+                    moved = TRUE;
+                }
+            }
     }
-    return best;
+    return cur->peak_memory;
 }
 
 /* The error of no plan fitting, naming the smallest limit that would. */
@@ -34,7 +54,8 @@ plan_no_fit(const PpsimScenario *sc, const PpsimPlanProblem *pb, gboolean exact,
     g_string_append(msg, " GiB per device; the smallest limit that fits is ");
     /* rounded up to the printed precision, so that limit fits */
     ppsim_fmt_fixed(msg, ceil(need / GIB * 100.0) / 100.0, 2);
-    g_string_append_printf(msg, " GiB%s", exact ? "" : " or less (heuristic bound: CBC absent)");
+    g_string_append_printf(msg, " GiB%s",
+                           exact ? "" : " or less (a heuristic's bound: ppsim has no CBC)");
     g_set_error_literal(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT, msg->str);
 }
 
