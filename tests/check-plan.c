@@ -358,6 +358,19 @@ START_TEST(test_plan_replay_and_fragment)
     g_autofree char *yaml = g_strdup_printf(
         "name: tiny\nmodel: {layers: 12, hidden: 2048, heads: 16, seq_len: 4096, vocab: 32000}\n"
         "training: {pp: 4, microbatches: 8}\nschedule: gpipe\nmemory: {limit: 6GiB}\n");
+    /* a fragment must be a mapping of keys to values or lists of values */
+    g_autofree char *bad = g_build_filename(g_get_tmp_dir(), "ppsim-check-plan-bad.yaml", NULL);
+    ck_assert(g_file_set_contents(bad, "- 1\n- 2\n", -1, NULL));
+    g_auto(GStrv) none = ppsim_scenario_fragment_overrides(bad, &error);
+    ck_assert_ptr_null(none);
+    ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE);
+    g_clear_error(&error);
+    ck_assert(g_file_set_contents(bad, "model: {stage_layers: [[1]]}\n", -1, NULL));
+    g_auto(GStrv) nested = ppsim_scenario_fragment_overrides(bad, &error);
+    ck_assert_ptr_null(nested);
+    ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE);
+    g_clear_error(&error);
+    g_unlink(bad);
     g_autoptr(PpsimScenario) again = ppsim_scenario_parse(yaml, strlen(yaml), "again.yaml", ".",
                                                           (const char *const *)sets, &error);
     ppsim_assert_no_error(error);
