@@ -64,6 +64,33 @@ START_TEST(test_stage_recompute_costs)
     ck_assert(llabs(refwd - plain->stage[0].est.f_ps) <= 2);
     ck_assert_int_eq(c->stage[1].b_recompute_ps, 0);
     ck_assert_int_eq(plain->stage[0].b_recompute_ps, 0);
+    /* {full: 2} of stage 0's 4 layers: half-way between none and full, exactly */
+    const char *const half[] = {"model.stage_recompute=[{full: 2}, none]", NULL};
+    g_autofree char *y2 = g_strdup_printf("name: tiny\nmodel: {layers: 8, hidden: 2048, heads: "
+                                          "16, seq_len: 4096, vocab: 32000}\n"
+                                          "training: {pp: 2, microbatches: 4}\nschedule: 1f1b\n");
+    g_autoptr(PpsimScenario) mix =
+        ppsim_scenario_parse(y2, strlen(y2), "mix.yaml", ".", half, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(g_array_index(mix->model.stage_recompute_layers, int, 0), 2);
+    ck_assert_int_eq(g_array_index(mix->model.stage_recompute_layers, int, 1), -1);
+    g_autoptr(PpsimCosts) cm = ppsim_costs_new(mix, 2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(cm->stage[0].est.act * 2, plain->stage[0].est.act + c->stage[0].est.act);
+    ck_assert(llabs(cm->stage[0].est.b_ps * 2 - plain->stage[0].est.b_ps - c->stage[0].est.b_ps) <=
+              4);
+    ck_assert(llabs(cm->stage[0].b_recompute_ps * 2 - c->stage[0].b_recompute_ps) <= 4);
+    const char *const over[] = {"model.stage_recompute=[{full: 5}, none]", NULL};
+    g_autoptr(PpsimScenario) too =
+        ppsim_scenario_parse(y2, strlen(y2), "mix.yaml", ".", over, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) none5 = ppsim_costs_new(too, 2, &error);
+    ck_assert_ptr_null(none5);
+    ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE);
+    ck_assert_msg(strstr(error->message, "puts 5 layers of stage 0 in mode 'full', but the "
+                                         "stage has 4") != NULL,
+                  "%s", error->message);
+    g_clear_error(&error);
     const char *yaml = "model: {layers: 8, hidden: 1024, heads: 8, seq_len: 1024,\n"
                        "        stage_recompute: [full]}\n"
                        "training: {pp: 2, microbatches: 4}\n";
@@ -140,9 +167,11 @@ END_TEST
 
 /* A hand-built instance (p = 2, m = 4, L = 4, 1F1B, no H, T = one layer's time):
  * none: F 1, BW 2, 2 units of activation; full: F 1, BW 3, 1 unit. Device 0 holds 2
- * microbatches at its peak, device 1 one. Limit 6: none on stage 0 fits 1 layer only.
- * By hand: [2 full, 2 none] gives D = (8, 6 + 3 = 9), M = max(4*8 + 9, 4*9 + 8) = 44;
- * [1, 3] none gives 51, [3 full, 1] 54, [2 full, 2 full] 52: the optimum is 44. */
+ * microbatches at its peak, device 1 one. Limit 6: stage 0 with n layers, a of them not
+ * recomputed, needs 2 (n + a) <= 6; stage 1 fits all none. With D0 = 4n - a, D1 = 15 - 3n
+ * and M = max(4 D0 + D1, 4 D1 + D0): n = 2, a = 1 gives D = (7, 9), M = max(37, 43) = 43;
+ * n = 2, a = 0 (whole stages) 44; n = 1 51; n = 3 54; n = 0 60. So 43 with mixing, 44
+ * with whole-stage modes. */
 static PpsimPlanProblem *
 hand_problem(double limit)
 {
@@ -189,24 +218,28 @@ START_TEST(test_hand_instance)
     PpsimPlanProblem *pb = hand_problem(6);
     g_autoptr(PpsimPlanAssignment) brute = ppsim_plan_brute_force(pb);
     ck_assert(brute->fits);
-    ck_assert_double_eq_tol(brute->makespan_ms, 44, 1e-9);
+    ck_assert_double_eq_tol(brute->makespan_ms, 43, 1e-9);
     ck_assert_int_eq(brute->layers[0], 2);
     ck_assert_int_eq(pb->mode[brute->mode[0]], PPSIM_RECOMPUTE_FULL);
+    ck_assert_int_eq(ppsim_plan_in_mode(brute, 0), 1);
     ck_assert_int_eq(pb->mode[brute->mode[1]], PPSIM_RECOMPUTE_NONE);
-    /* bubbles: p M = 88 = useful 4 (8 - 2) + 4 * 6 ... B_R = m * 2 recompute = 8,
-     * B_I = m (9 - 8) = 4, B_P = 2 * 44 - 4 * 2 * 9 = 16 */
-    ck_assert_double_eq_tol(brute->b_recompute_ms, 8, 1e-9);
-    ck_assert_double_eq_tol(brute->b_imbalance_ms, 4, 1e-9);
-    ck_assert_double_eq_tol(brute->b_preparation_ms, 16, 1e-9);
+    /* bubbles: p M = 86 = useful m (7 - 1 + 9) = 60 + B_R + B_I + B_P with B_R = m x 1
+     * recomputed layer = 4, B_I = m (9 - 7) = 8, B_P = 2 x 43 - 4 x 2 x 9 = 14 */
+    ck_assert_double_eq_tol(brute->b_recompute_ms, 4, 1e-9);
+    ck_assert_double_eq_tol(brute->b_imbalance_ms, 8, 1e-9);
+    ck_assert_double_eq_tol(brute->b_preparation_ms, 14, 1e-9);
+    /* the local search keeps whole-stage modes: 44 */
     g_autoptr(PpsimPlanAssignment) heur = ppsim_plan_local_search(pb);
-    ck_assert(heur->fits && heur->makespan_ms >= 44 - 1e-9);
+    ck_assert(heur->fits);
+    ck_assert_double_eq_tol(heur->makespan_ms, 44, 1e-9);
     if (ppsim_milp_available()) {
         g_autoptr(GError) error = NULL;
         g_autoptr(PpsimPlanAssignment) ilp = ppsim_plan_ilp(pb, FALSE, 10, NULL, &error);
         ppsim_assert_no_error(error);
         ck_assert(ilp != NULL && ilp->fits);
-        ck_assert_double_eq_tol(ilp->makespan_ms, 44, 1e-9);
+        ck_assert_double_eq_tol(ilp->makespan_ms, 43, 1e-9);
         ck_assert_int_eq(ilp->layers[0], 2);
+        ck_assert_int_eq(ppsim_plan_in_mode(ilp, 0), 1);
         /* the smallest limit, all full: [1, 3] holds 2 x 1 and 3 x 1 units, so 3 ([0, 4]
          * and [2, 2] need 4) */
         g_autoptr(PpsimPlanAssignment) low = ppsim_plan_ilp(pb, TRUE, 10, NULL, &error);
@@ -233,21 +266,28 @@ START_TEST(test_units_match_cost_model)
     ppsim_assert_no_error(error);
     ck_assert_int_eq(pb->n_modes, 2); /* selective = none with FlashAttention */
     g_autoptr(PpsimPlanAssignment) a = ppsim_plan_assignment_new(3);
-    int layers[3] = {2, 5, 3}, modes[3] = {1, 0, 1};
+    int layers[3] = {2, 5, 3}, modes[3] = {1, 1, 0}, mixed[3] = {-1, 2, -1};
     memcpy(a->layers, layers, sizeof layers);
     memcpy(a->mode, modes, sizeof modes);
+    memcpy(a->mixed, mixed, sizeof mixed); /* stage 1: 2 of 5 layers fully recomputed */
     ppsim_plan_evaluate(pb, a);
     PpsimScenario *planned = ppsim_plan_scenario(sc, pb, a);
     g_autoptr(PpsimCosts) c = ppsim_costs_new(planned, 3, &error);
     ppsim_assert_no_error(error);
     for (int s = 0; s < 3; s++) {
-        const PpsimPlanUnit *u = &pb->layer[modes[s]];
-        double f =
-            layers[s] * u->f_ms + (s == 0 ? pb->head.f_ms : 0) + (s == 2 ? pb->tail.f_ms : 0);
-        double act = layers[s] * u->act + (s == 0 ? pb->head.act : 0) + (s == 2 ? pb->tail.act : 0);
+        const PpsimPlanUnit *u = &pb->layer[modes[s]], *z = &pb->layer[0];
+        int k = ppsim_plan_in_mode(a, s);
+        double f = k * u->f_ms + (layers[s] - k) * z->f_ms + (s == 0 ? pb->head.f_ms : 0) +
+                   (s == 2 ? pb->tail.f_ms : 0);
+        double b = k * u->b_ms + (layers[s] - k) * z->b_ms + (s == 0 ? pb->head.b_ms : 0) +
+                   (s == 2 ? pb->tail.b_ms : 0);
+        double act = k * u->act + (layers[s] - k) * z->act + (s == 0 ? pb->head.act : 0) +
+                     (s == 2 ? pb->tail.act : 0);
         ck_assert_double_eq_tol(f, (double)c->stage[s].est.f_ps / PPSIM_PS_PER_MS, 1e-6);
+        ck_assert_double_eq_tol(b, (double)c->stage[s].est.b_ps / PPSIM_PS_PER_MS, 1e-6);
         ck_assert_double_eq_tol(act, (double)c->stage[s].est.act, 1.0);
     }
+    ck_assert_int_gt(c->stage[1].b_recompute_ps, 0);
     /* the model's 1F1B memory is the replay's: peak at the first device's warm-up */
     g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("1f1b");
     g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(planned, spec, 0, &error);
@@ -379,6 +419,8 @@ START_TEST(test_plan_replay_and_fragment)
         ck_assert_int_eq(g_array_index(again->model.stage_layers, int, s), plan->best->layers[s]);
         ck_assert_int_eq(g_array_index(again->model.stage_recompute, int, s),
                          plan->problem->mode[plan->best->mode[s]]);
+        int k = plan->best->mode[s] == 0 ? -1 : plan->best->mixed[s];
+        ck_assert_int_eq(g_array_index(again->model.stage_recompute_layers, int, s), k);
     }
 }
 END_TEST

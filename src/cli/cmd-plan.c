@@ -102,11 +102,17 @@ static void
 plan_text_assignment(GString *out, const PpsimPlanProblem *pb, const PpsimPlanAssignment *a)
 {
     g_string_append(out, "[");
-    for (int s = 0; s < a->n_stages; s++)
-        g_string_append_printf(out, "%s%d%s", s ? " " : "", a->layers[s],
-                               pb->mode[a->mode[s]] == PPSIM_RECOMPUTE_NONE        ? ""
-                               : pb->mode[a->mode[s]] == PPSIM_RECOMPUTE_SELECTIVE ? "s"
-                                                                                   : "f");
+    for (int s = 0; s < a->n_stages; s++) {
+        PpsimRecompute r = pb->mode[a->mode[s]];
+        const char *mark = r == PPSIM_RECOMPUTE_NONE        ? ""
+                           : r == PPSIM_RECOMPUTE_SELECTIVE ? "s"
+                                                            : "f";
+        if (a->mode[s] != 0 && a->mixed[s] >= 0) /* 9(3f): 3 of 9 layers recomputed */
+            g_string_append_printf(out, "%s%d(%d%s)", s ? " " : "", a->layers[s], a->mixed[s],
+                                   mark);
+        else
+            g_string_append_printf(out, "%s%d%s", s ? " " : "", a->layers[s], mark);
+    }
     g_string_append(out, "]");
 }
 
@@ -121,12 +127,18 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
                            strcmp(plan->method, "ilp") == 0 ? plan->status : "HEURISTIC",
                            strcmp(plan->method, "ilp") == 0 ? "" : " (local search, CBC not used)");
     g_string_append(out, "stage device layers recompute\n");
-    for (int s = 0; s < a->n_stages; s++)
+    for (int s = 0; s < a->n_stages; s++) {
+        g_autofree char *mode = a->mode[s] != 0 && a->mixed[s] >= 0
+                                    ? g_strdup_printf("%s for %d layers, none for %d",
+                                                      ppsim_recompute_name(pb->mode[a->mode[s]]),
+                                                      a->mixed[s], a->layers[s] - a->mixed[s])
+                                    : g_strdup(ppsim_recompute_name(pb->mode[a->mode[s]]));
         g_string_append_printf(out, "%5d %6d %6d %s%s\n", s, pb->stage_device[s], a->layers[s],
-                               ppsim_recompute_name(pb->mode[a->mode[s]]),
+                               mode,
                                s == 0                 ? " (+ embedding)"
                                : s == a->n_stages - 1 ? " (+ head)"
                                                       : "");
+    }
     g_string_append(out, "predicted: makespan ");
     ppsim_fmt_fixed(out, a->makespan_ms, 3);
     g_string_append(out, " ms, peak memory ");
@@ -177,6 +189,11 @@ plan_json_assignment(GString *out, const PpsimPlanProblem *pb, const PlanRow *ro
     for (int s = 0; s < a->n_stages; s++)
         g_string_append_printf(out, "%s\"%s\"", s ? "," : "",
                                ppsim_recompute_name(pb->mode[a->mode[s]]));
+    /* layers of each stage in that mode; the rest are in none */
+    g_string_append(out, "],\"stage_recompute_layers\":[");
+    for (int s = 0; s < a->n_stages; s++)
+        g_string_append_printf(out, "%s%d", s ? "," : "",
+                               a->mode[s] == 0 ? 0 : ppsim_plan_in_mode(a, s));
     g_string_append(out, "],\"predicted_makespan\":");
     ppsim_fmt_double(out, a->makespan_ms);
     g_string_append(out, ",\"predicted_peak_memory\":");

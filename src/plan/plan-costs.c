@@ -75,6 +75,7 @@ costs_probe(const PpsimScenario *sc, PpsimRecompute r, PpsimPlanUnit *layer, Pps
     probe.model.layers = 3;
     probe.model.stage_layers = split;
     probe.model.stage_recompute = rc;
+    probe.model.stage_recompute_layers = NULL;
     g_autoptr(PpsimCosts) c = ppsim_costs_new(&probe, 3, error);
     if (c == NULL)
         return FALSE;
@@ -273,6 +274,7 @@ costs_structure(const PpsimScenario *sc, const char *schedule, GError **error)
     PpsimScenario even = *sc;
     even.model.stage_layers = split;
     even.model.stage_recompute = NULL;
+    even.model.stage_recompute_layers = NULL;
     /* the family's own op order: generators with a memory cap would otherwise size it
      * from memory.limit for this even split, which the plan is about to change */
     even.memory_limit_set = FALSE;

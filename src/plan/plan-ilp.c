@@ -2,11 +2,12 @@
  * src/milp.
  *
  * Variables: l[s,r] >= 0 integer, the transformer layers of stage s (a (chunk, device) pair
- * of the family's map) in recompute mode r, with a binary y[s,r] choosing one mode per
- * stage (the scenario format's `model.stage_recompute`); M, the makespan. With one
- * transformer layer type, [HP]'s order and contiguity constraints (C1) hold by
- * construction: layers are dealt to stages in stage order, H to the first, T to the last.
- *   C1  sum_{s,r} l[s,r] = L;  sum_r y[s,r] = 1;  l[s,r] <= L y[s,r];  middle stages >= 1
+ * of the family's map) in recompute mode r, with binaries y[s,r] (r >= 1) allowing one mode
+ * besides none per stage (what `model.stage_recompute` can say: a mode, or {mode: k} with
+ * the rest none); M, the makespan. With one transformer layer type, [HP]'s order and
+ * contiguity constraints (C1) hold by construction: layers are dealt to stages in stage
+ * order, H to the first, T to the last.
+ *   C1  sum_{s,r} l[s,r] = L;  l[s,r] <= L y[s,r], sum_{r>=1} y[s,r] <= 1;  middle stages >= 1
  *   C2  per device d and check point k (plan-costs.c): static + in-flight activations
  *       <= memory limit
  *   C3  M >= m D_d + hops  and  M >= m D_d + sum_{s not on d} P_s + hops  for every d
@@ -58,17 +59,22 @@ ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb)
     g_autofree int *cols = g_new(int, S *K + 1);
     g_autofree double *coef = g_new(double, S *K + 1);
     for (int s = 0; s < S; s++) {
-        for (int k = 0; k < K; k++) {
+        /* mode 0 (none) plus at most one other mode per stage: l[s,k] <= L y[s,k] for
+         * k >= 1 and sum_{k >= 1} y[s,k] <= 1 */
+        for (int k = 1; k < K; k++) {
             int c[2] = {ilp->l[ilp_col(pb, s, k)], ilp->y[ilp_col(pb, s, k)]};
             double a[2] = {1.0, -(double)L};
             ppsim_milp_add_row(ilp->milp, 2, c, a, 'L', 0.0);
-            cols[k] = ilp->y[ilp_col(pb, s, k)];
-            coef[k] = 1.0;
+            cols[k - 1] = ilp->y[ilp_col(pb, s, k)];
+            coef[k - 1] = 1.0;
         }
-        ppsim_milp_add_row(ilp->milp, K, cols, coef, 'E', 1.0);
+        if (K > 1)
+            ppsim_milp_add_row(ilp->milp, K - 1, cols, coef, 'L', 1.0);
         if ((s > 0 && s < S - 1) || pb->tie_chunks) {
-            for (int k = 0; k < K; k++)
+            for (int k = 0; k < K; k++) {
                 cols[k] = ilp->l[ilp_col(pb, s, k)];
+                coef[k] = 1.0;
+            }
             ppsim_milp_add_row(ilp->milp, K, cols, coef, 'G', 1.0);
         }
     }
@@ -201,14 +207,17 @@ ilp_read(const Ilp *ilp, const PpsimPlanProblem *pb, const double *x)
 {
     PpsimPlanAssignment *a = ppsim_plan_assignment_new(pb->n_stages);
     for (int s = 0; s < pb->n_stages; s++) {
-        int best_k = 0;
+        int other = 0, in_other = 0;
         for (int k = 0; k < pb->n_modes; k++) {
             int n = (int)llround(x[ilp->l[ilp_col(pb, s, k)]]);
-            if (n > 0 || llround(x[ilp->y[ilp_col(pb, s, k)]]) == 1)
-                best_k = k;
+            if (k > 0 && n > 0) {
+                other = k;
+                in_other = n;
+            }
             a->layers[s] += n;
         }
-        a->mode[s] = best_k;
+        a->mode[s] = other;
+        a->mixed[s] = other == 0 || in_other == a->layers[s] ? -1 : in_other;
     }
     ppsim_plan_evaluate(pb, a);
     return a;
@@ -242,10 +251,10 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
     g_autoptr(PpsimPlanAssignment) start = ppsim_plan_local_search(pb);
     if (start->fits || min_memory)
         for (int s = 0; s < S; s++)
-            for (int k = 0; k < K; k++) {
+            for (int k = 0; k < K; k++) { /* the local search keeps whole stages */
                 gboolean on = start->mode[s] == k;
                 ppsim_milp_set_start(milp, l[ilp_col(pb, s, k)], on ? start->layers[s] : 0);
-                ppsim_milp_set_start(milp, y[ilp_col(pb, s, k)], on ? 1 : 0);
+                ppsim_milp_set_start(milp, y[ilp_col(pb, s, k)], on && k > 0 ? 1 : 0);
             }
     PpsimMilpOptions opts = {.time_limit_s = time_limit_s > 0 ? time_limit_s : 60,
                              .node_limit = 0,

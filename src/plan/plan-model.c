@@ -14,6 +14,9 @@ ppsim_plan_assignment_new(int n_stages)
     a->n_stages = n_stages;
     a->layers = g_new0(int, n_stages);
     a->mode = g_new0(int, n_stages);
+    a->mixed = g_new(int, n_stages);
+    for (int i = 0; i < n_stages; i++)
+        a->mixed[i] = -1;
     return a;
 }
 
@@ -24,6 +27,7 @@ ppsim_plan_assignment_copy(const PpsimPlanAssignment *a)
     *c = *a;
     c->layers = g_memdup2(a->layers, sizeof(int) * a->n_stages);
     c->mode = g_memdup2(a->mode, sizeof(int) * a->n_stages);
+    c->mixed = g_memdup2(a->mixed, sizeof(int) * a->n_stages);
     return c;
 }
 
@@ -34,22 +38,26 @@ ppsim_plan_assignment_free(PpsimPlanAssignment *a)
         return;
     g_free(a->layers);
     g_free(a->mode);
+    g_free(a->mixed);
     g_free(a);
 }
 
-/* Stage @s with @n layers in mode @k: the layers plus H on the first stage and T on the
- * last. */
+/* Stage @s with @n layers, @km of them in mode @k and the rest in mode 0 (none): the
+ * layers plus H on the first stage and T on the last. */
 static PpsimPlanUnit
-model_stage(const PpsimPlanProblem *pb, int s, int n, int k)
+model_stage(const PpsimPlanProblem *pb, int s, int n, int k, int km)
 {
-    PpsimPlanUnit u = pb->layer[k];
-    u.f_ms *= n;
-    u.b_ms *= n;
-    u.w_ms *= n;
-    u.r_ms *= n;
-    u.act *= n;
-    u.act_w *= n;
-    u.static_mem *= n;
+    const PpsimPlanUnit *a = &pb->layer[k], *z = &pb->layer[0];
+    int kz = n - km;
+    PpsimPlanUnit u = {
+        .f_ms = km * a->f_ms + kz * z->f_ms,
+        .b_ms = km * a->b_ms + kz * z->b_ms,
+        .w_ms = km * a->w_ms + kz * z->w_ms,
+        .r_ms = km * a->r_ms + kz * z->r_ms,
+        .act = km * a->act + kz * z->act,
+        .act_w = km * a->act_w + kz * z->act_w,
+        .static_mem = km * a->static_mem + kz * z->static_mem,
+    };
     const PpsimPlanUnit *extra[2] = {s == 0 ? &pb->head : NULL,
                                      s == pb->n_stages - 1 ? &pb->tail : NULL};
     for (int i = 0; i < 2; i++) {
@@ -65,6 +73,18 @@ model_stage(const PpsimPlanProblem *pb, int s, int n, int k)
     return u;
 }
 
+int
+ppsim_plan_in_mode(const PpsimPlanAssignment *a, int s)
+{
+    return a->mixed[s] < 0 ? a->layers[s] : MIN(a->mixed[s], a->layers[s]);
+}
+
+static PpsimPlanUnit
+model_stage_of(const PpsimPlanProblem *pb, const PpsimPlanAssignment *a, int s)
+{
+    return model_stage(pb, s, a->layers[s], a->mode[s], ppsim_plan_in_mode(a, s));
+}
+
 static double
 model_prep(const PpsimPlanProblem *pb, const PpsimPlanUnit *u)
 {
@@ -74,12 +94,12 @@ model_prep(const PpsimPlanProblem *pb, const PpsimPlanUnit *u)
 /* Peak memory of device @d: its stages' static memory plus, at the worst check point, the
  * activations in flight. */
 static double
-model_device_memory(const PpsimPlanProblem *pb, const int *layers, const int *mode, int d)
+model_device_memory(const PpsimPlanProblem *pb, const PpsimPlanAssignment *a, int d)
 {
     double stat = 0, peak = 0;
     for (int s = 0; s < pb->n_stages; s++)
         if (pb->stage_device[s] == d)
-            stat += model_stage(pb, s, layers[s], mode[s]).static_mem;
+            stat += model_stage_of(pb, a, s).static_mem;
     for (guint i = 0; i < pb->points->len; i++) {
         const PpsimPlanPoint *pt = g_ptr_array_index(pb->points, i);
         if (pt->device != d)
@@ -88,7 +108,7 @@ model_device_memory(const PpsimPlanProblem *pb, const int *layers, const int *mo
         for (int s = 0; s < pb->n_stages; s++) {
             if (pt->n_full[s] == 0 && pt->n_w[s] == 0)
                 continue;
-            PpsimPlanUnit u = model_stage(pb, s, layers[s], mode[s]);
+            PpsimPlanUnit u = model_stage_of(pb, a, s);
             act += pt->n_full[s] * u.act + pt->n_w[s] * u.act_w;
         }
         peak = MAX(peak, act);
@@ -105,7 +125,7 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
     g_autofree double *rec = g_new0(double, p);
     double prep_all = 0;
     for (int s = 0; s < pb->n_stages; s++) {
-        PpsimPlanUnit u = model_stage(pb, s, a->layers[s], a->mode[s]);
+        PpsimPlanUnit u = model_stage_of(pb, a, s);
         int d = pb->stage_device[s];
         dev[d] += u.f_ms + u.b_ms + u.w_ms;
         rec[d] += u.r_ms;
@@ -118,7 +138,7 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
         for (int c = 0; c < pb->v; c++) {
             double x = 0;
             for (int s = c * p; s < (c + 1) * p; s++) {
-                PpsimPlanUnit u = model_stage(pb, s, a->layers[s], a->mode[s]);
+                PpsimPlanUnit u = model_stage_of(pb, a, s);
                 x = MAX(x, u.f_ms + u.b_ms + u.w_ms);
             }
             paced += x;
@@ -133,7 +153,7 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
         dmax = MAX(dmax, dev[d]);
         sum_d += dev[d];
         sum_r += rec[d];
-        double mem = model_device_memory(pb, a->layers, a->mode, d);
+        double mem = model_device_memory(pb, a, d);
         a->peak_memory = MAX(a->peak_memory, mem);
         if (pb->limit > 0 && mem > pb->limit)
             a->fits = FALSE;
@@ -192,7 +212,10 @@ ppsim_plan_greedy_modes(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
 {
     int S = pb->n_stages;
     g_autofree int *mine = g_new(int, S);
-    g_autofree int *mode = g_memdup2(a->mode, sizeof(int) * S);
+    for (int s = 0; s < S; s++)
+        a->mixed[s] = -1; /* whole stages */
+    g_autoptr(PpsimPlanAssignment) scratch = ppsim_plan_assignment_copy(a);
+    int *mode = scratch->mode;
     for (int d = 0; d < pb->p; d++) {
         int n = 0;
         for (int s = 0; s < S; s++)
@@ -209,10 +232,10 @@ ppsim_plan_greedy_modes(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
                 mode[mine[i]] = rest % pb->n_modes;
             double t = 0;
             for (int i = 0; i < n; i++) {
-                PpsimPlanUnit u = model_stage(pb, mine[i], a->layers[mine[i]], mode[mine[i]]);
+                PpsimPlanUnit u = model_stage_of(pb, scratch, mine[i]);
                 t += u.f_ms + u.b_ms + u.w_ms;
             }
-            double mem = model_device_memory(pb, a->layers, mode, d);
+            double mem = model_device_memory(pb, scratch, d);
             gboolean fits = pb->limit <= 0 || mem <= pb->limit;
             gboolean better = fits ? !best_fits || t < best_t || (t == best_t && mem < best_mem)
                                    : !best_fits && mem < best_mem;
@@ -298,10 +321,18 @@ brute_modes(const PpsimPlanProblem *pb, PpsimPlanAssignment *a, int s, PpsimPlan
         }
         return;
     }
-    for (int k = 0; k < pb->n_modes; k++) {
-        a->mode[s] = k;
-        brute_modes(pb, a, s + 1, best);
-    }
+    /* mode 0 for the whole stage, or c >= 1 of its layers in mode k, the rest in mode 0 */
+    a->mode[s] = 0;
+    a->mixed[s] = -1;
+    brute_modes(pb, a, s + 1, best);
+    for (int k = 1; k < pb->n_modes; k++)
+        for (int c = 1; c <= a->layers[s]; c++) {
+            a->mode[s] = k;
+            a->mixed[s] = c == a->layers[s] ? -1 : c;
+            brute_modes(pb, a, s + 1, best);
+        }
+    a->mode[s] = 0;
+    a->mixed[s] = -1;
 }
 
 static void

@@ -138,12 +138,15 @@ ppsim_plan_scenario(const PpsimScenario *sc, const PpsimPlanProblem *pb,
 {
     PpsimScenario *out = g_new(PpsimScenario, 1);
     *out = *sc;
+    out->model.recompute = PPSIM_RECOMPUTE_NONE; /* mode 0: the rest of a mixed stage */
     out->model.stage_layers = g_array_new(FALSE, FALSE, sizeof(int));
     out->model.stage_recompute = g_array_new(FALSE, FALSE, sizeof(int));
+    out->model.stage_recompute_layers = g_array_new(FALSE, FALSE, sizeof(int));
     for (int s = 0; s < a->n_stages; s++) {
-        int r = (int)pb->mode[a->mode[s]];
+        int r = (int)pb->mode[a->mode[s]], k = a->mode[s] == 0 ? -1 : a->mixed[s];
         g_array_append_val(out->model.stage_layers, a->layers[s]);
         g_array_append_val(out->model.stage_recompute, r);
+        g_array_append_val(out->model.stage_recompute_layers, k);
     }
     return out;
 }
@@ -155,6 +158,7 @@ ppsim_plan_scenario_free(PpsimScenario *planned)
         return;
     g_array_free(planned->model.stage_layers, TRUE);
     g_array_free(planned->model.stage_recompute, TRUE);
+    g_array_free(planned->model.stage_recompute_layers, TRUE);
     g_free(planned);
 }
 
@@ -197,10 +201,14 @@ ppsim_plan_write_fragment(GString *out, const PpsimScenario *sc, const PpsimPlan
     g_string_append(out, "model:\n  stage_layers: [");
     for (int s = 0; s < a->n_stages; s++)
         g_string_append_printf(out, "%s%d", s ? ", " : "", a->layers[s]);
-    g_string_append(out, "]\n  stage_recompute: [");
-    for (int s = 0; s < a->n_stages; s++)
-        g_string_append_printf(out, "%s%s", s ? ", " : "",
-                               ppsim_recompute_name(pb->mode[a->mode[s]]));
+    g_string_append(out, "]\n  recompute: none\n  stage_recompute: [");
+    for (int s = 0; s < a->n_stages; s++) {
+        const char *name = ppsim_recompute_name(pb->mode[a->mode[s]]);
+        if (a->mode[s] != 0 && a->mixed[s] >= 0)
+            g_string_append_printf(out, "%s{%s: %d}", s ? ", " : "", name, a->mixed[s]);
+        else
+            g_string_append_printf(out, "%s%s", s ? ", " : "", name);
+    }
     g_autofree char *schedule = ppsim_plan_schedule_text(sc, pb->schedule);
     g_string_append_printf(out, "]\nschedule: %s\n", schedule);
 }

@@ -66,6 +66,8 @@ typedef struct {
     int n_stages;
     int *layers; /* [n_stages] transformer layers */
     int *mode;   /* [n_stages] index into problem->mode */
+    int *mixed;  /* [n_stages] layers of the stage in mode[s], the rest in mode 0 (none);
+                  * -1: all of them (a whole-stage mode) */
     double makespan_ms;
     double peak_memory;    /* max over devices, bytes */
     double b_recompute_ms; /* device-time sums: B_R, B_I, B_P */
@@ -121,19 +123,22 @@ PpsimPlanAssignment *ppsim_plan_assignment_copy(const PpsimPlanAssignment *a);
 void ppsim_plan_assignment_free(PpsimPlanAssignment *a);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimPlanAssignment, ppsim_plan_assignment_free)
 
+/* Layers of stage @s in @a's mode[s] (the rest are in mode 0). */
+int ppsim_plan_in_mode(const PpsimPlanAssignment *a, int s);
 /* Fills @a's prediction (makespan, peak memory, bubbles, fits) from its layers and modes:
  * makespan = max over devices d of m D_d + sum_{s not on d} P_s + 2(p-1) hop, D_d the
  * device's F+B+W per microbatch and P_s the family's preparation weight of stage s. */
 void ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a);
 /* Megatron's even split with every stage in mode @mode. */
 PpsimPlanAssignment *ppsim_plan_even(const PpsimPlanProblem *pb, int mode);
-/* For @a's split, the fastest modes that fit, device by device (its stages' mode
- * combinations tried exhaustively); the least memory where none fits. */
+/* For @a's split, the fastest whole-stage modes that fit, device by device (its stages'
+ * mode combinations tried exhaustively); the least memory where none fits. */
 void ppsim_plan_greedy_modes(const PpsimPlanProblem *pb, PpsimPlanAssignment *a);
 /* Local search from the even split: move one layer between two stages, re-choose the modes
  * greedily, keep the best improving move, until none improves. */
 PpsimPlanAssignment *ppsim_plan_local_search(const PpsimPlanProblem *pb);
-/* Every split and mode choice (tests; small instances only). */
+/* Every split and mode choice, mixes within a stage included (tests; small instances
+ * only). */
 PpsimPlanAssignment *ppsim_plan_brute_force(const PpsimPlanProblem *pb);
 
 /* ---- phases 2-3 (plan-ilp.c) ---- */

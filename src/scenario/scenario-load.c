@@ -15,8 +15,34 @@ ppsim_scenario_load_file(const char *path, const char *const *overrides, GError 
     return ppsim_scenario_parse(text, len, path, dir, overrides, error);
 }
 
+/* Appends scalar @n, or a mapping of scalars as "{k: v, ...}"; FALSE on anything else. */
+static gboolean
+fragment_flow(yaml_document_t *doc, yaml_node_t *n, GString *out)
+{
+    if (n->type == YAML_SCALAR_NODE) {
+        g_string_append_len(out, (const char *)n->data.scalar.value, (gssize)n->data.scalar.length);
+        return TRUE;
+    }
+    if (n->type != YAML_MAPPING_NODE)
+        return FALSE;
+    g_string_append_c(out, '{');
+    for (yaml_node_pair_t *pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top;
+         pair++) {
+        yaml_node_t *k = yaml_document_get_node(doc, pair->key);
+        yaml_node_t *v = yaml_document_get_node(doc, pair->value);
+        if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE)
+            return FALSE;
+        g_string_append_printf(out, "%s%.*s: %.*s", pair == n->data.mapping.pairs.start ? "" : ", ",
+                               (int)k->data.scalar.length, (const char *)k->data.scalar.value,
+                               (int)v->data.scalar.length, (const char *)v->data.scalar.value);
+    }
+    g_string_append_c(out, '}');
+    return TRUE;
+}
+
 /* Appends "a.b=value" for every leaf under mapping node @id of @doc; sequences of scalars
- * become flow lists "[x, y]". FALSE on anything else (nested collections in a list). */
+ * (or of flat mappings, {full: 3}) become flow lists "[x, {k: v}]". FALSE on anything
+ * deeper. */
 static gboolean
 fragment_walk(yaml_document_t *doc, int id, const char *prefix, GPtrArray *out)
 {
@@ -32,11 +58,9 @@ fragment_walk(yaml_document_t *doc, int id, const char *prefix, GPtrArray *out)
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
              it++) {
             yaml_node_t *item = yaml_document_get_node(doc, *it);
-            if (item->type != YAML_SCALAR_NODE)
+            g_string_append(s, it == n->data.sequence.items.start ? "" : ", ");
+            if (!fragment_flow(doc, item, s))
                 return FALSE;
-            g_string_append_printf(s, "%s%.*s", it == n->data.sequence.items.start ? "" : ", ",
-                                   (int)item->data.scalar.length,
-                                   (const char *)item->data.scalar.value);
         }
         g_string_append_c(s, ']');
         g_ptr_array_add(out, g_string_free(g_steal_pointer(&s), FALSE));

@@ -101,7 +101,32 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
                     hint ? "'?)" : "");
 }
 
-/* model.stage_recompute: a list of recompute modes, one per stage. */
+/* One item of model.stage_recompute: a mode (the whole stage), or a mapping {mode: k}, k
+ * of the stage's layers in that mode and the rest as model.recompute says (*@count = -1
+ * for the whole stage). */
+static gboolean
+parse_recompute_item(Parser *P, int item, const char *path, int *mode, int *count, GError **error)
+{
+    yaml_node_t *n = scn_node_at(P, item);
+    PpsimRecompute r = PPSIM_RECOMPUTE_NONE;
+    *count = -1;
+    if (n->type == YAML_MAPPING_NODE) {
+        if (n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1)
+            return scn_fail(P, error, item, PPSIM_SCENARIO_ERROR_VALUE,
+                            "'%s' takes a mode or {mode: layers} per stage, e.g. {full: 3}", path);
+        yaml_node_pair_t pair = n->data.mapping.pairs.start[0];
+        SchemaKey count_key = {.min = 0};
+        if (!parse_recompute(P, pair.key, path, &r, error) ||
+            !scalar_int(P, pair.value, path, &count_key, count, error))
+            return FALSE;
+    } else if (!parse_recompute(P, item, path, &r, error)) {
+        return FALSE;
+    }
+    *mode = (int)r;
+    return TRUE;
+}
+
+/* model.stage_recompute: a list with one mode (or {mode: layers}) per stage. */
 static gboolean
 parse_recompute_list(Parser *P, int id, const char *path, GArray **dst, GError **error)
 {
@@ -110,20 +135,25 @@ parse_recompute_list(Parser *P, int id, const char *path, GArray **dst, GError *
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
                         "'%s' must be a list of none, selective, full or light", path);
     g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(int));
     gsize count = n->data.sequence.items.top - n->data.sequence.items.start;
     for (gsize i = 0; i < count; i++) {
         int item = scn_node_at(P, id)->data.sequence.items.start[i];
-        PpsimRecompute r = PPSIM_RECOMPUTE_NONE;
-        if (!parse_recompute(P, item, path, &r, error))
+        int mode = 0, layers = -1;
+        if (!parse_recompute_item(P, item, path, &mode, &layers, error))
             return FALSE;
-        int v = (int)r;
-        g_array_append_val(list, v);
+        g_array_append_val(list, mode);
+        g_array_append_val(counts, layers);
     }
     if (*dst)
         g_array_free(*dst, TRUE);
     *dst = g_steal_pointer(&list);
-    if (dst == &P->sc->model.stage_recompute)
+    if (dst == &P->sc->model.stage_recompute) {
         P->sc->model.stage_recompute_mark = scn_mark(P, id);
+        if (P->sc->model.stage_recompute_layers)
+            g_array_free(P->sc->model.stage_recompute_layers, TRUE);
+        P->sc->model.stage_recompute_layers = g_steal_pointer(&counts);
+    }
     return TRUE;
 }
 
@@ -568,6 +598,8 @@ ppsim_scenario_free(PpsimScenario *sc)
         g_array_free(sc->model.stage_layers, TRUE);
     if (sc->model.stage_recompute)
         g_array_free(sc->model.stage_recompute, TRUE);
+    if (sc->model.stage_recompute_layers)
+        g_array_free(sc->model.stage_recompute_layers, TRUE);
     GArray *lists[] = {sc->costs.stage_forward, sc->costs.stage_backward_input,
                        sc->costs.stage_backward_weight, sc->costs.stage_activation};
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++)

@@ -91,8 +91,11 @@ typedef struct {
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;
-    GArray *stage_recompute; /* (nullable) PpsimRecompute (as int) per stage: overrides
-                              * `recompute` stage by stage (the planner writes it) */
+    GArray *stage_recompute;        /* (nullable) PpsimRecompute (as int) per stage: overrides
+                                     * `recompute` stage by stage (the planner writes it) */
+    GArray *stage_recompute_layers; /* (nullable) int per stage, with stage_recompute: how
+                                     * many of the stage's layers take its mode ({full: 3}),
+                                     * the rest `recompute`; -1: all of them */
     PpsimMark stage_recompute_mark;
 } PpsimModel;
 
