@@ -121,6 +121,10 @@ START_TEST(test_bubbles_sum_exactly)
         {"po-h", NULL, NULL, {NULL}},
         {"zb-v", NULL, NULL, {NULL}},
         {"1f1b", NULL, NULL, {"model.stage_recompute=[full,none,full,none,full,none,full,none]"}},
+        {"zb-h1",
+         NULL,
+         NULL,
+         {"model.stage_recompute=[{full: 2},none,full,none,{full: 1},none,{full: 3},none]"}},
     };
     for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
         g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml",
