@@ -17,6 +17,7 @@
 typedef struct {
     char **schedules; /* --schedule, repeatable */
     char **sets;      /* --set, repeatable */
+    char **with;      /* --with FRAGMENT.yaml, repeatable: applied before --set */
     char *format;
     char *output;
     char *export_schedule;
@@ -36,6 +37,7 @@ run_options_clear(RunOptions *o)
 {
     g_strfreev(o->schedules);
     g_strfreev(o->sets);
+    g_strfreev(o->with);
     g_free(o->format);
     g_free(o->output);
     g_free(o->export_schedule);
@@ -168,6 +170,7 @@ static const char run_description[] =
     "  ppsim run scenarios/a100_8gpu.yaml --schedule 1f1b --set training.microbatches=64\n"
     "  ppsim run x.yaml --format json --no-artifacts | jq '.results[].makespan'\n"
     "  ppsim run x.yaml --schedule 1f1b --export-schedule 1f1b.csv\n"
+    "  ppsim plan x.yaml --schedule 1f1b -o plan.yaml && ppsim run x.yaml --with plan.yaml\n"
     "\n"
     "Exit status: 0 ok, 1 bad scenario, deadlock or I/O error, 2 usage error.";
 
@@ -179,6 +182,9 @@ run_context(RunOptions *o)
          "Run only these schedules (repeatable, or comma-separated)", "NAME"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
          "Override a scenario value, e.g. training.pp=4 (repeatable)", "KEY.PATH=VALUE"},
+        {"with", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->with,
+         "Apply a scenario fragment (e.g. from 'ppsim plan -o') before --set (repeatable)",
+         "FILE.yaml"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
          "Output on stdout: text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output,
@@ -362,6 +368,24 @@ run_grid(RunOptions *o, const char *path)
     return ppsim_cli_sweep(sweep, &so);
 }
 
+/* --with: each fragment's keys become overrides, in order, before those of --set. */
+static gboolean
+run_apply_with(RunOptions *o, GError **error)
+{
+    g_autoptr(GStrvBuilder) all = g_strv_builder_new();
+    for (char **f = o->with; f && *f; f++) {
+        g_auto(GStrv) sets = ppsim_scenario_fragment_overrides(*f, error);
+        if (sets == NULL)
+            return FALSE;
+        g_strv_builder_addv(all, (const char **)sets);
+    }
+    if (o->sets)
+        g_strv_builder_addv(all, (const char **)o->sets);
+    g_strfreev(o->sets);
+    o->sets = g_strv_builder_end(all);
+    return TRUE;
+}
+
 int
 ppsim_cmd_run(int argc, char **argv)
 {
@@ -387,10 +411,14 @@ ppsim_cmd_run(int argc, char **argv)
                              "--export-schedule, --svg-window and --timings are for one run");
     else if (o.grid != NULL && o.jobs < 0)
         rc = ppsim_cli_usage("--jobs must be >= 1, got %d", o.jobs);
-    else if (o.grid != NULL)
-        rc = run_grid(&o, argv[1]);
-    else
-        rc = run_main(&o, argv[1]);
+    else {
+        if (o.with != NULL && !run_apply_with(&o, &error))
+            rc = ppsim_cli_fail(error);
+        else if (o.grid != NULL)
+            rc = run_grid(&o, argv[1]);
+        else
+            rc = run_main(&o, argv[1]);
+    }
     run_options_clear(&o);
     return rc;
 }

@@ -5,6 +5,7 @@
  * are drawn as utilisation density (report-svg-density.c). Pure: results -> text.
  */
 #include "report/report.h"
+#include "report/report-svg-bubbles.h"
 #include "report/report-svg-density.h"
 #include "util/fmt.h"
 
@@ -462,6 +463,7 @@ ppsim_report_svg(GString *out, const PpsimRunResult *res, const PpsimSvgOptions 
     double y = svg_rows(&s, res, 56);
     svg_axis(&s, y + 2);
     y = svg_memory(&s, res, y + 40);
+    y = ppsim_report_svg_bubbles(body, res, SVG_LEFT, y + 10, s.plot_w);
     int width = (int)(s.plot_w + SVG_LEFT + SVG_RIGHT + 60);
     svg_open(out, width, y + 10);
     g_string_append_len(out, body->str, body->len);

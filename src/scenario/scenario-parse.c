@@ -101,6 +101,62 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
                     hint ? "'?)" : "");
 }
 
+/* One item of model.stage_recompute: a mode (the whole stage), or a mapping {mode: k}, k
+ * of the stage's layers in that mode and the rest as model.recompute says (*@count = -1
+ * for the whole stage). */
+static gboolean
+parse_recompute_item(Parser *P, int item, const char *path, int *mode, int *count, GError **error)
+{
+    yaml_node_t *n = scn_node_at(P, item);
+    PpsimRecompute r = PPSIM_RECOMPUTE_NONE;
+    *count = -1;
+    if (n->type == YAML_MAPPING_NODE) {
+        if (n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1)
+            return scn_fail(P, error, item, PPSIM_SCENARIO_ERROR_VALUE,
+                            "'%s' takes a mode or {mode: layers} per stage, e.g. {full: 3}", path);
+        yaml_node_pair_t pair = n->data.mapping.pairs.start[0];
+        SchemaKey count_key = {.min = 0};
+        if (!parse_recompute(P, pair.key, path, &r, error) ||
+            !scalar_int(P, pair.value, path, &count_key, count, error))
+            return FALSE;
+    } else if (!parse_recompute(P, item, path, &r, error)) {
+        return FALSE;
+    }
+    *mode = (int)r;
+    return TRUE;
+}
+
+/* model.stage_recompute: a list with one mode (or {mode: layers}) per stage. */
+static gboolean
+parse_recompute_list(Parser *P, int id, const char *path, GArray **dst, GError **error)
+{
+    yaml_node_t *n = scn_node_at(P, id);
+    if (n->type != YAML_SEQUENCE_NODE)
+        return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
+                        "'%s' must be a list of none, selective, full or light", path);
+    g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(int));
+    gsize count = n->data.sequence.items.top - n->data.sequence.items.start;
+    for (gsize i = 0; i < count; i++) {
+        int item = scn_node_at(P, id)->data.sequence.items.start[i];
+        int mode = 0, layers = -1;
+        if (!parse_recompute_item(P, item, path, &mode, &layers, error))
+            return FALSE;
+        g_array_append_val(list, mode);
+        g_array_append_val(counts, layers);
+    }
+    if (*dst)
+        g_array_free(*dst, TRUE);
+    *dst = g_steal_pointer(&list);
+    if (dst == &P->sc->model.stage_recompute) {
+        P->sc->model.stage_recompute_mark = scn_mark(P, id);
+        if (P->sc->model.stage_recompute_layers)
+            g_array_free(P->sc->model.stage_recompute_layers, TRUE);
+        P->sc->model.stage_recompute_layers = g_steal_pointer(&counts);
+    }
+    return TRUE;
+}
+
 static gboolean
 parse_enum(Parser *P, int id, const char *path, const char *const *names, int *dst, GError **error)
 {
@@ -187,7 +243,11 @@ parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **er
         return parse_enum(P, id, path, k->names, dst, error);
     case KEY_INT_LIST:
     case KEY_DOUBLE_LIST:
+        if (dst == (void *)&P->sc->model.stage_layers)
+            P->sc->model.stage_layers_mark = scn_mark(P, id);
         return parse_list(P, id, path, k->type == KEY_INT_LIST, dst, error);
+    case KEY_RECOMPUTE_LIST:
+        return parse_recompute_list(P, id, path, dst, error);
     }
     return FALSE;
 }
@@ -544,6 +604,10 @@ ppsim_scenario_free(PpsimScenario *sc)
     g_free(sc->model.preset);
     if (sc->model.stage_layers)
         g_array_free(sc->model.stage_layers, TRUE);
+    if (sc->model.stage_recompute)
+        g_array_free(sc->model.stage_recompute, TRUE);
+    if (sc->model.stage_recompute_layers)
+        g_array_free(sc->model.stage_recompute_layers, TRUE);
     GArray *lists[] = {sc->costs.stage_forward, sc->costs.stage_backward_input,
                        sc->costs.stage_backward_weight, sc->costs.stage_activation};
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++)
