@@ -11,14 +11,25 @@ typedef enum {
     PPSIM_VSHAPE_MIN,  /* V-Min building block, offsets (1, 1) ([CM] Table 1) */
 } PpsimVShapeKind;
 
+/* How the search went (ppsim_vshape_schedule). */
+typedef struct {
+    gboolean cut;       /* the budget stopped it before the end */
+    int n_run, n_total; /* candidates of the first pass simulated, and how many there are */
+    gint64 spent;       /* ops simulated */
+    PpsimTime makespan; /* the winner's, on the estimates */
+} PpsimVShapeInfo;
+
 /* Fills @sched (empty op lists, V-shape stage map: S = 2p) with F, B and W ops for @m
  * microbatches, never letting device d's activations (F allocates act, B frees act - act_w,
  * W the rest) exceed @limit[d] memory units. Several candidate orders are built on the cost
  * estimates and the one with the smallest estimated makespan (then the lowest peak) wins.
- * Errors: PPSIM_SCHED_ERROR_UNSUPPORTED when no candidate fits under the cap. */
+ * The candidates run most promising first; once they have simulated @budget ops (0: no
+ * limit) no further one starts. With a budget that is not reached the result is the full
+ * search's. @info: (nullable) how the search went. Errors: PPSIM_SCHED_ERROR_UNSUPPORTED when
+ * no candidate fits under the cap. */
 gboolean ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
-                               const PpsimCostEstimates *costs, const gint64 *limit,
-                               GError **error);
+                               const PpsimCostEstimates *costs, const gint64 *limit, gint64 budget,
+                               PpsimVShapeInfo *info, GError **error);
 
 /* The building block's slot offsets of one microbatch on device @d (0-indexed) in units of one
  * pass, period 6: [0] F of stage d, [1] F of stage 2p-1-d, [2] B of stage 2p-1-d, [3] B of
