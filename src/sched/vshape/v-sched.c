@@ -93,14 +93,26 @@ vs_cand_cmp(const void *a, const void *b)
                               : (x->index > y->index) - (x->index < y->index);
 }
 
-/* How promising candidate @c is (lower first), from which candidates win most often on the
- * comparison grids (unit and heterogeneous costs, p = 2..64, hardware presets): @nfree
- * free policies, @nt template modes. */
+/* How promising candidate @c is (lower first): the candidates that most often give the best
+ * makespan on the comparison grids (p = 16, 32; m = p .. 4p and 64; unit, F:B:W = 1:2:1 with
+ * p2p, and the dgx-a100-80gb preset), picked greedily so that each closes most of the gap
+ * the earlier ones leave; then the rest in index order. {template, mode}: template -1 is a
+ * free-mode policy (mode: its index in frees), else a template and its mode in tmodes. */
 static int
 vs_rank(PpsimVShapeKind kind, const VsCand *c, guint nfree, guint nt)
 {
-    (void)kind, (void)nfree, (void)nt;
-    return c->index;
+    static const int zbv[][2] = {{-1, 98}, {-1, 94}, {-1, 105}, {-1, 88}, {-1, 89}, {-1, 5}};
+    static const int half[][2] = {{1, 0}, {-1, 1}, {-1, 66}, {-1, 72}, {7, 1}, {0, 9}, {2, 1}};
+    static const int min[][2] = {{0, 0}, {1, 1}, {0, 9}, {1, 0}, {0, 8}, {0, 2}, {-1, 22}};
+    const int(*order)[2] = kind == PPSIM_VSHAPE_ZB ? zbv : kind == PPSIM_VSHAPE_HALF ? half : min;
+    int n = kind == PPSIM_VSHAPE_ZB     ? (int)G_N_ELEMENTS(zbv)
+            : kind == PPSIM_VSHAPE_HALF ? (int)G_N_ELEMENTS(half)
+                                        : (int)G_N_ELEMENTS(min);
+    int tpl = c->tpl, mode = c->tpl < 0 ? c->index : (int)((guint)c->index - nfree) % (int)nt;
+    for (int i = 0; i < n; i++)
+        if (order[i][0] == tpl && order[i][1] == mode)
+            return i;
+    return n;
 }
 
 gboolean
@@ -159,7 +171,9 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
     qsort(cands, n_cands, sizeof *cands, vs_cand_cmp);
     for (guint k = 0; k < n_tpls; k++)
         tpl_at[k] = kind == PPSIM_VSHAPE_ZB ? -2 : (int)k; /* -2: not made yet */
-    for (guint i = 0; i < n_cands && !vs_spent(&z); i++) {
+    guint n_first = 0; /* candidates of the first pass reached */
+    for (; n_first < n_cands && !vs_spent(&z); n_first++) {
+        guint i = n_first;
         const VsCand *c = &cands[i];
         const PpsimSchedule *tpl = NULL;
 #ifdef VS_DEBUG_CANDIDATES /* developer aid: -DVS_DEBUG_CANDIDATES, VS_ONLY=<index> */
@@ -183,7 +197,6 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
         }
         vs_try(&z, c->pol, tpl, c->index);
     }
-    int n_first = z.n_run;
     /* refinement: the winner's own order as a template, while that improves (at most 8) */
     int rounds = 8;
 #ifdef VS_DEBUG_CANDIDATES
@@ -241,14 +254,14 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
     }
     if (info != NULL) {
         info->cut = z.cut;
-        info->n_run = n_first;
+        info->n_run = (int)n_first;
         info->n_total = (int)n_cands;
         info->spent = ppsim_vwork_spent(z.work);
         info->makespan = z.best ? z.key[0] : 0;
     }
     g_debug("vshape p=%d m=%d: %d of %u first-pass candidates (%d in all), %" G_GINT64_FORMAT
             " ops, won by index %" G_GINT64_FORMAT "%s",
-            p, m, n_first, n_cands, z.n_run, ppsim_vwork_spent(z.work), z.key[3],
+            p, m, (int)n_first, n_cands, z.n_run, ppsim_vwork_spent(z.work), z.key[3],
             z.cut ? ", cut by the budget" : "");
     g_ptr_array_unref(tpls);
     ppsim_vwork_free(z.work);
@@ -266,12 +279,14 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
     return TRUE;
 }
 
-/* The default budget: see README "budget". */
+/* The default budget (`budget: auto`): 6e6 simulated ops, at least 16 candidates' worth
+ * (6 p m ops each). The full search of every instance up to p = 32, m = 128 spends less
+ * (at most about 5e6); at p = 64, m = 1024 it is about 16 candidates in full, more once
+ * the best so far cuts the others short. */
 static gint64
 vs_auto_budget(int p, int m)
 {
-    (void)p, (void)m;
-    return 0;
+    return MAX((gint64)6000000, (gint64)16 * 6 * p * m);
 }
 
 /* Runs the search under the budget option and reports a cut. */

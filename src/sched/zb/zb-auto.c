@@ -424,8 +424,9 @@ search_built(ZbSearch *z, int p, int m, int top, int first)
 gint64
 ppsim_zb_auto_budget(int p, int m)
 {
-    (void)p, (void)m;
-    return 0;
+    /* 2e7 built or timed ops, at least 16 candidates' worth (3 p m ops to build, as many to
+     * time): the full search of every instance up to p = 32, m = 128 spends less */
+    return MAX((gint64)20000000, (gint64)16 * 6 * p * m);
 }
 
 PpsimSchedule *
