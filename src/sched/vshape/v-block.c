@@ -269,6 +269,10 @@ vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, i
     for (int d = 0; pass == 1 && d < v->p; d++)
         vs_slots_levels(v, c, d, levels + (gsize)d * v->L);
     g_autofree int *wq_pre = g_new(int, 2 * m), *wq_try = g_new(int, 2 * m); /* of pass 2 */
+    /* pass 2: per device, a walk saved before slot ck_at (its queue in ck_wq) */
+    g_autofree VsWalk *ck = g_new0(VsWalk, v->p);
+    g_autofree int *ck_at = g_new0(int, v->p);
+    g_autofree int *ck_wq = g_new(int, pass == 2 ? (gsize)v->p * 2 * m : 1);
     g_autofree int *last = g_new(int, v->p); /* each device's last F or B slot (ops only move
                                               * earlier, so it stays an upper bound) */
     for (int d = 0; d < v->p; d++) {
@@ -315,10 +319,19 @@ vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, i
         /* the first free slot after dep where the device's walk stays within the cap: the
          * walk up to the slot tried does not change, so it is carried along (@pre) and only
          * the rest is walked again for each slot tried (as a full walk would give) */
+        if (dep + 1 >= cur)
+            continue;
         VsWalk pre = {.wq = wq_pre};
-        for (int x = 0; x <= dep && dep + 1 < cur; x++)
+        int from = 0; /* resume from the device's saved walk when it is not past dep */
+        if (ck_at[d] <= dep + 1) {
+            pre = ck[d], pre.wq = wq_pre, from = ck_at[d];
+            memcpy(wq_pre + pre.head, ck_wq + (gsize)d * 2 * m + pre.head,
+                   (gsize)(pre.n - pre.head) * sizeof(int));
+        }
+        for (int x = from; x <= dep; x++)
             vs_walk_step(v, c, d, x, &pre, FALSE);
-        for (int x = dep + 1; x < cur; x++) {
+        int x = dep + 1;
+        for (; x < cur; x++) {
             if (row[x] >= 0 && row[x] % 3 < 2) {
                 vs_walk_step(v, c, d, x, &pre, FALSE);
                 continue;
@@ -336,6 +349,11 @@ vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, i
             row[cur] = id, row[x] = was, v->slot[id] = cur;
             vs_walk_step(v, c, d, x, &pre, FALSE);
         }
+        /* @pre is the walk before slot x, which later moves on this device leave alone as
+         * long as they land after it (checked above) */
+        ck[d] = pre, ck_at[d] = x;
+        memcpy(ck_wq + (gsize)d * 2 * m + pre.head, wq_pre + pre.head,
+               (gsize)(pre.n - pre.head) * sizeof(int));
     }
 }
 

@@ -36,6 +36,7 @@ struct PpsimVWork {
     PpsimTime bound;      /* give up once the makespan exceeds it; 0 = never */
     PpsimSchedule *spare; /* a schedule with room for 6 m ops per device, or NULL */
     gint64 spent;         /* ops simulated by every run so far */
+    gint64 waits;         /* times a device had nothing to run, every run so far */
     /* [p] scratch of the event loop */
     PpsimTime *free_at, *first, *busy, *work;
     int *left;

@@ -156,6 +156,7 @@ vs_loop(VRun *r)
             ppsim_vqueue_unstick_all(&q);
             continue;
         }
+        r->waits++;
         /* the next time anything may change for it: an input's arrival or another device
          * moving on (stuck ones included) */
         PpsimTime next = wake;
@@ -262,7 +263,13 @@ ppsim_vwork_free(PpsimVWork *r)
 gint64
 ppsim_vwork_spent(const PpsimVWork *w)
 {
-    return w->spent;
+    return w->spent + w->waits / 2;
+}
+
+gint64
+ppsim_vwork_waits(const PpsimVWork *w)
+{
+    return w->waits;
 }
 
 void

@@ -24,8 +24,12 @@ typedef struct PpsimVWork PpsimVWork;
 
 PpsimVWork *ppsim_vwork_new(int p, int m);
 void ppsim_vwork_free(PpsimVWork *w);
-/* Ops simulated by every ppsim_vrun on @w so far (finished or cut candidates alike). */
+/* The work of every ppsim_vrun on @w so far (finished or cut candidates alike), in
+ * simulated ops: each op placed counts 1, each time a device finds nothing to run and waits
+ * 1/2 (about what it costs; in hardware mode a device waits many times per op). */
 gint64 ppsim_vwork_spent(const PpsimVWork *w);
+/* Times a device had nothing to run (and waited), over every ppsim_vrun on @w so far. */
+gint64 ppsim_vwork_waits(const PpsimVWork *w);
 /* Gives a schedule made by ppsim_vrun on @w back for reuse (frees it if @w has one). */
 void ppsim_vwork_recycle(PpsimVWork *w, PpsimSchedule *sched);
 

@@ -260,9 +260,9 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
         info->makespan = z.best ? z.key[0] : 0;
     }
     g_debug("vshape p=%d m=%d: %d of %u first-pass candidates (%d in all), %" G_GINT64_FORMAT
-            " ops, won by index %" G_GINT64_FORMAT "%s",
-            p, m, (int)n_first, n_cands, z.n_run, ppsim_vwork_spent(z.work), z.key[3],
-            z.cut ? ", cut by the budget" : "");
+            " ops, %" G_GINT64_FORMAT " waits, won by index %" G_GINT64_FORMAT "%s",
+            p, m, (int)n_first, n_cands, z.n_run, ppsim_vwork_spent(z.work),
+            ppsim_vwork_waits(z.work), z.key[3], z.cut ? ", cut by the budget" : "");
     g_ptr_array_unref(tpls);
     ppsim_vwork_free(z.work);
     if (z.best == NULL) {
