@@ -424,8 +424,11 @@ search_built(ZbSearch *z, int p, int m, int top, int first)
 gint64
 ppsim_zb_auto_budget(int p, int m)
 {
-    /* 2e7 built or timed ops, at least 16 candidates' worth (3 p m ops to build, as many to
-     * time): the full search of every instance up to p = 32, m = 128 spends less */
+    /* none (the full search) up to p m = 4096, which covers every instance of the tests and
+     * the shipped scenarios; above, 2e7 built or timed ops (about half a second on the
+     * development VM), at least 16 candidates' worth (3 p m ops to build, as many to time) */
+    if ((gint64)p * m <= 4096)
+        return 0;
     return MAX((gint64)20000000, (gint64)16 * 6 * p * m);
 }
 
