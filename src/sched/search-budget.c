@@ -80,9 +80,9 @@ ppsim_search_budget_note(GArray *choices, gint64 budget, gboolean is_auto, int n
     g_snprintf(value, sizeof value, "%" G_GINT64_FORMAT, budget);
     double gap = lower_bound > 0 ? 100.0 * (double)(makespan - lower_bound) / lower_bound : 0;
     ppsim_choice_add(choices, "budget", value,
-                     "%scut after %d of %d candidates%s (budget in simulated ops); estimated "
-                     "makespan within %.1f%% of the lower bound (busiest device's compute after "
-                     "its first possible start); budget: unlimited runs the full search",
+                     "%scut after %d of %d candidates%s; estimated makespan within %.1f%% of a "
+                     "lower bound (the busiest device's compute after its earliest start); "
+                     "budget: unlimited searches in full",
                      is_auto ? "auto, " : "", n_run, n_total,
-                     n_run == n_total ? ", during the refinement" : "", gap);
+                     n_run == n_total ? " and in the refinement" : "", gap);
 }
