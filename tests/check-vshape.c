@@ -418,7 +418,7 @@ START_TEST(test_budget)
         const char *at = strstr(note, "cut after ");
         ck_assert_msg(at && sscanf(at, "cut after %d of %d", &n_run, &n_total) == 2, "%s", note);
         ck_assert_msg(n_run >= 1 && n_run < n_total, "%s: %s", vshapes[k], note);
-        ck_assert_msg(strstr(note, "of the lower bound") != NULL, "%s", note);
+        ck_assert_msg(strstr(note, "of a lower bound") != NULL, "%s", note);
     }
 }
 END_TEST

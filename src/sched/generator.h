@@ -136,10 +136,10 @@ char *ppsim_memory_cap_format(const PpsimCostEstimates *costs, gint64 amount);
 
 /* The help text of the `budget` option (see ppsim_search_budget_get). */
 #define PPSIM_SEARCH_BUDGET_HELP                                                                   \
-    "how many ops the search's candidate simulations may spend, most promising candidates "        \
-    "first: auto (the full search on small instances, about 1 s of search at p = 64, m = 1024; "   \
-    "a cut is reported with the distance to a makespan lower bound), unlimited (or 0: the full "   \
-    "search), or a number"
+    "how many simulated ops the search's candidates may spend, the most promising first: "         \
+    "auto (the full search while p*m <= 4096, else about half a second's worth; a cut is "         \
+    "reported with the distance to a makespan lower bound), unlimited (or 0: the full search), "   \
+    "or a number"
 
 /* The `budget` option of a searching generator (string, default "auto"): how many ops its
  * candidate simulations may spend. "auto" gives @auto_value (and sets *@is_auto), "unlimited"
