@@ -36,7 +36,8 @@ typedef struct {
 static gboolean
 vs_spent(VsSearch *z)
 {
-    if (z->budget > 0 && ppsim_vwork_spent(z->work) >= z->budget) {
+    /* never before a first schedule: a budget cuts the search, it does not make it fail */
+    if (z->budget > 0 && z->best != NULL && ppsim_vwork_spent(z->work) >= z->budget) {
         z->cut = TRUE;
         return TRUE;
     }

@@ -266,7 +266,8 @@ typedef struct {
 static gboolean
 search_spent(ZbSearch *z)
 {
-    if (z->budget > 0 && z->info->spent >= z->budget) {
+    /* never before a first schedule: a budget cuts the search, it does not make it fail */
+    if (z->budget > 0 && z->best != NULL && z->info->spent >= z->budget) {
         z->info->cut = TRUE;
         return TRUE;
     }
