@@ -160,7 +160,7 @@ vs_loop(VRun *r)
         /* the next time anything may change for it: an input's arrival or another device
          * moving on (stuck ones included) */
         PpsimTime next = wake;
-        vs_wake(&next, ppsim_vqueue_next_after(&q, free_at[d]));
+        vs_wake(&next, ppsim_vqueue_next_after_at(&q, at, free_at[d]));
         if (next >= 0) {
             free_at[d] = next;
             if (r->bound > 0 && free_at[d] + work[d] > r->bound)
