@@ -8,7 +8,10 @@
  * blocks and their compactions under the cap (v-block.c).
  *
  * The smallest estimated makespan wins, ties to less idle time inside the devices' spans,
- * then to the lower peak, then to the earlier candidate. Deterministic.
+ * then to the lower peak, then to the candidate earlier in the full search's order. The
+ * candidates run most promising first (vs_rank) and a budget of simulated work (option
+ * `budget`, search-budget.c) may stop the search early; short of that, the order changes
+ * nothing. Deterministic.
  */
 #include "sched/vshape/v-run.h"
 #include "sched/vshape/v-sched.h"
