@@ -18,6 +18,10 @@
  * Objective: the smallest longest-stage span ([ZB] §5.3's cost: a stage's last end minus its
  * first start), then the smallest makespan, among candidates that end no later than the best
  * handcrafted order that fits; so zb never loses to ZB-H1, ZB-H2 or 1F1B under the same cap.
+ * Ties go to the candidate earlier in the full search's order (handcrafted, then caps
+ * ascending), although the built candidates run largest cap first; a budget of built and
+ * timed ops (option `budget`) may stop the search early, and short of that the order
+ * changes nothing.
  */
 #include "sched/zb/zb-auto.h"
 #include "sched/zb/zb-handcrafted.h"
