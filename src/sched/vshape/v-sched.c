@@ -284,14 +284,14 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
 }
 
 /* The default budget (`budget: auto`): none (the full search) up to p m = 4096, which covers
- * every instance of the tests and the shipped scenarios; above, 6e6 ops of work (about half
- * a second on the development VM), at least 16 candidates' worth (6 p m ops each). */
+ * every instance of the tests and the shipped scenarios; above, 4e6 ops of work (about half
+ * a second on the development VM), at least 10 candidates' worth (6 p m ops each). */
 static gint64
 vs_auto_budget(int p, int m)
 {
     if ((gint64)p * m <= 4096)
         return 0;
-    return MAX((gint64)6000000, (gint64)16 * 6 * p * m);
+    return MAX((gint64)4000000, (gint64)10 * 6 * p * m);
 }
 
 /* Runs the search under the budget option and reports a cut. */
