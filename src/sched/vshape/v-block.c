@@ -376,7 +376,7 @@ vs_slots_schedule(const VsSlots *v)
 
 void
 ppsim_vshape_block_templates(PpsimVShapeKind kind, int p, int m, const PpsimCostEstimates *costs,
-                             const gint64 *limit, GPtrArray *out)
+                             const gint64 *limit, int group, GPtrArray *out)
 {
     int S = 2 * p;
     /* plans under the real memory model and under a conservative one where W holds
@@ -387,7 +387,7 @@ ppsim_vshape_block_templates(PpsimVShapeKind kind, int p, int m, const PpsimCost
         hold_st[s].act_w = hold_st[s].act;
     PpsimCostEstimates hold = *costs;
     hold.stage = hold_st;
-    for (int i = 0; i < 4; i++) {
+    for (int i = group; i <= group; i++) {
         const PpsimCostEstimates *mc = i < 2 ? costs : &hold;
         VsSlots *v = vs_slots_block(kind, p, m, i % 2, mc);
         if (i < 2)

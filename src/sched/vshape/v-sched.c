@@ -152,11 +152,9 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
         for (int cyc = 0; cyc < 6; cyc++)
             for (int b = 0; b < (cyc < 2 ? 3 : 4); b++) /* "balance" only alternates */
                 frees[nfree++] = (VsPolicy){VS_FREE, warms[w][0], b, cyc, warms[w][1], warms[w][2]};
-    guint n_tpls = 6; /* ZB-V: made on first use */
-    if (kind != PPSIM_VSHAPE_ZB) {
-        ppsim_vshape_block_templates(kind, p, m, costs, limit, tpls);
-        n_tpls = tpls->len;
-    }
+    /* templates, made on first use: ZB-V's 6, or the building block's 10 in 4 groups */
+    static const int group_first[] = {0, 3, 6, 8, 10};
+    guint n_tpls = kind == PPSIM_VSHAPE_ZB ? 6 : 10;
     VsPolicy tmodes[16] = {
         {VS_TEMPLATE, FALSE, 0, FALSE}, {VS_STRICT, FALSE, 0, FALSE}, {VS_SLOT, FALSE, 0, FALSE}};
     guint nt = 3;
@@ -174,8 +172,8 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
     }
     qsort(cands, n_cands, sizeof *cands, vs_cand_cmp);
     for (guint k = 0; k < n_tpls; k++)
-        tpl_at[k] = kind == PPSIM_VSHAPE_ZB ? -2 : (int)k; /* -2: not made yet */
-    guint n_first = 0; /* candidates of the first pass reached */
+        tpl_at[k] = -2; /* not made yet */
+    guint n_first = 0;  /* candidates of the first pass reached */
     for (; n_first < n_cands && !vs_spent(&z); n_first++) {
         guint i = n_first;
         const VsCand *c = &cands[i];
@@ -185,6 +183,16 @@ ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind,
             continue;
 #endif
         if (c->tpl >= 0) {
+            if (tpl_at[c->tpl] == -2 && kind != PPSIM_VSHAPE_ZB) { /* the block's group */
+                int g = 0;
+                while (group_first[g + 1] <= c->tpl)
+                    g++;
+                guint before = tpls->len;
+                ppsim_vshape_block_templates(kind, p, m, costs, limit, g, tpls);
+                g_assert(tpls->len - before == (guint)(group_first[g + 1] - group_first[g]));
+                for (int k = group_first[g]; k < group_first[g + 1]; k++)
+                    tpl_at[k] = (int)(before + (guint)(k - group_first[g]));
+            }
             if (tpl_at[c->tpl] == -2) { /* ZB-V: a free run on uniform costs */
                 PpsimSchedule *t = NULL;
                 PpsimTime ms, idle;

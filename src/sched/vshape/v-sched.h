@@ -37,10 +37,12 @@ gboolean ppsim_vshape_schedule(PpsimSchedule *sched, int m, PpsimVShapeKind kind
 void ppsim_vshape_block_offsets(PpsimVShapeKind kind, int p, int d, int out[4]);
 
 /* Appends to @out (of PpsimSchedule *) unit-time plans of @kind's building block for @m
- * microbatches (v-block.c): the block itself and its compactions under @limit, with two W
- * placements and two memory models. Not for PPSIM_VSHAPE_ZB. */
+ * microbatches (v-block.c), group @group (0..3) of the ten: two W placements under the real
+ * memory model (groups 0 and 1: the block itself and its two compactions under @limit, 3
+ * plans each), then under one where W holds everything until it ends (groups 2 and 3: the
+ * two compactions, 2 plans each). Not for PPSIM_VSHAPE_ZB. */
 void ppsim_vshape_block_templates(PpsimVShapeKind kind, int p, int m,
-                                  const PpsimCostEstimates *costs, const gint64 *limit,
+                                  const PpsimCostEstimates *costs, const gint64 *limit, int group,
                                   GPtrArray *out);
 
 /* The generators' shared body: cap @cap_mb in M_B (one microbatch of the device's two
