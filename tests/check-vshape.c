@@ -11,6 +11,7 @@
 #include "util/ppsim-error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const vshapes[] = {"zb-v", "v-half", "v-min"};
@@ -378,6 +379,50 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
+/* The budget option: the default (auto) keeps the full search's schedule (no "budget"
+ * choice) on grid instances, uniform and heterogeneous, and on the hardware scenario; 0 and
+ * unlimited are the full search. A tiny budget still gives a valid schedule (the run checks
+ * it) under the cap, no faster than the lower bound (device p-1 starts after p-1 forwards and
+ * then has 6m passes: (p-1) + 6m ms at F = B = W = 1 ms), and says where it was cut and how
+ * far from that bound. */
+START_TEST(test_budget)
+{
+    int ps[] = {4, 8, 16};
+    for (guint k = 0; k < G_N_ELEMENTS(vshapes); k++) {
+        for (guint a = 0; a < G_N_ELEMENTS(ps); a++) {
+            int p = ps[a], m = a == 2 ? 64 : 3 * p;
+            for (int het = 0; het < 2; het++) {
+                g_autoptr(GRand) rng = het ? g_rand_new_with_seed(11 * p + m) : NULL;
+                g_autoptr(PpsimScenario) sc = v_scenario(p, m, vshapes[k], 0.5, rng);
+                g_autoptr(PpsimRunResult) r =
+                    ppsim_test_budget_default_is_full(sc, vshapes[k], NULL, NULL);
+            }
+        }
+        g_autoptr(PpsimScenario) hw = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", NULL);
+        g_autoptr(PpsimRunResult) rh =
+            ppsim_test_budget_default_is_full(hw, vshapes[k], NULL, NULL);
+
+        int p = 8, m = 32;
+        g_autoptr(PpsimScenario) sc = v_scenario(p, m, vshapes[k], 0.5, NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) cut =
+            ppsim_test_run_option(sc, vshapes[k], "budget", "3000", &error);
+        ppsim_assert_no_error(error);
+        for (int d = 0; d < p; d++)
+            ck_assert_int_le(cut->devices[d].peak_activation,
+                             v_limit(sc, p, d, default_cap(vshapes[k], p)));
+        ck_assert_int_ge(cut->makespan_ps, (PpsimTime)(p - 1 + 6 * m) * PPSIM_PS_PER_MS);
+        const char *note = ppsim_test_choice_note(cut, "budget");
+        ck_assert_msg(note != NULL, "%s: no budget choice", vshapes[k]);
+        int n_run = 0, n_total = 0;
+        const char *at = strstr(note, "cut after ");
+        ck_assert_msg(at && sscanf(at, "cut after %d of %d", &n_run, &n_total) == 2, "%s", note);
+        ck_assert_msg(n_run >= 1 && n_run < n_total, "%s: %s", vshapes[k], note);
+        ck_assert_msg(strstr(note, "of a lower bound") != NULL, "%s", note);
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -396,6 +441,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_formula_rows);
     tcase_add_test(tc, test_hardware);
+    tcase_add_test(tc, test_budget);
     suite_add_tcase(s, tc);
     return s;
 }

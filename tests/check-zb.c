@@ -8,6 +8,7 @@
 #include "util/ppsim-error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* An explicit scenario running @name, heterogeneous when @rng is set: per-stage F, B, W
@@ -289,6 +290,48 @@ START_TEST(test_scenario_limit_default)
 }
 END_TEST
 
+/* The budget option: the default (auto) keeps the full search's schedule on the grid of the
+ * issue and on [ZB] Table 5's largest row, without a "budget" choice; 0 and unlimited are
+ * the full search. A tiny budget still gives a valid schedule (the run checks it) within
+ * the cap, no faster than the lower bound (device p-1 starts after p-1 forwards and then
+ * has 3m passes: (p-1) + 3m ms at F = B = W = 1 ms), and says where it was cut and how far
+ * from that bound. */
+START_TEST(test_zb_budget)
+{
+    int ps[] = {4, 8, 16};
+    for (guint a = 0; a < G_N_ELEMENTS(ps); a++) {
+        int p = ps[a];
+        int ms[] = {p, 3 * p, 64};
+        for (guint b = 0; b < G_N_ELEMENTS(ms); b++) {
+            g_autoptr(GRand) rng = g_rand_new_with_seed(7 * p + ms[b]);
+            g_autoptr(PpsimScenario) sc = zb_scenario(p, ms[b], "zb", rng);
+            g_autofree char *cap = g_strdup_printf("%d", 2 * p);
+            g_autoptr(PpsimRunResult) r1 = ppsim_test_budget_default_is_full(sc, "zb", NULL, NULL);
+            g_autoptr(PpsimRunResult) r2 =
+                ppsim_test_budget_default_is_full(sc, "zb", "memory_limit", cap);
+        }
+    }
+    g_autoptr(PpsimScenario) big = zb_scenario(32, 96, "zb", NULL);
+    g_autoptr(PpsimRunResult) r3 =
+        ppsim_test_budget_default_is_full(big, "zb", "memory_limit", "64");
+
+    int p = 8, m = 32;
+    g_autoptr(PpsimScenario) sc = zb_scenario(p, m, "zb", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) cut = ppsim_test_run_option(sc, "zb", "budget", "2000", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_le(ppsim_run_result_max_peak_activation(cut), (gint64)p * 1000);
+    ck_assert_int_ge(cut->makespan_ps, (PpsimTime)(p - 1 + 3 * m) * PPSIM_PS_PER_MS);
+    const char *note = ppsim_test_choice_note(cut, "budget");
+    ck_assert_msg(note != NULL, "no budget choice");
+    int n_run = 0, n_total = 0;
+    const char *at = strstr(note, "cut after ");
+    ck_assert_msg(at && sscanf(at, "cut after %d of %d", &n_run, &n_total) == 2, "%s", note);
+    ck_assert_msg(n_run >= 1 && n_run < n_total, "%s", note);
+    ck_assert_msg(strstr(note, "of a lower bound") != NULL, "%s", note);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -302,6 +345,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zb_refuses_small_cap);
     tcase_add_test(tc, test_zb_hardware);
     tcase_add_test(tc, test_scenario_limit_default);
+    tcase_add_test(tc, test_zb_budget);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,10 @@
 /* ppsim-test.c: the runner main shared by every check-<module> binary. */
 #include "ppsim-test.h"
+#include "sched/generator.h"
+#include "schedule/schedule.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 char *
 ppsim_test_data_path(const char *relative)
@@ -50,6 +53,63 @@ ppsim_test_run_option(const PpsimScenario *scenario, const char *name, const cha
         g_array_append_val(spec->options, o);
     }
     return ppsim_sim_run_spec(scenario, spec, 0, error);
+}
+
+const char *
+ppsim_test_choice_note(const PpsimRunResult *res, const char *key)
+{
+    for (guint i = 0; res->choices != NULL && i < res->choices->len; i++) {
+        const PpsimChoice *c = &g_array_index(res->choices, PpsimChoice, i);
+        if (g_strcmp0(c->key, key) == 0)
+            return c->note;
+    }
+    return NULL;
+}
+
+static PpsimRunResult *
+run_two(const PpsimScenario *sc, const char *name, const char *key, const char *value,
+        const char *budget, GError **error)
+{
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(name);
+    if (key != NULL) {
+        PpsimOptionValue o = {g_strdup(key), g_strdup(value), {1, 1}};
+        g_array_append_val(spec->options, o);
+    }
+    if (budget != NULL) {
+        PpsimOptionValue o = {g_strdup("budget"), g_strdup(budget), {1, 1}};
+        g_array_append_val(spec->options, o);
+    }
+    return ppsim_sim_run_spec(sc, spec, 0, error);
+}
+
+PpsimRunResult *
+ppsim_test_budget_default_is_full(const PpsimScenario *sc, const char *name, const char *key,
+                                  const char *value)
+{
+    g_autoptr(GError) error = NULL;
+    PpsimRunResult *def = run_two(sc, name, key, value, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_msg(ppsim_test_choice_note(def, "budget") == NULL, "%s: default budget cut: %s", name,
+                  ppsim_test_choice_note(def, "budget"));
+    g_autoptr(GString) want = ppsim_schedule_to_csv(def->schedule);
+    const char *full[] = {"unlimited", "0"};
+    for (guint i = 0; i < G_N_ELEMENTS(full); i++) {
+        g_autoptr(PpsimRunResult) res = run_two(sc, name, key, value, full[i], &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GString) got = ppsim_schedule_to_csv(res->schedule);
+        ck_assert_msg(g_string_equal(want, got), "%s: budget %s gives another schedule", name,
+                      full[i]);
+        ck_assert(ppsim_test_choice_note(res, "budget") == NULL);
+    }
+    const char *bad[] = {"-1", "lots", "1.5"};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(PpsimRunResult) res = run_two(sc, name, key, value, bad[i], &error);
+        ck_assert(res == NULL);
+        ck_assert_msg(error != NULL && strstr(error->message, "option 'budget'"), "%s: %s", name,
+                      error ? error->message : "no error");
+        g_clear_error(&error);
+    }
+    return def;
 }
 
 int

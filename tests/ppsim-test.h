@@ -37,3 +37,13 @@ PpsimRunResult *ppsim_test_run_option(const PpsimScenario *scenario, const char 
                       "wrong error (domain %s code %d): %s", g_quark_to_string((error)->domain),   \
                       (error)->code, (error)->message);                                            \
     } while (0)
+
+/* The note of choice @key in @res's "chosen for you" list, NULL when there is none. */
+const char *ppsim_test_choice_note(const PpsimRunResult *res, const char *key);
+
+/* Checks the `budget` option of searching generator @name on @sc (run with option
+ * @key = @value as well unless @key is NULL): the default budget gives the schedule the
+ * unlimited search gives, with no "budget" choice; so does budget 0; a bad budget is refused.
+ * Returns the default run. (transfer full) */
+PpsimRunResult *ppsim_test_budget_default_is_full(const PpsimScenario *sc, const char *name,
+                                                  const char *key, const char *value);

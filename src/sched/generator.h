@@ -134,6 +134,32 @@ void ppsim_memory_cap_note(GArray *choices, const PpsimCostEstimates *costs, con
  * Returns: (transfer full). */
 char *ppsim_memory_cap_format(const PpsimCostEstimates *costs, gint64 amount);
 
+/* The help text of the `budget` option (see ppsim_search_budget_get). */
+#define PPSIM_SEARCH_BUDGET_HELP                                                                   \
+    "how many simulated ops the search's candidates may spend, the most promising first: "         \
+    "auto (the full search while p*m <= 4096, else about half a second's worth; a cut is "         \
+    "reported with the distance to a makespan lower bound), unlimited (or 0: the full search), "   \
+    "or a number"
+
+/* The `budget` option of a searching generator (string, default "auto"): how many ops its
+ * candidate simulations may spend. "auto" gives @auto_value (and sets *@is_auto), "unlimited"
+ * or 0 gives 0 (the full search), else a whole number. Errors name @what. (search-budget.c) */
+gboolean ppsim_search_budget_get(const PpsimOptions *opts, const char *what, gint64 auto_value,
+                                 gint64 *budget, gboolean *is_auto, GError **error);
+
+/* A lower bound on the makespan of any schedule of @m microbatches on @costs with stages
+ * placed by @stage_device: the largest of each device's total compute plus the earliest
+ * start of its first op (the forward fill ahead of it), and one microbatch's chain of
+ * forwards, backwards and stage 0's W. (search-budget.c) */
+PpsimTime ppsim_makespan_lower_bound(const PpsimCostEstimates *costs, const int *stage_device,
+                                     int n_stages, int n_devices, int m);
+
+/* Records in @choices (nullable) that the budget (@is_auto: the default) cut a search: the
+ * budget, how many of the @n_total candidates ran, and how far the estimated @makespan is
+ * from @lower_bound. */
+void ppsim_search_budget_note(GArray *choices, gint64 budget, gboolean is_auto, int n_run,
+                              int n_total, PpsimTime makespan, PpsimTime lower_bound);
+
 /* Validates @values (PpsimOptionValue array from the scenario, nullable) against @klass's
  * table; errors name the option's "file:line:col" via @display_name and carry a did-you-mean.
  * Returns: (transfer full) (nullable). */

@@ -93,7 +93,7 @@ optpipe_zb_warm(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, co
     g_autofree gint64 *none = g_new0(gint64, shape->p);
     g_autoptr(GError) local = NULL;
     g_autoptr(PpsimSchedule) zb = ppsim_zb_auto(shape->p, shape->m, c, limit ? limit : none,
-                                                PPSIM_ZB_AUTO_DEFAULT, NULL, &local);
+                                                PPSIM_ZB_AUTO_DEFAULT, 0, NULL, &local);
     PpsimOpEval ev;
     if (zb == NULL) /* e.g. a cap below what ZB can use: AdaOffload's stays */
         return TRUE;

@@ -14,6 +14,7 @@ static const PpsimOptionSpec zbv_options[] = {
     {"memory_limit", PPSIM_OPTION_DOUBLE, NULL,
      "activation cap per device in M_B (one microbatch of the device's two stages); "
      "default the scenario's memory.limit when set, else p, as [ZB] §6"},
+    {"budget", PPSIM_OPTION_STRING, "auto", PPSIM_SEARCH_BUDGET_HELP},
     {NULL}};
 
 static gboolean

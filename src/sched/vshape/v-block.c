@@ -17,6 +17,8 @@
  */
 #include "sched/vshape/v-sched.h"
 
+#include <string.h>
+
 static void
 vs_raw_offsets(PpsimVShapeKind kind, int p, int d, int g, int o[4])
 {
@@ -85,45 +87,60 @@ vs_slots_index(VsSlots *v)
             v->occ[vs_slots_device(v, id) * v->L + v->slot[id]] = id;
 }
 
-/* Walks device @d's slots with its W passes floating: F allocates act, B frees act - act_w
- * and queues its W; a slot free of F and B runs a queued W, which frees the rest: the oldest,
- * or with v->w_later the second chunk's oldest first (as the reference implementation puts
- * W). With @place, records those W slots. Returns the peak. */
+/* The state of a walk of a device's slots (vs_slots_walk_w) before some slot: the memory,
+ * the peak so far, and the W passes queued in B order (keys; -1 once run; the first @head
+ * have all run). */
+typedef struct {
+    gint64 mem, peak;
+    int n, head;
+    int *wq; /* [2 m] */
+} VsWalk;
+
+/* Slot @x of device @d in a walk: F allocates act, B frees act - act_w and queues its W; a
+ * slot free of F and B runs a queued W, which frees the rest: the oldest, or with v->w_later
+ * the second chunk's oldest first (as the reference implementation puts W). With @place,
+ * records that W's slot. */
+static inline void
+vs_walk_step(VsSlots *v, const PpsimCostEstimates *c, int d, int x, VsWalk *w, gboolean place)
+{
+    int m = v->m, id = v->occ[d * v->L + x];
+    if (id >= 0 && id % 3 < 2) {
+        const PpsimStageEstimate *st = &c->stage[id / 3 / m];
+        if (id % 3 == 0) {
+            w->mem += st->act;
+            w->peak = MAX(w->peak, w->mem);
+        } else {
+            w->mem -= st->act - st->act_w;
+            w->wq[w->n++] = id / 3;
+        }
+        return;
+    }
+    while (w->head < w->n && w->wq[w->head] < 0)
+        w->head++;
+    if (w->head == w->n)
+        return;
+    int pick = w->head;
+    for (int i = w->head; v->w_later && i < w->n; i++)
+        if (w->wq[i] >= 0 && w->wq[i] / m >= v->p) {
+            pick = i;
+            break;
+        }
+    w->mem -= c->stage[w->wq[pick] / m].act_w;
+    if (place)
+        v->slot[3 * w->wq[pick] + 2] = x;
+    w->wq[pick] = -1;
+}
+
+/* Walks device @d's slots with its W passes floating (vs_walk_step); with @place, records
+ * the W slots. Returns the peak. */
 static gint64
 vs_slots_walk_w(VsSlots *v, const PpsimCostEstimates *c, int d, gboolean place)
 {
-    int m = v->m, n = 0, head = 0;
-    g_autofree int *wq = g_new(int, 2 * m); /* keys in B order; -1 once run */
-    gint64 mem = 0, peak = 0;
-    for (int x = 0; x < v->L; x++) {
-        int id = v->occ[d * v->L + x];
-        if (id >= 0 && id % 3 < 2) {
-            const PpsimStageEstimate *st = &c->stage[id / 3 / m];
-            if (id % 3 == 0) {
-                mem += st->act;
-                peak = MAX(peak, mem);
-            } else {
-                mem -= st->act - st->act_w;
-                wq[n++] = id / 3;
-            }
-            continue;
-        }
-        while (head < n && wq[head] < 0)
-            head++;
-        if (head == n)
-            continue;
-        int pick = head;
-        for (int i = head; v->w_later && i < n; i++)
-            if (wq[i] >= 0 && wq[i] / m >= v->p) {
-                pick = i;
-                break;
-            }
-        mem -= c->stage[wq[pick] / m].act_w;
-        if (place)
-            v->slot[3 * wq[pick] + 2] = x;
-        wq[pick] = -1;
-    }
-    return peak;
+    g_autofree int *wq = g_new(int, 2 * v->m);
+    VsWalk w = {.wq = wq};
+    for (int x = 0; x < v->L; x++)
+        vs_walk_step(v, c, d, x, &w, place);
+    return w.peak;
 }
 
 /* Puts every W in the free slot vs_slots_walk_w gives it. */
@@ -186,25 +203,17 @@ vs_slots_peak(const VsSlots *v, const PpsimCostEstimates *c, int d)
  * from slot cur to x < cur adds delta to the memory at every slot in [x, cur) and changes
  * nothing else, and the curve is within @cap before the move, so the move keeps the peak
  * within @cap iff delta <= 0 or max(memory before x, memory after each op in (x, cur)) +
- * delta <= @cap. @mem: scratch of 2 L. */
+ * delta <= @cap. @after: device @d's memory after each of its slots (an op's, or carried
+ * over), kept up to date here; @suffix: scratch of L. */
 static void
 vs_slots_move_within(VsSlots *v, const PpsimCostEstimates *c, int d, int id, int dep, gint64 cap,
-                     gint64 *mem)
+                     gint64 *after, gint64 *suffix)
 {
     int *row = v->occ + d * v->L, cur = v->slot[id];
     if (dep + 1 >= cur)
         return;
     const PpsimStageEstimate *st = &c->stage[id / 3 / v->m];
     gint64 delta = id % 3 == 0 ? st->act : id % 3 == 1 ? -(st->act - st->act_w) : -st->act_w;
-    gint64 *after = mem, *suffix = mem + v->L, level = 0;
-    for (int x = 0; x < cur; x++) { /* memory after slot x's op (or carried over) */
-        int o = row[x];
-        if (o >= 0) {
-            const PpsimStageEstimate *so = &c->stage[o / 3 / v->m];
-            level += o % 3 == 0 ? so->act : o % 3 == 1 ? -(so->act - so->act_w) : -so->act_w;
-        }
-        after[x] = level;
-    }
     gint64 hi = G_MININT64; /* max of after[] over the op slots in (x, cur) */
     for (int x = cur - 1; x > dep; x--) {
         suffix[x] = hi;
@@ -217,8 +226,26 @@ vs_slots_move_within(VsSlots *v, const PpsimCostEstimates *c, int d, int id, int
         gint64 before = x > 0 ? after[x - 1] : 0;
         if (delta <= 0 || MAX(before, suffix[x]) + delta <= cap) {
             row[x] = id, row[cur] = -1, v->slot[id] = x;
+            for (int y = x; y < cur; y++)
+                after[y] += delta;
             return;
         }
+    }
+}
+
+/* Fills @after[L] with device @d's memory after each slot (vs_slots_move_within). */
+static void
+vs_slots_levels(const VsSlots *v, const PpsimCostEstimates *c, int d, gint64 *after)
+{
+    const int *row = v->occ + d * v->L;
+    gint64 level = 0;
+    for (int x = 0; x < v->L; x++) {
+        int o = row[x];
+        if (o >= 0) {
+            const PpsimStageEstimate *so = &c->stage[o / 3 / v->m];
+            level += o % 3 == 0 ? so->act : o % 3 == 1 ? -(so->act - so->act_w) : -so->act_w;
+        }
+        after[x] = level;
     }
 }
 
@@ -236,7 +263,24 @@ vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, i
     int m = v->m, S = v->S, n = 3 * S * m, k = 0;
     g_autofree int *order = g_new(int, n);
     g_autofree gint64 *cap = g_new(gint64, v->p);
-    g_autofree gint64 *mem = g_new(gint64, 2 * v->L); /* scratch of vs_slots_move_within */
+    /* pass 1: each device's memory after each slot, and scratch (vs_slots_move_within) */
+    g_autofree gint64 *levels = g_new(gint64, pass == 1 ? (gsize)v->p * v->L : 1);
+    g_autofree gint64 *suffix = g_new(gint64, v->L);
+    for (int d = 0; pass == 1 && d < v->p; d++)
+        vs_slots_levels(v, c, d, levels + (gsize)d * v->L);
+    g_autofree int *wq_pre = g_new(int, 2 * m), *wq_try = g_new(int, 2 * m); /* of pass 2 */
+    /* pass 2: per device, a walk saved before slot ck_at (its queue in ck_wq) */
+    g_autofree VsWalk *ck = g_new0(VsWalk, v->p);
+    g_autofree int *ck_at = g_new0(int, v->p);
+    g_autofree int *ck_wq = g_new(int, pass == 2 ? (gsize)v->p * 2 * m : 1);
+    g_autofree int *last = g_new(int, v->p); /* each device's last F or B slot (ops only move
+                                              * earlier, so it stays an upper bound) */
+    for (int d = 0; d < v->p; d++) {
+        last[d] = -1;
+        for (int x = 0; x < v->L; x++)
+            if (v->occ[d * v->L + x] >= 0 && v->occ[d * v->L + x] % 3 < 2)
+                last[d] = x;
+    }
     for (int d = 0; d < v->p; d++)
         cap[d] =
             MAX(limit[d], pass == 1 ? vs_slots_peak(v, c, d) : vs_slots_walk_w(v, c, d, FALSE));
@@ -269,18 +313,47 @@ vs_slots_compact(VsSlots *v, const PpsimCostEstimates *c, const gint64 *limit, i
             dep = MAX(dep, v->slot[id - 3]);
         int *row = v->occ + d * v->L, cur = v->slot[id];
         if (pass == 1) {
-            vs_slots_move_within(v, c, d, id, dep, cap[d], mem);
+            vs_slots_move_within(v, c, d, id, dep, cap[d], levels + (gsize)d * v->L, suffix);
             continue;
         }
-        for (int x = dep + 1; x < cur; x++) {
-            if (row[x] >= 0 && (pass == 1 || row[x] % 3 < 2))
+        /* the first free slot after dep where the device's walk stays within the cap: the
+         * walk up to the slot tried does not change, so it is carried along (@pre) and only
+         * the rest is walked again for each slot tried (as a full walk would give) */
+        if (dep + 1 >= cur)
+            continue;
+        VsWalk pre = {.wq = wq_pre};
+        int from = 0; /* resume from the device's saved walk when it is not past dep */
+        if (ck_at[d] <= dep + 1) {
+            pre = ck[d], pre.wq = wq_pre, from = ck_at[d];
+            memcpy(wq_pre + pre.head, ck_wq + (gsize)d * 2 * m + pre.head,
+                   (gsize)(pre.n - pre.head) * sizeof(int));
+        }
+        for (int x = from; x <= dep; x++)
+            vs_walk_step(v, c, d, x, &pre, FALSE);
+        int x = dep + 1;
+        for (; x < cur; x++) {
+            if (row[x] >= 0 && row[x] % 3 < 2) {
+                vs_walk_step(v, c, d, x, &pre, FALSE);
                 continue;
+            }
             int was = row[x];
             row[x] = id, row[cur] = -1, v->slot[id] = x;
-            if ((pass == 1 ? vs_slots_peak(v, c, d) : vs_slots_walk_w(v, c, d, FALSE)) <= cap[d])
+            VsWalk w = pre;
+            w.wq = wq_try;
+            memcpy(wq_try + pre.head, pre.wq + pre.head, (gsize)(pre.n - pre.head) * sizeof(int));
+            /* after the last F or B memory only falls; past the cap the slot is refused */
+            for (int y = x; y <= last[d] && w.peak <= cap[d]; y++)
+                vs_walk_step(v, c, d, y, &w, FALSE);
+            if (w.peak <= cap[d])
                 break;
             row[cur] = id, row[x] = was, v->slot[id] = cur;
+            vs_walk_step(v, c, d, x, &pre, FALSE);
         }
+        /* @pre is the walk before slot x, which later moves on this device leave alone as
+         * long as they land after it (checked above) */
+        ck[d] = pre, ck_at[d] = x;
+        memcpy(ck_wq + (gsize)d * 2 * m + pre.head, wq_pre + pre.head,
+               (gsize)(pre.n - pre.head) * sizeof(int));
     }
 }
 
@@ -303,7 +376,7 @@ vs_slots_schedule(const VsSlots *v)
 
 void
 ppsim_vshape_block_templates(PpsimVShapeKind kind, int p, int m, const PpsimCostEstimates *costs,
-                             const gint64 *limit, GPtrArray *out)
+                             const gint64 *limit, int group, GPtrArray *out)
 {
     int S = 2 * p;
     /* plans under the real memory model and under a conservative one where W holds
@@ -314,7 +387,7 @@ ppsim_vshape_block_templates(PpsimVShapeKind kind, int p, int m, const PpsimCost
         hold_st[s].act_w = hold_st[s].act;
     PpsimCostEstimates hold = *costs;
     hold.stage = hold_st;
-    for (int i = 0; i < 4; i++) {
+    for (int i = group; i <= group; i++) {
         const PpsimCostEstimates *mc = i < 2 ? costs : &hold;
         VsSlots *v = vs_slots_block(kind, p, m, i % 2, mc);
         if (i < 2)

@@ -26,323 +26,9 @@
  * Deterministic.
  */
 #include "sched/vshape/v-queue.h"
-#include "sched/vshape/v-run.h"
+#include "sched/vshape/v-run-impl.h"
 
 #include <string.h>
-
-typedef struct {
-    int p, m, S, mode, bpref;
-    gboolean reserve;
-    int cycle, warm_a, warm_b;
-    int *last;    /* [p] kind of the device's last op, -1 */
-    int *last_fb; /* [p] kind of its last F or B, -1 */
-    const PpsimCostEstimates *c;
-    const gint64 *limit;
-    const PpsimSchedule *tpl; /* template (VS_TEMPLATE, VS_STRICT) */
-    PpsimSchedule *out;
-    int (*stages)[2];             /* [p] later stage first */
-    PpsimTime *f_ready, *b_ready; /* [S m] arrival of the op's input; -1 unknown */
-    int *next_f, *next_b;         /* [S] next microbatch per stage (free mode) */
-    int **fseq, **bseq;           /* [p] template F / B keys in order (template mode) */
-    int *nf, *nb, *fpos, *bpos;   /* [p] */
-    int *spos;                    /* [p] position in the template (strict mode) */
-    int *f_slot, *b_slot;         /* [S m] the op's position in its device's template */
-    gboolean *f_done;             /* [S m] */
-    int *wq, *wq_head, *wq_tail;  /* [p][2m+1] pending W keys, a ring */
-    gint64 *mem, *peak;           /* [p] */
-    int *n_ops;                   /* [p] ops in out->compute[d] so far */
-    /* [p] a device that found nothing to run finds nothing again, with the same wake-up,
-     * until its own state or its stages' inputs change (@clean cleared) or the time reaches
-     * the earliest input arrival it knows of (@recheck, -1 none) */
-    gboolean *clean;
-    PpsimTime *cwake, *recheck;
-    PpsimTime makespan;
-    PpsimTime idle;  /* sum over devices of end - first start - busy */
-    PpsimTime bound; /* give up once the makespan exceeds it; 0 = never */
-} VRun;
-
-static int
-vs_device(const VRun *r, int s)
-{
-    return s < r->p ? s : r->S - 1 - s;
-}
-
-static PpsimTime
-vs_arrival(const VRun *r, int from, int to, PpsimTime end)
-{
-    return vs_device(r, from) == vs_device(r, to) ? end : end + r->c->comm_ps;
-}
-
-static gboolean
-vs_fits(const VRun *r, int d, int s)
-{
-    gint64 need = r->c->stage[s].act;
-    if (r->mode == VS_FREE && r->reserve && s == d) /* keep room for a second-chunk F */
-        need += r->c->stage[r->S - 1 - d].act;
-    if (r->mode == VS_FREE && s == d && r->next_f[r->S - 1 - d] == 0) /* warm-up reserve */
-        need += (r->warm_a * d + r->warm_b) * r->c->stage[r->S - 1 - d].act;
-    return r->mem[d] + need <= r->limit[d];
-}
-
-static void
-vs_wake(PpsimTime *wake, PpsimTime at)
-{
-    if (at >= 0 && (*wake < 0 || at < *wake))
-        *wake = at;
-}
-
-static int
-vs_pop_w(VRun *r, int d, int *key)
-{
-    if (r->wq_head[d] == r->wq_tail[d])
-        return -1;
-    *key = r->wq[d * (2 * r->m + 1) + r->wq_head[d]];
-    return PPSIM_OP_W;
-}
-
-/* Slot mode: each stage's ops in microbatch order, the two stages interleaved by template
- * position: the ready B earliest in the template, else the ready F earliest in it that fits
- * (an F that overtakes the other stage's next F, still to arrive, must leave room for it:
- * that one may lead to the loss), else the oldest W. */
-static int
-vs_pick_slot(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
-{
-    int m = r->m, best = -1;
-    for (int i = 0; i < 2; i++) {
-        int s = r->stages[d][i], j = r->next_b[s], k = s * m + j;
-        if (j >= m || r->b_ready[k] < 0)
-            continue;
-        if (r->b_ready[k] > t)
-            vs_wake(wake, r->b_ready[k]);
-        else if (best < 0 || r->b_slot[k] < r->b_slot[best])
-            best = k;
-    }
-    if (best >= 0) {
-        *key = best;
-        return PPSIM_OP_B;
-    }
-    for (int i = 0; i < 2; i++) {
-        int s = r->stages[d][i], j = r->next_f[s], k = s * m + j;
-        if (j >= m || r->f_ready[k] < 0 || r->f_ready[k] > t) {
-            if (j < m && r->f_ready[k] > t)
-                vs_wake(wake, r->f_ready[k]);
-            continue;
-        }
-        int o = r->stages[d][1 - i], jo = r->next_f[o], ko = o * m + jo;
-        gint64 need = r->c->stage[s].act;
-        if (jo < m && r->f_slot[ko] < r->f_slot[k] && (r->f_ready[ko] < 0 || r->f_ready[ko] > t))
-            need += r->c->stage[o].act;
-        if (r->mem[d] + need <= r->limit[d] && (best < 0 || r->f_slot[k] < r->f_slot[best]))
-            best = k;
-    }
-    if (best >= 0) {
-        *key = best;
-        return PPSIM_OP_F;
-    }
-    return vs_pop_w(r, d, key);
-}
-
-/* The op of @kind (B or F) device @d would run next in B-F alternation: the first whose
- * input is on its way (arrival time known). F: the later stage first. B: by the policy's
- * preference; "balance" takes the second chunk's B unless the device has run fewer first-
- * chunk Bs than second-chunk ones and the first chunk's next input is on its way; once no F
- * is left, the B whose input arrives first, the second chunk's (the longer chain ahead) if
- * both are there at @t. Returns the key and *@at its arrival, or -1. */
-static int
-vs_alt_choose(const VRun *r, int d, int kind, PpsimTime t, PpsimTime *at)
-{
-    int m = r->m, S = r->S, k = -1;
-    *at = -1;
-    if (kind == PPSIM_OP_B && r->bpref == VS_B_BALANCE) {
-        int s0 = d, s1 = S - 1 - d;
-        PpsimTime a0 = r->next_b[s0] < m ? r->b_ready[s0 * m + r->next_b[s0]] : -1;
-        PpsimTime a1 = r->next_b[s1] < m ? r->b_ready[s1 * m + r->next_b[s1]] : -1;
-        if (r->next_f[s0] >= m && r->next_f[s1] >= m && a0 >= 0 && a1 >= 0) {
-            /* no F left: the one there first, the second chunk's (longer chain) on a tie or
-             * when both are there */
-            gboolean take1 = a1 <= MAX(a0, t);
-            *at = take1 ? a1 : a0;
-            return take1 ? s1 * m + r->next_b[s1] : s0 * m + r->next_b[s0];
-        }
-        if (r->next_b[s0] < r->next_b[s1] && a0 >= 0) {
-            *at = a0;
-            return s0 * m + r->next_b[s0];
-        }
-        if (a1 >= 0) {
-            *at = a1;
-            return s1 * m + r->next_b[s1];
-        }
-        return -1;
-    }
-    for (int i = 0; i < 2; i++) {
-        int s = r->stages[d][kind == PPSIM_OP_B && r->bpref == VS_B_EARLIER ? 1 - i : i];
-        int j = kind == PPSIM_OP_B ? r->next_b[s] : r->next_f[s];
-        PpsimTime a = j >= m               ? -1
-                      : kind == PPSIM_OP_B ? r->b_ready[s * m + j]
-                                           : r->f_ready[s * m + j];
-        if (a < 0)
-            continue;
-        if (k < 0 || (kind == PPSIM_OP_B && r->bpref == VS_B_EARLIEST && a < *at))
-            k = s * m + j, *at = a;
-        if (kind == PPSIM_OP_F || r->bpref != VS_B_EARLIEST)
-            break;
-    }
-    return k;
-}
-
-/* Free mode with cycle >= 2, after the device's first B: B and F alternate (only B once no F
- * is left), each the op vs_alt_choose gives, waiting for it if need be; meanwhile a pending W
- * runs if it ends before the input arrives (cycles 2 and 4) or whenever the op must wait
- * (cycles 3 and 5). Cycles 4 and 5 skip an F turn whose input has not arrived yet. A reading
- * of the reference implementation's ZB-V greedy (rounds of B then F, W filling the waits).
- * An F that does not fit runs a W first. Returns -2 when this rule has nothing to say. */
-static int
-vs_pick_alt(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
-{
-    int m = r->m;
-    PpsimTime rdy;
-    gboolean has_w = r->wq_head[d] != r->wq_tail[d];
-    gboolean cool = r->next_f[d] >= m && r->next_f[r->S - 1 - d] >= m;
-    int turn = cool || r->last_fb[d] != PPSIM_OP_B ? PPSIM_OP_B : PPSIM_OP_F;
-    int k = vs_alt_choose(r, d, turn, t, &rdy);
-    if (turn == PPSIM_OP_F && r->cycle >= 4 && (k < 0 || rdy > t)) {
-        turn = PPSIM_OP_B;
-        k = vs_alt_choose(r, d, turn, t, &rdy);
-    }
-    if (k < 0)
-        return -2;
-    if (turn == PPSIM_OP_F && !vs_fits(r, d, k / m))
-        return has_w ? vs_pop_w(r, d, key) : -2;
-    if (rdy <= t) {
-        *key = k;
-        return turn;
-    }
-    if (has_w) {
-        int wk = r->wq[d * (2 * m + 1) + r->wq_head[d]];
-        if (r->cycle % 2 == 1 || t + r->c->stage[wk / m].w_ps <= rdy)
-            return vs_pop_w(r, d, key);
-    }
-    vs_wake(wake, rdy);
-    return -1;
-}
-
-/* Device @d's next op at time @t as (kind, key = stage m + microbatch), or -1 with *@wake
- * the next time one of its candidates' inputs arrives (-1: unknown). */
-static int
-vs_pick(VRun *r, int d, PpsimTime t, int *key, PpsimTime *wake)
-{
-    int m = r->m;
-    *wake = -1;
-    if (r->mode == VS_STRICT) {
-        const PpsimOp *op = &g_array_index(r->tpl->compute[d], PpsimOp, r->spos[d]);
-        int k = op->stage * m + op->microbatch;
-        PpsimTime rdy = op->kind == PPSIM_OP_F   ? r->f_ready[k]
-                        : op->kind == PPSIM_OP_B ? r->b_ready[k]
-                                                 : t;
-        if (rdy < 0 || rdy > t) {
-            vs_wake(wake, rdy);
-            return -1;
-        }
-        *key = k;
-        return op->kind;
-    }
-    if (r->mode == VS_SLOT)
-        return vs_pick_slot(r, d, t, key, wake);
-    if (r->mode == VS_TEMPLATE) {
-        if (r->bpos[d] < r->nb[d]) {
-            int k = r->bseq[d][r->bpos[d]];
-            if (r->b_ready[k] >= 0 && r->b_ready[k] <= t) {
-                *key = k;
-                return PPSIM_OP_B;
-            }
-            if (r->b_ready[k] > t)
-                vs_wake(wake, r->b_ready[k]);
-        }
-        while (r->fpos[d] < r->nf[d] && r->f_done[r->fseq[d][r->fpos[d]]])
-            r->fpos[d]++;
-        if (r->fpos[d] < r->nf[d]) {
-            int k = r->fseq[d][r->fpos[d]];
-            if (r->f_ready[k] >= 0 && r->f_ready[k] <= t && vs_fits(r, d, k / m)) {
-                *key = k;
-                return PPSIM_OP_F;
-            }
-            if (r->f_ready[k] > t)
-                vs_wake(wake, r->f_ready[k]);
-            /* warm-up overtaking (policy "reserve" here): until the device's first B, the
-             * other stage's next F may go first if it leaves room for the one it overtakes */
-            for (int i = r->fpos[d] + 1; r->reserve && r->bpos[d] == 0 && i < r->nf[d]; i++) {
-                int k2 = r->fseq[d][i];
-                if (r->f_done[k2] || k2 / m == k / m)
-                    continue;
-                if (r->f_ready[k2] >= 0 && r->f_ready[k2] <= t &&
-                    r->mem[d] + r->c->stage[k2 / m].act + r->bpref * r->c->stage[k / m].act <=
-                        r->limit[d]) {
-                    *key = k2;
-                    return PPSIM_OP_F;
-                }
-                if (r->f_ready[k2] > t)
-                    vs_wake(wake, r->f_ready[k2]);
-                break;
-            }
-        }
-    } else {
-        if (r->cycle >= 2 && r->bpos[d] > 0) {
-            int kind = vs_pick_alt(r, d, t, key, wake);
-            if (kind != -2)
-                return kind;
-        }
-        PpsimTime best = -1;
-        for (int i = 0; i < 2; i++) { /* B: by the policy's preference */
-            int s = r->stages[d][r->bpref == VS_B_EARLIER ? 1 - i : i], j = r->next_b[s];
-            if (j >= m || r->b_ready[s * m + j] < 0)
-                continue;
-            PpsimTime rdy = r->b_ready[s * m + j];
-            if (rdy <= t && (best < 0 || (r->bpref == VS_B_EARLIEST && rdy < best)))
-                best = rdy, *key = s * m + j;
-            else if (rdy > t)
-                vs_wake(wake, rdy);
-        }
-        int bkey = best >= 0 ? *key : -1, fkey = -1;
-        for (int i = 0; i < 2 && fkey < 0; i++) { /* F under the cap, later stage first */
-            int s = r->stages[d][i], j = r->next_f[s];
-            if (j >= m || r->f_ready[s * m + j] < 0)
-                continue;
-            PpsimTime rdy = r->f_ready[s * m + j];
-            if (rdy <= t && vs_fits(r, d, s))
-                fkey = s * m + j;
-            else if (rdy > t)
-                vs_wake(wake, rdy);
-        }
-        gboolean has_w = r->wq_head[d] != r->wq_tail[d];
-        /* cycle (also where the B-F alternation has nothing to say): from the first B to the
-         * last F, F, B and W in turn when the turn's op can run ([ZB] §6's 1F-1B-1W
-         * groups); else (and with cycle 0) B, F, W by priority */
-        gboolean cool = r->next_f[d] >= m && r->next_f[r->S - 1 - d] >= m; /* no F left */
-        int turn = r->cycle == 0 || r->bpos[d] == 0 || cool ? -1
-                   : r->last[d] == PPSIM_OP_F               ? PPSIM_OP_B
-                   : r->last[d] == PPSIM_OP_B               ? PPSIM_OP_W
-                                                            : PPSIM_OP_F;
-        if (turn == PPSIM_OP_W && has_w)
-            return vs_pop_w(r, d, key);
-        if (turn == PPSIM_OP_F && fkey >= 0) {
-            *key = fkey;
-            return PPSIM_OP_F;
-        }
-        if (bkey >= 0) {
-            *key = bkey;
-            return PPSIM_OP_B;
-        }
-        if (fkey >= 0) {
-            *key = fkey;
-            return PPSIM_OP_F;
-        }
-    }
-    if (r->wq_head[d] != r->wq_tail[d]) {
-        *key = r->wq[d * (2 * m + 1) + r->wq_head[d]];
-        return PPSIM_OP_W;
-    }
-    return -1;
-}
 
 /* Runs op (@kind, @key) on device @d from @t; returns its end. */
 static PpsimTime
@@ -394,7 +80,7 @@ vs_execute(VRun *r, int d, int kind, int key, PpsimTime t)
     return end;
 }
 
-/* Device @d found nothing to run at @t: what vs_pick decides depends only on @t, the
+/* Device @d found nothing to run at @t: what ppsim_vrun_pick decides depends only on @t, the
  * device's own state and the arrival times of its stages' next F and B (other devices write
  * those), and changes with @t only once @t reaches one of those arrivals. */
 static void
@@ -421,12 +107,11 @@ static gboolean
 vs_loop(VRun *r)
 {
     int p = r->p;
-    g_autofree PpsimTime *free_at = g_new0(PpsimTime, p);
-    g_autofree int *left = g_new(int, p);
-    g_autofree PpsimTime *first = g_new(PpsimTime, p);
-    g_autofree PpsimTime *busy = g_new0(PpsimTime, p);
-    g_autofree PpsimTime *work = g_new0(PpsimTime, p); /* compute the device has left */
+    PpsimTime *free_at = r->free_at, *first = r->first, *busy = r->busy;
+    PpsimTime *work = r->work; /* compute the device has left */
+    int *left = r->left;
     for (int d = 0; d < p; d++) {
+        free_at[d] = busy[d] = work[d] = 0;
         left[d] = 6 * r->m, first[d] = -1;
         for (int i = 0; i < 2; i++) {
             const PpsimStageEstimate *st = &r->c->stage[i == 0 ? d : r->S - 1 - d];
@@ -448,7 +133,7 @@ vs_loop(VRun *r)
         int key = -1, kind = -1;
         PpsimTime wake = r->cwake[d];
         if (!r->clean[d] || (r->recheck[d] >= 0 && free_at[d] >= r->recheck[d])) {
-            kind = vs_pick(r, d, free_at[d], &key, &wake);
+            kind = ppsim_vrun_pick(r, d, free_at[d], &key, &wake);
             if (kind < 0)
                 vs_remember_wait(r, d, free_at[d], wake);
         }
@@ -471,10 +156,11 @@ vs_loop(VRun *r)
             ppsim_vqueue_unstick_all(&q);
             continue;
         }
+        r->waits++;
         /* the next time anything may change for it: an input's arrival or another device
          * moving on (stuck ones included) */
         PpsimTime next = wake;
-        vs_wake(&next, ppsim_vqueue_next_after(&q, free_at[d]));
+        vs_wake(&next, ppsim_vqueue_next_after_at(&q, at, free_at[d]));
         if (next >= 0) {
             free_at[d] = next;
             if (r->bound > 0 && free_at[d] + work[d] > r->bound)
@@ -488,114 +174,179 @@ vs_loop(VRun *r)
     return ok;
 }
 
+PpsimVWork *
+ppsim_vwork_new(int p, int m)
+{
+    int S = 2 * p;
+    VRun *r = g_new0(VRun, 1);
+    r->p = p, r->m = m, r->S = S;
+    r->last = g_new(int, p);
+    r->last_fb = g_new(int, p);
+    r->n_ops = g_new(int, p);
+    r->clean = g_new(gboolean, p);
+    r->cwake = g_new(PpsimTime, p);
+    r->recheck = g_new(PpsimTime, p);
+    r->stages = g_malloc_n(p, sizeof(int[2]));
+    for (int d = 0; d < p; d++)
+        r->stages[d][0] = S - 1 - d, r->stages[d][1] = d;
+    r->f_ready = g_new(PpsimTime, S * m);
+    r->b_ready = g_new(PpsimTime, S * m);
+    r->next_f = g_new(int, S);
+    r->next_b = g_new(int, S);
+    r->fseq = g_new(int *, p);
+    r->bseq = g_new(int *, p);
+    for (int d = 0; d < p; d++) /* a device's template holds 2 m Fs and 2 m Bs */
+        r->fseq[d] = g_new(int, 2 * m), r->bseq[d] = g_new(int, 2 * m);
+    r->nf = g_new(int, p);
+    r->nb = g_new(int, p);
+    r->fpos = g_new(int, p);
+    r->bpos = g_new(int, p);
+    r->spos = g_new(int, p);
+    r->wq = g_new(int, p *(2 * m + 1));
+    r->wq_head = g_new(int, p);
+    r->wq_tail = g_new(int, p);
+    r->mem = g_new(gint64, p);
+    r->peak = g_new(gint64, p);
+    r->f_slot = g_new(int, S *m);
+    r->f_done = g_new(gboolean, S * m);
+    r->b_slot = g_new(int, S *m);
+    r->free_at = g_new(PpsimTime, p);
+    r->first = g_new(PpsimTime, p);
+    r->busy = g_new(PpsimTime, p);
+    r->work = g_new(PpsimTime, p);
+    r->left = g_new(int, p);
+    return r;
+}
+
+void
+ppsim_vwork_free(PpsimVWork *r)
+{
+    if (r == NULL)
+        return;
+    ppsim_schedule_free(r->spare);
+    for (int d = 0; d < r->p; d++)
+        g_free(r->fseq[d]), g_free(r->bseq[d]);
+    g_free(r->fseq);
+    g_free(r->bseq);
+    g_free(r->n_ops);
+    g_free(r->clean);
+    g_free(r->cwake);
+    g_free(r->recheck);
+    g_free(r->nf);
+    g_free(r->nb);
+    g_free(r->fpos);
+    g_free(r->bpos);
+    g_free(r->spos);
+    g_free(r->last);
+    g_free(r->last_fb);
+    g_free(r->f_slot);
+    g_free(r->f_done);
+    g_free(r->b_slot);
+    g_free(r->wq);
+    g_free(r->wq_head);
+    g_free(r->wq_tail);
+    g_free(r->mem);
+    g_free(r->peak);
+    g_free(r->next_f);
+    g_free(r->next_b);
+    g_free(r->f_ready);
+    g_free(r->b_ready);
+    g_free(r->stages);
+    g_free(r->free_at);
+    g_free(r->first);
+    g_free(r->busy);
+    g_free(r->work);
+    g_free(r->left);
+    g_free(r);
+}
+
+gint64
+ppsim_vwork_spent(const PpsimVWork *w)
+{
+    return w->spent + w->waits / 2;
+}
+
+gint64
+ppsim_vwork_waits(const PpsimVWork *w)
+{
+    return w->waits;
+}
+
+void
+ppsim_vwork_recycle(PpsimVWork *w, PpsimSchedule *sched)
+{
+    if (sched == NULL)
+        return;
+    if (w->spare != NULL || sched->n_devices != w->p || sched->n_microbatches != w->m)
+        ppsim_schedule_free(sched);
+    else
+        w->spare = sched;
+}
+
 gboolean
-ppsim_vrun(int p, int m, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *limit,
+ppsim_vrun(PpsimVWork *r, VsPolicy pol, const PpsimCostEstimates *c, const gint64 *limit,
            const PpsimSchedule *tpl, PpsimTime bound, PpsimSchedule **out, gint64 *peak,
            PpsimTime *makespan, PpsimTime *idle)
 {
-    int S = 2 * p;
-    VRun r = {.p = p,
-              .m = m,
-              .S = S,
-              .mode = pol.mode,
-              .reserve = pol.reserve,
-              .bpref = pol.bpref,
-              .cycle = pol.cycle,
-              .warm_a = pol.warm_a,
-              .warm_b = pol.warm_b,
-              .c = c,
-              .limit = limit,
-              .tpl = tpl,
-              .bound = bound};
-    r.last = g_new(int, p);
-    r.last_fb = g_new(int, p);
-    for (int d = 0; d < p; d++)
-        r.last[d] = r.last_fb[d] = -1;
-    r.out = ppsim_schedule_new(p, S, m);
-    ppsim_schedule_map_vshape(r.out);
-    r.n_ops = g_new0(int, p);
-    r.clean = g_new0(gboolean, p);
-    r.cwake = g_new(PpsimTime, p);
-    r.recheck = g_new(PpsimTime, p);
-    for (int d = 0; d < p; d++)
-        g_array_set_size(r.out->compute[d], 6 * m); /* written in place, trimmed below */
-    r.stages = g_malloc_n(p, sizeof(int[2]));
-    for (int d = 0; d < p; d++)
-        r.stages[d][0] = S - 1 - d, r.stages[d][1] = d;
-    r.f_ready = g_new(PpsimTime, S * m);
-    r.b_ready = g_new(PpsimTime, S * m);
+    int p = r->p, m = r->m, S = r->S;
+    r->mode = pol.mode;
+    r->reserve = pol.reserve;
+    r->bpref = pol.bpref;
+    r->cycle = pol.cycle;
+    r->warm_a = pol.warm_a;
+    r->warm_b = pol.warm_b;
+    r->c = c;
+    r->limit = limit;
+    r->tpl = tpl;
+    r->bound = bound;
+    if (r->spare == NULL) {
+        r->spare = ppsim_schedule_new(p, S, m);
+        ppsim_schedule_map_vshape(r->spare);
+    }
+    r->out = r->spare;
+    r->spare = NULL;
+    for (int d = 0; d < p; d++) {
+        r->last[d] = r->last_fb[d] = -1;
+        r->n_ops[d] = r->nf[d] = r->nb[d] = r->fpos[d] = r->bpos[d] = r->spos[d] = 0;
+        r->wq_head[d] = r->wq_tail[d] = 0;
+        r->mem[d] = r->peak[d] = 0;
+        r->clean[d] = FALSE;
+        g_array_set_size(r->out->compute[d], 6 * m); /* written in place, trimmed below */
+    }
     for (int i = 0; i < S * m; i++)
-        r.f_ready[i] = i < m ? 0 : -1, r.b_ready[i] = -1;
-    r.next_f = g_new0(int, S);
-    r.next_b = g_new0(int, S);
-    r.fseq = g_new0(int *, p);
-    r.bseq = g_new0(int *, p);
-    r.nf = g_new0(int, p);
-    r.nb = g_new0(int, p);
-    r.fpos = g_new0(int, p);
-    r.bpos = g_new0(int, p);
-    r.spos = g_new0(int, p);
-    r.wq = g_new(int, p *(2 * m + 1));
-    r.wq_head = g_new0(int, p);
-    r.wq_tail = g_new0(int, p);
-    r.mem = g_new0(gint64, p);
-    r.peak = g_new0(gint64, p);
-    r.f_slot = g_new0(int, S *m);
-    r.f_done = g_new0(gboolean, S * m);
-    r.b_slot = g_new0(int, S *m);
-    if (tpl != NULL)
+        r->f_ready[i] = i < m ? 0 : -1, r->b_ready[i] = -1;
+    memset(r->next_f, 0, S * sizeof(int));
+    memset(r->next_b, 0, S * sizeof(int));
+    memset(r->f_done, 0, S * m * sizeof(gboolean));
+    if (tpl != NULL) {
+        memset(r->f_slot, 0, S * m * sizeof(int));
+        memset(r->b_slot, 0, S * m * sizeof(int));
         for (int d = 0; d < p; d++) {
             GArray *ops = tpl->compute[d];
-            r.fseq[d] = g_new(int, ops->len);
-            r.bseq[d] = g_new(int, ops->len);
             for (guint i = 0; i < ops->len; i++) {
                 const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
                 int k = op->stage * m + op->microbatch;
                 if (op->kind == PPSIM_OP_F)
-                    r.fseq[d][r.nf[d]++] = k, r.f_slot[k] = (int)i;
+                    r->fseq[d][r->nf[d]++] = k, r->f_slot[k] = (int)i;
                 else if (op->kind == PPSIM_OP_B)
-                    r.bseq[d][r.nb[d]++] = k, r.b_slot[k] = (int)i;
+                    r->bseq[d][r->nb[d]++] = k, r->b_slot[k] = (int)i;
             }
         }
-    gboolean ok = vs_loop(&r);
-    for (int d = 0; d < p; d++)
-        g_array_set_size(r.out->compute[d], r.n_ops[d]);
-    g_free(r.n_ops);
-    g_free(r.clean);
-    g_free(r.cwake);
-    g_free(r.recheck);
+    }
+    gboolean ok = vs_loop(r);
+    for (int d = 0; d < p; d++) {
+        g_array_set_size(r->out->compute[d], r->n_ops[d]);
+        r->spent += r->n_ops[d];
+    }
     for (int d = 0; ok && d < p; d++)
-        ok = r.peak[d] <= limit[d];
-    memcpy(peak, r.peak, p * sizeof(gint64));
-    *makespan = r.makespan;
-    *idle = r.idle;
+        ok = r->peak[d] <= limit[d];
+    memcpy(peak, r->peak, p * sizeof(gint64));
+    *makespan = r->makespan;
+    *idle = r->idle;
     if (ok)
-        *out = r.out;
+        *out = r->out;
     else
-        ppsim_schedule_free(r.out);
-    for (int d = 0; d < p; d++)
-        g_free(r.fseq[d]), g_free(r.bseq[d]);
-    g_free(r.fseq);
-    g_free(r.bseq);
-    g_free(r.nf);
-    g_free(r.nb);
-    g_free(r.fpos);
-    g_free(r.bpos);
-    g_free(r.spos);
-    g_free(r.last);
-    g_free(r.last_fb);
-    g_free(r.f_slot);
-    g_free(r.f_done);
-    g_free(r.b_slot);
-    g_free(r.wq);
-    g_free(r.wq_head);
-    g_free(r.wq_tail);
-    g_free(r.mem);
-    g_free(r.peak);
-    g_free(r.next_f);
-    g_free(r.next_b);
-    g_free(r.f_ready);
-    g_free(r.b_ready);
-    g_free(r.stages);
+        r->spare = r->out;
+    r->out = NULL;
     return ok;
 }

@@ -19,6 +19,7 @@ static const PpsimOptionSpec zb_options[] = {
      ">= 1, default the scenario's memory.limit when set, else p (ZB-1p), 2p gives ZB-2p; "
      "or a size (e.g. 20GiB), in bytes of "
      "activation, for hardware mode"},
+    {"budget", PPSIM_OPTION_STRING, "auto", PPSIM_SEARCH_BUDGET_HELP},
     {NULL}};
 
 static gboolean
@@ -88,12 +89,23 @@ zb_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
         ppsim_choice_add(params->choices, "memory_limit", value,
                          "default p M_B (ZB-1p); memory.limit unset");
     }
-    PpsimSchedule *sched =
-        ppsim_zb_auto(p, shape->m, params->costs, limit, PPSIM_ZB_AUTO_DEFAULT, NULL, error);
+    gint64 budget;
+    gboolean is_auto;
+    if (!ppsim_search_budget_get(params->options, "zb", ppsim_zb_auto_budget(p, shape->m), &budget,
+                                 &is_auto, error))
+        return FALSE;
+    PpsimZbAutoInfo info;
+    PpsimSchedule *sched = ppsim_zb_auto(p, shape->m, params->costs, limit, PPSIM_ZB_AUTO_DEFAULT,
+                                         budget, &info, error);
     if (sched == NULL) {
         g_prefix_error(error, "zb: ");
         return FALSE;
     }
+    if (info.cut)
+        ppsim_search_budget_note(params->choices, budget, is_auto, info.n_run, info.n_total,
+                                 info.makespan,
+                                 ppsim_makespan_lower_bound(params->costs, sched->stage_device,
+                                                            sched->n_stages, p, shape->m));
     *out = sched;
     return TRUE;
 }

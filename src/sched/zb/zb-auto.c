@@ -18,6 +18,10 @@
  * Objective: the smallest longest-stage span ([ZB] §5.3's cost: a stage's last end minus its
  * first start), then the smallest makespan, among candidates that end no later than the best
  * handcrafted order that fits; so zb never loses to ZB-H1, ZB-H2 or 1F1B under the same cap.
+ * Ties go to the candidate earlier in the full search's order (handcrafted, then caps
+ * ascending), although the built candidates run largest cap first; a budget of built and
+ * timed ops (option `budget`) may stop the search early, and short of that the order
+ * changes nothing.
  */
 #include "sched/zb/zb-auto.h"
 #include "sched/zb/zb-handcrafted.h"
@@ -92,7 +96,11 @@ zbb_put(ZbBuild *z, int s, int kind)
         z->end[s] = start + st->w_ps;
         z->mem[s] -= st->act_w;
     }
-    ppsim_schedule_push(z->sched, s, kind, s, j);
+    /* the device's list has room for its 3 m ops (zbb_build); ppsim_schedule_push's op */
+    GArray *ops = z->sched->compute[s];
+    int n = z->nf[s] + z->nb[s] + z->nw[s] - 1;
+    g_assert(n < (int)ops->len);
+    g_array_index(ops, PpsimOp, n) = (PpsimOp){.kind = kind, .stage = s, .microbatch = j};
 }
 
 /* Runs pending Ws until the stage has room for @need more units; FALSE if it cannot. */
@@ -219,6 +227,8 @@ zbb_build(int p, int m, const PpsimCostEstimates *c, const gint64 *limit, unsign
     ZbBuild z = {.S = p, .m = m, .c = c, .limit = limit, .flags = flags};
     g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(p, p, m);
     ppsim_schedule_map_plain(sched);
+    for (int d = 0; d < p; d++) /* written in place, trimmed below */
+        g_array_set_size(sched->compute[d], 3 * m);
     z.sched = sched;
     g_autofree int *counts = g_new0(int, 4 * p);
     z.nf = counts, z.nb = counts + p, z.nw = counts + 2 * p;
@@ -237,100 +247,9 @@ zbb_build(int p, int m, const PpsimCostEstimates *c, const gint64 *limit, unsign
     for (int s = 0; s < p; s++)
         while (z.nw[s] < m)
             zbb_put(&z, s, PPSIM_OP_W);
+    for (int s = 0; s < p; s++)
+        g_array_set_size(sched->compute[s], z.nf[s] + z.nb[s] + z.nw[s]);
     return g_steal_pointer(&sched);
-}
-
-/* ---- timing ------------------------------------------------------------------------- */
-
-/* Start of the op if its inputs are done, else -1. */
-static PpsimTime
-eval_ready(const PpsimOp *op, int S, int m, const PpsimTime *tf, const PpsimTime *tb,
-           PpsimTime comm)
-{
-    int s = op->stage, j = op->microbatch;
-    switch (op->kind) {
-    case PPSIM_OP_F:
-        return s == 0 ? 0 : tf[(s - 1) * m + j] < 0 ? -1 : tf[(s - 1) * m + j] + comm;
-    case PPSIM_OP_B:
-        if (tf[s * m + j] < 0)
-            return -1;
-        return s + 1 == S                ? tf[s * m + j]
-               : tb[(s + 1) * m + j] < 0 ? -1
-                                         : tb[(s + 1) * m + j] + comm;
-    case PPSIM_OP_W:
-        return tb[s * m + j];
-    default:
-        return -1;
-    }
-}
-
-gboolean
-ppsim_zb_auto_evaluate(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                       const gint64 *limit, PpsimTime *makespan, PpsimTime *span, gint64 *peak)
-{
-    int S = sched->n_stages, m = sched->n_microbatches;
-    g_return_val_if_fail(S == sched->n_devices, FALSE);
-    g_autofree PpsimTime *t = g_new(PpsimTime, 2 * S * m + 2 * S);
-    PpsimTime *tf = t, *tb = t + S * m, *end = t + 2 * S * m, *first = end + S;
-    for (int i = 0; i < 2 * S * m; i++)
-        t[i] = -1;
-    g_autofree guint *pos = g_new0(guint, S);
-    g_autofree gint64 *mem = g_new0(gint64, S);
-    /* devices to visit, a ring: each runs its list until an op's input is missing; an F
-     * done may unblock the next device, a B the previous one (the times do not depend on
-     * the visiting order, only on the lists and the inputs) */
-    g_autofree int *queue = g_new(int, S);
-    g_autofree gboolean *queued = g_new(gboolean, S);
-    int head = 0, n_queued = S;
-    for (int d = 0; d < S; d++)
-        queue[d] = d, queued[d] = TRUE;
-    *peak = 0;
-    *makespan = *span = 0;
-    while (n_queued > 0) {
-        int d = queue[head];
-        head = (head + 1) % S, n_queued--;
-        queued[d] = FALSE;
-        GArray *ops = sched->compute[d];
-        for (; pos[d] < ops->len; pos[d]++) {
-            const PpsimOp *op = &g_array_index(ops, PpsimOp, pos[d]);
-            const PpsimStageEstimate *st = &costs->stage[op->stage];
-            PpsimTime r = eval_ready(op, S, m, tf, tb, costs->comm_ps);
-            if (r < 0)
-                break;
-            PpsimTime start = pos[d] == 0 ? r : MAX(r, end[d]);
-            if (pos[d] == 0)
-                first[d] = start;
-            int k = op->stage * m + op->microbatch, wake = -1;
-            if (op->kind == PPSIM_OP_F) {
-                end[d] = tf[k] = start + st->f_ps;
-                mem[d] += st->act;
-                *peak = MAX(*peak, mem[d]);
-                if (limit != NULL && limit[d] > 0 && mem[d] > limit[d])
-                    return FALSE;
-                wake = op->stage + 1;
-            } else if (op->kind == PPSIM_OP_B) {
-                end[d] = tb[k] = start + st->b_ps;
-                mem[d] -= st->act - st->act_w;
-                wake = op->stage - 1;
-            } else {
-                end[d] = start + st->w_ps;
-                mem[d] -= st->act_w;
-            }
-            if (wake >= 0 && wake < S && wake != d && !queued[wake]) {
-                queue[(head + n_queued++) % S] = wake;
-                queued[wake] = TRUE;
-            }
-        }
-    }
-    for (int d = 0; d < S; d++) {
-        if (pos[d] < sched->compute[d]->len)
-            return FALSE; /* deadlock */
-        if (sched->compute[d]->len == 0)
-            continue;
-        *makespan = MAX(*makespan, end[d]);
-        *span = MAX(*span, end[d] - first[d]);
-    }
-    return TRUE;
 }
 
 /* ---- search ------------------------------------------------------------------------- */
@@ -340,25 +259,49 @@ typedef struct {
     const gint64 *limit;
     PpsimSchedule *best;
     PpsimTime makespan, span;
+    int index;         /* the best's place in the full search's order */
     PpsimTime bound;   /* no candidate may end later than this (0: no bound) */
     PpsimTime fit_min; /* smallest makespan of a candidate that fits (0: none yet) */
+    gboolean pruning;  /* stop a candidate's timing once it cannot win */
+    gint64 budget;     /* ops the search may time and build (0: no limit) */
     PpsimZbAutoInfo *info;
 } ZbSearch;
 
-/* Times @cand (consumed) and keeps it if it fits and beats the best so far. */
+static gboolean
+search_spent(ZbSearch *z)
+{
+    /* never before a first schedule: a budget cuts the search, it does not make it fail */
+    if (z->budget > 0 && z->best != NULL && z->info->spent >= z->budget) {
+        z->info->cut = TRUE;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+/* Times @cand (consumed) and keeps it if it fits and beats the best so far: a smaller span,
+ * then a smaller makespan, then an earlier @index (its place in the full search's order, so
+ * that the order candidates are offered in does not change the winner). */
 static void
-search_offer(ZbSearch *z, PpsimSchedule *cand, const char *label)
+search_offer(ZbSearch *z, PpsimSchedule *cand, const char *label, int index)
 {
     PpsimTime mk, span;
     gint64 peak;
     if (cand == NULL)
         return;
     z->info->n_tried++;
-    gboolean fits = ppsim_zb_auto_evaluate(cand, z->c, z->limit, &mk, &span, &peak);
+    PpsimZbEvalBound bound = {0};
+    if (z->pruning) {
+        bound.makespan = z->bound;
+        bound.span = z->best != NULL ? z->span : 0;
+    }
+    gboolean fits = ppsim_zb_auto_evaluate_bounded(cand, z->c, z->limit, &bound, &mk, &span, &peak);
+    z->info->spent += bound.n_ops;
     if (fits && (z->fit_min == 0 || mk < z->fit_min))
         z->fit_min = mk;
     if (!fits || (z->bound > 0 && mk > z->bound) ||
-        (z->best != NULL && (span > z->span || (span == z->span && mk >= z->makespan)))) {
+        (z->best != NULL &&
+         (span > z->span ||
+          (span == z->span && (mk > z->makespan || (mk == z->makespan && index > z->index)))))) {
         ppsim_schedule_free(cand);
         return;
     }
@@ -367,6 +310,7 @@ search_offer(ZbSearch *z, PpsimSchedule *cand, const char *label)
     z->best = cand;
     z->makespan = mk;
     z->span = span;
+    z->index = index;
     g_strlcpy(z->info->label, label, sizeof z->info->label);
 }
 
@@ -395,19 +339,21 @@ cap_wanted(int cap, int top, int n)
 
 /* Local search on the best schedule: moves one op of a device up to @reach places earlier
  * or later and keeps the move when the order still runs, fits and is better; sweeps until
- * one finds nothing or @budget op-timings are spent. */
+ * one finds nothing or @budget op-timings are spent (each move counts the schedule's ops),
+ * or the search's budget is. */
 static void
 search_refine(ZbSearch *z, int reach, gint64 budget)
 {
     PpsimSchedule *s = z->best;
     gint64 n_ops = (gint64)ppsim_schedule_n_ops(s);
     gboolean improved = TRUE;
-    while (improved && budget > 0) {
+    while (improved && budget > 0 && !search_spent(z)) {
         improved = FALSE;
-        for (int d = 0; d < s->n_devices && budget > 0; d++) {
+        for (int d = 0; d < s->n_devices && budget > 0 && !search_spent(z); d++) {
             GArray *ops = s->compute[d];
-            for (guint i = 0; i < ops->len && budget > 0; i++) {
-                for (int delta = -reach; delta <= reach && budget > 0; delta++) {
+            for (guint i = 0; i < ops->len && budget > 0 && !search_spent(z); i++) {
+                for (int delta = -reach; delta <= reach && budget > 0 && !search_spent(z);
+                     delta++) {
                     gint64 j = (gint64)i + delta;
                     if (delta == 0 || j < 0 || j >= ops->len)
                         continue;
@@ -415,8 +361,11 @@ search_refine(ZbSearch *z, int reach, gint64 budget)
                     PpsimTime mk, span;
                     gint64 peak;
                     budget -= n_ops;
-                    if (ppsim_zb_auto_evaluate(s, z->c, z->limit, &mk, &span, &peak) &&
-                        (z->bound == 0 || mk <= z->bound) &&
+                    PpsimZbEvalBound bound = {.span = z->span, .makespan = z->bound};
+                    gboolean ok = ppsim_zb_auto_evaluate_bounded(s, z->c, z->limit, &bound, &mk,
+                                                                 &span, &peak);
+                    z->info->spent += bound.n_ops;
+                    if (ok && (z->bound == 0 || mk <= z->bound) &&
                         (span < z->span || (span == z->span && mk < z->makespan))) {
                         z->span = span;
                         z->makespan = mk;
@@ -431,9 +380,12 @@ search_refine(ZbSearch *z, int reach, gint64 budget)
 }
 
 /* Offers the greedy builds and zb-list's schedules over working caps of 1 .. @top M_B on
- * every stage (never above the limit; a stage without activation keeps its limit). */
+ * every stage (never above the limit; a stage without activation keeps its limit), the
+ * largest caps first (they win most often: a cap below the limit only helps where the
+ * warm-up's extra forwards cost more than they hide); each candidate keeps its index in
+ * the ascending order of the full search, after the @first handcrafted ones. */
 static void
-search_built(ZbSearch *z, int p, int m, int top)
+search_built(ZbSearch *z, int p, int m, int top, int first)
 {
     const PpsimCostEstimates *costs = z->c;
     g_autofree gint64 *work = g_new(gint64, p);
@@ -442,34 +394,56 @@ search_built(ZbSearch *z, int p, int m, int top)
      * 8 p x 3pm x top would pass 2e9 (from about p = 64 at m = 256) */
     double n_ops = 3.0 * p * m;
     int n_caps = (int)CLAMP(2e9 / (8 * p * n_ops), 8, top);
+    g_autofree int *caps = g_new(int, top);
+    int n = 0;
+    for (int cap = 1; cap <= top; cap++)
+        if (cap_wanted(cap, top, n_caps))
+            caps[n++] = cap;
+    z->info->n_total = first + 9 * n;
     char label[64];
-    for (int cap = 1; cap <= top; cap++) {
-        if (!cap_wanted(cap, top, n_caps))
-            continue;
+    for (int k = n - 1; k >= 0 && !search_spent(z); k--) {
+        int cap = caps[k];
         for (int s = 0; s < p; s++) {
             gint64 a = costs->stage[s].act, lim = z->limit[s];
             work[s] = a <= 0 ? lim : lim <= 0 ? cap * a : MIN(lim, cap * a);
         }
-        for (unsigned choice = 0; choice < 8; choice++) {
+        for (unsigned choice = 0; choice < 8 && !search_spent(z); choice++) {
             g_snprintf(label, sizeof label, "greedy cap=%d choices=%u", cap, choice);
-            search_offer(z, zbb_build(p, m, costs, work, choice), label);
+            z->info->spent += (gint64)n_ops;
+            z->info->n_run++;
+            search_offer(z, zbb_build(p, m, costs, work, choice), label, first + 9 * k + choice);
         }
+        if (search_spent(z))
+            break;
         g_autoptr(PpsimSchedule) list = ppsim_schedule_new(p, p, m);
         ppsim_schedule_map_plain(list);
+        z->info->spent += (gint64)n_ops;
+        z->info->n_run++;
         if (ppsim_zb_list_schedule(list, m, costs, work, NULL)) {
             g_snprintf(label, sizeof label, "list cap=%d", cap);
-            search_offer(z, g_steal_pointer(&list), label);
+            search_offer(z, g_steal_pointer(&list), label, first + 9 * k + 8);
         }
     }
 }
 
+gint64
+ppsim_zb_auto_budget(int p, int m)
+{
+    /* none (the full search) up to p m = 4096, which covers every instance of the tests and
+     * the shipped scenarios; above, 2e7 built or timed ops (about half a second on the
+     * development VM), at least 16 candidates' worth (3 p m ops to build, as many to time) */
+    if ((gint64)p * m <= 4096)
+        return 0;
+    return MAX((gint64)20000000, (gint64)16 * 6 * p * m);
+}
+
 PpsimSchedule *
 ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit,
-              PpsimZbAutoFlags flags, PpsimZbAutoInfo *info, GError **error)
+              PpsimZbAutoFlags flags, gint64 budget, PpsimZbAutoInfo *info, GError **error)
 {
     g_return_val_if_fail(p > 0 && m > 0, NULL);
     PpsimZbAutoInfo local = {0};
-    ZbSearch z = {.c = costs, .limit = limit, .info = info ? info : &local};
+    ZbSearch z = {.c = costs, .limit = limit, .budget = budget, .info = info ? info : &local};
     memset(z.info, 0, sizeof *z.info);
     int top = 1; /* largest cap in whole M_B over the stages */
     for (int s = 0; s < p; s++) {
@@ -483,15 +457,21 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
         }
         top = MAX(top, limit[s] <= 0 || a <= 0 ? m : (int)MIN(m, limit[s] / a));
     }
-    /* handcrafted orders: 1F1B with B/W split, ZB-H1, ZB-H2 */
+    /* handcrafted orders: 1F1B with B/W split, ZB-H1, ZB-H2 (always timed in full: the
+     * fastest that fits bounds every later candidate) */
     static const struct {
         int warmup, delay;
         const char *label;
     } hand[] = {{0, 0, "1f1b-split"}, {0, 1, "zb-h1"}, {1, 2, "zb-h2"}};
-    for (guint k = 0; k < G_N_ELEMENTS(hand) && !(flags & PPSIM_ZB_AUTO_GREEDY_ONLY); k++)
-        search_offer(&z, ppsim_zb_handcrafted(p, m, hand[k].warmup, hand[k].delay), hand[k].label);
+    int n_hand = flags & PPSIM_ZB_AUTO_GREEDY_ONLY ? 0 : (int)G_N_ELEMENTS(hand);
+    for (int k = 0; k < n_hand; k++) {
+        z.info->n_run++;
+        search_offer(&z, ppsim_zb_handcrafted(p, m, hand[k].warmup, hand[k].delay), hand[k].label,
+                     k);
+    }
     z.bound = z.fit_min; /* never slower than a handcrafted order that fits */
-    search_built(&z, p, m, top);
+    z.pruning = TRUE;
+    search_built(&z, p, m, top, n_hand);
     if (z.best == NULL) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "no schedule fits memory_limit");
@@ -501,5 +481,8 @@ ppsim_zb_auto(int p, int m, const PpsimCostEstimates *costs, const gint64 *limit
         search_refine(&z, 8, 10000000);
     z.info->makespan = z.makespan;
     z.info->span = z.span;
+    g_debug("zb p=%d m=%d: %d of %d candidates, %" G_GINT64_FORMAT " ops, won by %s (index %d)%s",
+            p, m, z.info->n_run, z.info->n_total, z.info->spent, z.info->label, z.index,
+            z.info->cut ? ", cut by the budget" : "");
     return z.best;
 }

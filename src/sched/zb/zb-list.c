@@ -23,7 +23,7 @@ typedef struct {
     const PpsimCostEstimates *c;
     PpsimTime *f_ready, *b_ready; /* [S * m] arrival of the op's input; -1 unknown */
     int *next_f, *next_b;         /* [S] next microbatch per stage, in order */
-    GQueue **pending_w;           /* [p] of (stage * m + mb) + 1 */
+    int *wq, *wq_head, *wq_n;     /* [p][2m] pending W keys (stage * m + mb), a ring */
     gint64 *mem, *limit;          /* [p] in-flight memory units, and the cap per device */
 } ZbList;
 
@@ -75,7 +75,7 @@ zbl_pick(ZbList *z, int d, PpsimTime t, int *stage, PpsimTime *wake)
         if (r > t && (*wake < 0 || r < *wake))
             *wake = r;
     }
-    if (!g_queue_is_empty(z->pending_w[d]))
+    if (z->wq_n[d] > 0)
         return PPSIM_OP_W;
     return -1;
 }
@@ -86,7 +86,9 @@ zbl_execute(ZbList *z, PpsimSchedule *sched, int d, int kind, int s, PpsimTime t
     const PpsimStageEstimate *st;
     int j;
     if (kind == PPSIM_OP_W) {
-        int key = GPOINTER_TO_INT(g_queue_pop_head(z->pending_w[d])) - 1;
+        int key = z->wq[d * 2 * z->m + z->wq_head[d]];
+        z->wq_head[d] = (z->wq_head[d] + 1) % (2 * z->m);
+        z->wq_n[d]--;
         s = key / z->m;
         j = key % z->m;
         st = &z->c->stage[s];
@@ -108,7 +110,7 @@ zbl_execute(ZbList *z, PpsimSchedule *sched, int d, int kind, int s, PpsimTime t
         z->mem[d] -= st->act - st->act_w;
         if (s > 0)
             z->b_ready[(s - 1) * z->m + j] = zbl_arrival(z, s, s - 1, *end);
-        g_queue_push_tail(z->pending_w[d], GINT_TO_POINTER(s * z->m + j + 1));
+        z->wq[d * 2 * z->m + (z->wq_head[d] + z->wq_n[d]++) % (2 * z->m)] = s * z->m + j;
     }
     ppsim_schedule_push(sched, d, kind, s, j);
 }
@@ -129,6 +131,34 @@ zbl_receiver(const ZbList *z, int kind, int s, PpsimTime *arrival)
     return -1;
 }
 
+/* The devices with ops left, by (free time, id): a tournament tree over @n leaves (a power of
+ * two), node i holding the better of its children, -1 for none. */
+typedef struct {
+    int n;
+    int *node; /* [2 n] */
+    const PpsimTime *key;
+    const int *left;
+} ZblTree;
+
+static int
+zbl_better(const ZblTree *t, int a, int b)
+{
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return t->key[b] < t->key[a] || (t->key[b] == t->key[a] && b < a) ? b : a;
+}
+
+static void
+zbl_tree_update(ZblTree *t, int d)
+{
+    int i = t->n + d;
+    t->node[i] = t->left[d] > 0 ? d : -1;
+    for (i /= 2; i >= 1; i /= 2)
+        t->node[i] = zbl_better(t, t->node[2 * i], t->node[2 * i + 1]);
+}
+
 /* Event loop over devices: the one free earliest decides next (ties: lowest id). A device
  * with nothing to run idles until its next known input arrives, or until an op run elsewhere
  * sends it an earlier one (inputs only come from other devices' ops; memory only changes
@@ -144,11 +174,17 @@ zbl_run(ZbList *z, PpsimSchedule *sched, GError **error)
         left[d] = 3 * z->m * (z->stages[d][1] >= 0 ? 2 : 1);
         idle_since[d] = -1;
     }
+    ZblTree tree = {.n = 1, .key = free_at, .left = left};
+    while (tree.n < z->p)
+        tree.n *= 2;
+    g_autofree int *node = g_new(int, 2 * tree.n);
+    tree.node = node;
+    for (int i = 0; i < 2 * tree.n; i++)
+        node[i] = -1;
+    for (int d = 0; d < z->p; d++)
+        zbl_tree_update(&tree, d);
     for (;;) {
-        int d = -1;
-        for (int e = 0; e < z->p; e++)
-            if (left[e] > 0 && (d < 0 || free_at[e] < free_at[d]))
-                d = e;
+        int d = node[1];
         if (d < 0)
             return TRUE;
         if (free_at[d] == never) {
@@ -162,15 +198,19 @@ zbl_run(ZbList *z, PpsimSchedule *sched, GError **error)
         if (kind < 0) {
             idle_since[d] = free_at[d];
             free_at[d] = wake >= 0 ? wake : never;
+            zbl_tree_update(&tree, d);
             continue;
         }
         zbl_execute(z, sched, d, kind, s, free_at[d], &end);
         free_at[d] = end;
         idle_since[d] = -1;
         left[d]--;
+        zbl_tree_update(&tree, d);
         int to = zbl_receiver(z, kind, s, &arrival);
-        if (to >= 0 && to != d && idle_since[to] >= 0 && arrival < free_at[to])
+        if (to >= 0 && to != d && idle_since[to] >= 0 && arrival < free_at[to]) {
             free_at[to] = MAX(arrival, idle_since[to]);
+            zbl_tree_update(&tree, to);
+        }
     }
 }
 
@@ -195,15 +235,19 @@ ppsim_zb_list_schedule(PpsimSchedule *sched, int m, const PpsimCostEstimates *co
     }
     z.next_f = g_new0(int, S);
     z.next_b = g_new0(int, S);
-    z.pending_w = g_new(GQueue *, p);
+    z.wq = g_new(int, 2 * p * m);
+    z.wq_head = g_new0(int, p);
+    z.wq_n = g_new0(int, p);
     z.mem = g_new0(gint64, p);
     z.limit = g_memdup2(limit, p * sizeof(gint64));
-    for (int d = 0; d < p; d++)
-        z.pending_w[d] = g_queue_new();
+    for (int d = 0; d < p; d++) /* room for every op the device gets */
+        g_array_set_size(sched->compute[d],
+                         sched->compute[d]->len + 3 * m * (z.stages[d][1] >= 0 ? 2 : 1)),
+            g_array_set_size(sched->compute[d], 0);
     gboolean ok = zbl_run(&z, sched, error);
-    for (int d = 0; d < p; d++)
-        g_queue_free(z.pending_w[d]);
-    g_free(z.pending_w);
+    g_free(z.wq);
+    g_free(z.wq_head);
+    g_free(z.wq_n);
     g_free(z.f_ready);
     g_free(z.b_ready);
     g_free(z.next_f);
