@@ -94,8 +94,9 @@ scn_apply_override(Parser *P, const char *text, GError **error)
 {
     const char *eq = strchr(text, '=');
     g_autofree char *path = eq ? g_strstrip(g_strndup(text, eq - text)) : NULL;
+    /* libyaml refuses (and then asserts on) key scalars that are not UTF-8 */
     if (eq == NULL || *path == '\0' || strstr(path, "..") || path[0] == '.' ||
-        g_str_has_suffix(path, ".")) {
+        g_str_has_suffix(path, ".") || !g_utf8_validate(path, -1, NULL)) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "--set '%s': expected KEY.PATH=VALUE, e.g. training.pp=4", text);
         return FALSE;
