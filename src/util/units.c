@@ -155,9 +155,11 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
         [PPSIM_DIM_FLOPS] = 1e21,                  /* 1 ZFLOPS */
         [PPSIM_DIM_COUNT] = 1e18,
     };
-    static const char *const largest_text[] = {
-        [PPSIM_DIM_BYTES] = "1EiB", [PPSIM_DIM_BANDWIDTH] = "1PB/s", [PPSIM_DIM_TIME] = "10000s",
-        [PPSIM_DIM_FLOPS] = "1000000PFLOPS", [PPSIM_DIM_COUNT] = "1e18"};
+    static const char *const largest_text[] = {[PPSIM_DIM_BYTES] = "1EiB",
+                                               [PPSIM_DIM_BANDWIDTH] = "1PB/s",
+                                               [PPSIM_DIM_TIME] = "10000s",
+                                               [PPSIM_DIM_FLOPS] = "1000000PFLOPS",
+                                               [PPSIM_DIM_COUNT] = "1e18"};
     if (!(q <= largest[dim])) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_UNIT,
                     "'%s' is more than %s, the largest %s ppsim takes", text, largest_text[dim],
@@ -168,8 +170,27 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
     return TRUE;
 }
 
+gint64
+ppsim_round_clamped(double v)
+{
+    if (!(v < (double)PPSIM_COST_MAX)) /* NaN too */
+        return PPSIM_COST_MAX;
+    if (v < -(double)PPSIM_COST_MAX)
+        return -PPSIM_COST_MAX;
+    return (gint64)llround(v);
+}
+
+gint64
+ppsim_mul_clamped(gint64 a, gint64 b)
+{
+    g_return_val_if_fail(a >= 0 && b >= 0, 0);
+    if (a != 0 && b > PPSIM_COST_MAX / a)
+        return PPSIM_COST_MAX;
+    return a * b;
+}
+
 PpsimTime
 ppsim_time_from_seconds(double seconds)
 {
-    return (PpsimTime)llround(seconds * (double)PPSIM_PS_PER_S);
+    return ppsim_round_clamped(seconds * (double)PPSIM_PS_PER_S);
 }
