@@ -92,6 +92,22 @@ START_TEST(test_runtime_errors_exit_1)
     ck_assert_int_eq(r.status, 1);
     ck_assert(strstr(r.err, "did you mean '1f1b'?") != NULL);
     run_clear(&r);
+    /* NaN and out-of-range numbers on the command line are usage errors (they aborted) */
+    r = ppsim(NULL, "validate", "--schedule", "1f1b", "--grid", "costs=nan:1:1", NULL);
+    ck_assert_int_eq(r.status, 2);
+    run_clear(&r);
+    r = ppsim(NULL, "validate", "--schedule", "1f1b", "--grid", "costs=1e300:1:1", NULL);
+    ck_assert_int_eq(r.status, 2);
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--svg-window", "nan:5", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(strstr(r.err, "--svg-window must be") != NULL);
+    run_clear(&r);
+    /* a --set alias bomb fails at once, naming the limit */
+    r = ppsim(NULL, "check", ok, "--set", "costs.forward=&a [*a, *a]", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "more than 65536 YAML nodes") != NULL);
+    run_clear(&r);
 }
 END_TEST
 

@@ -286,7 +286,8 @@ run_parse_window(const char *text, PpsimSvgOptions *svg)
         return FALSE;
     char *e0 = NULL, *e1 = NULL;
     double t0 = g_ascii_strtod(parts[0], &e0), t1 = g_ascii_strtod(parts[1], &e1);
-    if (e0 == parts[0] || *e0 || e1 == parts[1] || *e1 || t0 < 0 || t1 <= t0)
+    /* written so that NaN fails; 1e7 ms is the 10,000 s a scenario time takes */
+    if (e0 == parts[0] || *e0 || e1 == parts[1] || *e1 || !(t0 >= 0 && t1 > t0 && t1 <= 1e7))
         return FALSE;
     svg->t0_ps = (PpsimTime)(t0 * PPSIM_PS_PER_MS);
     svg->t1_ps = (PpsimTime)(t1 * PPSIM_PS_PER_MS);
@@ -325,7 +326,7 @@ ppsim_cmd_run(int argc, char **argv)
              strcmp(o.format, "csv"))
         rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
     else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg))
-        rc = ppsim_cli_usage("--svg-window must be T0:T1 in ms with 0 <= T0 < T1, got '%s'",
+        rc = ppsim_cli_usage("--svg-window must be T0:T1 in ms with 0 <= T0 < T1 <= 1e7, got '%s'",
                              o.svg_window);
     else if (argc != 2)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"

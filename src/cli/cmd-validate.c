@@ -47,7 +47,8 @@ grid_costs(const char *list, GArray *out)
         for (int i = 0; i < 3; i++) {
             char *end = NULL;
             c[i] = g_ascii_strtod(fbw[i], &end);
-            if (end == fbw[i] || *end || c[i] < 0)
+            /* NaN fails the comparison too; 1e7 ms is the 10,000 s a scenario time takes */
+            if (end == fbw[i] || *end || !(c[i] >= 0 && c[i] <= 1e7))
                 return FALSE;
         }
         g_array_append_vals(out, c, 1);
