@@ -30,6 +30,16 @@ typedef struct {
      * busy time spent recomputing. */
     PpsimTime idle_warmup_ps, idle_wait_ps, idle_transfer_ps, idle_cooldown_ps;
     PpsimTime recompute_ps;
+    /* The planner's bubble breakdown ([HP] B_R + B_I + B_P, plus the stalls the planner does
+     * not model): the device's lost time, makespan - (busy - recomputing), split so that the
+     * five parts sum to it exactly. recompute: R ops plus the forward re-run folded into B
+     * by a recompute mode; transfer: waits for data that left its producer (idle_transfer
+     * minus the offload part); offload: waits on an OFF/RL copy; imbalance: the device's
+     * compute deficit against the busiest device, max busy - busy, capped by its remaining
+     * idle time; preparation: the rest of warm-up, cool-down and dependency waits. */
+    PpsimTime bubble_lost_ps;
+    PpsimTime bubble_recompute_ps, bubble_imbalance_ps, bubble_preparation_ps;
+    PpsimTime bubble_transfer_ps, bubble_offload_ps;
     /* T-Offload ([TP] §5): static memory its CPU optimizer steps free on the device, and the
      * share of its gradient D2H + CPU optimizer time that ran while the pipeline's GPU work
      * was still going (before the last GPU compute op of any device ended); -1 when the

@@ -21,11 +21,21 @@ typedef struct {
      * gradient reduction [2 n_stages], and the send and receive streams per device [2p] */
     PpsimTaskId *dp_task;
     int *dp_stream;
+    /* sim-parallel.c, ZeRO-3 over dp > 1 in hardware mode: the weight all-gathers before
+     * each F and B are flows of their own (so F/B durations leave them out); zero_task
+     * holds (device, send task, receive task) per gather; else FALSE and NULL */
+    gboolean zero_flows;
+    GArray *zero_task; /* guint32 triples */
 } Replay;
 
 /* sim-parallel.c: adds each stage's DP gradient reduction after its last backward (when
  * parallel.dp > 1) and fills the per-device TP/DP times and the MFU into @res. */
 void ppsim_sim_add_dp_tasks(Replay *r);
+/* Whether ZeRO-3's gathers run as flows in this replay (set r->zero_flows before building). */
+gboolean ppsim_sim_zero_flows(const Replay *r);
+/* sim-parallel.c: adds ZeRO-3's all-gather of the stage's weights before each F, B and BW
+ * as flows on the device's "zero" streams, prefetched at most one op ahead. */
+void ppsim_sim_add_zero_gathers(Replay *r);
 void ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res);
 /* Notes in @choices (nullable) the microbatch count derived from training.global_batch. */
 void ppsim_sim_note_parallel(const PpsimScenario *sc, GArray *choices);

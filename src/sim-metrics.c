@@ -5,6 +5,28 @@
 
 /* ---- metrics --------------------------------------------------------------------------- */
 
+/* The bubble breakdown of run-result.h, from the attribution above: exact by construction,
+ * since imbalance is capped by the idle time left after transfers and offload stalls and
+ * preparation takes the remainder. */
+static void
+metrics_bubbles(PpsimRunResult *res)
+{
+    PpsimTime max_busy = 0;
+    for (int d = 0; d < res->p; d++)
+        max_busy = MAX(max_busy, res->devices[d].busy_ps);
+    for (int d = 0; d < res->p; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        dev->bubble_recompute_ps += dev->recompute_ps;
+        dev->bubble_transfer_ps = dev->idle_transfer_ps - dev->bubble_offload_ps;
+        PpsimTime rest = dev->idle_warmup_ps + dev->idle_wait_ps + dev->idle_cooldown_ps;
+        dev->bubble_imbalance_ps = CLAMP(max_busy - dev->busy_ps, 0, rest);
+        dev->bubble_preparation_ps = rest - dev->bubble_imbalance_ps;
+        dev->bubble_lost_ps = dev->bubble_recompute_ps + dev->bubble_imbalance_ps +
+                              dev->bubble_preparation_ps + dev->bubble_transfer_ps +
+                              dev->bubble_offload_ps;
+    }
+}
+
 /* Splits each device's idle compute time (README "Semantics": bubble attribution): before its first
  * op, after its last, and in between: waiting for a producer to finish (dependency), or for
  * its data to arrive after it finished (transfer, offload/reload). The input that decides a
@@ -30,6 +52,8 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
                 continue; /* on a host CPU worker: not the GPU's time */
             if (op->kind == PPSIM_OP_R)
                 dev->recompute_ps += t->end_ps - t->start_ps;
+            if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
+                dev->bubble_recompute_ps += r->costs->stage[op->stage].b_recompute_ps;
             PpsimTime gap = t->start_ps - prev_end;
             guint32 id = base + i;
             while (k < n_deps && to[k] < id)
@@ -55,11 +79,14 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
                     dep_wait = 0;
                 dev->idle_wait_ps += dep_wait;
                 dev->idle_transfer_ps += gap - dep_wait;
+                if (via_copy)
+                    dev->bubble_offload_ps += gap;
             }
             prev_end = t->end_ps;
         }
         dev->idle_cooldown_ps = res->makespan_ps - prev_end;
     }
+    metrics_bubbles(res);
 }
 
 static void

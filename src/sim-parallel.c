@@ -78,6 +78,65 @@ ppsim_sim_add_dp_tasks(Replay *r)
     }
 }
 
+gboolean
+ppsim_sim_zero_flows(const Replay *r)
+{
+    const PpsimParallel *par = &r->sc->parallel;
+    return !r->costs->explicit_mode && r->topo != NULL && par->present && par->dp > 1 &&
+           par->zero == 3;
+}
+
+static gboolean
+needs_weights(const PpsimOp *op)
+{
+    return op->kind == PPSIM_OP_F || op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW;
+}
+
+void
+ppsim_sim_add_zero_gathers(Replay *r)
+{
+    if (!r->zero_flows)
+        return;
+    const PpsimSchedule *sched = r->sched;
+    int p = sched->n_devices;
+    gboolean across = ppsim_par_dp_across_nodes(r->sc);
+    r->zero_task = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (int d = 0; d < p; d++) {
+        int stream[2];
+        for (int k = 0; k < 2; k++) {
+            g_autofree char *name = g_strdup_printf(k ? "gpu%d.zero-in" : "gpu%d.zero", d);
+            stream[k] = ppsim_exec_add_stream(r->exec, name);
+        }
+        int peer = ppsim_topology_remote_endpoint(r->topo, d, across);
+        const GArray *ops = sched->compute[d];
+        guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
+        /* the ops that need their stage's full weights, in list order: the gather for the
+         * k-th may start once the (k-2)-th has ended, so at most two gathered copies (the
+         * one in use and the one prefetched) live at a time */
+        gint64 before[2] = {-1, -1};
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (!needs_weights(op))
+                continue;
+            /* ring all-gather: each GPU sends and receives (dp-1)/dp of the stage's bf16
+             * weights, the same bytes as ZeRO-3's gradient reduce-scatter (dp_bytes) */
+            guint64 bytes = r->costs->stage[op->stage].dp_bytes;
+            guint32 dev = (guint32)d;
+            g_array_append_val(r->zero_task, dev);
+            for (int k = 0; k < 2; k++) {
+                PpsimTaskId t =
+                    ppsim_exec_add_transfer(r->exec, stream[k], k ? peer : d, k ? d : peer, bytes);
+                g_array_append_val(r->zero_task, t);
+                if (before[0] >= 0)
+                    ppsim_exec_add_dep(r->exec, base + (guint32)before[0], t, 0);
+                ppsim_exec_add_dep(r->exec, t, base + i, 0);
+            }
+            before[0] = before[1];
+            before[1] = i;
+        }
+    }
+}
+
 void
 ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
 {
@@ -99,7 +158,7 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
             switch ((PpsimOpKind)op->kind) {
             case PPSIM_OP_F:
                 dev->tp_comm_ps += st->tp_comm_f_ps;
-                dev->zero_gather_ps += st->zero_gather_ps;
+                dev->zero_gather_ps += r->zero_flows ? 0 : st->zero_gather_ps;
                 break;
             case PPSIM_OP_R:
                 dev->tp_comm_ps += st->tp_comm_f_ps;
@@ -107,12 +166,19 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
             case PPSIM_OP_B:
             case PPSIM_OP_BW:
                 dev->tp_comm_ps += st->tp_comm_b_ps;
-                dev->zero_gather_ps += st->zero_gather_ps;
+                dev->zero_gather_ps += r->zero_flows ? 0 : st->zero_gather_ps;
                 break;
             default:
                 break;
             }
         }
+    }
+    for (guint i = 0; r->zero_task != NULL && i < r->zero_task->len; i += 3) {
+        const guint32 *z = &g_array_index(r->zero_task, guint32, i);
+        PpsimTime start =
+            MIN(ppsim_exec_task_start(r->exec, z[1]), ppsim_exec_task_start(r->exec, z[2]));
+        PpsimTime end = MAX(ppsim_exec_task_end(r->exec, z[1]), ppsim_exec_task_end(r->exec, z[2]));
+        res->devices[z[0]].zero_gather_ps += end - start;
     }
     if (r->dp_task != NULL) {
         PpsimTime *dp_end = g_new0(PpsimTime, sched->n_devices);

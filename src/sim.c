@@ -200,6 +200,8 @@ replay_clear(Replay *r)
     g_free(r->cpu_count);
     g_free(r->dp_task);
     g_free(r->dp_stream);
+    if (r->zero_task != NULL)
+        g_array_unref(r->zero_task);
 }
 
 static int
@@ -262,14 +264,14 @@ replay_duration(const Replay *r, const PpsimOp *op)
 {
     const PpsimStageCost *st = &r->costs->stage[op->stage];
     switch ((PpsimOpKind)op->kind) {
-    case PPSIM_OP_F:
-        return st->est.f_ps;
+    case PPSIM_OP_F: /* ZeRO-3's gathers are in the estimates; flows of their own here */
+        return st->est.f_ps - (r->zero_flows ? st->zero_gather_ps : 0);
     case PPSIM_OP_B:
-        return st->est.b_ps;
+        return st->est.b_ps - (r->zero_flows ? st->zero_gather_ps : 0);
     case PPSIM_OP_W:
         return st->est.w_ps;
     case PPSIM_OP_BW:
-        return st->est.b_ps + st->est.w_ps;
+        return st->est.b_ps + st->est.w_ps - (r->zero_flows ? st->zero_gather_ps : 0);
     case PPSIM_OP_R:
         /* a partial recompute re-runs that share of the stage's forward */
         if (op->share == 0)
@@ -522,6 +524,7 @@ replay_build(Replay *r)
         }
     ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
     ppsim_sim_add_dp_tasks(r);
+    ppsim_sim_add_zero_gathers(r);
 }
 
 /* Whether each of the schedule's lists becomes exactly one executor stream, in the same
@@ -570,6 +573,7 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
         r.topo = ppsim_topology_new(&dev_hw, sched->n_devices);
     }
     r.exec = ppsim_exec_new(r.topo, sched->n_stages, ppsim_schedule_n_ops(sched));
+    r.zero_flows = ppsim_sim_zero_flows(&r);
     ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
     replay_build(&r);
     gint64 t2 = g_get_monotonic_time();

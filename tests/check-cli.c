@@ -101,8 +101,33 @@ START_TEST(test_runtime_errors_exit_1)
     run_clear(&r);
     r = ppsim(NULL, "run", ok, "--no-artifacts", "--svg-window", "nan:5", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert(strstr(r.err, "--svg-window must be") != NULL);
+    ck_assert(strstr(r.err, "--svg-window T0: expected a time") != NULL);
     run_clear(&r);
+    /* --with fragments: an alias cycle and a bomb fail at once (a stack overflow and 10^9
+     * overrides before) */
+    g_autofree char *tmp = g_dir_make_tmp("ppsim-frag-XXXXXX", NULL);
+    g_autofree char *cycle_frag = g_build_filename(tmp, "cycle.yaml", NULL);
+    g_autofree char *bomb_frag = g_build_filename(tmp, "bomb.yaml", NULL);
+    ck_assert(g_file_set_contents(cycle_frag, "model: &a {x: *a}\n", -1, NULL));
+    g_autoptr(GString) bomb = g_string_new("a0: &a0 {x0: 1, x1: 1, x2: 1, x3: 1, x4: 1}\n");
+    for (int l = 1; l < 12; l++) {
+        g_string_append_printf(bomb, "a%d: &a%d {", l, l);
+        for (int i = 0; i < 5; i++)
+            g_string_append_printf(bomb, "%sy%d: *a%d", i ? ", " : "", i, l - 1);
+        g_string_append(bomb, "}\n");
+    }
+    ck_assert(g_file_set_contents(bomb_frag, bomb->str, -1, NULL));
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--with", cycle_frag, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "a scenario fragment must be") != NULL);
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--with", bomb_frag, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "expands to more than 65536 YAML nodes") != NULL);
+    run_clear(&r);
+    g_unlink(cycle_frag);
+    g_unlink(bomb_frag);
+    g_rmdir(tmp);
     /* a --set alias bomb fails at once, naming the limit */
     r = ppsim(NULL, "check", ok, "--set", "costs.forward=&a [*a, *a]", NULL);
     ck_assert_int_eq(r.status, 1);
@@ -241,6 +266,21 @@ START_TEST(test_inline_schedule_choices_warnings)
     const char *w = strstr(r.err, "ppsim: warning: schedule 'interleaved' runs with v = 1");
     ck_assert_ptr_nonnull(w);
     ck_assert_ptr_null(strstr(w + 1, "ppsim: warning: schedule 'interleaved'"));
+    run_clear(&r);
+    /* the memory cap in use is a choice: the generator's default, or memory.limit's budget */
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "zb,v-min", "--format", "json",
+              NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "\"choices\":{\"memory_limit\":\"4\"},\"choice_notes\":{"
+                            "\"memory_limit\":\"default p M_B (ZB-1p)") != NULL);
+    ck_assert(strstr(r.out, "\"choices\":{\"memory_limit\":\"2\"},\"choice_notes\":{"
+                            "\"memory_limit\":\"default (p+4)//3 M_B") != NULL);
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "zb", "--set", "memory.limit=6",
+              NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "memory_limit 6 units (memory.limit 6 units less each device's "
+                            "static memory") != NULL);
     run_clear(&r);
     /* selective recompute with FlashAttention is a no-op, said so; memory.limit 0 too */
     const char *src = g_getenv("PPSIM_TEST_SRCDIR");
@@ -416,6 +456,66 @@ START_TEST(test_signals_leave_no_half_state)
 }
 END_TEST
 
+/* NaN, infinities, out-of-range and negative numbers in flags: usage errors naming the flag. */
+START_TEST(test_flags_reject_non_finite_numbers)
+{
+    const char *costs[] = {"nan:1:1", "1:inf:1", "1:1:1e400", "-1:1:1", "1:-inf:1", "1:1:NAN"};
+    for (guint i = 0; i < G_N_ELEMENTS(costs); i++) {
+        g_autofree char *arg = g_strdup_printf("costs=%s", costs[i]);
+        Run r = ppsim(NULL, "validate", "--grid", arg, "--grid", "p=2", "--grid", "m=2",
+                      "--schedule", "1f1b", NULL);
+        ck_assert_msg(r.status == 2, "validate --grid %s: exit %d", arg, r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(g_str_has_prefix(r.err, "ppsim: error: --grid costs, "), "%s", r.err);
+        ck_assert_msg(strstr(r.err, costs[i]) != NULL, "%s", r.err);
+        run_clear(&r);
+    }
+    Run r = ppsim(NULL, "validate", "--grid", "costs=1:2:1", "--grid", "p=2", "--grid", "m=2",
+                  "--schedule", "1f1b", NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+    g_autofree char *ok = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    const char *windows[] = {"nan:5", "0:nan",  "inf:5",       "0:inf", "0:1e400",
+                             "-1:5",  "0:-inf", "1e300:1e301", "5:5",   "3"};
+    for (guint i = 0; i < G_N_ELEMENTS(windows); i++) {
+        r = ppsim(NULL, "run", ok, "--no-artifacts", "--svg-window", windows[i], NULL);
+        ck_assert_msg(r.status == 2, "--svg-window %s: exit %d", windows[i], r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(g_str_has_prefix(r.err, "ppsim: error: --svg-window"), "%s", r.err);
+        run_clear(&r);
+    }
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--svg-window", "0.5:2", NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+}
+END_TEST
+
+/* --svg-window past the end: an error naming the makespan when no schedule reaches it (no
+ * artefacts written); a warning for each schedule that ends before it otherwise. */
+START_TEST(test_svg_window_past_makespan)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-cli-XXXXXX", NULL);
+    g_autofree char *out = g_build_filename(dir, "out", NULL);
+    g_autofree char *ok = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    /* makespans: 1f1b 37 ms, gpipe 34.5 ms */
+    Run r = ppsim(NULL, "run", ok, "-q", "-o", out, "--svg-window", "100:200", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, "ppsim: error: --svg-window starts at 100.000 ms") &&
+                      strstr(r.err, "makespan 37.000 ms"),
+                  "%s", r.err);
+    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "-q", "-o", out, "--svg-window", "35:200", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.err, "ppsim: warning: schedule 'gpipe' ends at 34.500 ms, before "
+                            "--svg-window starts; its timeline is empty\n");
+    run_clear(&r);
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert(g_spawn_command_line_sync(rm, NULL, NULL, NULL, NULL));
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -432,6 +532,8 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_grid_and_sweep_cli);
     tcase_add_test(tc, test_outputs_at_the_edges);
     tcase_add_test(tc, test_signals_leave_no_half_state);
+    tcase_add_test(tc, test_flags_reject_non_finite_numbers);
+    tcase_add_test(tc, test_svg_window_past_makespan);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -396,6 +396,49 @@ START_TEST(test_zero3)
 }
 END_TEST
 
+/* ZeRO-3's gathers in hardware mode are flows before each F and B: the op's own duration
+ * leaves the gather out, each gather moves at most the NIC's rate, they queue on their own
+ * stream, and prefetching one op ahead hides part of them behind compute. */
+START_TEST(test_zero3_gathers_are_flows)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 3}\n"
+                       "training: {microbatches: 8}\n"
+                       "schedule: 1f1b\n";
+    const char *const zero1[] = {"parallel.zero=1", NULL};
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) sc1 = parse(yaml, zero1, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res1 = ppsim_sim_run_spec(sc1, sc1->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    /* device 0's first op is an F with nothing to share its GPU: compute and TP only */
+    const PpsimOpTiming *f0 = &g_array_index(res->compute_timing[0], PpsimOpTiming, 0);
+    ck_assert_int_eq(f0->end_ps - f0->start_ps, c->stage[0].est.f_ps - c->stage[0].zero_gather_ps);
+    ck_assert_int_gt(f0->start_ps, 0); /* it waited for its gather */
+    PpsimTime most = 0;
+    for (int d = 0; d < 4; d++) {
+        /* 16 gathers (8 F, 8 B), each of dp_bytes over the NIC at best */
+        double bw_term = (double)c->stage[d].dp_bytes / sc->hardware.network_bytes_per_s *
+                         (double)PPSIM_PS_PER_S;
+        PpsimTime gathers = res->devices[d].zero_gather_ps;
+        ck_assert(gathers >= 16 * bw_term);
+        ck_assert_int_le(gathers, res->makespan_ps); /* one at a time on its stream */
+        most = MAX(most, gathers);
+    }
+    /* same compute as ZeRO-1 (whose DP reduction moves twice the bytes): the gathers cost
+     * time, but less than if none of them hid */
+    ck_assert_int_gt(res->makespan_ps, res1->makespan_ps);
+    ck_assert_int_lt(res->makespan_ps - res1->makespan_ps, most);
+}
+END_TEST
+
 /* The text shows mfu and the communication table only for 3D scenarios; JSON always has
  * the keys. */
 START_TEST(test_reports)
@@ -439,6 +482,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_dp_contention);
     tcase_add_test(tc, test_placement_links);
     tcase_add_test(tc, test_zero3);
+    tcase_add_test(tc, test_zero3_gathers_are_flows);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

@@ -3,6 +3,7 @@
  * counters equal to the memory timeline, byte-identical output, valid XML, atomic files. */
 #include "ppsim-test.h"
 #include "report/artifacts.h"
+#include "report/report-svg-density.h"
 #include "sim.h"
 
 #include <glib/gstdio.h>
@@ -124,6 +125,106 @@ START_TEST(test_trace_matches_replay)
 }
 END_TEST
 
+typedef struct {
+    gint64 start, end;
+} Slice;
+
+static int
+slice_cmp(gconstpointer a, gconstpointer b)
+{
+    const Slice *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? 1 : x->end > y->end ? -1 : 0; /* the enclosing one first */
+}
+
+/* An offload run over shared PCIe links: the metadata uses the Trace Event Format's names,
+ * every flow is a slice, and no two slices of one thread overlap partially (viewers would
+ * mis-nest them); slices of one link lane do not overlap at all. */
+START_TEST(test_trace_threads_do_not_overlap)
+{
+    g_autoptr(PpsimScenario) sc =
+        ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 1), PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_uint_gt(res->flows->len, 0);
+    g_autoptr(GString) a = g_string_new(NULL), b = g_string_new(NULL);
+    ck_assert(ppsim_report_trace_write(res, to_gstring, a, &error));
+    ck_assert(ppsim_report_trace_write(res, to_gstring, b, &error));
+    ck_assert_str_eq(a->str, b->str);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, a->str, a->len, &error));
+    JsonArray *events = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(parser)), "traceEvents");
+    g_autoptr(GHashTable) threads =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    g_autoptr(GHashTable) named = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    guint n_links = 0, n_sorted = 0;
+    for (guint i = 0; i < json_array_get_length(events); i++) {
+        JsonObject *e = json_array_get_object_element(events, i);
+        const char *ph = json_object_get_string_member(e, "ph");
+        gint64 key = json_object_get_int_member(e, "pid") * 100000 +
+                     (json_object_has_member(e, "tid") ? json_object_get_int_member(e, "tid") : 0);
+        if (strcmp(ph, "M") == 0) {
+            const char *name = json_object_get_string_member(e, "name");
+            ck_assert_msg(
+                strcmp(name, "process_name") == 0 || strcmp(name, "process_sort_index") == 0 ||
+                    strcmp(name, "thread_name") == 0 || strcmp(name, "thread_sort_index") == 0,
+                "metadata event %s", name);
+            n_sorted += g_str_has_suffix(name, "_sort_index");
+            if (strcmp(name, "thread_name") == 0)
+                g_hash_table_add(named, g_memdup2(&key, sizeof key));
+            continue;
+        }
+        if (strcmp(ph, "X") != 0)
+            continue;
+        n_links += json_object_get_int_member(e, "pid") == res->p + 1;
+        GArray *slices = g_hash_table_lookup(threads, &key);
+        if (slices == NULL) {
+            slices = g_array_new(FALSE, FALSE, sizeof(Slice));
+            g_hash_table_insert(threads, g_memdup2(&key, sizeof key), slices);
+        }
+        gint64 ts = us_to_ps(e, "ts");
+        Slice sl = {ts, ts + us_to_ps(e, "dur")};
+        g_array_append_val(slices, sl);
+    }
+    ck_assert_uint_eq(n_links, res->flows->len);
+    ck_assert_uint_gt(n_sorted, 0);
+    GHashTableIter it;
+    gpointer k, v;
+    guint link_threads = 0;
+    g_hash_table_iter_init(&it, threads);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        gint64 key = *(gint64 *)k;
+        GArray *slices = v;
+        gboolean link = key / 100000 == res->p + 1;
+        link_threads += link;
+        ck_assert_msg(g_hash_table_contains(named, &key), "thread %" G_GINT64_FORMAT " unnamed",
+                      key);
+        g_array_sort(slices, slice_cmp);
+        /* a stack of enclosing slices: each new one must end inside the innermost still open */
+        g_autoptr(GArray) open = g_array_new(FALSE, FALSE, sizeof(gint64));
+        for (guint i = 0; i < slices->len; i++) {
+            const Slice *sl = &g_array_index(slices, Slice, i);
+            while (open->len > 0 && g_array_index(open, gint64, open->len - 1) <= sl->start)
+                g_array_set_size(open, open->len - 1);
+            if (open->len > 0) {
+                gint64 outer_end = g_array_index(open, gint64, open->len - 1);
+                ck_assert_msg(!link, "link slices overlap on thread %" G_GINT64_FORMAT, key);
+                ck_assert_msg(sl->end <= outer_end,
+                              "partial overlap on thread %" G_GINT64_FORMAT " at %" G_GINT64_FORMAT
+                              " ps",
+                              key, sl->start);
+            }
+            g_array_append_val(open, sl->end);
+        }
+    }
+    ck_assert_uint_gt(link_threads, 1);
+}
+END_TEST
+
 START_TEST(test_counters_follow_samples)
 {
     g_autoptr(PpsimRunResult) res = replay_1f1b(2, 3, FALSE);
@@ -196,6 +297,169 @@ START_TEST(test_artifacts_svg_atomic)
 }
 END_TEST
 
+/* The value of attribute @name of the element starting at @elem (NAN when absent). */
+static double
+svg_attr(const char *elem, const char *name)
+{
+    const char *end = strchr(elem, '>');
+    g_autofree char *key = g_strdup_printf(" %s=\"", name);
+    const char *at = g_strstr_len(elem, end - elem, key);
+    return at ? g_ascii_strtod(at + strlen(key), NULL) : NAN;
+}
+
+static gboolean
+svg_fill_is(const char *elem, const char *fill)
+{
+    const char *end = strchr(elem, '>');
+    g_autofree char *key = g_strdup_printf(" fill=\"%s\"", fill);
+    return g_strstr_len(elem, end - elem, key) != NULL;
+}
+
+/* 1F1B p = 64, m = 1024: 2,048 ops per lane over about 1,000 pixels. Each lane is drawn as its
+ * busy share per pixel column: the rectangles on a device's lane cover at least the pixels of
+ * its busy time, and their width x opacity is its busy time to within the opacity steps. */
+START_TEST(test_svg_density_large_run)
+{
+    g_autoptr(PpsimRunResult) res = replay_1f1b(64, 1024, FALSE);
+    g_autoptr(GString) svg = g_string_new(NULL), again = g_string_new(NULL);
+    ppsim_report_svg(svg, res, NULL);
+    ppsim_report_svg(again, res, NULL);
+    ck_assert_str_eq(svg->str, again->str);
+    ck_assert(strstr(svg->str, "busiest kind") != NULL);
+    ck_assert_uint_lt(svg->len, 4 * 1024 * 1024);
+    /* the lanes: grey background rectangles, in device order */
+    double lane_y[64], lane_x = 0, plot_w = 0, covered[64] = {0}, weighted[64] = {0};
+    int lanes = 0;
+    guint rects = 0;
+    for (const char *r = svg->str; (r = strstr(r, "<rect ")); r++) {
+        double y = svg_attr(r, "y"), h = svg_attr(r, "height");
+        if (svg_fill_is(r, "#f3f3f3")) {
+            ck_assert_int_lt(lanes, 64);
+            lane_y[lanes++] = y;
+            lane_x = svg_attr(r, "x");
+            plot_w = svg_attr(r, "width");
+            continue;
+        }
+        if (lanes == 0 || y != lane_y[lanes - 1] || h < 4)
+            continue; /* legend, axis ticks */
+        double w = svg_attr(r, "width"), op = svg_attr(r, "fill-opacity");
+        ck_assert(svg_fill_is(r, "#4e79a7") || svg_fill_is(r, "#2f7d3a")); /* F or BW */
+        ck_assert(svg_attr(r, "x") >= lane_x && svg_attr(r, "x") + w <= lane_x + plot_w + 0.01);
+        covered[lanes - 1] += w;
+        weighted[lanes - 1] += w * (isnan(op) ? 1.0 : op);
+        rects++;
+    }
+    ck_assert_int_eq(lanes, 64);
+    ck_assert_uint_lt(rects, ppsim_schedule_n_ops(res->schedule) / 4);
+    for (int d = 0; d < 64; d++) {
+        double busy = (double)res->devices[d].busy_ps / (double)res->makespan_ps * plot_w;
+        ck_assert_msg(covered[d] >= busy - 0.5, "device %d: %.1f px drawn, %.1f px busy", d,
+                      covered[d], busy);
+        ck_assert_msg(fabs(weighted[d] - busy) <= plot_w * 0.5 / PPSIM_SVG_DENSITY_LEVELS + 1,
+                      "device %d: %.1f px weighted, %.1f px busy", d, weighted[d], busy);
+    }
+    /* a window of a few dozen ops is drawn as blocks, one tooltip per op */
+    PpsimSvgOptions window = {.t0_ps = res->makespan_ps / 2,
+                              .t1_ps = res->makespan_ps / 2 + 20 * PPSIM_PS_PER_MS};
+    g_string_truncate(svg, 0);
+    ppsim_report_svg(svg, res, &window);
+    ck_assert(strstr(svg->str, "busiest kind") == NULL);
+    ck_assert(strstr(svg->str, "<title>") != NULL);
+}
+END_TEST
+
+/* Interleaved: the legend explains the lighter shade of later chunks; 1F1B has none. */
+START_TEST(test_svg_legend_later_chunks)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "interleaved");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) svg = g_string_new(NULL);
+    ppsim_report_svg(svg, res, NULL);
+    ck_assert(strstr(svg->str, "fill-opacity=\"0.6\"") != NULL);
+    ck_assert(strstr(svg->str, ">lighter: later chunks</text>") != NULL);
+    g_autoptr(PpsimRunResult) plain = replay_1f1b(4, 8, FALSE);
+    g_string_truncate(svg, 0);
+    ppsim_report_svg(svg, plain, NULL);
+    ck_assert(strstr(svg->str, "later chunks") == NULL);
+}
+END_TEST
+
+/* Optimizer steps on a host CPU worker (T-Offload) get a lane of their own under each
+ * device's copy lane, labelled "cpu"; runs without them have no such lane. */
+START_TEST(test_svg_cpu_lane)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "tpipe");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res =
+        ppsim_test_run_option(sc, "tpipe", "offload_optimizer", "t-offload", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) svg = g_string_new(NULL);
+    ppsim_report_svg(svg, res, NULL);
+    int lanes = 0;
+    double last_copy_y = -1, first_opt_y = -1;
+    for (const char *at = svg->str; (at = strstr(at, ">cpu</text>")) != NULL; at++)
+        lanes++;
+    ck_assert_int_eq(lanes, 4);
+    /* device 0's OPT block lies below its gradient D2H, on a lane of its own */
+    const char *goff = strstr(svg->str, "<title>GOFF");
+    const char *opt = strstr(svg->str, "<title>OPT");
+    ck_assert(goff != NULL && opt != NULL);
+    const char *r = g_strrstr_len(svg->str, goff - svg->str, "<rect");
+    ck_assert(sscanf(strstr(r, " y=\"") + 4, "%lf", &last_copy_y) == 1);
+    r = g_strrstr_len(svg->str, opt - svg->str, "<rect");
+    ck_assert(sscanf(strstr(r, " y=\"") + 4, "%lf", &first_opt_y) == 1);
+    ck_assert(first_opt_y > last_copy_y);
+    g_autoptr(PpsimRunResult) plain = replay_1f1b(4, 8, FALSE);
+    g_string_truncate(svg, 0);
+    ppsim_report_svg(svg, plain, NULL);
+    ck_assert(strstr(svg->str, ">cpu</text>") == NULL);
+}
+END_TEST
+
+/* Windows: one reaching past the end is cut there (same picture as up to the end); one
+ * starting after the end says so in the title; peak labels sit right of the memory charts. */
+START_TEST(test_svg_window_and_memory_labels)
+{
+    g_autoptr(PpsimRunResult) res = replay_1f1b(4, 8, TRUE);
+    PpsimTime end = res->makespan_ps;
+    g_autoptr(GString) whole = g_string_new(NULL), cut = g_string_new(NULL);
+    ppsim_report_svg(whole, res, NULL);
+    PpsimSvgOptions past = {.t0_ps = 0, .t1_ps = 2 * end};
+    ppsim_report_svg(cut, res, &past);
+    ck_assert_str_eq(whole->str, cut->str);
+    g_autoptr(GString) half = g_string_new(NULL), half_cut = g_string_new(NULL);
+    PpsimSvgOptions w1 = {.t0_ps = end / 2, .t1_ps = end},
+                    w2 = {.t0_ps = end / 2, .t1_ps = 3 * end};
+    ppsim_report_svg(half, res, &w1);
+    ppsim_report_svg(half_cut, res, &w2);
+    ck_assert_str_eq(half->str, half_cut->str);
+    ck_assert(strstr(half->str, "nothing in the window") == NULL);
+    g_autoptr(GString) after = g_string_new(NULL);
+    PpsimSvgOptions w3 = {.t0_ps = end + 1, .t1_ps = end + PPSIM_PS_PER_MS};
+    ppsim_report_svg(after, res, &w3);
+    ck_assert(strstr(after->str, "nothing in the window, which starts after the end") != NULL);
+    /* each device's peak label lies right of its chart, clear of the curve */
+    double chart_right = 0;
+    guint labels = 0;
+    for (const char *e = whole->str; (e = strstr(e, "<rect ")); e++)
+        if (svg_fill_is(e, "#fafafa"))
+            chart_right = svg_attr(e, "x") + svg_attr(e, "width");
+    ck_assert(chart_right > 0);
+    for (const char *e = whole->str; (e = strstr(e, "<text ")); e++) {
+        const char *text = strchr(e, '>') + 1;
+        if (!g_str_has_prefix(strstr(text, " ") ? strstr(text, " ") : "", " units<"))
+            continue;
+        ck_assert_msg(svg_attr(e, "x") > chart_right, "peak label at x = %.1f inside the chart",
+                      svg_attr(e, "x"));
+        labels++;
+    }
+    ck_assert_uint_eq(labels, 4);
+}
+END_TEST
+
 static gboolean
 count_only(const char *buf, gsize len, gpointer data, GError **error)
 {
@@ -222,12 +486,17 @@ ppsim_test_suite(void)
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("trace");
     tcase_add_test(tc, test_trace_matches_replay);
+    tcase_add_test(tc, test_trace_threads_do_not_overlap);
     tcase_add_test(tc, test_counters_follow_samples);
     tcase_add_test(tc, test_artifacts_svg_atomic);
+    tcase_add_test(tc, test_svg_legend_later_chunks);
+    tcase_add_test(tc, test_svg_cpu_lane);
+    tcase_add_test(tc, test_svg_window_and_memory_labels);
     suite_add_tcase(s, tc);
     tc = tcase_create("slow");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_large_trace_streams);
+    tcase_add_test(tc, test_svg_density_large_run);
     suite_add_tcase(s, tc);
     return s;
 }

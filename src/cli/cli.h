@@ -28,6 +28,7 @@ int ppsim_cmd_list(int argc, char **argv);
 int ppsim_cmd_validate(int argc, char **argv);
 int ppsim_cmd_sweep(int argc, char **argv);
 int ppsim_cmd_merge(int argc, char **argv);
+int ppsim_cmd_plan(int argc, char **argv);
 
 /* Options of a sweep run, shared by `ppsim sweep` and `ppsim run --grid` (cmd-sweep.c). */
 typedef struct {

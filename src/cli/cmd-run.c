@@ -6,6 +6,8 @@
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
+#include "util/fmt.h"
+#include "util/units.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 typedef struct {
     char **schedules; /* --schedule, repeatable */
     char **sets;      /* --set, repeatable */
+    char **with;      /* --with FRAGMENT.yaml, repeatable: applied before --set */
     char *format;
     char *output;
     char *export_schedule;
@@ -34,6 +37,7 @@ run_options_clear(RunOptions *o)
 {
     g_strfreev(o->schedules);
     g_strfreev(o->sets);
+    g_strfreev(o->with);
     g_free(o->format);
     g_free(o->output);
     g_free(o->export_schedule);
@@ -166,6 +170,7 @@ static const char run_description[] =
     "  ppsim run scenarios/a100_8gpu.yaml --schedule 1f1b --set training.microbatches=64\n"
     "  ppsim run x.yaml --format json --no-artifacts | jq '.results[].makespan'\n"
     "  ppsim run x.yaml --schedule 1f1b --export-schedule 1f1b.csv\n"
+    "  ppsim plan x.yaml --schedule 1f1b -o plan.yaml && ppsim run x.yaml --with plan.yaml\n"
     "\n"
     "Exit status: 0 ok, 1 bad scenario, deadlock or I/O error, 2 usage error.";
 
@@ -177,6 +182,9 @@ run_context(RunOptions *o)
          "Run only these schedules (repeatable, or comma-separated)", "NAME"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
          "Override a scenario value, e.g. training.pp=4 (repeatable)", "KEY.PATH=VALUE"},
+        {"with", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->with,
+         "Apply a scenario fragment (e.g. from 'ppsim plan -o') before --set (repeatable)",
+         "FILE.yaml"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &o->format,
          "Output on stdout: text (default), json or csv", "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output,
@@ -211,6 +219,40 @@ run_context(RunOptions *o)
     return ctx;
 }
 
+/* --svg-window against the results: starting at or after every makespan it would draw
+ * nothing, an error naming the makespan; past some schedules' ends, a warning for each (the
+ * SVG cuts a window that overlaps the run at the run's end). */
+static gboolean
+run_check_window(const PpsimSvgOptions *svg, const GPtrArray *results, GError **error)
+{
+    PpsimTime longest = 0;
+    for (guint i = 0; i < results->len; i++)
+        longest =
+            MAX(longest, ((const PpsimRunResult *)g_ptr_array_index(results, i))->makespan_ps);
+    if (svg->t0_ps >= longest) {
+        g_autoptr(GString) msg = g_string_new("--svg-window starts at ");
+        ppsim_fmt_fixed(msg, (double)svg->t0_ps / PPSIM_PS_PER_MS, 3);
+        g_string_append(msg, " ms, at or after the end of the run (makespan ");
+        ppsim_fmt_fixed(msg, (double)longest / PPSIM_PS_PER_MS, 3);
+        g_string_append_printf(msg, " ms%s): nothing to draw",
+                               results->len > 1 ? ", the longest of the schedules" : "");
+        g_set_error_literal(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE, msg->str);
+        return FALSE;
+    }
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (svg->t0_ps < res->makespan_ps)
+            continue;
+        g_autoptr(GString) msg = g_string_new(NULL);
+        ppsim_fmt_fixed(msg, (double)res->makespan_ps / PPSIM_PS_PER_MS, 3);
+        fprintf(stderr,
+                "ppsim: warning: schedule '%s' ends at %s ms, before --svg-window starts; "
+                "its timeline is empty\n",
+                res->label, msg->str);
+    }
+    return TRUE;
+}
+
 static int
 run_main(RunOptions *o, const char *path)
 {
@@ -235,6 +277,8 @@ run_main(RunOptions *o, const char *path)
         if (res->has_solver && res->solver_warning[0])
             fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver_warning);
     }
+    if (o->svg_window && !o->no_artifacts && !run_check_window(&o->svg, results, &error))
+        return ppsim_cli_fail(error);
     us[1] = g_get_monotonic_time() - t - us[0];
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);
@@ -277,20 +321,30 @@ run_main(RunOptions *o, const char *path)
     return PPSIM_EXIT_OK;
 }
 
-/* "T0:T1" in milliseconds, 0 <= T0 < T1. */
+/* "T0:T1": two times, in ms when bare (the scenario's grammar: "0:2s" works too), finite and
+ * at most the largest time ppsim takes, with T0 < T1. */
 static gboolean
-run_parse_window(const char *text, PpsimSvgOptions *svg)
+run_parse_window(const char *text, PpsimSvgOptions *svg, GError **error)
 {
     g_auto(GStrv) parts = g_strsplit(text, ":", 2);
-    if (g_strv_length(parts) != 2)
+    double t[2];
+    if (g_strv_length(parts) != 2) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--svg-window must be T0:T1 in ms, got '%s'", text);
         return FALSE;
-    char *e0 = NULL, *e1 = NULL;
-    double t0 = g_ascii_strtod(parts[0], &e0), t1 = g_ascii_strtod(parts[1], &e1);
-    /* written so that NaN fails; 1e7 ms is the 10,000 s a scenario time takes */
-    if (e0 == parts[0] || *e0 || e1 == parts[1] || *e1 || !(t0 >= 0 && t1 > t0 && t1 <= 1e7))
+    }
+    for (int i = 0; i < 2; i++)
+        if (!ppsim_units_parse(parts[i], PPSIM_DIM_TIME, "ms", &t[i], error)) {
+            g_prefix_error(error, "--svg-window %s: ", i == 0 ? "T0" : "T1");
+            return FALSE;
+        }
+    svg->t0_ps = ppsim_time_from_seconds(t[0]);
+    svg->t1_ps = ppsim_time_from_seconds(t[1]);
+    if (svg->t1_ps <= svg->t0_ps) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--svg-window must be T0:T1 with T0 < T1, got '%s'", text);
         return FALSE;
-    svg->t0_ps = (PpsimTime)(t0 * PPSIM_PS_PER_MS);
-    svg->t1_ps = (PpsimTime)(t1 * PPSIM_PS_PER_MS);
+    }
     return TRUE;
 }
 
@@ -314,20 +368,38 @@ run_grid(RunOptions *o, const char *path)
     return ppsim_cli_sweep(sweep, &so);
 }
 
+/* --with: each fragment's keys become overrides, in order, before those of --set. */
+static gboolean
+run_apply_with(RunOptions *o, GError **error)
+{
+    g_autoptr(GStrvBuilder) all = g_strv_builder_new();
+    for (char **f = o->with; f && *f; f++) {
+        g_auto(GStrv) sets = ppsim_scenario_fragment_overrides(*f, error);
+        if (sets == NULL)
+            return FALSE;
+        g_strv_builder_addv(all, (const char **)sets);
+    }
+    if (o->sets)
+        g_strv_builder_addv(all, (const char **)o->sets);
+    g_strfreev(o->sets);
+    o->sets = g_strv_builder_end(all);
+    return TRUE;
+}
+
 int
 ppsim_cmd_run(int argc, char **argv)
 {
     RunOptions o = {0};
     g_autoptr(GOptionContext) ctx = run_context(&o);
+    g_autoptr(GError) error = NULL;
     int rc;
     if (!ppsim_cli_parse(ctx, &argc, &argv))
         rc = PPSIM_EXIT_USAGE;
     else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json") &&
              strcmp(o.format, "csv"))
         rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
-    else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg))
-        rc = ppsim_cli_usage("--svg-window must be T0:T1 in ms with 0 <= T0 < T1 <= 1e7, got '%s'",
-                             o.svg_window);
+    else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg, &error))
+        rc = ppsim_cli_usage("%s", error->message);
     else if (argc != 2)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
                                       : "expected one SCENARIO, got %d arguments",
@@ -339,10 +411,14 @@ ppsim_cmd_run(int argc, char **argv)
                              "--export-schedule, --svg-window and --timings are for one run");
     else if (o.grid != NULL && o.jobs < 0)
         rc = ppsim_cli_usage("--jobs must be >= 1, got %d", o.jobs);
-    else if (o.grid != NULL)
-        rc = run_grid(&o, argv[1]);
-    else
-        rc = run_main(&o, argv[1]);
+    else {
+        if (o.with != NULL && !run_apply_with(&o, &error))
+            rc = ppsim_cli_fail(error);
+        else if (o.grid != NULL)
+            rc = run_grid(&o, argv[1]);
+        else
+            rc = run_main(&o, argv[1]);
+    }
     run_options_clear(&o);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
+#include "util/units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,8 +36,11 @@ grid_ints(const char *list, GArray *out, GArray *mult)
     return TRUE;
 }
 
+/* F:B:W,... in ms; each a time as the scenario's explicit costs take it (finite, >= 0, at most
+ * the largest time ppsim takes). A bad number sets @error (naming the flag); a bad shape
+ * returns FALSE with @error unset. */
 static gboolean
-grid_costs(const char *list, GArray *out)
+grid_costs(const char *list, GArray *out, GError **error)
 {
     g_auto(GStrv) parts = g_strsplit(list, ",", -1);
     for (char **s = parts; *s; s++) {
@@ -45,11 +49,11 @@ grid_costs(const char *list, GArray *out)
             return FALSE;
         double c[3];
         for (int i = 0; i < 3; i++) {
-            char *end = NULL;
-            c[i] = g_ascii_strtod(fbw[i], &end);
-            /* NaN fails the comparison too; 1e7 ms is the 10,000 s a scenario time takes */
-            if (end == fbw[i] || *end || !(c[i] >= 0 && c[i] <= 1e7))
+            if (!ppsim_units_parse(fbw[i], PPSIM_DIM_TIME, "ms", &c[i], error)) {
+                g_prefix_error(error, "--grid costs, %c of '%s': ", "FBW"[i], *s);
                 return FALSE;
+            }
+            c[i] *= 1e3; /* seconds -> ms */
         }
         g_array_append_vals(out, c, 1);
     }
@@ -57,7 +61,7 @@ grid_costs(const char *list, GArray *out)
 }
 
 static gboolean
-grid_parse(Grid *g, char **specs)
+grid_parse(Grid *g, char **specs, GError **error)
 {
     g->p = g_array_new(FALSE, FALSE, sizeof(int));
     g->m_abs = g_array_new(FALSE, FALSE, sizeof(int));
@@ -73,7 +77,7 @@ grid_parse(Grid *g, char **specs)
         else if (g_str_has_prefix(*s, "v="))
             ok = grid_ints(*s + 2, g->v, NULL);
         else if (g_str_has_prefix(*s, "costs="))
-            ok = grid_costs(*s + 6, g->costs);
+            ok = grid_costs(*s + 6, g->costs, error);
         else
             ok = FALSE;
     }
@@ -85,7 +89,7 @@ grid_parse(Grid *g, char **specs)
     if (ok && g->v->len == 0)
         grid_ints("2", g->v, NULL);
     if (ok && g->costs->len == 0)
-        grid_costs("1:1:1,2:2:1,1:2:1", g->costs);
+        grid_costs("1:1:1,2:2:1,1:2:1", g->costs, NULL);
     return ok;
 }
 
@@ -204,11 +208,14 @@ ppsim_cmd_validate(int argc, char **argv)
     g_option_context_set_description(ctx, description);
     Grid g = {0};
     Tally t = {0};
+    g_autoptr(GError) error = NULL;
     int rc = PPSIM_EXIT_OK;
     if (!ppsim_cli_parse(ctx, &argc, &argv)) {
         rc = PPSIM_EXIT_USAGE;
-    } else if (!grid_parse(&g, grid)) {
-        rc = ppsim_cli_usage("bad --grid (expected p=LIST, m=LIST, v=LIST or costs=F:B:W,...)");
+    } else if (!grid_parse(&g, grid, &error)) {
+        rc = error ? ppsim_cli_usage("%s", error->message)
+                   : ppsim_cli_usage(
+                         "bad --grid (expected p=LIST, m=LIST, v=LIST or costs=F:B:W,...)");
     } else {
         t.verbose = verbose;
         /* --schedule a --schedule b, or a,b as `run` takes them */

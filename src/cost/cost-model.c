@@ -262,21 +262,113 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->offload_bytes = (guint64)st->est.act;
 }
 
+/* model.stage_recompute must name one mode per stage. */
+static gboolean
+costs_check_stage_recompute(const PpsimCosts *c, const PpsimScenario *sc, GError **error)
+{
+    const GArray *list = sc->model.stage_recompute;
+    if (list == NULL || (int)list->len == c->n_stages)
+        return TRUE;
+    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                "%s:%d:%d: 'model.stage_recompute' must list %d stages, got %u",
+                sc->path ? sc->path : "", sc->model.stage_recompute_mark.line,
+                sc->model.stage_recompute_mark.col, c->n_stages, list->len);
+    return FALSE;
+}
+
+/* The time of the forward re-run inside one B of a stage filled by the model with @model's
+ * recompute mode: the whole forward of its layers (full), the attention core (selective
+ * without FlashAttention), else nothing. What bubble attribution counts as recompute. */
+static PpsimTime
+costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, const PpsimScenario *sc,
+                         double rate)
+{
+    if (st->layers == 0)
+        return 0;
+    PpsimStageCost probe = {
+        .layers = st->layers, .has_embedding = st->has_embedding, .has_head = st->has_head};
+    PpsimScenario tmp = *sc;
+    tmp.model = *model;
+    tmp.model.recompute = PPSIM_RECOMPUTE_NONE;
+    if (ppsim_par_active(&tmp))
+        ppsim_par_fill_stage(&probe, &tmp, rate);
+    else
+        costs_fill_stage_hw(&probe, &tmp, rate);
+    return MAX(0, st->est.b_ps - probe.est.b_ps);
+}
+
+static void
+costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
+{
+    if (ppsim_par_active(sc))
+        ppsim_par_fill_stage(st, sc, rate);
+    else
+        costs_fill_stage_hw(st, sc, rate);
+}
+
+/* {mode: k} in model.stage_recompute: @st was filled with the model's mode; k of its layers
+ * take @mode instead, each changing the stage by one layer's difference between the modes
+ * (every per-layer quantity is linear in the layer count; params do not depend on it). */
+static void
+costs_mix_layers(PpsimStageCost *st, const PpsimScenario *sc, PpsimRecompute mode, int k,
+                 double rate)
+{
+    PpsimScenario mixed = *sc;
+    PpsimStageCost base = {.layers = 1}, other = {.layers = 1};
+    costs_fill_one(&base, sc, rate);
+    mixed.model.recompute = mode;
+    costs_fill_one(&other, &mixed, rate);
+    st->est.f_ps += k * (other.est.f_ps - base.est.f_ps);
+    st->est.b_ps += k * (other.est.b_ps - base.est.b_ps);
+    st->est.w_ps += k * (other.est.w_ps - base.est.w_ps);
+    st->est.r_ps += k * (other.est.r_ps - base.est.r_ps);
+    st->est.act += k * (other.est.act - base.est.act);
+    st->est.act_w += k * (other.est.act_w - base.est.act_w);
+    st->tp_comm_f_ps += k * (other.tp_comm_f_ps - base.tp_comm_f_ps);
+    st->tp_comm_b_ps += k * (other.tp_comm_b_ps - base.tp_comm_b_ps);
+    st->offload_bytes = (guint64)st->est.act;
+}
+
 static gboolean
 costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
 {
-    if (!costs_split_layers(c, sc, error))
+    if (!costs_split_layers(c, sc, error) || !costs_check_stage_recompute(c, sc, error))
         return FALSE;
     const PpsimHardware *hw = &sc->hardware;
     double rate = hw->gpu_peak_flops * hw->gpu_efficiency;
+    const GArray *counts = sc->model.stage_recompute_layers;
     for (int s = 0; s < c->n_stages; s++) {
         PpsimStageCost *st = &c->stage[s];
         st->has_embedding = s == 0;
         st->has_head = s == c->n_stages - 1;
-        if (ppsim_par_active(sc))
-            ppsim_par_fill_stage(st, sc, rate);
-        else
-            costs_fill_stage_hw(st, sc, rate);
+        /* a per-stage recompute mode replaces the model's for this stage only (or for k of
+         * its layers) */
+        PpsimScenario stage_sc = *sc;
+        PpsimRecompute mode = sc->model.recompute;
+        if (sc->model.stage_recompute != NULL)
+            mode = (PpsimRecompute)g_array_index(sc->model.stage_recompute, int, s);
+        int k = counts != NULL && (int)counts->len > s ? g_array_index(counts, int, s) : -1;
+        if (k > st->layers) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "%s:%d:%d: 'model.stage_recompute' puts %d layers of stage %d in mode "
+                        "'%s', but the stage has %d",
+                        sc->path ? sc->path : "", sc->model.stage_recompute_mark.line,
+                        sc->model.stage_recompute_mark.col, k, s,
+                        mode == PPSIM_RECOMPUTE_FULL        ? "full"
+                        : mode == PPSIM_RECOMPUTE_SELECTIVE ? "selective"
+                        : mode == PPSIM_RECOMPUTE_LIGHT     ? "light"
+                                                            : "none",
+                        st->layers);
+            return FALSE;
+        }
+        gboolean mix = k >= 0 && k < st->layers;
+        if (!mix)
+            stage_sc.model.recompute = mode;
+        st->recompute = mode;
+        costs_fill_one(st, &stage_sc, rate);
+        if (mix && k > 0)
+            costs_mix_layers(st, &stage_sc, mode, k, rate);
+        st->b_recompute_ps = costs_backward_recompute(st, &stage_sc.model, &stage_sc, rate);
         /* one-way offload time estimate over the GPU's PCIe link, for generators */
         st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
     }

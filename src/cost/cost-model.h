@@ -35,6 +35,9 @@ typedef struct {
     PpsimTime zero_gather_ps; /* ZeRO-3 parameter all-gather inside one F and one B */
     PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */
     guint64 dp_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */
+    PpsimRecompute recompute; /* the stage's mode: model.stage_recompute, else model.recompute */
+    PpsimTime b_recompute_ps; /* hardware mode: of est.b_ps, the forward re-run that the
+                               * stage's recompute mode folds into each B (no R op) */
 } PpsimStageCost;
 
 typedef struct {

@@ -20,6 +20,25 @@ json_key(GString *out, const char *key)
     g_string_append_c(out, ':');
 }
 
+/* README "JSON": the bubble breakdown (run-result.h); its five parts sum to `lost`. */
+static void
+json_bubbles(GString *out, const PpsimDeviceResult *d)
+{
+    g_string_append(out, ",\"bubbles\":{\"lost\":");
+    ppsim_fmt_ms(out, d->bubble_lost_ps);
+    g_string_append(out, ",\"recompute\":");
+    ppsim_fmt_ms(out, d->bubble_recompute_ps);
+    g_string_append(out, ",\"imbalance\":");
+    ppsim_fmt_ms(out, d->bubble_imbalance_ps);
+    g_string_append(out, ",\"preparation\":");
+    ppsim_fmt_ms(out, d->bubble_preparation_ps);
+    g_string_append(out, ",\"transfer\":");
+    ppsim_fmt_ms(out, d->bubble_transfer_ps);
+    g_string_append(out, ",\"offload\":");
+    ppsim_fmt_ms(out, d->bubble_offload_ps);
+    g_string_append_c(out, '}');
+}
+
 static void
 json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
 {
@@ -57,14 +76,16 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     ppsim_fmt_ms(out, d->idle_cooldown_ps);
     g_string_append(out, "},\"recompute\":");
     ppsim_fmt_ms(out, d->recompute_ps);
+    json_bubbles(out, d);
     if (d->optimizer_overlap >= 0) { /* T-Offload only, so other outputs stay as they were */
         g_string_append(out, ",\"static_memory_saved\":");
         ppsim_fmt_mem(out, d->static_memory_saved, res->mem_scale);
         g_string_append(out, ",\"optimizer_overlap\":");
         ppsim_fmt_double(out, d->optimizer_overlap);
     }
-    /* 3D parallelism (0 without it): TP collectives and ZeRO-3 gathers inside F/B (never
-     * hidden), DP gradient reduction and the part of it past the last compute op */
+    /* 3D parallelism (0 without it): TP collectives inside F/B (never hidden), ZeRO-3
+     * gathers (flows before F/B), DP gradient reduction and the part of it past the last
+     * compute op */
     g_string_append(out, ",\"tp_comm\":");
     ppsim_fmt_ms(out, d->tp_comm_ps);
     g_string_append(out, ",\"zero_gather\":");

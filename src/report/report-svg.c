@@ -1,9 +1,12 @@
 /* report-svg.c: SVG timelines in the style of the papers' figures (e.g. [ZB] Fig. 3,
  * [PO] Fig. 4): one row per device, blocks coloured by op kind with microbatch numbers, a
  * thin copy lane for offload/reload, a time axis in ms, a legend, and each device's memory
- * curve (static + activations + buffers) with its peak and the limit. Pure: results -> text.
+ * curve (static + activations + buffers) with its peak and the limit. Runs too dense for blocks
+ * are drawn as utilisation density (report-svg-density.c). Pure: results -> text.
  */
 #include "report/report.h"
+#include "report/report-svg-bubbles.h"
+#include "report/report-svg-density.h"
 #include "util/fmt.h"
 
 #include <math.h>
@@ -33,7 +36,11 @@ typedef struct {
     double plot_w; /* pixels for [t0, t1] */
     double row_h, copy_h, gap;
     gboolean copy_lane;
-    int p; /* devices of the result being drawn */
+    gboolean cpu_lane; /* optimizer steps on host CPU workers (T-Offload): a lane of their own */
+    int p;             /* devices of the result being drawn */
+    /* blocks would average under a few pixels: each lane is drawn as its busy share per
+     * pixel column instead (report-svg-density.c) */
+    PpsimSvgDensity *density;
 } Svg;
 
 static double
@@ -111,15 +118,38 @@ svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean label
         /* later chunks (stage / p > 0: interleaved and V schedules) lighter, as in the
          * papers' figures */
         gboolean later_chunk = s->p > 0 && op->stage / s->p > 0;
-        g_string_append_printf(
-            s->out, "\" fill=\"%s\"%s stroke=\"#ffffff\" stroke-width=\"0.5\"%s>\n",
-            kind_color[op->kind], later_chunk ? " fill-opacity=\"0.6\"" : "", title);
+        /* the white outline separates neighbours; on a block of a few pixels it would hide
+         * the block */
+        g_string_append_printf(s->out, "\" fill=\"%s\"%s%s%s>\n", kind_color[op->kind],
+                               later_chunk ? " fill-opacity=\"0.6\"" : "",
+                               x1 - x0 >= 2 ? " stroke=\"#ffffff\" stroke-width=\"0.5\"" : "",
+                               title);
         double font = MIN(10.0, h - 5);
         if (labels && op->kind != PPSIM_OP_OPT && x1 - x0 >= font * 1.3 && font >= 6) {
             g_autofree char *num = g_strdup_printf("%d", op->microbatch);
             svg_text(s, (x0 + x1) / 2, y + h / 2 + font * 0.35, font, "middle", "#ffffff", num);
         }
     }
+}
+
+/* A lane in density mode: the ops added to s->density, one rectangle per run of columns in
+ * the colour of their busiest kind, as opaque as their busy share. */
+static void
+svg_density_lane(Svg *s, double y, double h)
+{
+    g_autoptr(GArray) runs = ppsim_svg_density_runs(s->density);
+    for (guint i = 0; i < runs->len; i++) {
+        const PpsimSvgDensityRun *r = &g_array_index(runs, PpsimSvgDensityRun, i);
+        g_autoptr(GString) opacity = g_string_new(NULL);
+        if (r->level < PPSIM_SVG_DENSITY_LEVELS) {
+            g_string_append(opacity, " fill-opacity=\"");
+            ppsim_fmt_fixed(opacity, (double)r->level / PPSIM_SVG_DENSITY_LEVELS, 2);
+            g_string_append_c(opacity, '"');
+        }
+        svg_rect(s, SVG_LEFT + r->first, y, MIN((double)r->n, s->plot_w - r->first), h,
+                 kind_color[r->kind], opacity->str);
+    }
+    ppsim_svg_density_reset(s->density);
 }
 
 /* A "nice" tick step (1, 2 or 5 x 10^k ms) giving about @n ticks over @span_ms. */
@@ -154,17 +184,24 @@ svg_axis(Svg *s, double y)
         svg_text(s, x, y + 15, 10, "middle", "#333333", label->str);
     }
     svg_text(s, SVG_LEFT + s->plot_w, y + 28, 10, "end", "#333333", "time (ms)");
+    if (s->density)
+        svg_text(s, SVG_LEFT, y + 28, 10, "start", "#333333",
+                 "one pixel column: its busiest kind, as opaque as the share of its time busy "
+                 "(use --svg-window to see single ops)");
 }
 
 static void
 svg_legend(Svg *s, const PpsimRunResult *res, double y)
 {
-    gboolean present[PPSIM_OP_N_KINDS] = {FALSE};
+    gboolean present[PPSIM_OP_N_KINDS] = {FALSE}, later_chunks = FALSE;
     for (int d = 0; d < res->p; d++)
         for (int list = 0; list < 2; list++) {
             GArray *ops = list == 0 ? res->schedule->compute[d] : res->schedule->copy[d];
-            for (guint i = 0; i < ops->len; i++)
-                present[g_array_index(ops, PpsimOp, i).kind] = TRUE;
+            for (guint i = 0; i < ops->len; i++) {
+                const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+                present[op->kind] = TRUE;
+                later_chunks |= op->stage / res->p > 0;
+            }
         }
     double x = SVG_LEFT;
     for (int k = 0; k < PPSIM_OP_N_KINDS; k++) {
@@ -173,6 +210,12 @@ svg_legend(Svg *s, const PpsimRunResult *res, double y)
         svg_rect(s, x, y - 9, 12, 12, kind_color[k], NULL);
         svg_text(s, x + 16, y + 1, 11, "start", "#333333", kind_label[k]);
         x += 30 + 7 * strlen(kind_label[k]);
+    }
+    if (later_chunks && !s->density) {
+        /* the shade svg_lane gives a device's second and later chunks */
+        svg_rect(s, x, y - 9, 6, 12, "#777777", NULL);
+        svg_rect(s, x + 6, y - 9, 6, 12, "#777777", " fill-opacity=\"0.6\"");
+        svg_text(s, x + 16, y + 1, 11, "start", "#333333", "lighter: later chunks");
     }
 }
 
@@ -198,15 +241,37 @@ svg_rows(Svg *s, const PpsimRunResult *res, double y)
         svg_text(s, SVG_LEFT - 8, y + s->row_h / 2 + 4, MIN(11.0, s->row_h), "end", "#333333",
                  name);
         svg_rect(s, SVG_LEFT, y, s->plot_w, s->row_h, "#f3f3f3", NULL);
-        svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y, s->row_h, TRUE, FALSE);
+        if (s->density) {
+            ppsim_svg_density_add(s->density, res->schedule->compute[d], res->compute_timing[d],
+                                  FALSE);
+            svg_density_lane(s, y, s->row_h);
+        } else {
+            svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y, s->row_h, TRUE,
+                     FALSE);
+        }
         y += s->row_h;
-        if (s->copy_lane) {
-            /* the host side of the device: its copies, and its optimizer steps on a CPU
-             * worker (T-Offload) */
+        if (s->copy_lane && s->density) {
+            ppsim_svg_density_add(s->density, res->schedule->copy[d], res->copy_timing[d], FALSE);
+            svg_density_lane(s, y + 1, s->copy_h);
+            y += s->copy_h + 1;
+        } else if (s->copy_lane) {
+            /* the device's copy streams (D2H and H2D) */
             svg_lane(s, res->schedule->copy[d], res->copy_timing[d], y + 1, s->copy_h, FALSE,
                      FALSE);
-            svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y + 1, s->copy_h, FALSE,
-                     TRUE);
+            y += s->copy_h + 1;
+        }
+        if (s->cpu_lane) {
+            /* its optimizer steps on a host CPU worker */
+            svg_text(s, SVG_LEFT - 8, y + 1 + s->copy_h - 1, MIN(8.0, s->copy_h), "end", "#777777",
+                     "cpu");
+            if (s->density) {
+                ppsim_svg_density_add(s->density, res->schedule->compute[d], res->compute_timing[d],
+                                      TRUE);
+                svg_density_lane(s, y + 1, s->copy_h);
+            } else {
+                svg_lane(s, res->schedule->compute[d], res->compute_timing[d], y + 1, s->copy_h,
+                         FALSE, TRUE);
+            }
             y += s->copy_h + 1;
         }
         y += s->gap;
@@ -282,14 +347,14 @@ svg_memory(Svg *s, const PpsimRunResult *res, double y)
         top = MAX(top, res->devices[d].peak_memory);
     double scale = MAX((double)top, 1.0);
     g_autoptr(GString) head = g_string_new("memory per device (static + activations + "
-                                           "buffers; red dot: peak; dashed: limit; scale 0 to ");
+                                           "buffers; red dot and right: peak; dashed: limit; "
+                                           "scale 0 to ");
     svg_memory_value(head, res, top);
     g_string_append_c(head, ')');
     svg_text(s, SVG_LEFT, y + 12, 11, "start", "#333333", head->str);
     y += 20;
     for (int d = 0; d < res->p; d++) {
         g_autoptr(GString) label = g_string_new(NULL);
-        g_string_append_printf(label, "d%d peak ", d);
         svg_memory_value(label, res, res->devices[d].peak_memory);
         if (res->devices[d].oom)
             g_string_append(label, " OOM");
@@ -307,9 +372,9 @@ svg_memory(Svg *s, const PpsimRunResult *res, double y)
         svg_memory_curve(s, res, d, y, h, scale);
         g_autofree char *name = g_strdup_printf("device %d", d);
         svg_text(s, SVG_LEFT - 8, y + h / 2 + 4, MIN(11.0, h - 2), "end", "#333333", name);
-        svg_text(s, SVG_LEFT + 4, y + MIN(10.0, h - 2), MIN(9.0, h - 3), "start",
-                 res->devices[d].oom ? "#c62828" : "#555555",
-                 label->str + strcspn(label->str, " ") + 1);
+        /* the peak in the right margin, clear of the curve and the limit line */
+        svg_text(s, SVG_LEFT + s->plot_w + 6, y + h / 2 + 3, MIN(9.0, h - 3), "start",
+                 res->devices[d].oom ? "#c62828" : "#555555", label->str);
         y += h + 4;
     }
     return y;
@@ -317,16 +382,23 @@ svg_memory(Svg *s, const PpsimRunResult *res, double y)
 
 static void
 svg_setup(Svg *s, GString *out, const PpsimSvgOptions *opts, PpsimTime end, int p,
-          gboolean copy_lane)
+          gboolean copy_lane, gboolean cpu_lane)
 {
     int width = opts && opts->width > 0 ? opts->width : 1200;
     s->out = out;
     s->t0 = opts ? MAX(opts->t0_ps, 0) : 0;
-    s->t1 = opts && opts->t1_ps > s->t0 ? opts->t1_ps : MAX(end, s->t0 + 1);
+    s->t1 = opts && opts->t1_ps > s->t0 ? opts->t1_ps : 0;
+    /* the whole run, or a window cut at its end; a window past the end stays (the title
+     * says it is empty) */
+    if (s->t1 == 0 || (s->t0 < end && s->t1 > end))
+        s->t1 = end;
+    s->t1 = MAX(s->t1, s->t0 + 1);
+    s->density = NULL;
     s->plot_w = width - SVG_LEFT - SVG_RIGHT - 60;
     s->row_h = p <= 8 ? 22 : p <= 16 ? 16 : MAX(8.0, 320.0 / p);
     s->copy_lane = copy_lane;
-    s->copy_h = copy_lane ? MAX(4.0, s->row_h / 3) : 0;
+    s->cpu_lane = cpu_lane;
+    s->copy_h = copy_lane || cpu_lane ? MAX(4.0, s->row_h / 3) : 0;
     s->gap = p <= 16 ? 4 : 2;
 }
 
@@ -336,6 +408,18 @@ svg_has_copy(const PpsimRunResult *res)
     for (int d = 0; d < res->p; d++)
         if (res->schedule->copy[d]->len > 0)
             return TRUE;
+    return FALSE;
+}
+
+static gboolean
+svg_has_cpu(const PpsimRunResult *res)
+{
+    for (int d = 0; d < res->p; d++) {
+        const GArray *ops = res->schedule->compute[d];
+        for (guint i = 0; i < ops->len; i++)
+            if (g_array_index(ops, PpsimOp, i).flags & PPSIM_OP_FLAG_CPU)
+                return TRUE;
+    }
     return FALSE;
 }
 
@@ -350,6 +434,8 @@ svg_title(Svg *s, const PpsimRunResult *res, double y, gboolean with_scenario)
     ppsim_fmt_fixed(t, (double)res->makespan_ps / PPSIM_PS_PER_MS, 3);
     g_string_append(t, " ms, bubble ");
     ppsim_fmt_fixed(t, res->bubble_ratio, 3);
+    if (s->t0 > 0 && s->t0 >= res->makespan_ps)
+        g_string_append(t, "; nothing in the window, which starts after the end");
     svg_text(s, SVG_LEFT, y, 13, "start", "#111111", t->str);
 }
 
@@ -369,16 +455,20 @@ ppsim_report_svg(GString *out, const PpsimRunResult *res, const PpsimSvgOptions 
 {
     Svg s;
     g_autoptr(GString) body = g_string_new(NULL);
-    svg_setup(&s, body, opts, res->makespan_ps, res->p, svg_has_copy(res));
+    svg_setup(&s, body, opts, res->makespan_ps, res->p, svg_has_copy(res), svg_has_cpu(res));
+    if (ppsim_svg_density_wanted(res, s.t0, s.t1, s.plot_w))
+        s.density = ppsim_svg_density_new(s.t0, s.t1, s.plot_w);
     svg_title(&s, res, 22, TRUE);
     svg_legend(&s, res, 42);
     double y = svg_rows(&s, res, 56);
     svg_axis(&s, y + 2);
     y = svg_memory(&s, res, y + 40);
+    y = ppsim_report_svg_bubbles(body, res, SVG_LEFT, y + 10, s.plot_w);
     int width = (int)(s.plot_w + SVG_LEFT + SVG_RIGHT + 60);
     svg_open(out, width, y + 10);
     g_string_append_len(out, body->str, body->len);
     g_string_append(out, "</svg>\n");
+    ppsim_svg_density_free(s.density);
 }
 
 void
@@ -386,16 +476,20 @@ ppsim_report_svg_compare(GString *out, const GPtrArray *results, const PpsimSvgO
 {
     PpsimTime end = 1;
     int max_p = 1;
-    gboolean copy = FALSE;
+    gboolean copy = FALSE, cpu = FALSE;
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         end = MAX(end, res->makespan_ps);
         max_p = MAX(max_p, res->p);
         copy |= svg_has_copy(res);
+        cpu |= svg_has_cpu(res);
     }
     Svg s;
     g_autoptr(GString) body = g_string_new(NULL);
-    svg_setup(&s, body, opts, end, max_p, copy);
+    svg_setup(&s, body, opts, end, max_p, copy, cpu);
+    for (guint i = 0; i < results->len && s.density == NULL; i++)
+        if (ppsim_svg_density_wanted(g_ptr_array_index(results, i), s.t0, s.t1, s.plot_w))
+            s.density = ppsim_svg_density_new(s.t0, s.t1, s.plot_w);
     double y = 10;
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
@@ -408,4 +502,5 @@ ppsim_report_svg_compare(GString *out, const GPtrArray *results, const PpsimSvgO
     svg_open(out, width, y + 36);
     g_string_append_len(out, body->str, body->len);
     g_string_append(out, "</svg>\n");
+    ppsim_svg_density_free(s.density);
 }

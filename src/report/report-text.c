@@ -143,6 +143,43 @@ text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_uni
     }
 }
 
+/* The bubble breakdown (run-result.h) summed over devices, in ms: recompute, imbalance and
+ * warm-up/cool-down ([HP] B_R, B_I, B_P), then transfer and offload stalls. */
+static void
+text_bubbles(GString *out, const GPtrArray *results, int lw)
+{
+    static const char *const heads[] = {"recompute", "imbalance", "prep", "transfer", "offload"};
+    g_string_append(out, "\nbubbles summed over devices (ms): [HP] B_R, B_I, B_P, then stalls\n");
+    gsize start = out->len;
+    g_string_append(out, "schedule");
+    text_pad(out, start, lw);
+    for (guint k = 0; k < G_N_ELEMENTS(heads); k++)
+        g_string_append_printf(out, "%12s ", heads[k]);
+    g_string_append_c(out, '\n');
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        PpsimTime sum[5] = {0};
+        for (int d = 0; d < res->p; d++) {
+            const PpsimDeviceResult *dev = &res->devices[d];
+            sum[0] += dev->bubble_recompute_ps;
+            sum[1] += dev->bubble_imbalance_ps;
+            sum[2] += dev->bubble_preparation_ps;
+            sum[3] += dev->bubble_transfer_ps;
+            sum[4] += dev->bubble_offload_ps;
+        }
+        gsize row = out->len;
+        g_string_append(out, res->label);
+        text_pad(out, row, lw);
+        g_autoptr(GString) cell = g_string_new(NULL);
+        for (int k = 0; k < 5; k++) {
+            g_string_truncate(cell, 0);
+            ppsim_fmt_fixed(cell, (double)sum[k] / PPSIM_PS_PER_MS, 3);
+            text_cell_right(out, cell->str, 12);
+        }
+        g_string_append_c(out, '\n');
+    }
+}
+
 /* 3D scenarios: the layout, then per schedule the largest per-device TP, ZeRO-3 and DP
  * communication times and how much of the DP reduction ran past the device's compute. */
 static void
@@ -158,9 +195,10 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
                            par->tp, sc->training.pp, par->dp, first->gpus,
                            par->sequence_parallel ? "on" : "off", par->zero,
                            par->placement == PPSIM_PLACEMENT_TP_DP_PP ? "tp-dp-pp" : "tp-pp-dp");
-    g_string_append(out, "communication per device, max over devices (ms): TP collectives and "
-                         "ZeRO-3 gathers are inside F/B (not hidden); DP reduction overlaps the "
-                         "cool-down, 'exposed' is what ran past the last compute op\n");
+    g_string_append(out, "communication per device, max over devices (ms): TP collectives are "
+                         "inside F/B (not hidden); ZeRO-3 gathers run before each F/B, one op "
+                         "ahead; DP reduction overlaps the cool-down, 'exposed' is what ran past "
+                         "the last compute op\n");
     gsize start = out->len;
     g_string_append(out, "schedule");
     text_pad(out, start, lw);
@@ -330,6 +368,7 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
     text_choices(out, results);
     text_summary(out, results, lw, mem_unit);
     text_devices(out, results, lw, mem_unit);
+    text_bubbles(out, results, lw);
     text_parallel(out, scenario, results, lw);
     text_solvers(out, results);
 }

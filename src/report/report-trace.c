@@ -1,10 +1,13 @@
 /* report-trace.c: Chrome / Perfetto Trace Event Format ("JSON Array/Object format") for one
  * replay. Timestamps are microseconds with 6 decimals, exact for integer picoseconds.
- * pid = device + 1 (compute tid 1, copy tid 2); links are pid p + 1, one tid per link.
+ * pid = device + 1 (compute tid 1, copy tid 2, CPU worker tid 3); links are pid p + 1 with
+ * one thread per concurrent flow of each source endpoint (see trace_link_lanes).
  * Streamed: the buffer is flushed to the caller's writer every ~64 KiB.
  */
 #include "report/report.h"
 #include "util/fmt.h"
+
+#include <stdlib.h>
 
 #define TRACE_CHUNK (64 * 1024)
 
@@ -45,14 +48,17 @@ trace_us(GString *out, PpsimTime ps)
                            ps % 1000000);
 }
 
+/* Metadata of a process or thread (@what: "process" or "thread"): its name and its sort
+ * index, "process_name"/"process_sort_index" or "thread_name"/"thread_sort_index". */
 static void
 trace_name(Trace *t, int pid, int tid, const char *what, const char *name, int sort)
 {
     GString *o = trace_event(t);
-    g_string_append_printf(o,
-                           "\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"args\":"
-                           "{\"name\":\"%s\"}}",
-                           pid, tid, what, name);
+    g_string_append_printf(
+        o, "\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s_name\",\"args\":{\"name\":", pid, tid,
+        what);
+    ppsim_fmt_json_string(o, name);
+    g_string_append(o, "}}");
     o = trace_event(t);
     g_string_append_printf(o,
                            "\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s_sort_index\","
@@ -195,32 +201,95 @@ trace_counters(Trace *t, const PpsimRunResult *res)
     }
 }
 
-/* Link tracks: one slice per flow, on the thread of its source endpoint. */
+static char *
+trace_link_name(const PpsimRunResult *res, int src, int lane)
+{
+    int remote = src - res->p - res->n_hosts; /* a DP peer (topology.h) */
+    g_autofree char *who = src < res->p ? g_strdup_printf("gpu%d", src)
+                           : remote < 0 ? g_strdup_printf("host%d", src - res->p)
+                                        : g_strdup_printf("gpu%d's dp peer", remote / 2);
+    return lane == 0 ? g_strdup_printf("from %s", who)
+                     : g_strdup_printf("from %s #%d", who, lane + 1);
+}
+
+typedef struct {
+    gint32 src;
+    PpsimTime start;
+    guint index; /* in res->flows: ties keep record order */
+} LinkKey;
+
+static int
+trace_link_cmp(const void *a, const void *b)
+{
+    const LinkKey *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Thread of each flow. Flows of one source run concurrently (several transfers share a link),
+ * and slices that overlap on one thread are mis-nested by the viewers, so each source gets as
+ * many threads ("lanes") as it has flows in flight at once: in order of start, a flow takes the
+ * lowest lane free by then (greedy interval colouring, optimal for intervals). Sources in
+ * ascending order get consecutive tids from 1; the threads are named here. */
+static int *
+trace_link_lanes(Trace *t, const PpsimRunResult *res, int pid)
+{
+    const GArray *flows = res->flows;
+    g_autofree LinkKey *key = g_new(LinkKey, flows->len);
+    for (guint i = 0; i < flows->len; i++) {
+        const PpsimFlowRecord *f = &g_array_index(flows, PpsimFlowRecord, i);
+        key[i] = (LinkKey){f->src, f->start_ps, i};
+    }
+    qsort(key, flows->len, sizeof(LinkKey), trace_link_cmp);
+    int *tid = g_new(int, flows->len);
+    g_autoptr(GArray) lane_end = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
+    int next_tid = 1;
+    for (guint i = 0; i < flows->len;) {
+        int src = g_array_index(flows, PpsimFlowRecord, key[i].index).src;
+        g_array_set_size(lane_end, 0);
+        guint j = i;
+        for (; j < flows->len; j++) {
+            const PpsimFlowRecord *f = &g_array_index(flows, PpsimFlowRecord, key[j].index);
+            if (f->src != src)
+                break;
+            guint lane = 0;
+            while (lane < lane_end->len && g_array_index(lane_end, PpsimTime, lane) > f->start_ps)
+                lane++;
+            if (lane == lane_end->len)
+                g_array_append_val(lane_end, f->end_ps);
+            else
+                g_array_index(lane_end, PpsimTime, lane) = f->end_ps;
+            tid[key[j].index] = next_tid + (int)lane;
+        }
+        for (guint lane = 0; lane < lane_end->len; lane++) {
+            g_autofree char *name = trace_link_name(res, src, (int)lane);
+            trace_name(t, pid, next_tid + (int)lane, "thread", name, next_tid + (int)lane);
+        }
+        next_tid += (int)lane_end->len;
+        i = j;
+    }
+    return tid;
+}
+
+/* Link tracks: one slice per flow, on a lane of its source endpoint. */
 static void
 trace_links(Trace *t, const PpsimRunResult *res)
 {
     if (res->flows == NULL || res->flows->len == 0)
         return;
     int pid = res->p + 1;
-    trace_name(t, pid, 0, "process_name", "links", res->p + 1);
-    g_autofree gboolean *named = g_new0(gboolean, res->p + 64);
+    trace_name(t, pid, 0, "process", "links", res->p + 1);
+    g_autofree int *tid = trace_link_lanes(t, res, pid);
     for (guint i = 0; i < res->flows->len; i++) {
         const PpsimFlowRecord *f = &g_array_index(res->flows, PpsimFlowRecord, i);
-        int tid = f->src + 1;
-        if (f->src < res->p + 63 && !named[f->src]) {
-            named[f->src] = TRUE;
-            int remote = f->src - res->p - res->n_hosts; /* a DP peer (topology.h) */
-            g_autofree char *name = f->src < res->p ? g_strdup_printf("from gpu%d", f->src)
-                                    : remote < 0
-                                        ? g_strdup_printf("from host%d", f->src - res->p)
-                                        : g_strdup_printf("from gpu%d's dp peer", remote / 2);
-            trace_name(t, pid, tid, "thread_name", name, tid);
-        }
         GString *o = trace_event(t);
         g_string_append_printf(o,
                                "\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"%d->%d\","
                                "\"cat\":\"flow\",\"ts\":",
-                               pid, tid, f->src, f->dst);
+                               pid, tid[i], f->src, f->dst);
         trace_us(o, f->start_ps);
         g_string_append(o, ",\"dur\":");
         trace_us(o, f->end_ps - f->start_ps);
@@ -244,12 +313,12 @@ ppsim_report_trace_write(const PpsimRunResult *res, PpsimWriteFunc write, gpoint
     g_string_append_printf(t.buf, ",\"memory_unit\":\"%s\"},\"traceEvents\":[", res->memory_unit);
     for (int d = 0; d < res->p; d++) {
         g_autofree char *name = g_strdup_printf("device %d", d);
-        trace_name(&t, d + 1, 0, "process_name", name, d);
-        trace_name(&t, d + 1, 1, "thread_name", "compute", 1);
-        trace_name(&t, d + 1, 2, "thread_name", "copy", 2);
+        trace_name(&t, d + 1, 0, "process", name, d);
+        trace_name(&t, d + 1, 1, "thread", "compute", 1);
+        trace_name(&t, d + 1, 2, "thread", "copy", 2);
         for (guint i = 0; i < res->schedule->compute[d]->len; i++)
             if (g_array_index(res->schedule->compute[d], PpsimOp, i).flags & PPSIM_OP_FLAG_CPU) {
-                trace_name(&t, d + 1, 3, "thread_name", "cpu worker", 3);
+                trace_name(&t, d + 1, 3, "thread", "cpu worker", 3);
                 break;
             }
         trace_ops(&t, res, d, 0);

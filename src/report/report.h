@@ -28,7 +28,8 @@ G_BEGIN_DECLS
 typedef gboolean (*PpsimWriteFunc)(const char *buf, gsize len, gpointer user_data, GError **error);
 
 /* Chrome/Perfetto Trace Event JSON of one replay: a process per device with compute and copy
- * threads, a "links" process when flows were recorded, one complete event per op with its
+ * threads, a "links" process when flows were recorded (a thread per source endpoint and per
+ * flow in flight at once, so no two slices of a thread overlap), one complete event per op with its
  * simulated start and duration, flow arrows for cross-device dependencies and offload ->
  * reload pairs, and a memory counter per device (activations, static, buffers, limit).
  * Streamed in chunks of about 64 KiB through @write, so memory stays bounded. */
@@ -36,13 +37,17 @@ gboolean ppsim_report_trace_write(const PpsimRunResult *res, PpsimWriteFunc writ
                                   gpointer user_data, GError **error);
 
 typedef struct {
-    PpsimTime t0_ps, t1_ps; /* time window; t1 = 0: the whole run */
+    PpsimTime t0_ps, t1_ps; /* time window; t1 = 0: the whole run. A window reaching past
+                               the end is cut there; one starting after it draws nothing and
+                               the title says so. */
     int width;              /* pixels of the time axis; 0: default 1200 */
 } PpsimSvgOptions;
 
 /* An SVG timeline in the style of the papers' figures: one row per device (compute lane
  * and a thin copy lane), blocks coloured by kind with microbatch numbers, a time axis, a
- * legend, and under it each device's activation memory curve with its peak and the limit. */
+ * legend, and under it each device's activation memory curve with its peak and the limit.
+ * When blocks would average under 4 pixels, lanes show utilisation density per pixel column
+ * instead (report-svg-density.h). */
 void ppsim_report_svg(GString *out, const PpsimRunResult *res, const PpsimSvgOptions *opts);
 /* Several results stacked on one time scale, one panel each. */
 void ppsim_report_svg_compare(GString *out, const GPtrArray *results, const PpsimSvgOptions *opts);

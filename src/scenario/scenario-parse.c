@@ -102,6 +102,62 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
                     hint ? "'?)" : "");
 }
 
+/* One item of model.stage_recompute: a mode (the whole stage), or a mapping {mode: k}, k
+ * of the stage's layers in that mode and the rest as model.recompute says (*@count = -1
+ * for the whole stage). */
+static gboolean
+parse_recompute_item(Parser *P, int item, const char *path, int *mode, int *count, GError **error)
+{
+    yaml_node_t *n = scn_node_at(P, item);
+    PpsimRecompute r = PPSIM_RECOMPUTE_NONE;
+    *count = -1;
+    if (n->type == YAML_MAPPING_NODE) {
+        if (n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1)
+            return scn_fail(P, error, item, PPSIM_SCENARIO_ERROR_VALUE,
+                            "'%s' takes a mode or {mode: layers} per stage, e.g. {full: 3}", path);
+        yaml_node_pair_t pair = n->data.mapping.pairs.start[0];
+        SchemaKey count_key = {.min = 0};
+        if (!parse_recompute(P, pair.key, path, &r, error) ||
+            !scalar_int(P, pair.value, path, &count_key, count, error))
+            return FALSE;
+    } else if (!parse_recompute(P, item, path, &r, error)) {
+        return FALSE;
+    }
+    *mode = (int)r;
+    return TRUE;
+}
+
+/* model.stage_recompute: a list with one mode (or {mode: layers}) per stage. */
+static gboolean
+parse_recompute_list(Parser *P, int id, const char *path, GArray **dst, GError **error)
+{
+    yaml_node_t *n = scn_node_at(P, id);
+    if (n->type != YAML_SEQUENCE_NODE)
+        return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
+                        "'%s' must be a list of none, selective, full or light", path);
+    g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(int));
+    g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(int));
+    gsize count = n->data.sequence.items.top - n->data.sequence.items.start;
+    for (gsize i = 0; i < count; i++) {
+        int item = scn_node_at(P, id)->data.sequence.items.start[i];
+        int mode = 0, layers = -1;
+        if (!parse_recompute_item(P, item, path, &mode, &layers, error))
+            return FALSE;
+        g_array_append_val(list, mode);
+        g_array_append_val(counts, layers);
+    }
+    if (*dst)
+        g_array_free(*dst, TRUE);
+    *dst = g_steal_pointer(&list);
+    if (dst == &P->sc->model.stage_recompute) {
+        P->sc->model.stage_recompute_mark = scn_mark(P, id);
+        if (P->sc->model.stage_recompute_layers)
+            g_array_free(P->sc->model.stage_recompute_layers, TRUE);
+        P->sc->model.stage_recompute_layers = g_steal_pointer(&counts);
+    }
+    return TRUE;
+}
+
 static gboolean
 parse_enum(Parser *P, int id, const char *path, const char *const *names, int *dst, GError **error)
 {
@@ -188,7 +244,11 @@ parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **er
         return parse_enum(P, id, path, k->names, dst, error);
     case KEY_INT_LIST:
     case KEY_DOUBLE_LIST:
+        if (dst == (void *)&P->sc->model.stage_layers)
+            P->sc->model.stage_layers_mark = scn_mark(P, id);
         return parse_list(P, id, path, k->type == KEY_INT_LIST, dst, error);
+    case KEY_RECOMPUTE_LIST:
+        return parse_recompute_list(P, id, path, dst, error);
     }
     return FALSE;
 }
@@ -222,27 +282,43 @@ unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix, c
                     "unknown key '%s' (expected one of: %s)", full, all->str);
 }
 
-/* A preset is applied before the other keys of `hardware`, whatever their order. */
+/* The `preset` key of section @map: its index in @names (NULL-terminated), or -1 when the
+ * section has none; an unknown name fails with a did-you-mean, or a pointer to @listing. */
 static gboolean
-apply_preset(Parser *P, int map, GError **error)
+find_preset(Parser *P, int map, const char *what, const char *listing, GPtrArray *names, int *index,
+            GError **error)
 {
     gsize idx;
+    *index = -1;
     int v = scn_mapping_find(P, map, "preset", &idx);
     if (v == 0)
         return TRUE;
     const char *name = scn_scalar_text(scn_node_at(P, v));
-    const PpsimPreset *preset = name ? ppsim_preset_lookup(name) : NULL;
-    if (preset == NULL) {
-        g_autoptr(GPtrArray) names = g_ptr_array_new();
-        for (const PpsimPreset *const *p = ppsim_presets(); *p; p++)
-            g_ptr_array_add(names, (gpointer)(*p)->name);
-        g_ptr_array_add(names, NULL);
-        const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
-        return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE,
-                        "unknown hardware preset '%s' (%s%s%s)", name ? name : "?",
-                        hint ? "did you mean '" : "see 'ppsim list presets'", hint ? hint : "",
-                        hint ? "'?" : "");
-    }
+    g_ptr_array_add(names, NULL);
+    for (guint i = 0; name != NULL && i + 1 < names->len; i++)
+        if (strcmp(name, g_ptr_array_index(names, i)) == 0)
+            *index = (int)i;
+    if (*index >= 0)
+        return TRUE;
+    const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
+    return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE, "unknown %s preset '%s' (%s%s%s)",
+                    what, name ? name : "?", hint ? "did you mean '" : listing, hint ? hint : "",
+                    hint ? "'?" : "");
+}
+
+/* A preset is applied before the other keys of `hardware`, whatever their order. */
+static gboolean
+apply_preset(Parser *P, int map, GError **error)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (const PpsimPreset *const *p = ppsim_presets(); *p; p++)
+        g_ptr_array_add(names, (gpointer)(*p)->name);
+    int i;
+    if (!find_preset(P, map, "hardware", "see 'ppsim list presets'", names, &i, error))
+        return FALSE;
+    if (i < 0)
+        return TRUE;
+    const PpsimPreset *preset = ppsim_presets()[i];
     g_free(P->sc->hardware.preset);
     P->sc->hardware = preset->hw;
     P->sc->hardware.preset = g_strdup(preset->name);
@@ -253,23 +329,15 @@ apply_preset(Parser *P, int map, GError **error)
 static gboolean
 apply_model_preset(Parser *P, int map, GError **error)
 {
-    gsize idx;
-    int v = scn_mapping_find(P, map, "preset", &idx);
-    if (v == 0)
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (const PpsimModelPreset *const *p = ppsim_model_presets(); *p; p++)
+        g_ptr_array_add(names, (gpointer)(*p)->name);
+    int i;
+    if (!find_preset(P, map, "model", "see 'ppsim list models'", names, &i, error))
+        return FALSE;
+    if (i < 0)
         return TRUE;
-    const char *name = scn_scalar_text(scn_node_at(P, v));
-    const PpsimModelPreset *preset = name ? ppsim_model_preset_lookup(name) : NULL;
-    if (preset == NULL) {
-        g_autoptr(GPtrArray) names = g_ptr_array_new();
-        for (const PpsimModelPreset *const *p = ppsim_model_presets(); *p; p++)
-            g_ptr_array_add(names, (gpointer)(*p)->name);
-        g_ptr_array_add(names, NULL);
-        const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
-        return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE,
-                        "unknown model preset '%s' (%s%s%s)", name ? name : "?",
-                        hint ? "did you mean '" : "see 'ppsim list models'", hint ? hint : "",
-                        hint ? "'?" : "");
-    }
+    const PpsimModelPreset *preset = ppsim_model_presets()[i];
     PpsimModel *m = &P->sc->model;
     const PpsimModel *src = &preset->model;
     m->mlp = src->mlp;
@@ -544,6 +612,10 @@ ppsim_scenario_free(PpsimScenario *sc)
     g_free(sc->model.preset);
     if (sc->model.stage_layers)
         g_array_free(sc->model.stage_layers, TRUE);
+    if (sc->model.stage_recompute)
+        g_array_free(sc->model.stage_recompute, TRUE);
+    if (sc->model.stage_recompute_layers)
+        g_array_free(sc->model.stage_recompute_layers, TRUE);
     GArray *lists[] = {sc->costs.stage_forward, sc->costs.stage_backward_input,
                        sc->costs.stage_backward_weight, sc->costs.stage_activation};
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++)

@@ -80,6 +80,7 @@ static const SchemaKey model_keys[] = {
     {"flash_attention", KEY_BOOL, OFF(model.flash_attention), NULL, FALSE, 0, 0},
     {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
+    {"stage_recompute", KEY_RECOMPUTE_LIST, OFF(model.stage_recompute), NULL, FALSE, 0, 0},
     {NULL}};
 
 static const SchemaKey training_keys[] = {

@@ -17,6 +17,7 @@ typedef enum {
     KEY_COUNT,
     KEY_RECOMPUTE,
     KEY_INT_LIST,
+    KEY_RECOMPUTE_LIST, /* GArray of int (PpsimRecompute) */
     KEY_DOUBLE_LIST,
     KEY_ENUM,    /* int index into names */
     KEY_SPECIAL, /* handled by the parser: schedule, memory.limit, hardware.preset */

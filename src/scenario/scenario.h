@@ -91,6 +91,12 @@ typedef struct {
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;
+    GArray *stage_recompute;        /* (nullable) PpsimRecompute (as int) per stage: overrides
+                                     * `recompute` stage by stage (the planner writes it) */
+    GArray *stage_recompute_layers; /* (nullable) int per stage, with stage_recompute: how
+                                     * many of the stage's layers take its mode ({full: 3}),
+                                     * the rest `recompute`; -1: all of them */
+    PpsimMark stage_recompute_mark;
 } PpsimModel;
 
 typedef struct {
@@ -183,6 +189,12 @@ PpsimScenario *ppsim_scenario_load_file(const char *path, const char *const *ove
  * unit costs, the given shape and one schedule @schedule_name. Returns: (transfer full). */
 PpsimScenario *ppsim_scenario_new_explicit(int pp, int chunks, int microbatches,
                                            const char *schedule_name);
+
+/* Reads the YAML mapping at @path (a scenario fragment, e.g. what `ppsim plan -o` writes)
+ * as "key.path=value" overrides, lists as "[a, b]", for ppsim_scenario_load_file: the
+ * fragment then applies as if its keys were written in the scenario. Returns: (transfer
+ * full) (nullable) a NULL-terminated string array. */
+char **ppsim_scenario_fragment_overrides(const char *path, GError **error);
 
 void ppsim_scenario_free(PpsimScenario *scenario);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScenario, ppsim_scenario_free)

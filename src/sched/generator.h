@@ -125,6 +125,11 @@ gboolean ppsim_memory_cap_default(const PpsimCostEstimates *costs, const int *st
                                   int n_stages, int n_devices, gint64 *limit, gboolean *applied,
                                   const char *what, GError **error);
 
+/* Records in @choices (nullable) the activation cap a generator took from memory.limit:
+ * @limit[n_devices] per device (the smallest is shown), or NULL for none. */
+void ppsim_memory_cap_note(GArray *choices, const PpsimCostEstimates *costs, const gint64 *limit,
+                           int n_devices);
+
 /* @amount of memory units as text in the run's unit ("3 units", "12.50 GiB").
  * Returns: (transfer full). */
 char *ppsim_memory_cap_format(const PpsimCostEstimates *costs, gint64 amount);

@@ -61,3 +61,25 @@ ppsim_memory_cap_default(const PpsimCostEstimates *costs, const int *stage_devic
     }
     return TRUE;
 }
+
+void
+ppsim_memory_cap_note(GArray *choices, const PpsimCostEstimates *costs, const gint64 *limit,
+                      int n_devices)
+{
+    if (choices == NULL)
+        return;
+    if (limit == NULL) {
+        ppsim_choice_add(choices, "memory_limit", "none", "memory.limit unset: no cap");
+        return;
+    }
+    int worst = 0;
+    for (int d = 1; d < n_devices; d++)
+        if (limit[d] < limit[worst])
+            worst = d;
+    g_autofree char *total = ppsim_memory_cap_format(costs, costs->memory_limit);
+    g_autofree char *value = ppsim_memory_cap_format(costs, limit[worst]);
+    ppsim_choice_add(choices, "memory_limit", value,
+                     "memory.limit %s less each device's static memory, as an activation "
+                     "budget; the smallest, device %d's, shown",
+                     total, worst);
+}

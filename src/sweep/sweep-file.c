@@ -5,7 +5,7 @@
  * Each value is tried on the base at load time (values only: the rules relating several keys
  * are left to the points, which report them as rows), so typos fail before any point runs.
  */
-#include "sweep/sweep.h"
+#include "sweep/sweep-internal.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
 #include "util/suggest.h"
@@ -15,93 +15,8 @@
 #include <string.h>
 #include <yaml.h>
 
-/* Most points one sweep may have, and most values one range axis may make. */
-#define SWEEP_MAX_POINTS G_GUINT64_CONSTANT(100000000)
+/* Most values one range axis may make. */
 #define SWEEP_MAX_RANGE 1000000
-
-static const char *const metric_names[] = {
-    "makespan_ms",
-    "bubble_ratio",
-    "bubble_ratio_span",
-    "peak_activation",
-    "peak_memory",
-    "memory_unit",
-    "oom",
-    "mfu", /* not a default column: sweeps without it keep their columns */
-    NULL,
-};
-#define SWEEP_DEFAULT_METRICS 7
-
-const char *const *
-ppsim_sweep_metric_names(void)
-{
-    return metric_names;
-}
-
-static void
-axis_free(gpointer p)
-{
-    PpsimSweepAxis *a = p;
-    g_free(a->path);
-    g_ptr_array_unref(a->values);
-    g_ptr_array_unref(a->labels);
-    g_free(a);
-}
-
-static PpsimSweepAxis *
-axis_new(const char *path, PpsimMark mark, int group)
-{
-    PpsimSweepAxis *a = g_new0(PpsimSweepAxis, 1);
-    a->path = g_strdup(path);
-    a->values = g_ptr_array_new_with_free_func(g_free);
-    a->labels = g_ptr_array_new_with_free_func(g_free);
-    a->mark = mark;
-    a->group = group;
-    return a;
-}
-
-static PpsimSweep *
-sweep_new(const char *display)
-{
-    PpsimSweep *s = g_new0(PpsimSweep, 1);
-    s->display = g_strdup(display);
-    s->sets = g_ptr_array_new_with_free_func(g_free);
-    s->axes = g_ptr_array_new_with_free_func(axis_free);
-    s->constraints = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_expr_free);
-    s->metrics = g_ptr_array_new();
-    return s;
-}
-
-void
-ppsim_sweep_free(PpsimSweep *s)
-{
-    if (s == NULL)
-        return;
-    g_free(s->display);
-    g_free(s->scenario_path);
-    g_free(s->basedir);
-    g_free(s->base);
-    g_ptr_array_unref(s->sets);
-    g_ptr_array_unref(s->axes);
-    g_free(s->group_len);
-    g_ptr_array_unref(s->constraints);
-    g_ptr_array_unref(s->metrics);
-    ppsim_scenario_free(s->base_sc);
-    g_free(s);
-}
-
-void
-ppsim_sweep_point_values(const PpsimSweep *s, guint64 point, guint *index)
-{
-    guint64 rest = point;
-    g_autofree guint *at = g_new0(guint, MAX(s->n_groups, 1));
-    for (int g = s->n_groups - 1; g >= 0; g--) {
-        at[g] = (guint)(rest % s->group_len[g]);
-        rest /= s->group_len[g];
-    }
-    for (guint i = 0; i < s->axes->len; i++)
-        index[i] = at[((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->group];
-}
 
 /* ---- YAML helpers ------------------------------------------------------------------------- */
 
@@ -215,34 +130,6 @@ flow_text(GString *out, Doc *D, int id, GError **error)
 
 /* ---- axes --------------------------------------------------------------------------------- */
 
-/* Adds one value (YAML flow @value, shown as @label) to @a after trying it on the base. */
-static gboolean
-axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value, const char *label, const char *where,
-         GError **error)
-{
-    g_autofree char *override = g_strdup_printf("%s=%s", a->path, value);
-    g_autoptr(GPtrArray) ov = g_ptr_array_new();
-    for (guint i = 0; i < s->sets->len; i++)
-        g_ptr_array_add(ov, g_ptr_array_index(s->sets, i));
-    g_ptr_array_add(ov, override);
-    g_ptr_array_add(ov, NULL);
-    GError *local = NULL;
-    if (!ppsim_scenario_check_values(s->base, strlen(s->base), s->scenario_path, s->basedir,
-                                     (const char *const *)ov->pdata, &local)) {
-        /* "--set key.path: msg" -> "msg": the sweep names the place itself */
-        const char *msg = local->message, *prefix_end = NULL;
-        if (g_str_has_prefix(msg, "--set ") && (prefix_end = strstr(msg, ": ")) != NULL)
-            msg = prefix_end + 2;
-        g_set_error(error, PPSIM_SCENARIO_ERROR, local->code, "%s: axis '%s' value '%s': %s", where,
-                    a->path, label, msg);
-        g_error_free(local);
-        return FALSE;
-    }
-    g_ptr_array_add(a->values, g_strdup(value));
-    g_ptr_array_add(a->labels, g_strdup(label));
-    return TRUE;
-}
-
 static void
 number_text(GString *out, double v)
 {
@@ -299,7 +186,7 @@ axis_range(PpsimSweep *s, PpsimSweepAxis *a, Doc *D, int id, GError **error)
                             SWEEP_MAX_RANGE);
         g_autoptr(GString) t = g_string_new(NULL);
         number_text(t, x);
-        if (!axis_add(s, a, t->str, t->str, where, error))
+        if (!ppsim_sweep_axis_add(s, a, t->str, t->str, where, error))
             return FALSE;
     }
     return TRUE;
@@ -313,7 +200,7 @@ axis_parse(PpsimSweep *s, Doc *D, const char *path, int key_id, int id, int grou
         if (strcmp(((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->path, path) == 0)
             return doc_fail(D, key_id, error, PPSIM_SCENARIO_ERROR_SCHEMA,
                             "axis '%s' is given twice", path);
-    PpsimSweepAxis *a = axis_new(path, node_mark(D, key_id), group);
+    PpsimSweepAxis *a = ppsim_sweep_axis_new(path, node_mark(D, key_id), group);
     g_ptr_array_add(s->axes, a);
     yaml_node_t *n = node_at(D, id);
     if (n->type == YAML_MAPPING_NODE && strcmp(path, "schedule") != 0)
@@ -333,85 +220,9 @@ axis_parse(PpsimSweep *s, Doc *D, const char *path, int key_id, int id, int grou
         const char *label = scalar(D, items[i]) ? scalar(D, items[i]) : t->str;
         PpsimMark m = node_mark(D, items[i]);
         g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
-        if (!axis_add(s, a, t->str, label, where, error))
+        if (!ppsim_sweep_axis_add(s, a, t->str, label, where, error))
             return FALSE;
     }
-    return TRUE;
-}
-
-/* Counts points and checks the zip groups' lengths. */
-static gboolean
-sweep_finish(PpsimSweep *s, GError **error)
-{
-    int n = 0;
-    for (guint i = 0; i < s->axes->len; i++)
-        n = MAX(n, ((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->group + 1);
-    s->n_groups = n;
-    s->group_len = g_new0(guint, MAX(n, 1));
-    for (guint i = 0; i < s->axes->len; i++) {
-        PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
-        guint len = a->values->len;
-        if (s->group_len[a->group] != 0 && s->group_len[a->group] != len) {
-            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "%s:%d:%d: zipped axis '%s' has %u values, the others of its group %u",
-                        s->display, a->mark.line, a->mark.col, a->path, len,
-                        s->group_len[a->group]);
-            return FALSE;
-        }
-        s->group_len[a->group] = len;
-    }
-    s->n_points = 1;
-    for (int g = 0; g < n; g++) {
-        if (s->n_points > SWEEP_MAX_POINTS / s->group_len[g]) {
-            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "%s: the sweep has more than %" G_GUINT64_FORMAT " points", s->display,
-                        SWEEP_MAX_POINTS);
-            return FALSE;
-        }
-        s->n_points *= s->group_len[g];
-    }
-    if (s->metrics->len == 0)
-        for (int i = 0; i < SWEEP_DEFAULT_METRICS; i++)
-            g_ptr_array_add(s->metrics, (gpointer)metric_names[i]);
-    return TRUE;
-}
-
-/* The base scenario with the fixed overrides; names in constraints are checked on it. */
-static gboolean
-sweep_base(PpsimSweep *s, GError **error)
-{
-    g_autoptr(GPtrArray) ov = g_ptr_array_new();
-    for (guint i = 0; i < s->sets->len; i++)
-        g_ptr_array_add(ov, g_ptr_array_index(s->sets, i));
-    g_ptr_array_add(ov, NULL);
-    s->base_sc = ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
-                                      (const char *const *)ov->pdata, error);
-    return s->base_sc != NULL;
-}
-
-static gboolean
-base_lookup(const char *path, double *out, gpointer data)
-{
-    return ppsim_scenario_lookup_number(data, path, out);
-}
-
-static gboolean
-sweep_constraint(PpsimSweep *s, const char *text, const char *where, GError **error)
-{
-    GError *local = NULL;
-    g_autoptr(PpsimSweepExpr) e = ppsim_sweep_expr_parse(text, &local);
-    gboolean holds = FALSE;
-    /* every name must be a number of the scenario: tried on the base */
-    if (e != NULL)
-        ppsim_sweep_expr_eval(e, base_lookup, s->base_sc, &holds, &local);
-    if (local != NULL && g_error_matches(local, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE))
-        g_clear_error(&local); /* a division by zero on the base only */
-    if (local != NULL) {
-        g_set_error(error, PPSIM_SCENARIO_ERROR, local->code, "%s: %s", where, local->message);
-        g_error_free(local);
-        return FALSE;
-    }
-    g_ptr_array_add(s->constraints, g_steal_pointer(&e));
     return TRUE;
 }
 
@@ -485,6 +296,7 @@ static gboolean
 sweep_columns(PpsimSweep *s, Doc *D, int id, GError **error)
 {
     yaml_node_t *n = node_at(D, id);
+    const char *const *metric_names = ppsim_sweep_metric_names();
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         const char *c = scalar(D, *it);
@@ -543,7 +355,7 @@ sweep_walk(PpsimSweep *s, Doc *D, const char *dir, GError **error)
         return FALSE;
     if (at[1] != 0 && !sweep_map_each(s, D, at[1], "set", 0, error))
         return FALSE;
-    if (!sweep_base(s, error))
+    if (!ppsim_sweep_base(s, error))
         return FALSE;
     int group = 0;
     if (at[2] != 0) {
@@ -580,11 +392,11 @@ sweep_walk(PpsimSweep *s, Doc *D, const char *dir, GError **error)
              it++) {
             PpsimMark m = node_mark(D, *it);
             g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
-            if (!sweep_constraint(s, scalar(D, *it), where, error))
+            if (!ppsim_sweep_add_constraint(s, scalar(D, *it), where, error))
                 return FALSE;
         }
     }
-    return sweep_finish(s, error);
+    return ppsim_sweep_finish(s, error);
 }
 
 PpsimSweep *
@@ -613,7 +425,7 @@ ppsim_sweep_load_file(const char *path, GError **error)
     yaml_parser_delete(&parser);
     if (!loaded)
         return NULL;
-    g_autoptr(PpsimSweep) s = sweep_new(path);
+    g_autoptr(PpsimSweep) s = ppsim_sweep_new_empty(path);
     g_autofree char *dir = g_path_get_dirname(path);
     gboolean ok = sweep_walk(s, &D, dir, error);
     yaml_document_delete(&D.doc);
@@ -625,14 +437,14 @@ ppsim_sweep_load_file(const char *path, GError **error)
 PpsimSweep *
 ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError **error)
 {
-    g_autoptr(PpsimSweep) s = sweep_new("--grid");
+    g_autoptr(PpsimSweep) s = ppsim_sweep_new_empty("--grid");
     s->scenario_path = g_strdup(scenario_path);
     s->basedir = g_path_get_dirname(scenario_path);
     if (!g_file_get_contents(scenario_path, &s->base, NULL, error))
         return NULL;
     for (char **set = sets; set && *set; set++)
         g_ptr_array_add(s->sets, g_strdup(*set));
-    if (!sweep_base(s, error))
+    if (!ppsim_sweep_base(s, error))
         return NULL;
     for (char **g = grid; g && *g; g++) {
         const char *eq = strchr(*g, '=');
@@ -643,7 +455,7 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
         }
         g_autofree char *path = g_strndup(*g, eq - *g);
         g_autofree char *where = g_strdup_printf("--grid %s", path);
-        PpsimSweepAxis *a = axis_new(path, (PpsimMark){0, 0}, (int)s->axes->len);
+        PpsimSweepAxis *a = ppsim_sweep_axis_new(path, (PpsimMark){0, 0}, (int)s->axes->len);
         g_ptr_array_add(s->axes, a);
         if (eq[1] == '[') { /* a YAML list: parse it to split the items */
             Doc D = {.display = where};
@@ -664,8 +476,8 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
                  ok && it < root->data.sequence.items.top; it++) {
                 g_autoptr(GString) t = g_string_new(NULL);
                 ok = flow_text(t, &D, *it, error) &&
-                     axis_add(s, a, t->str, scalar(&D, *it) ? scalar(&D, *it) : t->str, where,
-                              error);
+                     ppsim_sweep_axis_add(s, a, t->str, scalar(&D, *it) ? scalar(&D, *it) : t->str,
+                                          where, error);
             }
             if (loaded)
                 yaml_document_delete(&D.doc);
@@ -679,7 +491,7 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
             g_auto(GStrv) items = g_strsplit(eq + 1, ",", -1);
             for (char **it = items; *it; it++) {
                 const char *v = g_strstrip(*it);
-                if (*v != '\0' && !axis_add(s, a, v, v, where, error))
+                if (*v != '\0' && !ppsim_sweep_axis_add(s, a, v, v, where, error))
                     return NULL;
             }
         }
@@ -689,7 +501,7 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
             return NULL;
         }
     }
-    if (!sweep_finish(s, error))
+    if (!ppsim_sweep_finish(s, error))
         return NULL;
     return g_steal_pointer(&s);
 }

@@ -23,6 +23,8 @@ ada_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
     g_autofree gint64 *limit = NULL;
     if (!ppsim_optpipe_limits(shape, params->costs, cap, "adaoffload", &limit, error))
         return FALSE;
+    if (cap == NULL)
+        ppsim_memory_cap_note(params->choices, params->costs, limit, shape->p);
     PpsimOpEval eval;
     if (!ppsim_adaoffload_build(shape, params->costs, limit, TRUE,
                                 ppsim_options_get_string(params->options, "co_schedule"), out,

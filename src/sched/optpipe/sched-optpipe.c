@@ -167,6 +167,8 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     g_autofree gint64 *limit = NULL;
     if (!ppsim_optpipe_limits(shape, c, cap, "optpipe", &limit, error))
         return FALSE;
+    if (cap == NULL)
+        ppsim_memory_cap_note(params->choices, c, limit, shape->p);
     mo.offload = mo.offload && limit != NULL; /* without a limit offloading cannot help */
     g_autoptr(PpsimSchedule) warm = NULL;
     PpsimOpEval warm_eval;

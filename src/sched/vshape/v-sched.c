@@ -196,6 +196,7 @@ ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams
                                                  &from_scenario, what, error))
         return FALSE;
     if (from_scenario) {
+        ppsim_memory_cap_note(params->choices, params->costs, limit, p);
         if (!ppsim_vshape_schedule(sched, shape->m, kind, params->costs, limit, error)) {
             g_prefix_error(error, "%s: the scenario's memory.limit is too small: ", what);
             return FALSE;
@@ -207,6 +208,15 @@ ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "%s: 'memory_limit' must be positive (M_B units), got %g", what, cap);
         return FALSE;
+    }
+    if (!has_option) {
+        char value[32];
+        g_snprintf(value, sizeof value, "%g", cap);
+        ppsim_choice_add(params->choices, "memory_limit", value,
+                         "default %s M_B of the device's two stages; memory.limit unset",
+                         kind == PPSIM_VSHAPE_ZB     ? "p"
+                         : kind == PPSIM_VSHAPE_HALF ? "(p+2)//2"
+                                                     : "(p+4)//3");
     }
     const PpsimStageEstimate *st = params->costs->stage;
     for (int d = 0; d < p; d++)

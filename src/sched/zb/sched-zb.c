@@ -80,6 +80,14 @@ zb_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
         return FALSE;
     if (!from_scenario && !zb_limits(text, params->costs, p, limit, error))
         return FALSE;
+    if (from_scenario)
+        ppsim_memory_cap_note(params->choices, params->costs, limit, p);
+    else if (text == NULL) {
+        char value[16];
+        g_snprintf(value, sizeof value, "%d", p);
+        ppsim_choice_add(params->choices, "memory_limit", value,
+                         "default p M_B (ZB-1p); memory.limit unset");
+    }
     PpsimSchedule *sched =
         ppsim_zb_auto(p, shape->m, params->costs, limit, PPSIM_ZB_AUTO_DEFAULT, NULL, error);
     if (sched == NULL) {

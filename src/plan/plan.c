@@ -1,0 +1,214 @@
+/* plan.c: the planner's entry points (plan.h): phase 1, the ILP or its stand-in, the
+ * smallest memory limit that fits when none does, and phase 4, the scenario keys. */
+#include "plan/plan.h"
+#include "milp/milp.h"
+#include "util/fmt.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* Local search on memory alone: the heuristic's smallest limit (an upper bound on the
+ * true one). Every stage in its most frugal mode, then (untied chunks) single-layer moves
+ * between stages while the peak over devices drops. */
+static double
+plan_min_memory_heuristic(const PpsimPlanProblem *pb)
+{
+    int frugal = 0;
+    for (int k = 1; k < pb->n_modes; k++)
+        if (pb->layer[k].act + pb->layer[k].static_mem <
+            pb->layer[frugal].act + pb->layer[frugal].static_mem)
+            frugal = k;
+    g_autoptr(PpsimPlanAssignment) cur = ppsim_plan_even(pb, frugal);
+    for (gboolean moved = !pb->tie_chunks; moved;) { /* tied chunks: whole devices only */
+        moved = FALSE;
+        for (int from = 0; from < pb->n_stages && !moved; from++)
+            for (int to = 0; to < pb->n_stages && !moved; to++) {
+                if (to == from ||
+                    cur->layers[from] <= (from == 0 || from == pb->n_stages - 1 ? 0 : 1))
+                    continue;
+                g_autoptr(PpsimPlanAssignment) cand = ppsim_plan_assignment_copy(cur);
+                cand->layers[from]--;
+                cand->layers[to]++;
+                ppsim_plan_evaluate(pb, cand);
+                if (cand->peak_memory < cur->peak_memory - 0.5) {
+                    ppsim_plan_assignment_free(cur);
+                    cur = g_steal_pointer(&cand);
+                    moved = TRUE;
+                }
+            }
+    }
+    return cur->peak_memory;
+}
+
+/* The error of no plan fitting, naming the smallest limit that would. */
+static void
+plan_no_fit(const PpsimScenario *sc, const PpsimPlanProblem *pb, gboolean exact, double need,
+            GError **error)
+{
+    g_autoptr(GString) msg = g_string_new(NULL);
+    g_string_append_printf(msg, "%s: no plan for schedule '%s' fits memory.limit = ",
+                           sc->path ? sc->path : "", pb->schedule);
+    ppsim_fmt_fixed(msg, pb->limit / GIB, 2);
+    g_string_append(msg, " GiB per device; the smallest limit that fits is ");
+    /* rounded up to the printed precision, so that limit fits */
+    ppsim_fmt_fixed(msg, ceil(need / GIB * 100.0) / 100.0, 2);
+    g_string_append_printf(msg, " GiB%s",
+                           exact ? "" : " or less (a heuristic's bound: ppsim has no CBC)");
+    g_set_error_literal(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT, msg->str);
+}
+
+/* One solve: the ILP, or the local search. *@best is NULL when nothing fits. */
+static gboolean
+plan_solve(PpsimPlan *plan, gboolean ilp, double limit_s, GError **error)
+{
+    ppsim_plan_assignment_free(plan->best);
+    plan->best = NULL;
+    if (ilp) {
+        GError *local = NULL;
+        plan->best = ppsim_plan_ilp(plan->problem, FALSE, limit_s, plan, &local);
+        if (local != NULL) {
+            g_propagate_error(error, local);
+            return FALSE;
+        }
+        return TRUE;
+    }
+    plan->best = ppsim_plan_local_search(plan->problem);
+    if (!plan->best->fits)
+        g_clear_pointer(&plan->best, ppsim_plan_assignment_free);
+    return TRUE;
+}
+
+PpsimPlan *
+ppsim_plan_new(const PpsimScenario *sc, const PpsimPlanOptions *opts, GError **error)
+{
+    const char *schedule = opts && opts->schedule ? opts->schedule : NULL;
+    if (schedule == NULL && sc->schedules && sc->schedules->len > 0)
+        schedule = ((const PpsimScheduleSpec *)g_ptr_array_index(sc->schedules, 0))->name;
+    g_autoptr(PpsimPlan) plan = g_new0(PpsimPlan, 1);
+    plan->problem = ppsim_plan_problem_new(sc, schedule ? schedule : "1f1b", error);
+    if (plan->problem == NULL)
+        return NULL;
+    const PpsimPlanProblem *pb = plan->problem;
+    gboolean ilp = ppsim_milp_available() && !(opts && opts->heuristic);
+    double limit_s = opts ? opts->time_limit_s : 0;
+    g_strlcpy(plan->method, ilp ? "ilp" : "heuristic", sizeof(plan->method));
+    if (!ilp)
+        g_strlcpy(plan->status, "local-search", sizeof(plan->status));
+    /* solve; while the plan's own op order shows new check points, add them and solve again */
+    gboolean changed = TRUE;
+    for (plan->rounds = 0; changed && plan->rounds < 8; plan->rounds++) {
+        if (!plan_solve(plan, ilp, limit_s, error))
+            return NULL;
+        if (plan->best == NULL)
+            break;
+        if (!ppsim_plan_problem_refresh(plan->problem, sc, plan->best, &changed, error))
+            return NULL;
+    }
+    if (plan->best != NULL && changed) /* the last refresh added points: re-check the plan */
+        ppsim_plan_evaluate(pb, plan->best);
+    if (plan->best == NULL || !plan->best->fits) {
+        if (!ilp) {
+            plan_no_fit(sc, pb, FALSE, plan_min_memory_heuristic(pb), error);
+            return NULL;
+        }
+        g_autoptr(PpsimPlanAssignment) low = ppsim_plan_ilp(pb, TRUE, limit_s, NULL, error);
+        if (low == NULL)
+            return NULL;
+        plan_no_fit(sc, pb, TRUE, low->peak_memory, error);
+        return NULL;
+    }
+    return g_steal_pointer(&plan);
+}
+
+void
+ppsim_plan_free(PpsimPlan *plan)
+{
+    if (plan == NULL)
+        return;
+    ppsim_plan_problem_free(plan->problem);
+    ppsim_plan_assignment_free(plan->best);
+    g_free(plan);
+}
+
+PpsimScenario *
+ppsim_plan_scenario(const PpsimScenario *sc, const PpsimPlanProblem *pb,
+                    const PpsimPlanAssignment *a)
+{
+    PpsimScenario *out = g_new(PpsimScenario, 1);
+    *out = *sc;
+    out->model.recompute = PPSIM_RECOMPUTE_NONE; /* mode 0: the rest of a mixed stage */
+    out->model.stage_layers = g_array_new(FALSE, FALSE, sizeof(int));
+    out->model.stage_recompute = g_array_new(FALSE, FALSE, sizeof(int));
+    out->model.stage_recompute_layers = g_array_new(FALSE, FALSE, sizeof(int));
+    for (int s = 0; s < a->n_stages; s++) {
+        int r = (int)pb->mode[a->mode[s]], k = a->mode[s] == 0 ? -1 : a->mixed[s];
+        g_array_append_val(out->model.stage_layers, a->layers[s]);
+        g_array_append_val(out->model.stage_recompute, r);
+        g_array_append_val(out->model.stage_recompute_layers, k);
+    }
+    return out;
+}
+
+void
+ppsim_plan_scenario_free(PpsimScenario *planned)
+{
+    if (planned == NULL)
+        return;
+    g_array_free(planned->model.stage_layers, TRUE);
+    g_array_free(planned->model.stage_recompute, TRUE);
+    g_array_free(planned->model.stage_recompute_layers, TRUE);
+    g_free(planned);
+}
+
+static void
+plan_ms(GString *out, double ms)
+{
+    ppsim_fmt_fixed(out, ms, 3);
+    g_string_append(out, " ms");
+}
+
+void
+ppsim_plan_write_fragment(GString *out, const PpsimScenario *sc, const PpsimPlan *plan)
+{
+    const PpsimPlanProblem *pb = plan->problem;
+    const PpsimPlanAssignment *a = plan->best;
+    g_string_append_printf(out, "# ppsim plan for scenario '%s', schedule %s (p=%d, v=%d, m=%d)\n",
+                           sc->name ? sc->name : "", pb->schedule, pb->p, pb->v, pb->m);
+    if (g_strcmp0(plan->method, "ilp") == 0)
+        g_string_append_printf(out, "# method: ILP on CBC, %s\n", plan->status);
+    else
+        g_string_append(out, "# method: HEURISTIC local search (built without CBC, or "
+                             "--heuristic): not proved optimal\n");
+    g_string_append(out, "# predicted makespan ");
+    plan_ms(out, a->makespan_ms);
+    g_string_append(out, "; bubbles summed over devices: recompute ");
+    plan_ms(out, a->b_recompute_ms);
+    g_string_append(out, ", imbalance ");
+    plan_ms(out, a->b_imbalance_ms);
+    g_string_append(out, ", warm-up/cool-down ");
+    plan_ms(out, a->b_preparation_ms);
+    g_string_append(out, "\n# predicted peak memory ");
+    ppsim_fmt_fixed(out, a->peak_memory / GIB, 2);
+    g_string_append(out, " GiB per device");
+    if (pb->limit > 0) {
+        g_string_append(out, " (limit ");
+        ppsim_fmt_fixed(out, pb->limit / GIB, 2);
+        g_string_append(out, " GiB)");
+    }
+    g_string_append(out, "\n# apply with: ppsim run SCENARIO --with THIS_FILE\n");
+    g_string_append(out, "model:\n  stage_layers: [");
+    for (int s = 0; s < a->n_stages; s++)
+        g_string_append_printf(out, "%s%d", s ? ", " : "", a->layers[s]);
+    g_string_append(out, "]\n  recompute: none\n  stage_recompute: [");
+    for (int s = 0; s < a->n_stages; s++) {
+        const char *name = ppsim_recompute_name(pb->mode[a->mode[s]]);
+        if (a->mode[s] != 0 && a->mixed[s] >= 0)
+            g_string_append_printf(out, "%s{%s: %d}", s ? ", " : "", name, a->mixed[s]);
+        else
+            g_string_append_printf(out, "%s%s", s ? ", " : "", name);
+    }
+    g_autofree char *schedule = ppsim_plan_schedule_text(sc, pb->schedule);
+    g_string_append_printf(out, "]\nschedule: %s\n", schedule);
+}
