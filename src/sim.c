@@ -255,8 +255,8 @@ static guint64
 replay_state_bytes(const PpsimStageCost *st, const PpsimOp *op)
 {
     if (op->kind == PPSIM_OP_GOFF)
-        return (guint64)llround(st->params * 2.0);
-    return (guint64)llround(st->params * replay_weight_bits(op) / 8.0);
+        return (guint64)ppsim_round_clamped(st->params * 2.0);
+    return (guint64)ppsim_round_clamped(st->params * replay_weight_bits(op) / 8.0);
 }
 
 static PpsimTime
@@ -274,7 +274,10 @@ replay_duration(const Replay *r, const PpsimOp *op)
         return st->est.b_ps + st->est.w_ps - (r->zero_flows ? st->zero_gather_ps : 0);
     case PPSIM_OP_R:
         /* a partial recompute re-runs that share of the stage's forward */
-        return op->share == 0 ? st->est.r_ps : st->est.r_ps * op->share / 100;
+        if (op->share == 0)
+            return st->est.r_ps;
+        /* = r_ps x share / 100, without the product (r_ps may be near PPSIM_COST_MAX) */
+        return st->est.r_ps / 100 * op->share + st->est.r_ps % 100 * op->share / 100;
     case PPSIM_OP_OPT:
         if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode)
             return ppsim_time_from_seconds(
@@ -285,7 +288,8 @@ replay_duration(const Replay *r, const PpsimOp *op)
     case PPSIM_OP_GOFF:
         return st->est.off_ps;
     case PPSIM_OP_WRL: /* explicit mode: `offload` is the 16-bit transfer */
-        return st->est.off_ps * replay_weight_bits(op) / 16;
+        return st->est.off_ps / 16 * replay_weight_bits(op) +
+               st->est.off_ps % 16 * replay_weight_bits(op) / 16;
     default:
         g_assert_not_reached();
     }
@@ -482,10 +486,10 @@ replay_static_saved(Replay *r)
         int bits =
             wrl >= 0 ? replay_weight_bits(ppsim_schedule_index_op(r->idx, (guint32)wrl)) : 16;
         double kept = st->params * (2.0 + bits / 8.0);
-        gint64 saved = MAX(0, st->static_mem - (gint64)llround(kept));
+        gint64 saved = MAX(0, st->static_mem - ppsim_round_clamped(kept));
         int d = sched->stage_device[s];
         r->static_saved[d] += saved;
-        host[replay_node_of(r, d)] += st->static_mem - (gint64)llround(st->params * 2.0);
+        host[replay_node_of(r, d)] += st->static_mem - ppsim_round_clamped(st->params * 2.0);
     }
     for (int n = 0; n < nodes && r->topo != NULL; n++)
         ppsim_exec_set_pool_base(r->exec, p + n, PPSIM_MEM_STATIC, MAX(0, host[n]));

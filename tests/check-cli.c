@@ -92,6 +92,47 @@ START_TEST(test_runtime_errors_exit_1)
     ck_assert_int_eq(r.status, 1);
     ck_assert(strstr(r.err, "did you mean '1f1b'?") != NULL);
     run_clear(&r);
+    /* NaN and out-of-range numbers on the command line are usage errors (they aborted) */
+    r = ppsim(NULL, "validate", "--schedule", "1f1b", "--grid", "costs=nan:1:1", NULL);
+    ck_assert_int_eq(r.status, 2);
+    run_clear(&r);
+    r = ppsim(NULL, "validate", "--schedule", "1f1b", "--grid", "costs=1e300:1:1", NULL);
+    ck_assert_int_eq(r.status, 2);
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--svg-window", "nan:5", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(strstr(r.err, "--svg-window T0: expected a time") != NULL);
+    run_clear(&r);
+    /* --with fragments: an alias cycle and a bomb fail at once (a stack overflow and 10^9
+     * overrides before) */
+    g_autofree char *tmp = g_dir_make_tmp("ppsim-frag-XXXXXX", NULL);
+    g_autofree char *cycle_frag = g_build_filename(tmp, "cycle.yaml", NULL);
+    g_autofree char *bomb_frag = g_build_filename(tmp, "bomb.yaml", NULL);
+    ck_assert(g_file_set_contents(cycle_frag, "model: &a {x: *a}\n", -1, NULL));
+    g_autoptr(GString) bomb = g_string_new("a0: &a0 {x0: 1, x1: 1, x2: 1, x3: 1, x4: 1}\n");
+    for (int l = 1; l < 12; l++) {
+        g_string_append_printf(bomb, "a%d: &a%d {", l, l);
+        for (int i = 0; i < 5; i++)
+            g_string_append_printf(bomb, "%sy%d: *a%d", i ? ", " : "", i, l - 1);
+        g_string_append(bomb, "}\n");
+    }
+    ck_assert(g_file_set_contents(bomb_frag, bomb->str, -1, NULL));
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--with", cycle_frag, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "a scenario fragment must be") != NULL);
+    run_clear(&r);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--with", bomb_frag, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "expands to more than 65536 YAML nodes") != NULL);
+    run_clear(&r);
+    g_unlink(cycle_frag);
+    g_unlink(bomb_frag);
+    g_rmdir(tmp);
+    /* a --set alias bomb fails at once, naming the limit */
+    r = ppsim(NULL, "check", ok, "--set", "costs.forward=&a [*a, *a]", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "more than 65536 YAML nodes") != NULL);
+    run_clear(&r);
 }
 END_TEST
 

@@ -144,6 +144,54 @@ START_TEST(test_set_overrides)
 }
 END_TEST
 
+/* Hostile sizes in YAML: deep nesting (libyaml is quadratic in depth) and alias bombs through
+ * --set (aliases are expanded when the value is copied in) fail in well under a second. */
+START_TEST(test_yaml_limits)
+{
+    g_autofree char *path = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    gint64 t0 = g_get_monotonic_time();
+    int depth = 40000;
+    g_autoptr(GString) deep = g_string_new("training: ");
+    for (int i = 0; i < depth; i++)
+        g_string_append_c(deep, '[');
+    for (int i = 0; i < depth; i++)
+        g_string_append_c(deep, ']');
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_parse(deep->str, deep->len, "deep.yaml", ".", NULL, &error);
+    ck_assert_ptr_null(sc);
+    ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE);
+    ck_assert_str_eq(error->message, "deep.yaml:1:74: YAML nested more than 64 levels deep");
+
+    /* ten levels of ten aliases each: 10^10 nodes once expanded */
+    g_autoptr(GString) bomb = g_string_new("costs.forward=[&a0 [1,2,3,4,5,6,7,8,9,10]");
+    for (int level = 1; level < 10; level++) {
+        g_string_append_printf(bomb, ", &a%d [", level);
+        for (int i = 0; i < 10; i++)
+            g_string_append_printf(bomb, "%s*a%d", i ? "," : "", level - 1);
+        g_string_append_c(bomb, ']');
+    }
+    g_string_append_c(bomb, ']');
+    g_autofree char *deep_set = g_strconcat("costs.forward=", deep->str + 10, NULL);
+    const struct {
+        const char *set, *message;
+    } bad[] = {
+        {bomb->str, "--set costs.forward: the value expands to more than 65536 YAML nodes or 64 "
+                    "levels (aliases are expanded)"},
+        {"costs.forward=&a [*a]", "--set costs.forward: the value expands to more than 65536"},
+        {deep_set, "--set costs.forward: value nested more than 64 levels deep (column 65)"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *one[] = {bad[i].set, NULL};
+        g_autoptr(GError) err = NULL;
+        g_autoptr(PpsimScenario) s2 = ppsim_scenario_load_file(path, one, &err);
+        ck_assert_ptr_null(s2);
+        ck_assert_msg(g_str_has_prefix(err->message, bad[i].message), "got '%s'", err->message);
+    }
+    ck_assert_int_lt(g_get_monotonic_time() - t0, 1000 * 1000);
+}
+END_TEST
+
 START_TEST(test_empty_and_explicit_constructor)
 {
     g_autoptr(GError) error = NULL;
@@ -171,6 +219,7 @@ ppsim_test_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("overrides");
     tcase_add_test(tc, test_set_overrides);
+    tcase_add_test(tc, test_yaml_limits);
     tcase_add_test(tc, test_empty_and_explicit_constructor);
     suite_add_tcase(s, tc);
     return s;

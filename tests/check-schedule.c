@@ -213,6 +213,50 @@ START_TEST(test_csv_parse_errors)
 }
 END_TEST
 
+/* Hostile sizes fail fast, with the cell's position, in memory proportional to the file. */
+START_TEST(test_csv_limits)
+{
+    const struct {
+        const char *text, *expect;
+    } cases[] = {
+        {"0F0,0B0,0F99999999\n", "t.csv:1:9: microbatch number larger than a file of this size"},
+        {"0F0,0B0\n200000000F0\n", "t.csv:2:1: stage number larger than a file of this size"},
+        {"0F0,0B0\n\n\n1F0,1B0\n", "t.csv:4:1: row 4, but the file has only 2 stages"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimSchedule) s = from_csv(cases[i].text, &error);
+        ck_assert_ptr_null(s);
+        ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+        ck_assert_msg(strstr(error->message, cases[i].expect) != NULL, "case %u: '%s'", i,
+                      error->message);
+    }
+    /* ten million blank lines between two rows, and a microbatch number that the padding
+     * would otherwise allow: both refused in well under a second */
+    gsize blank = 10 * 1000 * 1000;
+    g_autoptr(GString) big = g_string_new("0F0,0B0\n");
+    for (gsize i = 0; i < blank; i++)
+        g_string_append_c(big, '\n');
+    g_string_append(big, "1F0,1B0\n");
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) s = ppsim_schedule_from_csv(big->str, big->len, "t.csv", &error);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(error->message, "t.csv:10000002:1: row 10000002, but") != NULL, "%s",
+                  error->message);
+    g_clear_error(&error);
+    /* trailing blank lines are no rows, but they make room for large numbers */
+    g_string_assign(big, "0F4000000\n1F4000000\n");
+    for (gsize i = 0; i < blank; i++)
+        g_string_append_c(big, '\n');
+    ck_assert_ptr_null(ppsim_schedule_from_csv(big->str, big->len, "t.csv", &error));
+    ck_assert_msg(strstr(error->message, "2 stages x 4000001 microbatches need 8000002 forward") !=
+                      NULL,
+                  "%s", error->message);
+    ck_assert_int_lt(g_get_monotonic_time() - t0, 1000 * 1000);
+}
+END_TEST
+
 START_TEST(test_validate_errors)
 {
     assert_invalid("0F0\n1F0,1B0\n", "'F(s=0, mb=0)' on device 0 has no backward");
@@ -258,6 +302,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_csv_anchor);
     tcase_add_test(tc, test_csv_copy_sync);
     tcase_add_test(tc, test_csv_parse_errors);
+    tcase_add_test(tc, test_csv_limits);
     suite_add_tcase(s, tc);
     return s;
 }

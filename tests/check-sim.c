@@ -464,6 +464,33 @@ START_TEST(test_exec_many_latencies)
 }
 END_TEST
 
+/* Scenarios whose values are each in range but whose products overflow 64-bit picoseconds or
+ * bytes: refused with the quantity and the limit (they tripped asserts and UBSan before). */
+START_TEST(test_overflow_refused)
+{
+    g_autofree char *dir_path = ppsim_test_data_path("scenarios/overflow");
+    g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+    ck_assert_ptr_nonnull(dir);
+    int n = 0;
+    for (const char *name; (name = g_dir_read_name(dir)); n++) {
+        g_autofree char *path = g_build_filename(dir_path, name, NULL);
+        g_autofree char *text = NULL;
+        ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+        const char *expect = strstr(text, "# expect: ");
+        ck_assert_msg(expect != NULL, "%s has no '# expect:' line", path);
+        g_autofree char *want = g_strndup(expect + 10, strcspn(expect + 10, "\n"));
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+        ck_assert_msg(results == NULL, "%s ran", path);
+        ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE);
+        ck_assert_msg(strstr(error->message, want) != NULL, "%s: %s", name, error->message);
+    }
+    ck_assert_int_ge(n, 5);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -486,6 +513,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_exec_many_latencies);
     tcase_add_test(tc, test_replay_cycle_message);
     tcase_add_test(tc, test_csv_paths_agree);
+    tcase_add_test(tc, test_overflow_refused);
     suite_add_tcase(s, tc);
     return s;
 }

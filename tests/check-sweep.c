@@ -117,6 +117,13 @@ START_TEST(test_file_errors)
         {"scenario: nonexistent.yaml\n", ":1:11:", "scenario:"},
         {"scenario: BASE\naxes:\n  schedule: [1f1b, {nme: zb}]\n",
          ":3:20:", "missing key 'name' in schedule"},
+        /* aliases are expanded into text: cycles and bombs stop; deep nesting is refused */
+        {"scenario: BASE\nset: {x: &a [*a]}\n", ":2:10:", "the value expands to more than 16 MiB"},
+        {"scenario: BASE\naxes:\n  training.pp: [&a [*a]]\n", ":3:17:", "expands to more than"},
+        {"scenario: BASE\nset: {x: "
+         "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]"
+         "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}\n",
+         ":2:72:", "nested more than 64 levels"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(GError) error = NULL;

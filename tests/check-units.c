@@ -6,6 +6,7 @@
 #include "util/units.h"
 
 #include <locale.h>
+#include <math.h>
 
 static double
 parse_ok(const char *text, PpsimDimension dim, const char *def)
@@ -70,6 +71,15 @@ START_TEST(test_time_rounding)
     ck_assert_int_eq(ppsim_time_from_seconds(1e-3), PPSIM_PS_PER_MS);
     ck_assert_int_eq(ppsim_time_from_seconds(18.522e-3), 18522000000);
     ck_assert_int_eq(ppsim_time_from_seconds(0.5e-12), 1); /* half away from zero */
+    /* no undefined conversion, whatever the double: clamped to 2^60 */
+    ck_assert_int_eq(ppsim_time_from_seconds(1e30), PPSIM_COST_MAX);
+    ck_assert_int_eq(ppsim_time_from_seconds(-1e30), -PPSIM_COST_MAX);
+    ck_assert_int_eq(ppsim_round_clamped(NAN), PPSIM_COST_MAX);
+    ck_assert_int_eq(ppsim_round_clamped(INFINITY), PPSIM_COST_MAX);
+    ck_assert_int_eq(ppsim_mul_clamped(3, 5), 15);
+    ck_assert_int_eq(ppsim_mul_clamped(16777215, G_GINT64_CONSTANT(10000000000000000)),
+                     PPSIM_COST_MAX);
+    ck_assert_int_eq(ppsim_mul_clamped(0, G_MAXINT64), 0);
     ck_assert_int_eq(ppsim_time_from_seconds(0.49e-12), 0);
 }
 END_TEST

@@ -109,7 +109,7 @@ time_of(double flops, double rate)
 static gint64
 explicit_units(double units)
 {
-    return (gint64)llround(units * PPSIM_EXPLICIT_MEM_SCALE);
+    return ppsim_round_clamped(units * PPSIM_EXPLICIT_MEM_SCALE);
 }
 
 static double
@@ -145,13 +145,14 @@ costs_fill_explicit(PpsimCosts *c, const PpsimScenario *sc, GError **error)
     double ms = (double)PPSIM_PS_PER_MS;
     for (int s = 0; s < c->n_stages; s++) {
         PpsimStageCost *st = &c->stage[s];
-        st->est.f_ps =
-            cs->stage_forward ? llround(stage_value(cs->stage_forward, s, 0) * ms) : cs->forward_ps;
+        st->est.f_ps = cs->stage_forward
+                           ? ppsim_round_clamped(stage_value(cs->stage_forward, s, 0) * ms)
+                           : cs->forward_ps;
         st->est.b_ps = cs->stage_backward_input
-                           ? llround(stage_value(cs->stage_backward_input, s, 0) * ms)
+                           ? ppsim_round_clamped(stage_value(cs->stage_backward_input, s, 0) * ms)
                            : cs->backward_input_ps;
         st->est.w_ps = cs->stage_backward_weight
-                           ? llround(stage_value(cs->stage_backward_weight, s, 0) * ms)
+                           ? ppsim_round_clamped(stage_value(cs->stage_backward_weight, s, 0) * ms)
                            : cs->backward_weight_ps;
         st->est.r_ps = cs->recompute_ps;
         st->est.off_ps = cs->offload_ps;
@@ -252,12 +253,12 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.b_ps = time_of(bwd_in, rate);
     st->est.w_ps = time_of(bwd_w, rate);
     st->est.r_ps = time_of(fwd, rate);
-    st->est.act = (gint64)llround(act);
-    st->est.act_w = (gint64)llround(MIN(act_w, act));
-    st->act_ckpt = (gint64)llround(n * 2.0 * s * b * h); /* layer inputs, [KOR] Table 2 */
+    st->est.act = ppsim_round_clamped(act);
+    st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
+    st->act_ckpt = ppsim_round_clamped(n * 2.0 * s * b * h); /* layer inputs, [KOR] Table 2 */
     st->params = params;
-    st->static_mem = (gint64)llround(params * sc->training.bytes_per_param);
-    st->p2p_bytes = (guint64)llround(s * b * h * ACT_BYTES);
+    st->static_mem = ppsim_round_clamped(params * sc->training.bytes_per_param);
+    st->p2p_bytes = (guint64)ppsim_round_clamped(s * b * h * ACT_BYTES);
     st->offload_bytes = (guint64)st->est.act;
 }
 
@@ -387,6 +388,108 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
     return TRUE;
 }
 
+/* The slowest a byte can move in hardware mode (bytes/s), and the summed latencies of the
+ * longest path (ps): the worst case of every transfer, for the bound below. */
+static void
+costs_slowest_path(const PpsimScenario *sc, double *bytes_per_s, double *latency_ps)
+{
+    const PpsimHardware *hw = &sc->hardware;
+    double bw = MIN(hw->nvlink_bytes_per_s, hw->pcie_bytes_per_s);
+    bw = MIN(bw, ppsim_pcie_uplink_bytes_per_s(hw) * ppsim_pcie_shared_efficiency(hw));
+    if (hw->network_bytes_per_s > 0)
+        bw = MIN(bw, hw->network_bytes_per_s);
+    *bytes_per_s = bw;
+    *latency_ps =
+        (double)hw->nvlink_latency_ps + 2.0 * hw->pcie_latency_ps + 2.0 * hw->network_latency_ps;
+}
+
+/* An upper bound, in double, on an iteration's time and memory, checked against
+ * PPSIM_COST_MAX: every op of every microbatch, collective and transfer one after another
+ * (transfers at the slowest link's speed, a saturated bottleneck delivering at least that),
+ * and every activation of every microbatch resident at once. A run within both cannot
+ * overflow the engine's int64 picoseconds or bytes, which are sums of these terms. */
+enum { PART_OPS, PART_COLLECTIVES, PART_LATENCY, PART_TRANSFERS, PART_OPTIMIZER, N_PARTS };
+
+/* What a part of the time bound comes from, and what lowers it. */
+static const char *
+costs_part_name(int part, gboolean explicit_mode)
+{
+    static const char *const hw[N_PARTS] = {
+        "op times (lower the model's size or raise 'hardware.gpu.peak_flops')",
+        "TP/DP collectives (link latencies and bandwidths)",
+        "link latencies ('hardware.*.latency')",
+        "transfers at the slowest link's bandwidth ('hardware.*.bandwidth')",
+        "optimizer steps ('hardware.host.adam_rate')",
+    };
+    static const char *const ex[N_PARTS] = {
+        "op times ('costs.forward', 'costs.backward_input', ...)", "", "'costs.p2p' latencies", "",
+        "'costs.optimizer'"};
+    return explicit_mode ? ex[part] : hw[part];
+}
+
+/* An upper bound, in double, on an iteration's time and memory, checked against
+ * PPSIM_COST_MAX: every op of every microbatch, collective and transfer one after another
+ * (transfers at the slowest link's speed, a saturated bottleneck delivering at least that),
+ * and every activation of every microbatch resident at once. A run within both cannot
+ * overflow the engine's int64 picoseconds or bytes, which are sums of these terms. */
+static gboolean
+costs_check_limits(const PpsimCosts *c, const PpsimScenario *sc, GError **error)
+{
+    double m = sc->training.microbatches, bw = 0, lat = (double)c->p2p_latency_ps;
+    if (!c->explicit_mode)
+        costs_slowest_path(sc, &bw, &lat);
+    double adam = sc->hardware.host_adam_params_per_s;
+    double part[N_PARTS] = {0}, mem = 0;
+    for (int s = 0; s < c->n_stages; s++) {
+        const PpsimStageCost *st = &c->stage[s];
+        const PpsimStageEstimate *e = &st->est;
+        double comm = 2.0 * st->tp_comm_f_ps + st->tp_comm_b_ps + 2.0 * st->zero_gather_ps;
+        /* F, B and R include their collectives: counted apart */
+        part[PART_OPS] +=
+            m * ((double)e->f_ps + e->b_ps + e->w_ps + e->r_ps + 2.0 * e->off_ps - comm);
+        part[PART_COLLECTIVES] += m * comm + st->dp_comm_ps;
+        /* two activation transfers, an offload and its reload; three model-state moves */
+        part[PART_LATENCY] += (4.0 * m + 3.0) * lat;
+        if (bw > 0) /* gradients out and weights back take at most 4 bytes a parameter */
+            part[PART_TRANSFERS] += (m * (2.0 * st->p2p_bytes + 2.0 * st->offload_bytes) +
+                                     8.0 * st->params + st->dp_bytes) /
+                                    bw * PPSIM_PS_PER_S;
+        part[PART_OPTIMIZER] += st->opt_ps;
+        if (!c->explicit_mode && adam > 0) /* on one CPU worker */
+            part[PART_OPTIMIZER] += st->params / adam * PPSIM_PS_PER_S;
+        mem += 2.0 * st->static_mem + m * (3.0 * e->act + st->act_ckpt);
+    }
+    double time_ps = 0;
+    int top = 0;
+    for (int i = 0; i < N_PARTS; i++) {
+        time_ps += part[i];
+        if (!(part[i] <= part[top])) /* NaN counts as the largest */
+            top = i;
+    }
+    const char *path = sc->path ? sc->path : "";
+    double max = (double)PPSIM_COST_MAX;
+    if (!(time_ps <= max)) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: one iteration could last up to %.3g s (%d stages x %d microbatches), "
+                    "more than the %.3g s (2^60 ps) a run can time; most of it: %s, %.3g s",
+                    path, time_ps / PPSIM_PS_PER_S, c->n_stages, sc->training.microbatches,
+                    max / PPSIM_PS_PER_S, costs_part_name(top, c->explicit_mode),
+                    part[top] / PPSIM_PS_PER_S);
+        return FALSE;
+    }
+    if (!(mem <= max)) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: memory could reach %.3g %s (the weights of %d stages and the "
+                    "activations of %d microbatches at once), more than the %.3g (2^60) a run "
+                    "can count: lower %s or 'training.microbatches'",
+                    path, mem / c->mem_scale, c->memory_unit, c->n_stages,
+                    sc->training.microbatches, max / c->mem_scale,
+                    c->explicit_mode ? "'costs.activation'" : "the model's size");
+        return FALSE;
+    }
+    return TRUE;
+}
+
 PpsimCosts *
 ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
 {
@@ -398,7 +501,7 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
     c->est = g_new0(PpsimStageEstimate, n_stages);
     gboolean ok = c->explicit_mode ? costs_fill_explicit(c, scenario, error)
                                    : costs_fill_hardware(c, scenario, error);
-    if (!ok)
+    if (!ok || !costs_check_limits(c, scenario, error))
         return NULL;
     for (int s = 0; s < n_stages; s++) {
         c->est[s] = c->stage[s].est;

@@ -43,8 +43,9 @@ ppsim_ring_gather_ps(double bytes, int n, double bytes_per_s, PpsimTime latency_
 {
     if (n <= 1)
         return 0;
+    /* clamped: n - 1 latencies of up to 10,000 s each overflow picoseconds */
     return ppsim_time_from_seconds((double)(n - 1) / n * bytes / bytes_per_s) +
-           (PpsimTime)(n - 1) * latency_ps;
+           ppsim_mul_clamped(n - 1, latency_ps);
 }
 
 static double
@@ -204,7 +205,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     PpsimTime tp_lat = 0;
     ppsim_par_group_link(hw, t, 1, &tp_bw, &tp_lat);
     PpsimTime ar = ppsim_ring_allreduce_ps(ACT_BYTES * sbh, t, tp_bw, tp_lat);
-    PpsimTime tp_f = (PpsimTime)(2 * st->layers) * ar, tp_b = tp_f;
+    PpsimTime tp_f = ppsim_mul_clamped(2 * st->layers, ar), tp_b = tp_f;
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         tp_b += tp_f; /* the re-run forward's collectives */
 
@@ -232,7 +233,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double grad_bytes = ACT_BYTES * params_gpu;
     st->zero_gather_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat) : 0;
     double ring = dp > 1 ? (double)(dp - 1) / dp * grad_bytes : 0.0;
-    st->dp_bytes = (guint64)llround(par->zero == 3 ? ring : 2.0 * ring);
+    st->dp_bytes = (guint64)ppsim_round_clamped(par->zero == 3 ? ring : 2.0 * ring);
     st->dp_comm_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat)
                                     : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
     st->tp_comm_f_ps = tp_f;
@@ -242,12 +243,12 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.b_ps = time_of(bwd_in / t, r) + tp_b + st->zero_gather_ps;
     st->est.w_ps = time_of(bwd_w / t, r);
     st->est.r_ps = time_of(fwd / t, r) + tp_f;
-    st->est.act = (gint64)llround(act);
-    st->est.act_w = (gint64)llround(MIN(act_w, act));
-    st->act_ckpt = (gint64)llround(n * 2.0 * sbh / rep_div);
+    st->est.act = ppsim_round_clamped(act);
+    st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
+    st->act_ckpt = ppsim_round_clamped(n * 2.0 * sbh / rep_div);
     st->params = params_gpu;
-    st->static_mem = (gint64)llround(
+    st->static_mem = ppsim_round_clamped(
         ppsim_zero_static_bytes(params_gpu, sc->training.bytes_per_param, par->zero, dp));
-    st->p2p_bytes = (guint64)llround(ACT_BYTES * sbh / t);
+    st->p2p_bytes = (guint64)ppsim_round_clamped(ACT_BYTES * sbh / t);
     st->offload_bytes = (guint64)st->est.act;
 }

@@ -1,8 +1,12 @@
 /* scenario-load.c: the I/O edge of scenario loading: read the file, parse the bytes. */
 #include "scenario/scenario.h"
 #include "util/ppsim-error.h"
+#include "util/yaml-depth.h"
 
 #include <yaml.h>
+
+/* Most nodes a fragment may expand to, aliases included (as for one --set value). */
+#define FRAGMENT_MAX_NODES 65536
 
 PpsimScenario *
 ppsim_scenario_load_file(const char *path, const char *const *overrides, GError **error)
@@ -44,8 +48,12 @@ fragment_flow(yaml_document_t *doc, yaml_node_t *n, GString *out)
  * (or of flat mappings, {full: 3}) become flow lists "[x, {k: v}]". FALSE on anything
  * deeper. */
 static gboolean
-fragment_walk(yaml_document_t *doc, int id, const char *prefix, GPtrArray *out)
+fragment_walk(yaml_document_t *doc, int id, const char *prefix, GPtrArray *out, int depth,
+              int *budget)
 {
+    /* aliases are expanded: a cycle or a "billion laughs" stops here */
+    if (depth > PPSIM_YAML_MAX_DEPTH || --*budget < 0)
+        return FALSE;
     yaml_node_t *n = yaml_document_get_node(doc, id);
     if (n->type == YAML_SCALAR_NODE) {
         g_ptr_array_add(out, g_strdup_printf("%s=%.*s", prefix, (int)n->data.scalar.length,
@@ -59,7 +67,7 @@ fragment_walk(yaml_document_t *doc, int id, const char *prefix, GPtrArray *out)
              it++) {
             yaml_node_t *item = yaml_document_get_node(doc, *it);
             g_string_append(s, it == n->data.sequence.items.start ? "" : ", ");
-            if (!fragment_flow(doc, item, s))
+            if (--*budget < 0 || !fragment_flow(doc, item, s))
                 return FALSE;
         }
         g_string_append_c(s, ']');
@@ -75,7 +83,7 @@ fragment_walk(yaml_document_t *doc, int id, const char *prefix, GPtrArray *out)
             *prefix ? g_strdup_printf("%s.%.*s", prefix, (int)key->data.scalar.length,
                                       (const char *)key->data.scalar.value)
                     : g_strndup((const char *)key->data.scalar.value, key->data.scalar.length);
-        if (!fragment_walk(doc, pair->value, path, out))
+        if (!fragment_walk(doc, pair->value, path, out, depth + 1, budget))
             return FALSE;
     }
     return TRUE;
@@ -88,6 +96,13 @@ ppsim_scenario_fragment_overrides(const char *path, GError **error)
     gsize len = 0;
     if (!g_file_get_contents(path, &text, &len, error))
         return NULL;
+    yaml_mark_t deep;
+    if (!ppsim_yaml_check_depth(text, len, &deep)) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                    "%s:%zu:%zu: YAML nested more than %d levels deep", path, deep.line + 1,
+                    deep.column + 1, PPSIM_YAML_MAX_DEPTH);
+        return NULL;
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_parser_initialize(&parser);
@@ -96,10 +111,17 @@ ppsim_scenario_fragment_overrides(const char *path, GError **error)
     yaml_parser_delete(&parser);
     yaml_node_t *root = loaded ? yaml_document_get_root_node(&doc) : NULL;
     g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
-    gboolean ok =
-        root != NULL && root->type == YAML_MAPPING_NODE && fragment_walk(&doc, 1, "", out);
+    int budget = FRAGMENT_MAX_NODES;
+    gboolean ok = root != NULL && root->type == YAML_MAPPING_NODE &&
+                  fragment_walk(&doc, 1, "", out, 1, &budget);
     if (loaded)
         yaml_document_delete(&doc);
+    if (!ok && budget < 0) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: the fragment expands to more than %d YAML nodes (aliases are expanded)",
+                    path, FRAGMENT_MAX_NODES);
+        return NULL;
+    }
     if (!ok) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
                     "%s: a scenario fragment must be a YAML mapping of keys to values or lists "

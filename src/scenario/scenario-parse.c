@@ -8,6 +8,7 @@
 #include "scenario/scenario-internal.h"
 #include "util/ppsim-error.h"
 #include "util/suggest.h"
+#include "util/yaml-depth.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -410,6 +411,13 @@ check_required(Parser *P, const SchemaKey *table, const char *prefix, GError **e
 static gboolean
 parser_load(Parser *P, const char *bytes, gsize len, GError **error)
 {
+    yaml_mark_t deep;
+    if (!ppsim_yaml_check_depth(bytes, len, &deep)) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                    "%s:%zu:%zu: YAML nested more than %d levels deep", P->display, deep.line + 1,
+                    deep.column + 1, PPSIM_YAML_MAX_DEPTH);
+        return FALSE;
+    }
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);

@@ -1,4 +1,5 @@
-/* schedule-csv.c: schedules as PyTorch pipelining CSV (README "Schedules as data"); see schedule.h.
+/* schedule-csv.c: reading schedules as PyTorch pipelining CSV (README "Schedules as data"); see
+ * schedule.h; schedule-csv-write.c writes them.
  *
  * Row r lists rank r's actions in order, one per cell: <stage><kind><microbatch>, kind F
  * (forward), I (backward for inputs), W (backward for weights), B (full backward), stage the
@@ -12,6 +13,12 @@
  * compute actions from the copy-stream actions (O, L) of the same rank. A copy action may end in
  * `@k` (it waits for the row's k-th compute action) and `^r.i` suffixes (it waits for row r's i-th
  * copy action: the cross-device events of [PO] App. D).
+ *
+ * Limits, so that hostile files fail fast: at most 1 GiB; a stage or microbatch number above
+ * half the file's size is refused at its cell (stages 0..s, and the forwards of microbatches
+ * 0..j, each need a cell); no more rows than stages; and S x m past 2^20 slots with fewer
+ * forwards than that is refused before the checker sizes its tables by it. Blank lines cost
+ * no memory.
  */
 #include "schedule/schedule.h"
 #include "util/ppsim-error.h"
@@ -19,79 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *
-csv_kind_code(const PpsimOp *op)
-{
-    switch ((PpsimOpKind)op->kind) {
-    case PPSIM_OP_F:
-        return "F";
-    case PPSIM_OP_B:
-        return "I";
-    case PPSIM_OP_W:
-        return "W";
-    case PPSIM_OP_BW:
-        return "B";
-    case PPSIM_OP_R:
-        return "R";
-    case PPSIM_OP_OFF:
-        return "O";
-    case PPSIM_OP_RL:
-        return "L";
-    case PPSIM_OP_OPT:
-        return (op->flags & PPSIM_OP_FLAG_CPU) ? "SC" : "S";
-    case PPSIM_OP_GOFF:
-        return "OG";
-    case PPSIM_OP_WRL:
-        return "LW";
-    default:
-        g_assert_not_reached();
-    }
-}
-
-static void
-csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArray *syncs,
-               gboolean *first)
-{
-    guint k = 0; /* cursor into @syncs, sorted by copy op */
-    for (guint i = 0; i < ops->len; i++) {
-        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-        if (!*first)
-            g_string_append_c(out, ',');
-        *first = FALSE;
-        g_string_append_printf(out, "%d%s", op->stage, csv_kind_code(op));
-        if (!ppsim_op_kind_per_stage(op->kind))
-            g_string_append_printf(out, "%d", op->microbatch);
-        if ((op->kind == PPSIM_OP_R || op->kind == PPSIM_OP_WRL) && op->share != 0)
-            g_string_append_printf(out, "%%%d", op->share);
-        if (after != NULL && g_array_index(after, gint32, i) >= 0)
-            g_string_append_printf(out, "@%d", g_array_index(after, gint32, i));
-        for (; syncs != NULL && k < syncs->len; k++) {
-            const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, k);
-            if (e->op != (gint32)i)
-                break;
-            g_string_append_printf(out, "^%d.%d", e->device, e->index);
-        }
-    }
-}
-
-GString *
-ppsim_schedule_to_csv(const PpsimSchedule *sched)
-{
-    GString *out = g_string_new(NULL);
-    for (int d = 0; d < sched->n_devices; d++) {
-        gboolean first = TRUE;
-        csv_append_ops(out, sched->compute[d], NULL, NULL, &first);
-        if (sched->copy[d]->len > 0) {
-            g_string_append(out, first ? "|" : ",|");
-            first = FALSE;
-            csv_append_ops(out, sched->copy[d], sched->copy_after[d], sched->copy_sync[d], &first);
-        }
-        g_string_append_c(out, '\n');
-    }
-    return out;
-}
-
-/* ---- reading ---------------------------------------------------------------------------- */
+/* Largest schedule file read: far beyond the 2^23 ops of one run, and line numbers fit an int. */
+#define CSV_MAX_BYTES ((gsize)1 << 30)
+/* Below this many (stage, microbatch) slots the checker's tables are cheap: a missing forward
+ * is left to it, which names the op. */
+#define CSV_SMALL_TABLE 1048576.0
 
 typedef struct {
     const char *name;
@@ -295,16 +234,24 @@ csv_parse_cell_fast(const char *p, const char *end, PpsimOp *op, gint32 *after)
     return TRUE;
 }
 
+/* One row (device) with at least one action; rows without any take no memory while reading. */
+typedef struct {
+    int row; /* 0-based line index */
+    GArray *compute, *copy, *copy_after, *copy_sync;
+} CsvRow;
+
 /* What the reader builds, one row (device) at a time. */
 typedef struct {
     const char *name;
-    GPtrArray *compute, *copy, *copy_after, *copy_sync; /* [rows] GArray */
+    GArray *rows;       /* CsvRow, rows with actions only, in file order */
     GArray *sync_at;    /* CsvLoc per copy_sync entry of every row, in reading order */
     GArray *cell_syncs; /* PpsimCopySync: the waits of the cell being read */
     GArray *stage_row;  /* gint32 per stage: its row, -1 none yet */
-    int max_stage, max_mb, last_row, n_cells;
-    guint n_compute;  /* compute ops placed in the current row */
-    GError *deferred; /* first placement error, reported once the whole file parsed */
+    int max_stage, max_mb, last_row, n_cells, n_forward;
+    guint n_compute;       /* compute ops placed in the current row */
+    guint row_cells;       /* cells of the current line (sizes its compute array) */
+    gint64 largest_number; /* largest stage or microbatch number the file's size allows */
+    GError *deferred;      /* first placement error, reported once the whole file parsed */
 } CsvReader;
 
 static void
@@ -318,16 +265,66 @@ csv_defer(CsvReader *rd, int line, int col, const PpsimOp *op, const char *why)
                 rd->name, line, col, what->str, why);
 }
 
+/* The entry of @row, created on its first action. */
+static CsvRow *
+csv_row(CsvReader *rd, int row)
+{
+    if (rd->rows->len > 0) {
+        CsvRow *last = &g_array_index(rd->rows, CsvRow, rd->rows->len - 1);
+        if (last->row == row)
+            return last;
+    }
+    CsvRow r = {.row = row,
+                .compute = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOp), rd->row_cells),
+                .copy = g_array_new(FALSE, FALSE, sizeof(PpsimOp)),
+                .copy_after = g_array_new(FALSE, FALSE, sizeof(gint32)),
+                .copy_sync = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync))};
+    g_array_set_size(r.compute, rd->row_cells); /* trimmed to the ops placed at the row's end */
+    rd->n_compute = 0;
+    g_array_append_val(rd->rows, r);
+    return &g_array_index(rd->rows, CsvRow, rd->rows->len - 1);
+}
+
+static void
+csv_row_clear(gpointer data)
+{
+    CsvRow *r = data;
+    g_array_unref(r->compute);
+    g_array_unref(r->copy);
+    g_array_unref(r->copy_after);
+    g_array_unref(r->copy_sync);
+}
+
+/* A stage or microbatch number the file cannot be valid with: stages 0..s each need a cell,
+ * and so do the forwards of microbatches 0..j, each cell taking two bytes or more. Refusing
+ * it here keeps memory proportional to the file (the stage map grows with s). */
+static gboolean
+csv_check_numbers(const CsvReader *rd, const CsvLoc *loc, const char *b, const char *t,
+                  const PpsimOp *op, GError **error)
+{
+    if (op->stage <= rd->largest_number && op->microbatch <= rd->largest_number)
+        return TRUE;
+    g_autofree char *cell = g_strndup(b, t - b);
+    g_autofree char *why = g_strdup_printf(
+        "%s number larger than a file of this size can use (every %s from 0 up needs an "
+        "action; the largest possible here is %" G_GINT64_FORMAT ") in",
+        op->stage > rd->largest_number ? "stage" : "microbatch",
+        op->stage > rd->largest_number ? "stage" : "microbatch", rd->largest_number);
+    return csv_fail(error, loc, cell, why);
+}
+
 /* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell), with the
  * cross-device waits in @syncs (nullable). */
 static void
 csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after,
         const GArray *syncs)
 {
+    CsvRow *r = csv_row(rd, row);
     rd->max_stage = MAX(rd->max_stage, op->stage);
     rd->max_mb = MAX(rd->max_mb, op->microbatch);
     rd->last_row = MAX(rd->last_row, row);
     rd->n_cells++;
+    rd->n_forward += op->kind == PPSIM_OP_F;
     if ((guint)op->stage >= rd->stage_row->len) {
         guint old = rd->stage_row->len;
         g_array_set_size(rd->stage_row, op->stage + 1);
@@ -347,20 +344,18 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
         csv_defer(rd, line, col, op, "is a compute action after the '|' copy separator");
     *dev = row;
     if (copy_kind) {
-        GArray *list = g_ptr_array_index(rd->copy, row);
         for (guint k = 0; syncs != NULL && k < syncs->len; k++) {
             PpsimCopySync e = g_array_index(syncs, PpsimCopySync, k);
-            e.op = (gint32)list->len;
-            g_array_append_val(g_ptr_array_index(rd->copy_sync, row), e);
+            e.op = (gint32)r->copy->len;
+            g_array_append_val(r->copy_sync, e);
             CsvLoc at = {rd->name, line, col};
             g_array_append_val(rd->sync_at, at);
         }
-        g_array_append_val(list, *op);
-        g_array_append_val(g_ptr_array_index(rd->copy_after, row), after);
+        g_array_append_val(r->copy, *op);
+        g_array_append_val(r->copy_after, after);
     } else {
         /* the row's compute array was sized to its cell count: no growth check needed */
-        GArray *compute = g_ptr_array_index(rd->compute, row);
-        ((PpsimOp *)(gpointer)compute->data)[rd->n_compute++] = *op;
+        ((PpsimOp *)(gpointer)r->compute->data)[rd->n_compute++] = *op;
     }
 }
 
@@ -376,18 +371,11 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
         const char *nl = memchr(text + pos, '\n', len - pos);
         gsize eol = nl ? (gsize)(nl - text) : len;
         gsize line_end = eol > pos && text[eol - 1] == '\r' ? eol - 1 : eol;
-        guint cells = 1;
+        rd->row_cells = 1;
         for (gsize c = pos; c < line_end; c++)
-            cells += text[c] == ',';
-        GArray *compute = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOp), cells);
-        g_array_set_size(compute, cells); /* trimmed to the ops placed at the row's end */
-        g_ptr_array_add(rd->compute, compute);
-        rd->n_compute = 0;
-        g_ptr_array_add(rd->copy, g_array_new(FALSE, FALSE, sizeof(PpsimOp)));
-        g_ptr_array_add(rd->copy_after, g_array_new(FALSE, FALSE, sizeof(gint32)));
-        g_ptr_array_add(rd->copy_sync, g_array_new(FALSE, FALSE, sizeof(PpsimCopySync)));
+            rd->row_cells += text[c] == ',';
         gboolean copy = FALSE;
-        for (gsize c = pos; c <= line_end;) {
+        for (gsize c = pos; c < line_end;) {
             gsize e = c;
             while (e < line_end && text[e] != ',')
                 e++;
@@ -402,6 +390,8 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
             if (b == t) {
                 /* empty cell: an idle step */
             } else if (csv_parse_cell_fast(b, t, &op, &after)) {
+                if (!csv_check_numbers(rd, &loc, b, t, &op, error))
+                    return FALSE;
                 csv_add(rd, row, loc.line, loc.col, copy, &op, after, NULL);
             } else {
                 g_autofree char *cell = g_strndup(b, t - b);
@@ -412,13 +402,19 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
                     g_array_set_size(rd->cell_syncs, 0);
                     if (!csv_parse_cell(cell, &loc, &op, &after, rd->cell_syncs, &skip, error))
                         return FALSE;
+                    if (!skip && !csv_check_numbers(rd, &loc, b, t, &op, error))
+                        return FALSE;
                     if (!skip)
                         csv_add(rd, row, loc.line, loc.col, copy, &op, after, rd->cell_syncs);
                 }
             }
             c = e + 1;
         }
-        g_array_set_size(compute, rd->n_compute);
+        if (rd->rows->len > 0) {
+            CsvRow *last = &g_array_index(rd->rows, CsvRow, rd->rows->len - 1);
+            if (last->row == row)
+                g_array_set_size(last->compute, rd->n_compute);
+        }
         row++;
         loc.line++;
         pos = eol + 1;
@@ -428,20 +424,20 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
 
 /* Every cross-device wait `^r.i` names another row that has a copy action i. */
 static gboolean
-csv_check_syncs(const CsvReader *rd, int n_rows, GError **error)
+csv_check_syncs(const CsvReader *rd, const PpsimSchedule *sched, GError **error)
 {
     guint at = 0;
-    for (int row = 0; row < (int)rd->copy_sync->len; row++) {
-        const GArray *syncs = g_ptr_array_index(rd->copy_sync, row);
+    for (int row = 0; row < sched->n_devices; row++) {
+        const GArray *syncs = sched->copy_sync[row];
         for (guint k = 0; k < syncs->len; k++, at++) {
             const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, k);
             const CsvLoc *loc = &g_array_index(rd->sync_at, CsvLoc, at);
             const char *why = NULL;
             if (e->device == row)
                 why = "a copy action cannot wait for its own row (the copy stream is in order)";
-            else if (e->device >= n_rows)
+            else if (e->device >= sched->n_devices)
                 why = "the wait names a row the file does not have";
-            else if (e->index >= (gint32)((GArray *)g_ptr_array_index(rd->copy, e->device))->len)
+            else if (e->index >= (gint32)sched->copy[e->device]->len)
                 why = "the wait names a copy action its row does not have";
             if (why == NULL)
                 continue;
@@ -458,70 +454,98 @@ csv_check_syncs(const CsvReader *rd, int n_rows, GError **error)
 static void
 csv_reader_clear(CsvReader *rd)
 {
-    g_ptr_array_unref(rd->compute);
-    g_ptr_array_unref(rd->copy);
-    g_ptr_array_unref(rd->copy_after);
-    g_ptr_array_unref(rd->copy_sync);
+    g_array_unref(rd->rows);
     g_array_unref(rd->sync_at);
     g_array_unref(rd->cell_syncs);
     g_array_unref(rd->stage_row);
     g_clear_error(&rd->deferred);
 }
 
+/* The checks on the whole file's shape, before anything is sized by it. */
+static gboolean
+csv_check_shape(const CsvReader *rd, GError **error)
+{
+    if (rd->n_cells == 0 || rd->max_mb < 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
+                    "%s: no forward or backward action found", rd->name);
+        return FALSE;
+    }
+    if (rd->deferred != NULL) {
+        g_propagate_error(error, g_error_copy(rd->deferred));
+        return FALSE;
+    }
+    int n_stages = rd->max_stage + 1;
+    if (rd->last_row >= n_stages) {
+        /* every row (device) holds a stage of its own: more rows than stages leave one idle */
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
+                    "%s:%d:1: row %d, but the file has only %d stage%s (every row is a device "
+                    "and needs a stage; blank lines count as rows)",
+                    rd->name, rd->last_row + 1, rd->last_row + 1, n_stages,
+                    n_stages == 1 ? "" : "s");
+        return FALSE;
+    }
+    /* Each (stage, microbatch) needs its forward; the checker's tables have S x m slots, so a
+     * file far short of that is refused here (small ones get the checker's precise message). */
+    double slots = (double)n_stages * (rd->max_mb + 1);
+    if (slots > rd->n_forward && slots > CSV_SMALL_TABLE) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
+                    "%s: %d stages x %d microbatches need %.0f forward actions (one per stage "
+                    "and microbatch), but the file has %d",
+                    rd->name, n_stages, rd->max_mb + 1, slots, rd->n_forward);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 PpsimSchedule *
 ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, GError **error)
 {
     const char *name = display_name ? display_name : "<schedule>";
+    if (len > CSV_MAX_BYTES) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
+                    "%s: %" G_GSIZE_FORMAT " bytes, more than the %d MiB a schedule file may have",
+                    name, len, (int)(CSV_MAX_BYTES >> 20));
+        return NULL;
+    }
     CsvReader rd = {.name = name,
-                    .compute = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
-                    .copy = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
-                    .copy_after = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
-                    .copy_sync = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
+                    .rows = g_array_new(FALSE, FALSE, sizeof(CsvRow)),
                     .sync_at = g_array_new(FALSE, FALSE, sizeof(CsvLoc)),
                     .cell_syncs = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync)),
                     .stage_row = g_array_new(FALSE, FALSE, sizeof(gint32)),
                     .max_stage = -1,
                     .max_mb = -1,
-                    .last_row = -1};
-    if (!csv_read(&rd, text, len, error)) {
-        csv_reader_clear(&rd);
-        return NULL;
-    }
-    if (rd.n_cells == 0 || rd.max_mb < 0) {
-        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
-                    "%s: no forward or backward action found", name);
-        csv_reader_clear(&rd);
-        return NULL;
-    }
-    if (rd.deferred != NULL) {
-        g_propagate_error(error, g_steal_pointer(&rd.deferred));
+                    .last_row = -1,
+                    .largest_number = (gint64)(len / 2)};
+    g_array_set_clear_func(rd.rows, csv_row_clear);
+    if (!csv_read(&rd, text, len, error) || !csv_check_shape(&rd, error)) {
         csv_reader_clear(&rd);
         return NULL;
     }
     int n_rows = rd.last_row + 1; /* trailing blank lines are not devices */
-    if (!csv_check_syncs(&rd, n_rows, error)) {
-        csv_reader_clear(&rd);
-        return NULL;
-    }
     g_autoptr(PpsimSchedule) sched = ppsim_schedule_new(n_rows, rd.max_stage + 1, rd.max_mb + 1);
-    for (int d = 0; d < n_rows; d++) {
+    for (guint i = 0; i < rd.rows->len; i++) {
+        CsvRow *r = &g_array_index(rd.rows, CsvRow, i);
+        int d = r->row;
         g_array_unref(sched->compute[d]);
         g_array_unref(sched->copy[d]);
         g_array_unref(sched->copy_after[d]);
         g_array_unref(sched->copy_sync[d]);
-        sched->compute[d] = g_array_ref(g_ptr_array_index(rd.compute, d));
-        sched->copy[d] = g_array_ref(g_ptr_array_index(rd.copy, d));
-        sched->copy_after[d] = g_array_ref(g_ptr_array_index(rd.copy_after, d));
-        sched->copy_sync[d] = g_array_ref(g_ptr_array_index(rd.copy_sync, d));
+        sched->compute[d] = g_array_ref(r->compute);
+        sched->copy[d] = g_array_ref(r->copy);
+        sched->copy_after[d] = g_array_ref(r->copy_after);
+        sched->copy_sync[d] = g_array_ref(r->copy_sync);
     }
     for (int s = 0; s <= rd.max_stage; s++)
         sched->stage_device[s] = g_array_index(rd.stage_row, gint32, s);
+    gboolean ok = csv_check_syncs(&rd, sched, error);
     csv_reader_clear(&rd);
-    for (int s = 0; s <= rd.max_stage; s++)
+    if (!ok)
+        return NULL;
+    for (int s = 0; s < sched->n_stages; s++)
         if (sched->stage_device[s] < 0) {
             g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
                         "%s: stage %d appears in no row (stages must be 0..%d)", name, s,
-                        rd.max_stage);
+                        sched->n_stages - 1);
             return NULL;
         }
     return g_steal_pointer(&sched);

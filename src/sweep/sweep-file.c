@@ -9,6 +9,7 @@
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
 #include "util/suggest.h"
+#include "util/yaml-depth.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,10 +61,17 @@ scalar(Doc *D, int id)
     return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-/* Appends node @id as YAML flow text (scalars quoted unless plainly safe). */
-static void
-flow_text(GString *out, Doc *D, int id)
+/* Longest text one sweep value or inline scenario may expand to. */
+#define SWEEP_TEXT_MAX (16 << 20)
+
+/* Appends node @id as YAML flow text (scalars quoted unless plainly safe); FALSE past
+ * SWEEP_TEXT_MAX bytes or PPSIM_YAML_MAX_DEPTH levels. */
+static gboolean
+flow_text_at(GString *out, Doc *D, int id, int depth)
 {
+    /* aliases are expanded: a cycle, or a "billion laughs" of nested aliases, stops here */
+    if (depth > PPSIM_YAML_MAX_DEPTH || out->len > SWEEP_TEXT_MAX)
+        return FALSE;
     yaml_node_t *n = node_at(D, id);
     if (n->type == YAML_SCALAR_NODE) {
         const char *t = (const char *)n->data.scalar.value;
@@ -72,7 +80,7 @@ flow_text(GString *out, Doc *D, int id)
             plain = g_ascii_isalnum(*c) || strchr("_.+-/", *c) != NULL;
         if (plain) {
             g_string_append(out, t);
-            return;
+            return TRUE;
         }
         g_string_append_c(out, '"');
         for (const char *c = t; *c; c++) {
@@ -87,7 +95,8 @@ flow_text(GString *out, Doc *D, int id)
              it++) {
             if (it != n->data.sequence.items.start)
                 g_string_append(out, ", ");
-            flow_text(out, D, *it);
+            if (!flow_text_at(out, D, *it, depth + 1))
+                return FALSE;
         }
         g_string_append_c(out, ']');
     } else {
@@ -96,12 +105,27 @@ flow_text(GString *out, Doc *D, int id)
              p++) {
             if (p != n->data.mapping.pairs.start)
                 g_string_append(out, ", ");
-            flow_text(out, D, p->key);
+            if (!flow_text_at(out, D, p->key, depth + 1))
+                return FALSE;
             g_string_append(out, ": ");
-            flow_text(out, D, p->value);
+            if (!flow_text_at(out, D, p->value, depth + 1))
+                return FALSE;
         }
         g_string_append_c(out, '}');
     }
+    return TRUE;
+}
+
+/* Node @id as YAML flow text into @out; an error when it expands past SWEEP_TEXT_MAX bytes or
+ * PPSIM_YAML_MAX_DEPTH levels. */
+static gboolean
+flow_text(GString *out, Doc *D, int id, GError **error)
+{
+    if (flow_text_at(out, D, id, 1))
+        return TRUE;
+    return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE,
+                    "the value expands to more than %d MiB or %d levels (aliases are expanded)",
+                    SWEEP_TEXT_MAX >> 20, PPSIM_YAML_MAX_DEPTH);
 }
 
 /* ---- axes --------------------------------------------------------------------------------- */
@@ -191,7 +215,8 @@ axis_parse(PpsimSweep *s, Doc *D, const char *path, int key_id, int id, int grou
         return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE, "axis '%s' is empty", path);
     for (int i = 0; i < count; i++) {
         g_autoptr(GString) t = g_string_new(NULL);
-        flow_text(t, D, items[i]);
+        if (!flow_text(t, D, items[i], error))
+            return FALSE;
         const char *label = scalar(D, items[i]) ? scalar(D, items[i]) : t->str;
         PpsimMark m = node_mark(D, items[i]);
         g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
@@ -223,7 +248,8 @@ sweep_scenario(PpsimSweep *s, Doc *D, int id, const char *dir, GError **error)
         return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_PARSE,
                         "'scenario' is a file name or an inline scenario mapping");
     g_autoptr(GString) t = g_string_new(NULL);
-    flow_text(t, D, id);
+    if (!flow_text(t, D, id, error))
+        return FALSE;
     s->base = g_string_free(g_steal_pointer(&t), FALSE);
     s->scenario_path = g_strdup_printf("%s (scenario)", D->display);
     s->basedir = g_strdup(dir);
@@ -243,7 +269,8 @@ sweep_map_each(PpsimSweep *s, Doc *D, int id, const char *what, int group, GErro
                             "'%s' keys are key paths such as training.microbatches", what);
         if (strcmp(what, "set") == 0) {
             g_autoptr(GString) t = g_string_new(NULL);
-            flow_text(t, D, p->value);
+            if (!flow_text(t, D, p->value, error))
+                return FALSE;
             g_ptr_array_add(s->sets, g_strdup_printf("%s=%s", key, t->str));
         } else if (!axis_parse(s, D, key, p->key, p->value, group, error)) {
             return FALSE;
@@ -380,6 +407,13 @@ ppsim_sweep_load_file(const char *path, GError **error)
     if (!g_file_get_contents(path, &text, &len, error))
         return NULL;
     Doc D = {.display = path};
+    yaml_mark_t deep;
+    if (!ppsim_yaml_check_depth(text, len, &deep)) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                    "%s:%zu:%zu: YAML nested more than %d levels deep", path, deep.line + 1,
+                    deep.column + 1, PPSIM_YAML_MAX_DEPTH);
+        return NULL;
+    }
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -425,6 +459,12 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
         g_ptr_array_add(s->axes, a);
         if (eq[1] == '[') { /* a YAML list: parse it to split the items */
             Doc D = {.display = where};
+            if (!ppsim_yaml_check_depth(eq + 1, strlen(eq + 1), NULL)) {
+                g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                            "%s: YAML nested more than %d levels deep", where,
+                            PPSIM_YAML_MAX_DEPTH);
+                return NULL;
+            }
             yaml_parser_t parser;
             yaml_parser_initialize(&parser);
             yaml_parser_set_input_string(&parser, (const unsigned char *)(eq + 1), strlen(eq + 1));
@@ -435,8 +475,8 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
             for (yaml_node_item_t *it = ok ? root->data.sequence.items.start : NULL;
                  ok && it < root->data.sequence.items.top; it++) {
                 g_autoptr(GString) t = g_string_new(NULL);
-                flow_text(t, &D, *it);
-                ok = ppsim_sweep_axis_add(s, a, t->str, scalar(&D, *it) ? scalar(&D, *it) : t->str,
+                ok = flow_text(t, &D, *it, error) &&
+                     ppsim_sweep_axis_add(s, a, t->str, scalar(&D, *it) ? scalar(&D, *it) : t->str,
                                           where, error);
             }
             if (loaded)

@@ -170,8 +170,27 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
     return TRUE;
 }
 
+gint64
+ppsim_round_clamped(double v)
+{
+    if (!(v < (double)PPSIM_COST_MAX)) /* NaN too */
+        return PPSIM_COST_MAX;
+    if (v < -(double)PPSIM_COST_MAX)
+        return -PPSIM_COST_MAX;
+    return (gint64)llround(v);
+}
+
+gint64
+ppsim_mul_clamped(gint64 a, gint64 b)
+{
+    g_return_val_if_fail(a >= 0 && b >= 0, 0);
+    if (a != 0 && b > PPSIM_COST_MAX / a)
+        return PPSIM_COST_MAX;
+    return a * b;
+}
+
 PpsimTime
 ppsim_time_from_seconds(double seconds)
 {
-    return (PpsimTime)llround(seconds * (double)PPSIM_PS_PER_S);
+    return ppsim_round_clamped(seconds * (double)PPSIM_PS_PER_S);
 }

@@ -35,7 +35,21 @@ typedef enum {
 gboolean ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit,
                            double *out, GError **error);
 
-/* Rounds a duration in seconds to picoseconds (round half away from zero). */
+/* Largest time (picoseconds) or memory (bytes, or explicit units x 1000) one run may reach:
+ * 2^60, about 13 days or 1 EiB. Sums of a few such values stay far from int64 overflow; the
+ * cost model refuses scenarios that could pass it (ppsim_costs_new). */
+#define PPSIM_COST_MAX G_GINT64_CONSTANT(1152921504606846976)
+
+/* @v rounded to the nearest integer (half away from zero), clamped to
+ * [-PPSIM_COST_MAX, PPSIM_COST_MAX]; NaN gives PPSIM_COST_MAX. Never undefined, whatever
+ * @v: costs computed in double pass through it on their way to integers. */
+gint64 ppsim_round_clamped(double v);
+
+/* @a x @b for @a, @b >= 0, exact when it is at most PPSIM_COST_MAX, else PPSIM_COST_MAX. */
+gint64 ppsim_mul_clamped(gint64 a, gint64 b);
+
+/* Rounds a duration in seconds to picoseconds (round half away from zero), clamped as by
+ * ppsim_round_clamped(). */
 PpsimTime ppsim_time_from_seconds(double seconds);
 
 /* Human name of a dimension, for messages ("a size", "a bandwidth", ...). */

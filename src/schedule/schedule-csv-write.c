@@ -1,0 +1,75 @@
+/* schedule-csv-write.c: writing schedules as PyTorch pipelining CSV; the format is described in
+ * schedule-csv.c, which reads it back. */
+#include "schedule/schedule.h"
+
+static const char *
+csv_kind_code(const PpsimOp *op)
+{
+    switch ((PpsimOpKind)op->kind) {
+    case PPSIM_OP_F:
+        return "F";
+    case PPSIM_OP_B:
+        return "I";
+    case PPSIM_OP_W:
+        return "W";
+    case PPSIM_OP_BW:
+        return "B";
+    case PPSIM_OP_R:
+        return "R";
+    case PPSIM_OP_OFF:
+        return "O";
+    case PPSIM_OP_RL:
+        return "L";
+    case PPSIM_OP_OPT:
+        return (op->flags & PPSIM_OP_FLAG_CPU) ? "SC" : "S";
+    case PPSIM_OP_GOFF:
+        return "OG";
+    case PPSIM_OP_WRL:
+        return "LW";
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static void
+csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArray *syncs,
+               gboolean *first)
+{
+    guint k = 0; /* cursor into @syncs, sorted by copy op */
+    for (guint i = 0; i < ops->len; i++) {
+        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+        if (!*first)
+            g_string_append_c(out, ',');
+        *first = FALSE;
+        g_string_append_printf(out, "%d%s", op->stage, csv_kind_code(op));
+        if (!ppsim_op_kind_per_stage(op->kind))
+            g_string_append_printf(out, "%d", op->microbatch);
+        if ((op->kind == PPSIM_OP_R || op->kind == PPSIM_OP_WRL) && op->share != 0)
+            g_string_append_printf(out, "%%%d", op->share);
+        if (after != NULL && g_array_index(after, gint32, i) >= 0)
+            g_string_append_printf(out, "@%d", g_array_index(after, gint32, i));
+        for (; syncs != NULL && k < syncs->len; k++) {
+            const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, k);
+            if (e->op != (gint32)i)
+                break;
+            g_string_append_printf(out, "^%d.%d", e->device, e->index);
+        }
+    }
+}
+
+GString *
+ppsim_schedule_to_csv(const PpsimSchedule *sched)
+{
+    GString *out = g_string_new(NULL);
+    for (int d = 0; d < sched->n_devices; d++) {
+        gboolean first = TRUE;
+        csv_append_ops(out, sched->compute[d], NULL, NULL, &first);
+        if (sched->copy[d]->len > 0) {
+            g_string_append(out, first ? "|" : ",|");
+            first = FALSE;
+            csv_append_ops(out, sched->copy[d], sched->copy_after[d], sched->copy_sync[d], &first);
+        }
+        g_string_append_c(out, '\n');
+    }
+    return out;
+}

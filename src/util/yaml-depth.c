@@ -1,0 +1,40 @@
+/* yaml-depth.c: see yaml-depth.h. */
+#include "util/yaml-depth.h"
+
+gboolean
+ppsim_yaml_check_depth(const char *bytes, gsize len, yaml_mark_t *where)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return TRUE;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
+    int depth = 0;
+    gboolean ok = TRUE, done = FALSE;
+    while (ok && !done) {
+        yaml_event_t event;
+        if (!yaml_parser_parse(&parser, &event))
+            break; /* a syntax error: the loader reports it */
+        switch (event.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > PPSIM_YAML_MAX_DEPTH) {
+                ok = FALSE;
+                if (where != NULL)
+                    *where = event.start_mark;
+            }
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = TRUE;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&event);
+    }
+    yaml_parser_delete(&parser);
+    return ok;
+}
