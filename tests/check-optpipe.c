@@ -146,6 +146,10 @@ op_run_cached(const PpsimScenario *sc, const char *dir, PpsimSolverReport *rep)
     g_array_append_val(spec->options, o);
     PpsimOptionValue t = {g_strdup("gap"), g_strdup("0.1"), {1, 1}};
     g_array_append_val(spec->options, t); /* stop at 15 ms (AdaOffload: 16; bound 14) */
+    /* the node limit and the gap end the search, not the clock: a loaded machine or a
+     * sanitizer build must not change the path taken */
+    PpsimOptionValue l = {g_strdup("time_limit"), g_strdup("120"), {1, 1}};
+    g_array_append_val(spec->options, l);
     g_autoptr(GError) error = NULL;
     PpsimCosts *costs = NULL;
     *rep = (PpsimSolverReport){0};
