@@ -96,26 +96,16 @@ ppsim_scenario_fragment_overrides(const char *path, GError **error)
     gsize len = 0;
     if (!g_file_get_contents(path, &text, &len, error))
         return NULL;
-    yaml_mark_t deep;
-    if (!ppsim_yaml_check_depth(text, len, &deep)) {
-        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
-                    "%s:%zu:%zu: YAML nested more than %d levels deep", path, deep.line + 1,
-                    deep.column + 1, PPSIM_YAML_MAX_DEPTH);
-        return NULL;
-    }
-    yaml_parser_t parser;
     yaml_document_t doc;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    gboolean loaded = yaml_parser_load(&parser, &doc);
-    yaml_parser_delete(&parser);
-    yaml_node_t *root = loaded ? yaml_document_get_root_node(&doc) : NULL;
+    if (!ppsim_yaml_load_checked(text, len, path, &doc, PPSIM_SCENARIO_ERROR,
+                                 PPSIM_SCENARIO_ERROR_PARSE, error))
+        return NULL;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
     g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
     int budget = FRAGMENT_MAX_NODES;
     gboolean ok = root != NULL && root->type == YAML_MAPPING_NODE &&
                   fragment_walk(&doc, 1, "", out, 1, &budget);
-    if (loaded)
-        yaml_document_delete(&doc);
+    yaml_document_delete(&doc);
     if (!ok && budget < 0) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: the fragment expands to more than %d YAML nodes (aliases are expanded)",

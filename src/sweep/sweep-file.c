@@ -407,23 +407,8 @@ ppsim_sweep_load_file(const char *path, GError **error)
     if (!g_file_get_contents(path, &text, &len, error))
         return NULL;
     Doc D = {.display = path};
-    yaml_mark_t deep;
-    if (!ppsim_yaml_check_depth(text, len, &deep)) {
-        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
-                    "%s:%zu:%zu: YAML nested more than %d levels deep", path, deep.line + 1,
-                    deep.column + 1, PPSIM_YAML_MAX_DEPTH);
-        return NULL;
-    }
-    yaml_parser_t parser;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    gboolean loaded = yaml_parser_load(&parser, &D.doc);
-    if (!loaded)
-        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE, "%s:%zu:%zu: %s", path,
-                    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                    parser.problem ? parser.problem : "bad YAML");
-    yaml_parser_delete(&parser);
-    if (!loaded)
+    if (!ppsim_yaml_load_checked(text, len, path, &D.doc, PPSIM_SCENARIO_ERROR,
+                                 PPSIM_SCENARIO_ERROR_PARSE, error))
         return NULL;
     g_autoptr(PpsimSweep) s = ppsim_sweep_new_empty(path);
     g_autofree char *dir = g_path_get_dirname(path);

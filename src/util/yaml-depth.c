@@ -38,3 +38,24 @@ ppsim_yaml_check_depth(const char *bytes, gsize len, yaml_mark_t *where)
     yaml_parser_delete(&parser);
     return ok;
 }
+
+gboolean
+ppsim_yaml_load_checked(const char *bytes, gsize len, const char *display, yaml_document_t *doc,
+                        GQuark domain, int code, GError **error)
+{
+    yaml_mark_t deep;
+    if (!ppsim_yaml_check_depth(bytes, len, &deep)) {
+        g_set_error(error, domain, code, "%s:%zu:%zu: YAML nested more than %d levels deep",
+                    display, deep.line + 1, deep.column + 1, PPSIM_YAML_MAX_DEPTH);
+        return FALSE;
+    }
+    yaml_parser_t parser;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, len);
+    gboolean loaded = yaml_parser_load(&parser, doc);
+    if (!loaded)
+        g_set_error(error, domain, code, "%s:%zu:%zu: %s", display, parser.problem_mark.line + 1,
+                    parser.problem_mark.column + 1, parser.problem ? parser.problem : "bad YAML");
+    yaml_parser_delete(&parser);
+    return loaded;
+}

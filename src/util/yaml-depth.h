@@ -21,4 +21,9 @@ G_BEGIN_DECLS
  * the first offending collection, so time stays linear in what it reads. */
 gboolean ppsim_yaml_check_depth(const char *bytes, gsize len, yaml_mark_t *where);
 
+/* Loads the first document of @bytes into @doc after the depth check; errors (in @domain
+ * with @code) read "@display:line:col: why". On success the caller deletes @doc. */
+gboolean ppsim_yaml_load_checked(const char *bytes, gsize len, const char *display,
+                                 yaml_document_t *doc, GQuark domain, int code, GError **error);
+
 G_END_DECLS
