@@ -28,6 +28,10 @@ typedef struct {
     GArray *zero_task; /* guint32 triples */
 } Replay;
 
+/* Writes "<prefix><n><suffix>" into @buf (at least 48 bytes): an executor stream's name,
+ * without printf (a sweep makes millions of them). Returns @buf. */
+char *ppsim_sim_stream_name(char *buf, const char *prefix, int n, const char *suffix);
+
 /* sim-parallel.c: adds each stage's DP gradient reduction after its last backward (when
  * parallel.dp > 1) and fills the per-device TP/DP times and the MFU into @res. */
 void ppsim_sim_add_dp_tasks(Replay *r);

@@ -37,7 +37,8 @@ ppsim_sim_add_dp_tasks(Replay *r)
     gboolean across = ppsim_par_dp_across_nodes(sc);
     for (int d = 0; d < p; d++) {
         for (int k = 0; k < 2; k++) {
-            g_autofree char *name = g_strdup_printf(k ? "gpu%d.dp-in" : "gpu%d.dp", d);
+            char name[48];
+            ppsim_sim_stream_name(name, "gpu", d, k ? ".dp-in" : ".dp");
             r->dp_stream[2 * d + k] = ppsim_exec_add_stream(r->exec, name);
         }
         const GArray *ops = sched->compute[d];
@@ -104,7 +105,8 @@ ppsim_sim_add_zero_gathers(Replay *r)
     for (int d = 0; d < p; d++) {
         int stream[2];
         for (int k = 0; k < 2; k++) {
-            g_autofree char *name = g_strdup_printf(k ? "gpu%d.zero-in" : "gpu%d.zero", d);
+            char name[48];
+            ppsim_sim_stream_name(name, "gpu", d, k ? ".zero-in" : ".zero");
             stream[k] = ppsim_exec_add_stream(r->exec, name);
         }
         int peer = ppsim_topology_remote_endpoint(r->topo, d, across);

@@ -210,6 +210,22 @@ replay_node_of(const Replay *r, int device)
     return r->topo ? ppsim_topology_node_of(r->topo, device) : 0;
 }
 
+char *
+ppsim_sim_stream_name(char *buf, const char *prefix, int n, const char *suffix)
+{
+    char digits[12];
+    int k = 0;
+    unsigned u = (unsigned)MAX(n, 0);
+    do
+        digits[k++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    char *at = g_stpcpy(buf, prefix);
+    while (k > 0)
+        *at++ = digits[--k];
+    g_stpcpy(at, suffix);
+    return buf;
+}
+
 static void
 replay_add_streams(Replay *r)
 {
@@ -219,13 +235,14 @@ replay_add_streams(Replay *r)
     r->d2h_stream = g_new(int, p);
     r->h2d_stream = g_new(int, p);
     for (int d = 0; d < p; d++) {
-        g_autofree char *c = g_strdup_printf("gpu%d.compute", d);
-        g_autofree char *o = g_strdup_printf(two ? "gpu%d.d2h" : "gpu%d.copy", d);
-        r->compute_stream[d] = ppsim_exec_add_stream(r->exec, c);
-        r->d2h_stream[d] = ppsim_exec_add_stream(r->exec, o);
+        char name[48];
+        r->compute_stream[d] =
+            ppsim_exec_add_stream(r->exec, ppsim_sim_stream_name(name, "gpu", d, ".compute"));
+        r->d2h_stream[d] = ppsim_exec_add_stream(
+            r->exec, ppsim_sim_stream_name(name, "gpu", d, two ? ".d2h" : ".copy"));
         if (two) {
-            g_autofree char *i = g_strdup_printf("gpu%d.h2d", d);
-            r->h2d_stream[d] = ppsim_exec_add_stream(r->exec, i);
+            r->h2d_stream[d] =
+                ppsim_exec_add_stream(r->exec, ppsim_sim_stream_name(name, "gpu", d, ".h2d"));
         } else {
             r->h2d_stream[d] = r->d2h_stream[d];
         }
@@ -235,8 +252,9 @@ replay_add_streams(Replay *r)
     r->cpu_stream_base = g_new(int, nodes);
     for (int n = 0; n < nodes; n++)
         for (int w = 0; w < r->n_cpu_workers; w++) {
-            g_autofree char *name = g_strdup_printf("node%d.cpu%d", n, w);
-            int id = ppsim_exec_add_stream(r->exec, name);
+            char node[48], name[96];
+            ppsim_sim_stream_name(node, "node", n, ".cpu");
+            int id = ppsim_exec_add_stream(r->exec, ppsim_sim_stream_name(name, node, w, ""));
             if (w == 0)
                 r->cpu_stream_base[n] = id;
         }

@@ -117,6 +117,12 @@ START_TEST(test_file_errors)
         {"scenario: nonexistent.yaml\n", ":1:11:", "scenario:"},
         {"scenario: BASE\naxes:\n  schedule: [1f1b, {nme: zb}]\n",
          ":3:20:", "missing key 'name' in schedule"},
+        /* a range is tried at its first two values and its last: a fractional step on an
+         * integer key fails at the second, a range past the key's bound at the last */
+        {"scenario: BASE\naxes:\n  training.microbatches: {from: 4, to: 8, step: 0.5}\n",
+         ":3:26:", "value '4.5'"},
+        {"scenario: BASE\naxes:\n  training.microbatches: {from: 1, to: 2e7, step: 1e6}\n",
+         ":3:26:", "value '19000001'"},
         /* aliases are expanded into text: cycles and bombs stop; deep nesting is refused */
         {"scenario: BASE\nset: {x: &a [*a]}\n", ":2:10:", "the value expands to more than 16 MiB"},
         {"scenario: BASE\naxes:\n  training.pp: [&a [*a]]\n", ":3:17:", "expands to more than"},

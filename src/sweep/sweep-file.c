@@ -178,15 +178,24 @@ axis_range(PpsimSweep *s, PpsimSweepAxis *a, Doc *D, int id, GError **error)
                         a->path);
     PpsimMark m = node_mark(D, id);
     g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
-    int count = 0;
+    g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
     for (double x = v[0]; x <= v[1] * (1 + 1e-12); x = geometric ? x * v[2] : x + v[2]) {
-        if (++count > SWEEP_MAX_RANGE)
+        if ((int)texts->len >= SWEEP_MAX_RANGE)
             return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE,
                             "axis '%s': the range makes more than %d values", a->path,
                             SWEEP_MAX_RANGE);
-        g_autoptr(GString) t = g_string_new(NULL);
+        GString *t = g_string_new(NULL);
         number_text(t, x);
-        if (!ppsim_sweep_axis_add(s, a, t->str, t->str, where, error))
+        g_ptr_array_add(texts, g_string_free(t, FALSE));
+    }
+    /* A value check is an interval and, for integer keys, integrality. An arithmetic range
+     * is monotone and its values are integers when the first two are, so trying the first
+     * two and the last tries them all (a long range then loads in constant time); a
+     * geometric one is short and tried value by value. */
+    for (guint i = 0; i < texts->len; i++) {
+        const char *t = g_ptr_array_index(texts, i);
+        gboolean trial = geometric || i < 2 || i + 1 == texts->len;
+        if (!ppsim_sweep_axis_add(s, a, t, t, trial ? where : NULL, error))
             return FALSE;
     }
     return TRUE;

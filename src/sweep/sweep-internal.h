@@ -9,7 +9,8 @@ PpsimSweep *ppsim_sweep_new_empty(const char *display);
 /* A new axis over key @path, declared at @mark, in zip group @group (no values yet). */
 PpsimSweepAxis *ppsim_sweep_axis_new(const char *path, PpsimMark mark, int group);
 /* Appends @value (YAML flow text, the right-hand side of a `--set`) to @a, shown as @label,
- * after trying it on the base scenario; errors are prefixed by @where. */
+ * after trying it on the base scenario; errors are prefixed by @where. @where NULL: no
+ * trial (the caller knows the value passes because others it implies did). */
 gboolean ppsim_sweep_axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value,
                               const char *label, const char *where, GError **error);
 /* Parses the base scenario with the fixed overrides into s->base_sc (constraint names are
