@@ -240,7 +240,7 @@ ppsim_test_suite(void)
     TCase *tc = tcase_create("formulas");
     /* `ppsim validate` over the default grid (396 rows with T-Pipe's) takes 4-10 s under
      * AddressSanitizer on a loaded 2-core machine: more than Check's default 4 s */
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 200);
     tcase_add_test(tc, test_formula_values);
     tcase_add_test(tc, test_zb_h1_profiled_costs);
     tcase_add_test(tc, test_validate_cli);
@@ -249,7 +249,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_offload_scenario);
     suite_add_tcase(s, tc);
     tc = tcase_create("conformance");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_conformance, 0, (int)ppsim_sched_registry_count());
     suite_add_tcase(s, tc);
     return s;

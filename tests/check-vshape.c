@@ -428,11 +428,11 @@ ppsim_test_suite(void)
 {
     Suite *s = suite_create("vshape");
     TCase *tc = tcase_create("grid");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 400);
     tcase_add_loop_test(tc, test_grid, 0, 4);
     suite_add_tcase(s, tc);
     tc = tcase_create("properties");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 400);
     tcase_add_test(tc, test_zb_v_zero_bubble);
     tcase_add_test(tc, test_half_min_bubble);
     tcase_add_test(tc, test_v_min_unbalanced);

@@ -337,7 +337,7 @@ ppsim_test_suite(void)
 {
     Suite *s = suite_create("zb");
     TCase *tc = tcase_create("zb");
-    tcase_set_timeout(tc, 240);
+    tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_zb_grid, 0, 4);
     tcase_add_test(tc, test_zb_2p_zero_bubble);
     tcase_add_test(tc, test_zb_table5_rows);
