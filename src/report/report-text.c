@@ -143,6 +143,22 @@ text_devices(GString *out, const GPtrArray *results, int lw, const char *mem_uni
     }
 }
 
+/* One row of a per-schedule table: @label padded to @lw, then @n times in ms, 12 wide. */
+static void
+text_ms_row(GString *out, const char *label, int lw, const PpsimTime *v, guint n)
+{
+    gsize row = out->len;
+    g_string_append(out, label);
+    text_pad(out, row, lw);
+    g_autoptr(GString) cell = g_string_new(NULL);
+    for (guint k = 0; k < n; k++) {
+        g_string_truncate(cell, 0);
+        ppsim_fmt_fixed(cell, (double)v[k] / PPSIM_PS_PER_MS, 3);
+        text_cell_right(out, cell->str, 12);
+    }
+    g_string_append_c(out, '\n');
+}
+
 /* The bubble breakdown (run-result.h) summed over devices, in ms: recompute, imbalance and
  * warm-up/cool-down ([HP] B_R, B_I, B_P), then transfer and offload stalls. */
 static void
@@ -167,16 +183,7 @@ text_bubbles(GString *out, const GPtrArray *results, int lw)
             sum[3] += dev->bubble_transfer_ps;
             sum[4] += dev->bubble_offload_ps;
         }
-        gsize row = out->len;
-        g_string_append(out, res->label);
-        text_pad(out, row, lw);
-        g_autoptr(GString) cell = g_string_new(NULL);
-        for (int k = 0; k < 5; k++) {
-            g_string_truncate(cell, 0);
-            ppsim_fmt_fixed(cell, (double)sum[k] / PPSIM_PS_PER_MS, 3);
-            text_cell_right(out, cell->str, 12);
-        }
-        g_string_append_c(out, '\n');
+        text_ms_row(out, res->label, lw, sum, G_N_ELEMENTS(sum));
     }
 }
 
@@ -206,9 +213,6 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
                            "dp_exposed");
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        gsize row = out->len;
-        g_string_append(out, res->label);
-        text_pad(out, row, lw);
         PpsimTime mx[4] = {0, 0, 0, 0};
         for (int d = 0; d < res->p; d++) {
             const PpsimDeviceResult *dev = &res->devices[d];
@@ -217,13 +221,7 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
             mx[2] = MAX(mx[2], dev->dp_comm_ps);
             mx[3] = MAX(mx[3], dev->dp_exposed_ps);
         }
-        g_autoptr(GString) cell = g_string_new(NULL);
-        for (int k = 0; k < 4; k++) {
-            g_string_truncate(cell, 0);
-            ppsim_fmt_fixed(cell, (double)mx[k] / PPSIM_PS_PER_MS, 3);
-            text_cell_right(out, cell->str, 12);
-        }
-        g_string_append_c(out, '\n');
+        text_ms_row(out, res->label, lw, mx, G_N_ELEMENTS(mx));
     }
 }
 
