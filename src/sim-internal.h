@@ -28,6 +28,12 @@ typedef struct {
     GArray *zero_task; /* guint32 triples */
 } Replay;
 
+/* sim-build.c: ppsim_sim_build_schedule, also collecting what was chosen for the user into
+ * @choices and what a solver-backed generator says into @solver (both nullable). */
+PpsimSchedule *ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                               PpsimCosts **costs_out, GArray *choices, PpsimSolverReport *solver,
+                               GError **error);
+
 /* Writes "<prefix><n><suffix>" into @buf (at least 48 bytes): an executor stream's name,
  * without printf (a sweep makes millions of them). Returns @buf. */
 char *ppsim_sim_stream_name(char *buf, const char *prefix, int n, const char *suffix);

@@ -1,0 +1,173 @@
+/* sim-build.c: the schedule of one spec, from a generator (with the cost estimates, the
+ * choices it made and a replay it may use to rank plans) or from a CSV file; see sim.h. */
+#include "sim-internal.h"
+#include "sched/registry.h"
+#include "util/ppsim-error.h"
+
+#include <string.h>
+
+/* ---- building the schedule ------------------------------------------------------------ */
+
+static gboolean
+sim_check_shape(const PpsimScenario *sc, const PpsimSchedule *sched, const char *what,
+                GError **error)
+{
+    if (sched->n_devices != sc->training.pp || sched->n_microbatches != sc->training.microbatches) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "%s has p = %d devices and m = %d microbatches, but the scenario has "
+                    "training.pp = %d and training.microbatches = %d",
+                    what, sched->n_devices, sched->n_microbatches, sc->training.pp,
+                    sc->training.microbatches);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static PpsimSchedule *
+sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError **error)
+{
+    if (spec->file == NULL) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
+                    "%s:%d:%d: schedule 'custom' needs a 'file'", sc->path ? sc->path : "",
+                    spec->mark.line, spec->mark.col);
+        return NULL;
+    }
+    /* mapped, not copied: the page cache already holds it; on failure, read it the usual
+     * way for the usual error message */
+    g_autoptr(GMappedFile) map = g_mapped_file_new(spec->file, FALSE, NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (map == NULL && !g_file_get_contents(spec->file, &text, &len, error))
+        return NULL;
+    const char *data = map ? g_mapped_file_get_contents(map) : text;
+    if (map != NULL)
+        len = g_mapped_file_get_length(map);
+    g_autoptr(PpsimSchedule) sched =
+        ppsim_schedule_from_csv(data ? data : "", len, spec->file, error);
+    if (sched == NULL)
+        return NULL;
+    g_autofree char *what = g_strdup_printf("schedule file '%s'", spec->file);
+    if (!sim_check_shape(sc, sched, what, error))
+        return NULL;
+    return g_steal_pointer(&sched);
+}
+
+/* The runner's replay for generators choosing between plans (generator.h). */
+typedef struct {
+    const PpsimScenario *sc;
+    const PpsimCosts *costs;
+} Measure;
+
+static gboolean
+sim_measure(const PpsimSchedule *candidate, PpsimTime *makespan_ps, gboolean *fits,
+            gpointer user_data, GError **error)
+{
+    const Measure *m = user_data;
+    g_autoptr(PpsimRunResult) res = ppsim_sim_replay(
+        m->sc, m->costs, ppsim_schedule_copy(candidate), "candidate", "candidate", 0, error);
+    if (res == NULL)
+        return FALSE;
+    *makespan_ps = res->makespan_ps;
+    *fits = !ppsim_run_result_any_oom(res);
+    return TRUE;
+}
+
+/* What the run decided that the scenario did not say, beyond the generator's own choices:
+ * the layer split over stages (hardware mode, no model.stage_layers). */
+static void
+sim_note_split(const PpsimScenario *sc, const PpsimCosts *costs, GArray *choices)
+{
+    if (costs->explicit_mode || sc->model.stage_layers != NULL || choices == NULL)
+        return;
+    int S = costs->n_stages, lo = G_MAXINT, hi = 0;
+    for (int i = 0; i < S; i++) {
+        lo = MIN(lo, costs->stage[i].layers);
+        hi = MAX(hi, costs->stage[i].layers);
+    }
+    g_autoptr(GString) s = g_string_new(NULL);
+    for (int i = 0; i < S; i++)
+        g_string_append_printf(s, "%s%d", i ? "," : "", costs->stage[i].layers);
+    if (lo == hi)
+        ppsim_choice_add(choices, "stage_layers", s->str, "even split: %d layer%s per stage", lo,
+                         lo == 1 ? "" : "s");
+    else
+        ppsim_choice_add(choices, "stage_layers", s->str,
+                         "as even as %d layers over %d stages allow", sc->model.layers, S);
+}
+
+PpsimSchedule *
+ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
+                GArray *choices, PpsimSolverReport *solver, GError **error)
+{
+    const char *path = spec->origin ? spec->origin : sc->path ? sc->path : "";
+    if (g_strcmp0(spec->name, "custom") == 0) {
+        g_autoptr(PpsimSchedule) sched = sim_build_custom(sc, spec, error);
+        if (sched == NULL)
+            return NULL;
+        PpsimCosts *costs = ppsim_costs_new(sc, sched->n_stages, error);
+        if (costs == NULL)
+            return NULL;
+        if (costs_out)
+            *costs_out = costs;
+        else
+            ppsim_costs_free(costs);
+        return g_steal_pointer(&sched);
+    }
+    GError *local = NULL;
+    const PpsimScheduleClass *klass = ppsim_sched_registry_find(spec->name, &local);
+    if (klass == NULL) {
+        g_propagate_prefixed_error(error, local, "%s:%d:%d: ", path, spec->mark.line,
+                                   spec->mark.col);
+        return NULL;
+    }
+    g_autoptr(PpsimOptions) opts = ppsim_options_new(klass, spec->options, path, error);
+    if (opts == NULL)
+        return NULL;
+    PpsimPipelineShape shape = {.p = sc->training.pp,
+                                .v = klass->chunks > 0 ? klass->chunks : sc->training.chunks,
+                                .m = sc->training.microbatches};
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, shape.p * shape.v, error);
+    if (costs == NULL)
+        return NULL;
+    if (klass->chunks == 0 && !sc->training.chunks_set)
+        ppsim_choice_add(choices, "v", "1", "training.chunks unset");
+    Measure measure = {sc, costs};
+    PpsimScheduleParams params = {.options = opts,
+                                  .costs = &costs->estimates,
+                                  .choices = choices,
+                                  .measure = sim_measure,
+                                  .measure_data = &measure,
+                                  .solver = solver};
+    PpsimSchedule *raw = NULL;
+    if (!klass->generate(&shape, &params, &raw, error))
+        return NULL;
+    sim_note_split(sc, costs, choices);
+    ppsim_sim_note_parallel(sc, choices);
+    g_autoptr(PpsimSchedule) sched = raw;
+    g_assert(sched != NULL);
+    if (sched->n_stages != costs->n_stages) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "generator made %d stages, expected %d", sched->n_stages, costs->n_stages);
+        return NULL;
+    }
+    g_autofree char *what = g_strdup_printf("generator '%s' output", klass->name);
+    if (!sim_check_shape(sc, sched, what, error))
+        return NULL;
+    if (costs_out)
+        *costs_out = g_steal_pointer(&costs);
+    return g_steal_pointer(&sched);
+}
+
+PpsimSchedule *
+ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                         PpsimCosts **costs_out, GError **error)
+{
+    return ppsim_sim_build(sc, spec, costs_out, NULL, NULL, error);
+}
+
+PpsimSchedule *
+ppsim_sim_build_schedule_full(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
+                              PpsimCosts **costs_out, PpsimSolverReport *solver, GError **error)
+{
+    return ppsim_sim_build(sc, spec, costs_out, NULL, solver, error);
+}
