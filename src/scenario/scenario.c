@@ -1,0 +1,77 @@
+/* scenario.c: the scenario and schedule-spec objects: constructors and destructors (the
+ * parser that fills them is scenario-parse.c). */
+#include "scenario/scenario-schema.h"
+
+PpsimScheduleSpec *
+ppsim_schedule_spec_new(const char *name)
+{
+    PpsimScheduleSpec *spec = g_new0(PpsimScheduleSpec, 1);
+    spec->name = g_strdup(name);
+    spec->label = g_strdup(name);
+    spec->options = g_array_new(FALSE, FALSE, sizeof(PpsimOptionValue));
+    return spec;
+}
+
+void
+ppsim_schedule_spec_free(PpsimScheduleSpec *spec)
+{
+    if (spec == NULL)
+        return;
+    for (guint i = 0; i < spec->options->len; i++) {
+        PpsimOptionValue *o = &g_array_index(spec->options, PpsimOptionValue, i);
+        g_free(o->key);
+        g_free(o->value);
+    }
+    g_array_free(spec->options, TRUE);
+    g_free(spec->name);
+    g_free(spec->file);
+    g_free(spec->label);
+    g_free(spec->origin);
+    g_free(spec);
+}
+
+void
+ppsim_scenario_free(PpsimScenario *sc)
+{
+    if (sc == NULL)
+        return;
+    g_free(sc->name);
+    g_free(sc->path);
+    g_free(sc->basedir);
+    g_free(sc->hardware.preset);
+    g_free(sc->model.preset);
+    if (sc->model.stage_layers)
+        g_array_free(sc->model.stage_layers, TRUE);
+    if (sc->model.stage_recompute)
+        g_array_free(sc->model.stage_recompute, TRUE);
+    if (sc->model.stage_recompute_layers)
+        g_array_free(sc->model.stage_recompute_layers, TRUE);
+    GArray *lists[] = {sc->costs.stage_forward, sc->costs.stage_backward_input,
+                       sc->costs.stage_backward_weight, sc->costs.stage_activation};
+    for (guint i = 0; i < G_N_ELEMENTS(lists); i++)
+        if (lists[i])
+            g_array_free(lists[i], TRUE);
+    if (sc->schedules)
+        g_ptr_array_unref(sc->schedules);
+    g_free(sc);
+}
+
+PpsimScenario *
+ppsim_scenario_new_explicit(int pp, int chunks, int microbatches, const char *schedule_name)
+{
+    PpsimScenario *sc = g_new0(PpsimScenario, 1);
+    sc->schedules = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_schedule_spec_free);
+    ppsim_scenario_set_defaults(sc);
+    sc->name = g_strdup("explicit");
+    sc->path = g_strdup("<explicit>");
+    sc->basedir = g_strdup(".");
+    sc->training.pp = pp;
+    sc->training.chunks = chunks;
+    sc->training.microbatches = microbatches;
+    sc->costs.present = TRUE;
+    sc->costs.recompute_ps = sc->costs.forward_ps;
+    sc->costs.weight_activation = sc->costs.activation;
+    sc->hardware.nodes = (pp + sc->hardware.gpus_per_node - 1) / sc->hardware.gpus_per_node;
+    g_ptr_array_add(sc->schedules, ppsim_schedule_spec_new(schedule_name));
+    return sc;
+}
