@@ -459,6 +459,13 @@ START_TEST(test_cli)
     const char *bad[] = {"plan", scen, "--format", "xml", NULL};
     ck_assert_int_eq(spawn_ppsim(&out, &err, bad), 2);
     g_free(out), g_free(err);
+    const char *nan_limit[] = {"plan", scen, "--time-limit", "nan", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, nan_limit), 2);
+    ck_assert_msg(strstr(err, "--time-limit must be a number of seconds") != NULL, "%s", err);
+    g_free(out), g_free(err);
+    const char *negative_limit[] = {"plan", scen, "--time-limit", "-1", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, negative_limit), 2);
+    g_free(out), g_free(err);
     const char *tight[] = {"plan", scen, "--set", "memory.limit=30GiB", NULL};
     ck_assert_int_eq(spawn_ppsim(&out, &err, tight), 1);
     ck_assert_str_eq(out, "");

@@ -5,6 +5,7 @@
 #include "util/fmt.h"
 #include "sim.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -313,6 +314,9 @@ ppsim_cmd_plan(int argc, char **argv)
         rc = PPSIM_EXIT_USAGE;
     else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json"))
         rc = ppsim_cli_usage("--format must be text or json, got '%s'", o.format);
+    else if (!isfinite(o.time_limit) || o.time_limit < 0)
+        rc = ppsim_cli_usage(
+            "--time-limit must be a number of seconds (0: the default, 60), got %g", o.time_limit);
     else if (argc != 2)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim plan --help')"
                                       : "expected one SCENARIO, got %d arguments",
