@@ -13,7 +13,6 @@
 #include "cost/parallel.h"
 #include "util/ppsim-error.h"
 
-
 /* ---- replay ---------------------------------------------------------------------------- */
 
 static void
