@@ -410,6 +410,28 @@ START_TEST(test_outputs_at_the_edges)
         struct stat st;
         ck_assert(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
     }
+    /* a failed write names the file asked for, never a temporary one, and leaves nothing */
+    g_autofree char *missing = g_build_filename(dir, "no-such-dir", "x.csv", NULL);
+    r = ppsim(NULL, "run", ok, "--no-artifacts", "--schedule", "1f1b", "--export-schedule", missing,
+              NULL);
+    ck_assert_int_eq(r.status, 1);
+    g_autofree char *want_err = g_strdup_printf("cannot write '%s': ", missing);
+    ck_assert_msg(strstr(r.err, want_err) != NULL, "%s", r.err);
+    run_clear(&r);
+    g_autofree char *arts = g_build_filename(dir, "arts", NULL);
+    g_autofree char *blocker = g_build_filename(arts, "summary.json", NULL);
+    ck_assert_int_eq(g_mkdir_with_parents(blocker, 0755), 0);
+    r = ppsim(NULL, "run", ok, "-q", "--output", arts, NULL);
+    ck_assert_int_eq(r.status, 1);
+    g_free(want_err);
+    want_err = g_strdup_printf("cannot write '%s': ", blocker);
+    ck_assert_msg(strstr(r.err, want_err) != NULL, "%s", r.err);
+    run_clear(&r);
+    g_autoptr(GDir) left = g_dir_open(arts, 0, NULL);
+    for (const char *name; left != NULL && (name = g_dir_read_name(left)) != NULL;)
+        ck_assert_msg(strchr(name, '.') == NULL || g_str_has_suffix(name, ".svg") ||
+                          g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".csv"),
+                      "left behind: %s", name);
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
     ck_assert(g_spawn_command_line_sync(rm, NULL, NULL, NULL, NULL));
 }

@@ -1,5 +1,6 @@
 /* cli-common.c: error printing and option parsing shared by the subcommands. */
 #include "cli/cli.h"
+#include "util/file-replace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -103,7 +104,6 @@ ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **err
         }
         return ok;
     }
-    /* a regular file (or none yet): g_file_set_contents writes a temporary file and renames
-     * it over @path, so readers never see a half-written file. */
-    return g_file_set_contents(path, data, (gssize)len, error);
+    /* a regular file (or none yet): replaced whole, so readers never see it half-written */
+    return ppsim_file_replace(path, data, len, error);
 }

@@ -1,6 +1,7 @@
 /* artifacts.c: atomic writes of the run's files; see artifacts.h. The I/O edge of the
  * report layer: everything else in src/report is pure. */
 #include "report/artifacts.h"
+#include "util/file-replace.h"
 #include "util/ppsim-error.h"
 
 #include <errno.h>
@@ -36,8 +37,7 @@ artifacts_file_write(const char *buf, gsize len, gpointer data, GError **error)
 {
     FILE *f = data;
     if (fwrite(buf, 1, len, f) != len) {
-        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "write failed: %s",
-                    g_strerror(errno));
+        g_set_error_literal(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, g_strerror(errno));
         return FALSE;
     }
     return TRUE;
@@ -50,12 +50,14 @@ artifacts_trace(const char *path, const PpsimRunResult *res, GError **error)
     g_autofree char *tmp = g_strdup_printf("%s.tmp", path);
     FILE *f = g_fopen(tmp, "wb");
     if (f == NULL)
-        return artifacts_io_error(error, "create", tmp, errno);
+        return artifacts_io_error(error, "write", path, errno);
     gboolean ok = ppsim_report_trace_write(res, artifacts_file_write, f, error);
+    if (!ok)
+        g_prefix_error(error, "cannot write '%s': ", path);
     if (fclose(f) != 0 && ok)
-        ok = artifacts_io_error(error, "write", tmp, errno);
+        ok = artifacts_io_error(error, "write", path, errno);
     if (ok && g_rename(tmp, path) != 0)
-        ok = artifacts_io_error(error, "rename to", path, errno);
+        ok = artifacts_io_error(error, "write", path, errno);
     if (!ok)
         g_unlink(tmp);
     return ok;
@@ -65,8 +67,7 @@ static gboolean
 artifacts_text(const char *dir, const char *name, const GString *text, GError **error)
 {
     g_autofree char *path = g_build_filename(dir, name, NULL);
-    /* g_file_set_contents writes a temporary file and renames it over @path */
-    return g_file_set_contents(path, text->str, (gssize)text->len, error);
+    return ppsim_file_replace(path, text->str, text->len, error);
 }
 
 gboolean
