@@ -255,7 +255,10 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.r_ps = time_of(fwd, rate);
     st->est.act = ppsim_round_clamped(act);
     st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
-    st->act_ckpt = ppsim_round_clamped(n * 2.0 * s * b * h); /* layer inputs, [KOR] Table 2 */
+    /* An R op re-runs the stage's forward as one block ([TP] §4.2 block-wise recompute; [MEG]
+     * recompute_method uniform with one unit per stage), so F keeps only the stage's input:
+     * one layer input, 2sbh ([KOR] Table 2). */
+    st->act_ckpt = n > 0 ? ppsim_round_clamped(2.0 * s * b * h) : 0;
     st->params = params;
     st->static_mem = ppsim_round_clamped(params * sc->training.bytes_per_param);
     st->p2p_bytes = (guint64)ppsim_round_clamped(s * b * h * ACT_BYTES);

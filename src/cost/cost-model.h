@@ -24,7 +24,8 @@ typedef struct {
     gboolean has_head;      /* last stage: final norm + LM head + loss */
     double params;          /* parameters held by the stage */
     gint64 static_mem;      /* weights + gradients + optimizer states (memory units) */
-    gint64 act_ckpt;        /* kept after F when R recomputes the rest (memory units) */
+    gint64 act_ckpt;        /* kept after F when R recomputes the rest: the stage's input
+                             * (memory units) */
     guint64 p2p_bytes;      /* activation sent to the next stage (= gradient sent back) */
     guint64 offload_bytes;  /* bytes an OFF moves for this stage's activation */
     PpsimTime opt_ps;       /* optimizer step on the GPU */
