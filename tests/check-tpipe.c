@@ -2,7 +2,8 @@
  * replay, in explicit-cost mode under App. A's assumptions (T_unit = T_F = 1 ms, fused
  * backward T_B = 2 T_F, p2p = 0, activation 1 per chunk and microbatch = m_a / 2p): the
  * makespan 6(m + p - 1) and device 0's chunk ceilings of App. A, a timeline computed by
- * hand, T-Recomp's memory effects and App. C's buffer count, and the refusals. */
+ * hand, T-Recomp's memory effects and App. C's buffer count, the stage input an R keeps in
+ * hardware mode, and the refusals. */
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
 #include "util/ppsim-error.h"
@@ -226,10 +227,11 @@ START_TEST(test_interleaved_t_recomp)
 END_TEST
 
 /* Hardware mode: an R re-runs its stage's forward as one block ([TP] §4.2), so F keeps only
- * the stage's input, one layer input of 2sbh bytes ([KOR] Table 2), whatever the layer count
- * (not 2sbh per layer); split t ways only with sequence parallelism. 1F1B with recompute 1
- * on p = 4 stages of 4 GPT layers: device 0 holds 3 checkpoints while the 4th microbatch's
- * F (or the first R's buffer) holds a whole activation A: peak 3 x 2sbh + A. */
+ * the stage's input, whatever the layer count: one layer input of 2sbh bytes ([KOR] Table 2;
+ * split t ways only with sequence parallelism), and on the first stage the token ids (8
+ * bytes each; the embedding is re-run too). 1F1B with recompute 1 on p = 4 stages of 4 GPT
+ * layers: device 0 holds 3 checkpoints while the 4th microbatch's F (or the first R's
+ * buffer) holds a whole activation A: peak 3 x 8sb + A. */
 START_TEST(test_recompute_checkpoint_hw)
 {
     const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
@@ -243,12 +245,13 @@ START_TEST(test_recompute_checkpoint_hw)
     g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 4, &error);
     ppsim_assert_no_error(error);
     gint64 sbh = 1024 * 1024;
-    for (int s = 0; s < 4; s++)
+    ck_assert_int_eq(costs->stage[0].act_ckpt, 8 * 1024);
+    for (int s = 1; s < 4; s++)
         ck_assert_int_eq(costs->stage[s].act_ckpt, 2 * sbh);
     g_autoptr(PpsimRunResult) res =
         ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
     ppsim_assert_no_error(error);
-    ck_assert_int_eq(res->devices[0].peak_activation, 3 * 2 * sbh + costs->stage[0].est.act);
+    ck_assert_int_eq(res->devices[0].peak_activation, 3 * 8 * 1024 + costs->stage[0].est.act);
     static const char *const tp2[] = {"parallel.tp=2", NULL};
     static const char *const tp2_sp[] = {"parallel.tp=2", "parallel.sequence_parallel=true", NULL};
     for (int with_sp = 0; with_sp < 2; with_sp++) {
