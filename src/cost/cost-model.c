@@ -268,9 +268,9 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.r_ps = time_of(fwd, rate);
     st->est.act = ppsim_round_clamped(act);
     st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
-    /* An R op re-runs the stage's forward as one block ([TP] §4.2 block-wise recompute; [MEG]
-     * recompute_method uniform with one unit per stage), so F keeps only the stage's input:
-     * one layer input, 2sbh ([KOR] Table 2), or on the first stage the token ids. */
+    /* An R op re-runs the stage's forward as one block ([TP] §4.2 block-wise recompute), so F
+     * keeps only the stage's input: one layer input, 2sbh ([KOR] Table 2), or on the first
+     * stage the token ids. */
     st->act_ckpt = ppsim_cost_stage_input_bytes(st, sc, 1);
     st->params = params;
     st->static_mem = ppsim_round_clamped(params * sc->training.bytes_per_param);
