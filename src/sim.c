@@ -107,6 +107,14 @@ replay_state_bytes(const PpsimStageCost *st, const PpsimOp *op)
     return (guint64)ppsim_round_clamped(st->params * replay_weight_bits(op) / 8.0);
 }
 
+/* GPUs of one TP group on one node (1 without tensor parallelism): st->params is one GPU's
+ * share, and the node's CPU updates, and its memory holds, the offloaded states of each. */
+static int
+replay_tp_on_node(const Replay *r)
+{
+    return MAX(1, MIN(r->sc->parallel.tp, r->sc->hardware.gpus_per_node));
+}
+
 static PpsimTime
 replay_duration(const Replay *r, const PpsimOp *op)
 {
@@ -127,9 +135,10 @@ replay_duration(const Replay *r, const PpsimOp *op)
         /* = r_ps x share / 100, without the product (r_ps may be near PPSIM_COST_MAX) */
         return st->est.r_ps / 100 * op->share + st->est.r_ps % 100 * op->share / 100;
     case PPSIM_OP_OPT:
-        if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode)
+        if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode) /* the node's shares */
             return ppsim_time_from_seconds(
-                st->params / (r->sc->hardware.host_adam_params_per_s * r->cpu_count[op->stage]));
+                st->params * replay_tp_on_node(r) /
+                (r->sc->hardware.host_adam_params_per_s * r->cpu_count[op->stage]));
         return st->opt_ps;
     case PPSIM_OP_OFF:
     case PPSIM_OP_RL:
@@ -297,7 +306,8 @@ replay_describe(GString *out, PpsimTaskId task, gpointer data)
 /* T-Offload ([TP] §5): a stage whose optimizer step runs on a CPU worker keeps on the GPU
  * only its 16-bit gradients and its weights at the bits its WRL brings back; the rest of
  * training.bytes_per_param (fp32 master weights and Adam's two moments, [ZERO] §3.1) lives
- * in host memory, which the node's pool holds as static memory. */
+ * in host memory, which the node's pool holds as static memory (for every GPU of the TP
+ * group on the node). */
 static void
 replay_static_saved(Replay *r)
 {
@@ -337,7 +347,8 @@ replay_static_saved(Replay *r)
         gint64 saved = MAX(0, st->static_mem - ppsim_round_clamped(kept));
         int d = sched->stage_device[s];
         r->static_saved[d] += saved;
-        host[replay_node_of(r, d)] += st->static_mem - ppsim_round_clamped(st->params * 2.0);
+        host[replay_node_of(r, d)] += ppsim_mul_clamped(
+            replay_tp_on_node(r), st->static_mem - ppsim_round_clamped(st->params * 2.0));
     }
     for (int n = 0; n < nodes && r->topo != NULL; n++)
         ppsim_exec_set_pool_base(r->exec, p + n, PPSIM_MEM_STATIC, MAX(0, host[n]));

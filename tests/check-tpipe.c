@@ -2,7 +2,8 @@
  * replay, in explicit-cost mode under App. A's assumptions (T_unit = T_F = 1 ms, fused
  * backward T_B = 2 T_F, p2p = 0, activation 1 per chunk and microbatch = m_a / 2p): the
  * makespan 6(m + p - 1) and device 0's chunk ceilings of App. A, a timeline computed by
- * hand, T-Recomp's memory effects and App. C's buffer count, and the refusals. */
+ * hand, T-Recomp's memory effects and App. C's buffer count, the stage input an R keeps in
+ * hardware mode, and the refusals. */
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
 #include "util/ppsim-error.h"
@@ -225,177 +226,42 @@ START_TEST(test_interleaved_t_recomp)
 }
 END_TEST
 
-/* Device 0's op of @kind on @stage for microbatch @mb (-1: per-stage), with its timing. */
-static const PpsimOpTiming *
-find_op(const PpsimRunResult *res, int d, int kind, int stage, int mb)
+/* Hardware mode: an R re-runs its stage's forward as one block ([TP] §4.2), so F keeps only
+ * the stage's input, whatever the layer count: one layer input of 2sbh bytes ([KOR] Table 2;
+ * split t ways only with sequence parallelism), and on the first stage the token ids (8
+ * bytes each; the embedding is re-run too). 1F1B with recompute 1 on p = 4 stages of 4 GPT
+ * layers: device 0 holds 3 checkpoints while the 4th microbatch's F (or the first R's
+ * buffer) holds a whole activation A: peak 3 x 8sb + A. */
+START_TEST(test_recompute_checkpoint_hw)
 {
-    for (int list = 0; list < 2; list++) {
-        const GArray *ops = list == 0 ? res->schedule->compute[d] : res->schedule->copy[d];
-        for (guint i = 0; i < ops->len; i++) {
-            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-            if (op->kind == kind && op->stage == stage && op->microbatch == mb)
-                return &g_array_index(list == 0 ? res->compute_timing[d] : res->copy_timing[d],
-                                      PpsimOpTiming, i);
-        }
-    }
-    ck_abort_msg("op not found");
-    return NULL;
-}
-
-static PpsimRunResult *
-offload_run(int p, int m, double offload_ms, double optimizer_ms, const char *bits)
-{
-    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "tpipe");
-    sc->costs.offload_ps = (PpsimTime)llround(offload_ms * PPSIM_PS_PER_MS);
-    sc->costs.optimizer_ps = (PpsimTime)llround(optimizer_ms * PPSIM_PS_PER_MS);
-    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("tpipe");
-    PpsimOptionValue o = {g_strdup("offload_optimizer"), g_strdup("t-offload"), {1, 1}};
-    g_array_append_val(spec->options, o);
-    PpsimOptionValue b = {g_strdup("bits"), g_strdup(bits), {1, 1}};
-    g_array_append_val(spec->options, b);
-    g_autoptr(GError) error = NULL;
-    PpsimRunResult *res = ppsim_sim_run_spec(sc, spec, 0, &error);
-    ppsim_assert_no_error(error);
-    return res;
-}
-
-/* Device 0's GPU idle time within [@t0, @t1). */
-static PpsimTime
-idle_between(const PpsimRunResult *res, PpsimTime t0, PpsimTime t1)
-{
-    PpsimTime busy = 0;
-    const GArray *ops = res->schedule->compute[0];
-    for (guint i = 0; i < ops->len; i++) {
-        const PpsimOpTiming *t = &g_array_index(res->compute_timing[0], PpsimOpTiming, i);
-        if (!(g_array_index(ops, PpsimOp, i).flags & PPSIM_OP_FLAG_CPU))
-            busy += MAX(0, MIN(t->end_ps, t1) - MAX(t->start_ps, t0));
-    }
-    return (t1 - t0) - busy;
-}
-
-/* App. D Eq. (5)-(6): device 0's GPU idles (p - ceil((2p-3)/6) - 1) T_bwd/2p between its
- * last chunk-2 backward and its last chunk-1 backward (kb chunk-1 backwards sit in the
- * gap); T-Offload runs the deep stage's gradient D2H and CPU step from the first. p = 8
- * (kb = 3): 8 T_unit of idle time in a gap of 14. Eq. (6) holding (D2H 1 + Adam 7 = 8) the
- * step hides entirely. ppsim's copy engine and CPU workers do not slow the GPU (the SM
- * contention App. D's bubble rule avoids is not modelled), so a step of 9 (Eq. (6) violated)
- * still hides beside the B1s; the iteration grows only past the whole gap plus the last B1
- * (2p = 16): D2H 1 + Adam 18 = 19 lengthens it by 3, and 16 of its 19 T_unit overlap. */
-START_TEST(test_app_d_eq6)
-{
-    int p = 8, m = 32, kb = ceil6(2 * p - 3), window = 2 * (p - kb - 1);
-    ck_assert_int_eq(window, 8);
-    PpsimTime base = (PpsimTime)6 * (m + p - 1) * PPSIM_PS_PER_MS;
-    static const struct {
-        double adam, overlap;
-        int longer;
-    } cases[] = {{7, 1.0, 0}, {8, 1.0, 0}, {18, 16.0 / 19.0, 3}};
-    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
-        g_autoptr(PpsimRunResult) res = offload_run(p, m, 1, cases[c].adam, "16");
-        const PpsimOpTiming *last_b2 = find_op(res, 0, PPSIM_OP_BW, p, m - 1);
-        const PpsimOpTiming *last_b1 = find_op(res, 0, PPSIM_OP_BW, 0, m - 1);
-        const PpsimOpTiming *goff = find_op(res, 0, PPSIM_OP_GOFF, p, -1);
-        const PpsimOpTiming *opt = find_op(res, 0, PPSIM_OP_OPT, p, -1);
-        ck_assert_int_eq(idle_between(res, last_b2->end_ps, last_b1->start_ps),
-                         window * PPSIM_PS_PER_MS);
-        ck_assert_int_eq(goff->start_ps, last_b2->end_ps);
-        ck_assert_int_eq(goff->end_ps - goff->start_ps, PPSIM_PS_PER_MS);
-        ck_assert_int_eq(opt->start_ps, goff->end_ps);
-        ck_assert_int_eq(res->makespan_ps - base, cases[c].longer * PPSIM_PS_PER_MS);
-        ck_assert_double_eq_tol(res->devices[0].optimizer_overlap, cases[c].overlap, 1e-12);
-    }
-}
-END_TEST
-
-/* App. D Eq. (7)-(8): device 0 runs kf + 1 chunk-1 forwards, then idles (p - ceil((p-3)/6)
- * - 1) T_fwd/2p until chunk 2's first forward is ready; the (quantized) weights of the deep
- * stage come back in that window, and chunk 2's first forward needs them. p = 8 (kf = 1): 6 T_unit.
- * A 16-bit upload of 8 T_unit (the `offload` cost) overruns by 2, delaying F2(0) to 10 instead of
- * 8; at 8 bits (4 T_unit) it hides. */
-START_TEST(test_app_d_eq8)
-{
-    int p = 8, m = 32, kf = ceil6(p - 3), window = p - kf - 1;
-    ck_assert_int_eq(window, 6);
-    static const struct {
-        const char *bits;
-        int f2_start;
-    } cases[] = {{"8", 8}, {"12", 8}, {"16", 10}};
-    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
-        g_autoptr(PpsimRunResult) res = offload_run(p, m, 8, 0, cases[c].bits);
-        const PpsimOpTiming *wrl = find_op(res, 0, PPSIM_OP_WRL, p, -1);
-        const PpsimOpTiming *f2 = find_op(res, 0, PPSIM_OP_F, p, 0);
-        ck_assert_int_eq(wrl->start_ps, (PpsimTime)(kf + 1) * PPSIM_PS_PER_MS);
-        if (cases[c].f2_start == p) /* the window: idle from the last F1 to F2(0) */
-            ck_assert_int_eq(idle_between(res, wrl->start_ps, f2->start_ps),
-                             window * PPSIM_PS_PER_MS);
-        ck_assert_int_eq(f2->start_ps, (PpsimTime)cases[c].f2_start * PPSIM_PS_PER_MS);
-    }
-}
-END_TEST
-
-/* Hardware mode (DGX A100, p = 4, a small GPT): each device's deep stage keeps its 16-bit
- * gradients and its weights at `bits` on the GPU and frees the rest of its 16 bytes per
- * parameter ([ZERO] §3.1); the gradients cross PCIe at 25 GB/s alone on their link (2
- * bytes per parameter), and the node's 16 CPU workers split over its 4 steps, so each Adam
- * step takes params / (4 x adam_rate). */
-START_TEST(test_t_offload_hardware)
-{
-    const char *yaml = "hardware: {preset: dgx-a100-80gb, pcie: {gpus_per_switch: 1}}\n"
+    const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
                        "model: {layers: 16, hidden: 1024, heads: 16, seq_len: 1024, vocab: 32000}\n"
                        "training: {pp: 4, microbatches: 8}\n"
-                       "schedule: {name: tpipe, offload_optimizer: t-offload, bits: 8}\n";
+                       "schedule: {name: 1f1b, recompute: 1}\n";
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimScenario) sc =
         ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", NULL, NULL, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 8, &error);
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 4, &error);
     ppsim_assert_no_error(error);
+    gint64 sbh = 1024 * 1024;
+    ck_assert_int_eq(costs->stage[0].act_ckpt, 8 * 1024);
+    for (int s = 1; s < 4; s++)
+        ck_assert_int_eq(costs->stage[s].act_ckpt, 2 * sbh);
     g_autoptr(PpsimRunResult) res =
         ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
     ppsim_assert_no_error(error);
-    for (int d = 0; d < 4; d++) {
-        const PpsimStageCost *st = &costs->stage[4 + d];
-        gint64 saved = st->static_mem - (gint64)llround(st->params * 3.0);
-        ck_assert_int_eq(res->devices[d].static_memory_saved, saved);
-        ck_assert_int_eq(res->devices[d].static_memory,
-                         costs->stage[d].static_mem + st->static_mem - saved);
-        const PpsimOpTiming *opt = find_op(res, d, PPSIM_OP_OPT, 4 + d, -1);
-        PpsimTime adam =
-            ppsim_time_from_seconds(st->params / (4 * sc->hardware.host_adam_params_per_s));
-        ck_assert_int_eq(opt->end_ps - opt->start_ps, adam);
-        const PpsimOpTiming *goff = find_op(res, d, PPSIM_OP_GOFF, 4 + d, -1);
-        double secs = (double)(goff->end_ps - goff->start_ps) / 1e12;
-        ck_assert_double_eq_tol(secs, st->params * 2 / sc->hardware.pcie_bytes_per_s, 1e-5);
-        ck_assert(res->devices[d].optimizer_overlap >= 0 && res->devices[d].optimizer_overlap <= 1);
+    ck_assert_int_eq(res->devices[0].peak_activation, 3 * 8 * 1024 + costs->stage[0].est.act);
+    static const char *const tp2[] = {"parallel.tp=2", NULL};
+    static const char *const tp2_sp[] = {"parallel.tp=2", "parallel.sequence_parallel=true", NULL};
+    for (int with_sp = 0; with_sp < 2; with_sp++) {
+        g_autoptr(PpsimScenario) par = ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", NULL,
+                                                            with_sp ? tp2_sp : tp2, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimCosts) pc = ppsim_costs_new(par, 4, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_int_eq(pc->stage[1].act_ckpt, with_sp ? sbh : 2 * sbh);
     }
-}
-END_TEST
-
-/* T-Offload's ops survive the CSV: `<s>SC`, `<s>LW%bits@k`, `<s>OG@k`, and the replay of
- * the file equals the generator's. */
-START_TEST(test_t_offload_csv)
-{
-    g_autoptr(PpsimRunResult) res = offload_run(4, 8, 1, 3, "8");
-    g_autoptr(GString) csv = ppsim_schedule_to_csv(res->schedule);
-    ck_assert_ptr_nonnull(strstr(csv->str, ",4SC,|,4LW%8@1,4OG@"));
-    g_autoptr(GError) error = NULL;
-    PpsimSchedule *back = ppsim_schedule_from_csv(csv->str, csv->len, "x.csv", &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(GString) again = ppsim_schedule_to_csv(back);
-    ck_assert_str_eq(csv->str, again->str);
-    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 2, 8, "tpipe");
-    sc->costs.offload_ps = PPSIM_PS_PER_MS;
-    sc->costs.optimizer_ps = 3 * PPSIM_PS_PER_MS;
-    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 8, &error);
-    g_autoptr(PpsimRunResult) replay = ppsim_sim_replay(sc, costs, back, "x", "custom", 0, &error);
-    ppsim_assert_no_error(error);
-    ck_assert_int_eq(replay->makespan_ps, res->makespan_ps);
-    for (int d = 0; d < 4; d++)
-        ck_assert_double_eq(replay->devices[d].optimizer_overlap,
-                            res->devices[d].optimizer_overlap);
-    g_autoptr(PpsimSchedule) bad = ppsim_schedule_from_csv("0F0,0B0,|,0LW3\n", 15, "x.csv", &error);
-    ck_assert_ptr_null(bad);
-    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
 }
 END_TEST
 
@@ -448,12 +314,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_grid);
     tcase_add_test(tc, test_1f1b_half_recompute);
     tcase_add_test(tc, test_interleaved_t_recomp);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("t-offload");
-    tcase_add_test(tc, test_app_d_eq6);
-    tcase_add_test(tc, test_app_d_eq8);
-    tcase_add_test(tc, test_t_offload_hardware);
-    tcase_add_test(tc, test_t_offload_csv);
+    tcase_add_test(tc, test_recompute_checkpoint_hw);
     suite_add_tcase(s, tc);
     tc = tcase_create("options");
     tcase_add_test(tc, test_refusals);

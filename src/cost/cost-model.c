@@ -15,6 +15,8 @@
 
 /* bf16 activations and messages: 2 bytes per element. */
 #define ACT_BYTES 2.0
+/* Token ids: 64-bit integers. */
+#define TOKEN_BYTES 8.0
 
 static double
 model_kv_ratio(const PpsimModel *model)
@@ -98,6 +100,17 @@ ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
 {
     /* [PO] §1 Formula 1 */
     return 10.0 / (3.0 * (6.0 * hidden + seq_len)) * compute_flops_per_s / offload_bytes_per_s;
+}
+
+gint64
+ppsim_cost_stage_input_bytes(const PpsimStageCost *st, const PpsimScenario *sc, int split)
+{
+    double s = sc->model.seq_len, b = sc->training.microbatch_size;
+    if (st->has_embedding) /* token ids, 8-byte integers: the embedding is re-run too */
+        return ppsim_round_clamped(TOKEN_BYTES * s * b);
+    if (st->layers == 0 && !st->has_head)
+        return 0;
+    return ppsim_round_clamped(ACT_BYTES * s * b * sc->model.hidden / split);
 }
 
 static PpsimTime
@@ -255,7 +268,10 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.r_ps = time_of(fwd, rate);
     st->est.act = ppsim_round_clamped(act);
     st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
-    st->act_ckpt = ppsim_round_clamped(n * 2.0 * s * b * h); /* layer inputs, [KOR] Table 2 */
+    /* An R op re-runs the stage's forward as one block ([TP] §4.2 block-wise recompute), so F
+     * keeps only the stage's input: one layer input, 2sbh ([KOR] Table 2), or on the first
+     * stage the token ids. */
+    st->act_ckpt = ppsim_cost_stage_input_bytes(st, sc, 1);
     st->params = params;
     st->static_mem = ppsim_round_clamped(params * sc->training.bytes_per_param);
     st->p2p_bytes = (guint64)ppsim_round_clamped(s * b * h * ACT_BYTES);

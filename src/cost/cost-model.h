@@ -24,7 +24,8 @@ typedef struct {
     gboolean has_head;      /* last stage: final norm + LM head + loss */
     double params;          /* parameters held by the stage */
     gint64 static_mem;      /* weights + gradients + optimizer states (memory units) */
-    gint64 act_ckpt;        /* kept after F when R recomputes the rest (memory units) */
+    gint64 act_ckpt;        /* kept after F when R recomputes the rest: the stage's input
+                             * (memory units) */
     guint64 p2p_bytes;      /* activation sent to the next stage (= gradient sent back) */
     guint64 offload_bytes;  /* bytes an OFF moves for this stage's activation */
     PpsimTime opt_ps;       /* optimizer step on the GPU */
@@ -73,6 +74,12 @@ double ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size);
 double ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size);
 /* Parameters of one transformer layer: 12h^2 + 13h generalised for GQA/FFN width. */
 double ppsim_cost_layer_params(const PpsimModel *model);
+/* What a stage's R recomputes its activation from, the stage's input for one microbatch:
+ * the token ids (8 bytes each) on the stage with the embedding, else the 2sbh-byte layer
+ * input (divided by @split: the TP size with sequence parallelism, else 1), 0 for a stage
+ * without layers, embedding or head. (memory units: bytes) */
+gint64 ppsim_cost_stage_input_bytes(const PpsimStageCost *st, const PpsimScenario *scenario,
+                                    int split);
 /* [PO] Formula 1: k = 10 / (3(6h + s)) * B_c / B_o. It assumes 20sbh stored per layer
  * (recompute: light) and counts the full s^2 attention. */
 double ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,

@@ -245,7 +245,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.r_ps = time_of(fwd / t, r) + tp_f;
     st->est.act = ppsim_round_clamped(act);
     st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
-    st->act_ckpt = ppsim_round_clamped(n * 2.0 * sbh / rep_div);
+    st->act_ckpt = ppsim_cost_stage_input_bytes(st, sc, (int)rep_div); /* what R re-runs from */
     st->params = params_gpu;
     st->static_mem = ppsim_round_clamped(
         ppsim_zero_static_bytes(params_gpu, sc->training.bytes_per_param, par->zero, dp));

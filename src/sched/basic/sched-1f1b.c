@@ -4,8 +4,9 @@
  * Bubble (p-1)(T_F+T_B+T_W); device r holds min(p - r, m) microbatches at its peak.
  * Any p >= 1, m >= 1 (including m < p); v = 1.
  * Option `recompute`: a ratio r recomputes that share of every stage's activation by an R
- * just before each backward (the layer-grouped, just-in-time recompute [TP] §6 compares
- * against as "1F1B + R=50%"); F then keeps only the rest.
+ * just before each backward ([TP] §6's baseline "1F1B + R=50%"); F then keeps only the rest.
+ * The R is one block, so its buffer holds the whole share until the backward ends; the
+ * paper's layer-grouped recompute re-runs one layer at a time inside the backward.
  */
 #include "sched/generator.h"
 

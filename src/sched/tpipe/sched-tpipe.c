@@ -117,7 +117,7 @@ tpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *param
 const PpsimScheduleClass ppsim_schedule_tpipe = {
     .name = "tpipe",
     .summary = "T-Pipe: 2 chunks/device, advanced backward; T-Recomp, T-Offload options",
-    .reference = "[TP] §4, App. A-C",
+    .reference = "[TP] §4-5, App. A-D",
     .chunks = 2,
     .options = tpipe_options,
     .generate = tpipe_generate,
