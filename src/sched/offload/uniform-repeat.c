@@ -115,22 +115,24 @@ block_build(const PpsimSchedule *sched, const PpsimCostEstimates *c, PpsimTime T
     return ok;
 }
 
+/* A pass of the block as seen by the repetition: microbatch j's copy starts at
+ * (q + j) T + r, with 0 <= r < T. */
 typedef struct {
-    PpsimTime t;
-    gint32 seq, mb;
-    guint8 kind;
-    gint32 stage;
-} Slot;
+    PpsimTime q, r;
+    const BlockPass *pass;
+} Phase;
 
+/* Order within one round q + j: by r (the start), then microbatch (a larger q is an earlier
+ * microbatch), then placement order. */
 static int
-slot_cmp(const void *a, const void *b)
+phase_cmp(const void *a, const void *b)
 {
-    const Slot *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->mb != y->mb)
-        return x->mb - y->mb;
-    return x->seq - y->seq;
+    const Phase *x = a, *y = b;
+    if (x->r != y->r)
+        return x->r < y->r ? -1 : 1;
+    if (x->q != y->q)
+        return x->q > y->q ? -1 : 1;
+    return x->pass->seq - y->pass->seq;
 }
 
 gboolean
@@ -157,23 +159,31 @@ ppsim_uniform_repeat_fill(PpsimSchedule *sched, const PpsimCostEstimates *costs,
         }
         T += MAX(1, T0 / 64);
     }
-    /* each device's passes of all microbatches, in nominal order */
-    g_autofree int *count = g_new0(int, p);
-    for (int i = 0; i < 3 * S; i++)
-        count[sched->stage_device[passes[i].stage]] += m;
+    /* each device's passes of all microbatches, in nominal order (start time, then
+     * microbatch, then placement order): the starts of one pass form an arithmetic sequence
+     * of period T, so walking the rounds q + j in order and, within one, the passes by their
+     * phase r merges them in time linear in their number */
+    g_autofree Phase *ph = g_new(Phase, 3 * S);
     for (int d = 0; d < p; d++) {
-        g_autofree Slot *slots = g_new(Slot, MAX(count[d], 1));
-        int n = 0;
+        int k = 0;
         for (int i = 0; i < 3 * S; i++) {
             if (sched->stage_device[passes[i].stage] != d)
                 continue;
-            for (int j = 0; j < m; j++)
-                slots[n++] = (Slot){passes[i].start + (PpsimTime)j * T, passes[i].seq, j,
-                                    passes[i].kind, passes[i].stage};
+            PpsimTime r = mod_time(passes[i].start, T);
+            ph[k++] = (Phase){(passes[i].start - r) / T, r, &passes[i]};
         }
-        qsort(slots, n, sizeof(Slot), slot_cmp);
-        for (int i = 0; i < n; i++)
-            ppsim_schedule_push(sched, d, slots[i].kind, slots[i].stage, slots[i].mb);
+        if (k == 0)
+            continue;
+        qsort(ph, (gsize)k, sizeof(Phase), phase_cmp);
+        PpsimTime qmin = ph[0].q, qmax = ph[0].q;
+        for (int i = 1; i < k; i++)
+            qmin = MIN(qmin, ph[i].q), qmax = MAX(qmax, ph[i].q);
+        for (PpsimTime round = qmin; round < qmax + m; round++)
+            for (int i = 0; i < k; i++) {
+                PpsimTime j = round - ph[i].q;
+                if (j >= 0 && j < m)
+                    ppsim_schedule_push(sched, d, ph[i].pass->kind, ph[i].pass->stage, (int)j);
+            }
     }
     return TRUE;
 }
