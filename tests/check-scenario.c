@@ -4,6 +4,7 @@
 #include "ppsim-test.h"
 #include "scenario/scenario.h"
 #include "util/ppsim-error.h"
+#include "util/yaml-depth.h"
 
 #include <string.h>
 
@@ -192,6 +193,32 @@ START_TEST(test_yaml_limits)
 }
 END_TEST
 
+/* The depth check at its limit, for each kind of collection and with the quick count of
+ * indicators both below and above it: 64 levels pass, 65 do not. */
+START_TEST(test_yaml_depth_boundary)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        for (int depth = 63; depth <= 65; depth++) {
+            g_autoptr(GString) t = g_string_new(NULL);
+            for (int i = 0; i < depth; i++) /* flow sequences, flow mappings, block sequences */
+                g_string_append(t, kind == 0 ? "[" : kind == 1 ? "{a: " : "- ");
+            g_string_append(t, "1");
+            for (int i = 0; i < depth && kind < 2; i++)
+                g_string_append(t, kind == 0 ? "]" : "}");
+            yaml_mark_t where;
+            ck_assert_msg(ppsim_yaml_check_depth(t->str, t->len, &where) == (depth <= 64),
+                          "kind %d depth %d", kind, depth);
+            /* many harmless indicators (in a comment) do not change the verdict */
+            g_string_append(t, "\n# ");
+            for (int i = 0; i < 100; i++)
+                g_string_append(t, "-:");
+            ck_assert_msg(ppsim_yaml_check_depth(t->str, t->len, &where) == (depth <= 64),
+                          "kind %d depth %d, long", kind, depth);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_empty_and_explicit_constructor)
 {
     g_autoptr(GError) error = NULL;
@@ -220,6 +247,7 @@ ppsim_test_suite(void)
     tc = tcase_create("overrides");
     tcase_add_test(tc, test_set_overrides);
     tcase_add_test(tc, test_yaml_limits);
+    tcase_add_test(tc, test_yaml_depth_boundary);
     tcase_add_test(tc, test_empty_and_explicit_constructor);
     suite_add_tcase(s, tc);
     return s;

@@ -4,6 +4,16 @@
 gboolean
 ppsim_yaml_check_depth(const char *bytes, gsize len, yaml_mark_t *where)
 {
+    /* Every collection opens at an indicator of its own: '[' or '{' (flow), '-' (block
+     * sequence), '?' or ':' (block or flow mapping). A text with few of these characters
+     * (counted anywhere, strings included) cannot nest deeper than their count, and needs
+     * no parse: a sweep reads the same small base scenario once per point. */
+    gsize indicators = 0;
+    for (gsize i = 0; i < len && indicators <= PPSIM_YAML_MAX_DEPTH; i++)
+        indicators += bytes[i] == '[' || bytes[i] == '{' || bytes[i] == '-' || bytes[i] == '?' ||
+                      bytes[i] == ':';
+    if (indicators <= PPSIM_YAML_MAX_DEPTH)
+        return TRUE;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser))
         return TRUE;
