@@ -269,6 +269,9 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
         report->gap = res.gap;
     }
     PpsimPlanAssignment *a = res.x != NULL ? ilp_read(&ilp, pb, res.x) : NULL;
+    /* stopped at the time limit before the solver answered: the MIP start stands */
+    if (res.cut_off && (start->fits || min_memory))
+        a = g_steal_pointer(&start);
     ppsim_milp_result_clear(&res);
     return a;
 }

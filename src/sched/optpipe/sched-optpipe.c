@@ -235,9 +235,16 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         *out = g_steal_pointer(&inc);
     } else {
         report_path(rep, "warm-start", status,
-                    inc == NULL ? "no incumbent from the solver"
-                    : !ev.fits  ? "the solver's schedule exceeds the limit when replayed"
-                                : "the solver's schedule is slower when replayed");
+                    info.milp.cut_off ? "the time limit stopped the solver before it answered"
+                    : inc == NULL     ? "no incumbent from the solver"
+                    : !ev.fits        ? "the solver's schedule exceeds the limit when replayed"
+                                      : "the solver's schedule is slower when replayed");
+        if (info.milp.cut_off && rep != NULL) { /* the warm start is the incumbent */
+            rep->objective_ms = (double)warm_eval.makespan_ps / 1e9;
+            rep->gap = isnan(rep->bound_ms)
+                           ? NAN
+                           : MAX(0, rep->objective_ms - rep->bound_ms) / rep->objective_ms;
+        }
         *out = g_steal_pointer(&warm);
     }
     return TRUE;
