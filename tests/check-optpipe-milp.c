@@ -247,6 +247,35 @@ START_TEST(test_milp_beats_generators)
 }
 END_TEST
 
+/* The time limit is a hard wall-clock bound: at p = 8, m = 8 with offload under a 3-unit
+ * limit CBC's root node alone runs for seconds (it checks its own limit only between nodes),
+ * yet a 1 s limit returns within 10% plus 50 ms, reports the time limit with the LP
+ * relaxation's bound, and keeps a schedule no slower than AdaOffload. */
+START_TEST(test_milp_hard_limit)
+{
+    if (!ppsim_milp_available())
+        return;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(8, 1, 8, "x");
+    sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
+        PPSIM_PS_PER_MS;
+    sc->costs.offload_ps = PPSIM_PS_PER_MS / 2;
+    sc->memory_limit_units = 3;
+    sc->memory_limit_set = TRUE;
+    PpsimSolverReport rep = {0};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res = run_optpipe(sc, "auto", "1", &rep, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_msg(rep.seconds <= 1.1 + 0.05, "a 1 s limit took %.3f s", rep.seconds);
+    ck_assert_str_eq(rep.status, "time_limit");
+    ck_assert(!ppsim_run_result_any_oom(res));
+    ck_assert_msg(!isnan(rep.bound_ms) && rep.bound_ms <= rep.objective_ms + 1e-9,
+                  "bound %g objective %g", rep.bound_ms, rep.objective_ms);
+    g_autoptr(PpsimRunResult) ada = ppsim_test_run_option(sc, "adaoffload", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_le(res->makespan_ps, ada->makespan_ps);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -256,6 +285,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_milp_binding);
     tcase_add_test(tc, test_milp_exhaustive);
     tcase_add_test(tc, test_milp_beats_generators);
+    tcase_add_test(tc, test_milp_hard_limit);
     suite_add_tcase(s, tc);
     return s;
 }
