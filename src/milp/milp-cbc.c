@@ -48,27 +48,75 @@
 #endif
 
 #ifdef PPSIM_HAVE_CBC
+/* The model as the column-major arrays that CBC's and Clp's loadProblem() take at once
+ * (adding rows one by one took seconds from about 3,000 binaries on). */
+typedef struct {
+    int n, nr;
+    CoinBigIndex *start; /* [n + 1] */
+    int *index;          /* [nz] rows */
+    double *value;       /* [nz] */
+    double *collb, *colub, *obj, *rowlb, *rowub;
+} MilpArrays;
+
+static void
+milp_arrays(const PpsimMilp *milp, MilpArrays *a)
+{
+    int n = a->n = (int)milp->cols->len, nr = a->nr = (int)milp->row_sense->len;
+    const int *beg = (const int *)(void *)milp->row_beg->data;
+    const int *idx = (const int *)(void *)milp->row_idx->data;
+    const double *val = (const double *)(void *)milp->row_val->data;
+    gsize nz = (gsize)beg[nr], cols = (gsize)n, rows = (gsize)MAX(nr, 1);
+    a->start = g_new0(CoinBigIndex, cols + 1);
+    a->index = g_new(int, MAX(nz, 1));
+    a->value = g_new(double, MAX(nz, 1));
+    for (gsize k = 0; k < nz; k++)
+        a->start[idx[k] + 1]++;
+    for (int j = 0; j < n; j++)
+        a->start[j + 1] += a->start[j];
+    g_autofree CoinBigIndex *fill = g_memdup2(a->start, (cols + 1) * sizeof(CoinBigIndex));
+    for (int r = 0; r < nr; r++) /* rows in order within each column */
+        for (int k = beg[r]; k < beg[r + 1]; k++) {
+            CoinBigIndex at = fill[idx[k]]++;
+            a->index[at] = r;
+            a->value[at] = val[k];
+        }
+    a->collb = g_new(double, cols + 1), a->colub = g_new(double, cols + 1);
+    a->obj = g_new(double, cols + 1);
+    for (int j = 0; j < n; j++) {
+        const MilpCol *c = &g_array_index(milp->cols, MilpCol, j);
+        a->collb[j] = isinf(c->lower) ? -DBL_MAX : c->lower;
+        a->colub[j] = isinf(c->upper) ? DBL_MAX : c->upper;
+        a->obj[j] = c->objective;
+    }
+    a->rowlb = g_new(double, rows), a->rowub = g_new(double, rows);
+    for (int r = 0; r < nr; r++) {
+        char sense = g_array_index(milp->row_sense, char, r);
+        double rhs = g_array_index(milp->row_rhs, double, r);
+        a->rowlb[r] = sense == 'L' ? -DBL_MAX : rhs;
+        a->rowub[r] = sense == 'G' ? DBL_MAX : rhs;
+    }
+}
+
+static void
+milp_arrays_clear(MilpArrays *a)
+{
+    g_free(a->start), g_free(a->index), g_free(a->value);
+    g_free(a->collb), g_free(a->colub), g_free(a->obj), g_free(a->rowlb), g_free(a->rowub);
+}
+
 /* Loads the model into a new Cbc_Model. */
 static Cbc_Model *
 milp_to_cbc(const PpsimMilp *milp)
 {
+    MilpArrays a;
+    milp_arrays(milp, &a);
     Cbc_Model *model = Cbc_newModel();
-    for (guint j = 0; j < milp->cols->len; j++) {
-        const MilpCol *c = &g_array_index(milp->cols, MilpCol, j);
-        char name[24];
-        snprintf(name, sizeof name, "x%u", j);
-        Cbc_addCol(model, name, c->lower, c->upper, c->objective, c->integer ? 1 : 0, 0, NULL,
-                   NULL);
-    }
-    const int *beg = (const int *)(void *)milp->row_beg->data;
-    for (guint r = 0; r < milp->row_sense->len; r++) {
-        char name[24];
-        snprintf(name, sizeof name, "r%u", r);
-        Cbc_addRow(model, name, beg[r + 1] - beg[r], &g_array_index(milp->row_idx, int, beg[r]),
-                   &g_array_index(milp->row_val, double, beg[r]),
-                   g_array_index(milp->row_sense, char, r),
-                   g_array_index(milp->row_rhs, double, r));
-    }
+    Cbc_loadProblem(model, a.n, a.nr, a.start, a.index, a.value, a.collb, a.colub, a.obj, a.rowlb,
+                    a.rowub);
+    for (int j = 0; j < a.n; j++)
+        if (g_array_index(milp->cols, MilpCol, j).integer)
+            Cbc_setInteger(model, j);
+    milp_arrays_clear(&a);
     return model;
 }
 
@@ -198,27 +246,13 @@ soft_limit(gint64 t0, double limit_s)
 static void
 child_relaxation(const PpsimMilp *milp, int fd)
 {
-    int n = (int)milp->cols->len, nr = (int)milp->row_sense->len;
-    g_autofree double *lo = g_new(double, MAX(n, nr)), *up = g_new(double, MAX(n, nr));
-    g_autofree double *obj = g_new(double, n);
-    g_autofree CoinBigIndex *starts = g_new0(CoinBigIndex, MAX(n, nr) + 1);
-    for (int j = 0; j < n; j++) {
-        const MilpCol *c = &g_array_index(milp->cols, MilpCol, j);
-        lo[j] = c->lower, up[j] = isinf(c->upper) ? DBL_MAX : c->upper, obj[j] = c->objective;
-    }
+    MilpArrays a;
+    milp_arrays(milp, &a);
     Clp_Simplex *lp = Clp_newModel();
     Clp_setLogLevel(lp, 0);
-    Clp_loadProblem(lp, n, 0, starts, NULL, NULL, lo, up, obj, NULL, NULL);
-    for (int r = 0; r < nr; r++) {
-        char sense = g_array_index(milp->row_sense, char, r);
-        double rhs = g_array_index(milp->row_rhs, double, r);
-        lo[r] = sense == 'L' ? -DBL_MAX : rhs;
-        up[r] = sense == 'G' ? DBL_MAX : rhs;
-    }
-    for (int r = 0; r <= nr; r++) /* the same offsets in Clp's index type */
-        starts[r] = g_array_index(milp->row_beg, int, r);
-    Clp_addRows(lp, nr, lo, up, starts, (const int *)(void *)milp->row_idx->data,
-                (const double *)(void *)milp->row_val->data);
+    Clp_loadProblem(lp, a.n, a.nr, a.start, a.index, a.value, a.collb, a.colub, a.obj, a.rowlb,
+                    a.rowub);
+    milp_arrays_clear(&a);
     Clp_dual(lp, 0);
     if (Clp_isProvenOptimal(lp)) {
         char rec[1 + sizeof(double)];
