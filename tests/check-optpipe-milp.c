@@ -146,15 +146,16 @@ milp_scenario(const Exh *e)
     return sc;
 }
 
+/* Builds and replays optpipe on @sc with the options @kv (key, value pairs, NULL-ended). */
 static PpsimRunResult *
-run_optpipe(const PpsimScenario *sc, const char *offload, const char *time_limit,
-            PpsimSolverReport *rep, GError **error)
+run_optpipe_kv(const PpsimScenario *sc, const char *const *kv, PpsimSolverReport *rep,
+               GError **error)
 {
     g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("optpipe");
-    PpsimOptionValue o = {g_strdup("offload"), g_strdup(offload), {1, 1}};
-    g_array_append_val(spec->options, o);
-    PpsimOptionValue t = {g_strdup("time_limit"), g_strdup(time_limit), {1, 1}};
-    g_array_append_val(spec->options, t);
+    for (int k = 0; kv[k] != NULL; k += 2) {
+        PpsimOptionValue o = {g_strdup(kv[k]), g_strdup(kv[k + 1]), {1, 1}};
+        g_array_append_val(spec->options, o);
+    }
     PpsimCosts *costs = NULL;
     PpsimSchedule *s = ppsim_sim_build_schedule_full(sc, spec, &costs, rep, error);
     if (s == NULL)
@@ -162,6 +163,14 @@ run_optpipe(const PpsimScenario *sc, const char *offload, const char *time_limit
     PpsimRunResult *res = ppsim_sim_replay(sc, costs, s, "optpipe", "optpipe", 0, error);
     ppsim_costs_free(costs);
     return res;
+}
+
+static PpsimRunResult *
+run_optpipe(const PpsimScenario *sc, const char *offload, const char *time_limit,
+            PpsimSolverReport *rep, GError **error)
+{
+    const char *kv[] = {"offload", offload, "time_limit", time_limit, NULL};
+    return run_optpipe_kv(sc, kv, rep, error);
 }
 
 /* The smallest instances: CBC's proved optimum (no offload) equals the exhaustive optimum
@@ -334,6 +343,67 @@ START_TEST(test_milp_shared_switch)
 }
 END_TEST
 
+/* Same-direction transfers of devices @a and @b that overlap in the replay @res. */
+static int
+replay_overlaps(const PpsimRunResult *res, int a, int b)
+{
+    int n = 0;
+    const PpsimSchedule *s = res->schedule;
+    for (guint i = 0; i < s->copy[a]->len; i++)
+        for (guint k = 0; k < s->copy[b]->len; k++) {
+            const PpsimOpTiming *x = &g_array_index(res->copy_timing[a], PpsimOpTiming, i);
+            const PpsimOpTiming *y = &g_array_index(res->copy_timing[b], PpsimOpTiming, k);
+            n += g_array_index(s->copy[a], PpsimOp, i).kind ==
+                     g_array_index(s->copy[b], PpsimOp, k).kind &&
+                 x->start_ps < y->end_ps && y->start_ps < x->end_ps;
+        }
+    return n;
+}
+
+/* Eq. 18 in hardware mode, on the replay's link timeline: 4 A100s, two per PCIe switch (two
+ * 25 GB/s links behind a 30 GB/s uplink), a 16-layer model of hidden 4096 with light
+ * recompute and a small vocabulary (balanced stages) under 17.5 GiB, so that the devices
+ * offload; one branch-and-bound node, so that the node limit, not the clock, ends the
+ * search. With Eq. 18 the replay never has a switch's two GPUs transferring in the same
+ * direction at once, and it lasts exactly the objective; with `shared_switch: ignore` they
+ * do, share the uplink, and the replay is slower than the objective. */
+START_TEST(test_milp_shared_switch_replay)
+{
+    if (!ppsim_milp_available())
+        return;
+    const char *ovr[] = {"model.layers=16",
+                         "model.vocab=8000",
+                         "training.pp=4",
+                         "training.chunks=1",
+                         "training.microbatches=8",
+                         "memory.limit=17.5GiB",
+                         NULL};
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", ovr);
+    for (int with = 0; with < 2; with++) {
+        const char *kv[] = {"time_limit", "200",  "node_limit",    "1",
+                            "cache_dir",  "none", "shared_switch", with ? "auto" : "ignore",
+                            NULL};
+        PpsimSolverReport rep = {0};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res = run_optpipe_kv(sc, kv, &rep, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_str_eq(rep.path, "milp");
+        ck_assert(!ppsim_run_result_any_oom(res));
+        int overlaps = replay_overlaps(res, 0, 1) + replay_overlaps(res, 2, 3);
+        double replay = res->makespan_ps / (double)PPSIM_PS_PER_MS;
+        if (with) {
+            ck_assert_int_eq(overlaps, 0);
+            ck_assert_msg(fabs(replay - rep.objective_ms) < 1e-6 * replay,
+                          "replay %.6f ms, objective %.6f ms", replay, rep.objective_ms);
+        } else {
+            ck_assert_int_gt(overlaps, 0);
+            ck_assert_msg(replay > rep.objective_ms * 1.01, "replay %.6f ms, objective %.6f ms",
+                          replay, rep.objective_ms);
+        }
+    }
+}
+END_TEST
+
 /* The time limit is a hard wall-clock bound: at p = 8, m = 8 with offload under a 3-unit
  * limit CBC's root node alone runs for seconds (it checks its own limit only between nodes),
  * yet a 1 s limit returns within 10% plus 50 ms, reports the time limit with the LP
@@ -374,6 +444,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_milp_beats_generators);
     tcase_add_test(tc, test_milp_hard_limit);
     tcase_add_test(tc, test_milp_shared_switch);
+    tcase_add_test(tc, test_milp_shared_switch_replay);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -210,8 +210,10 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                                   n_bin, max_bin)
                 : g_strdup("built without CBC");
         report_path(rep, "heuristic", "not-run", why);
-        if (rep)
-            rep->objective_ms = rep->bound_ms = rep->gap = NAN;
+        if (rep) { /* the objective the model would give the schedule: its estimated makespan */
+            rep->objective_ms = (double)warm_eval.makespan_ps / 1e9;
+            rep->bound_ms = rep->gap = NAN;
+        }
         *out = g_steal_pointer(&warm);
         return TRUE;
     }
