@@ -360,6 +360,14 @@ parent_parse(const GByteArray *buf, int n, PpsimMilpResult *out, gboolean *ended
     return 0;
 }
 
+static gpointer
+reap_child(gpointer pid)
+{
+    while (waitpid(GPOINTER_TO_INT(pid), NULL, 0) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
 /* The solve in a child process, killed at the deadline. Returns FALSE (errno set) when no
  * child could be started; else fills @out and *@bad, or sets @error when the child died. */
 static gboolean
@@ -386,12 +394,15 @@ milp_solve_child(const PpsimMilp *milp, const PpsimMilpOptions *opts, gint64 t0,
     gint64 deadline = opts->time_limit_s > 0 ? t0 + (gint64)(opts->time_limit_s * 1e6) : 0;
     g_autoptr(GByteArray) buf = g_byte_array_new();
     gboolean done = parent_read(fds[0], deadline, buf);
-    if (!done)
-        kill(pid, SIGKILL);
     close(fds[0]);
     int wstatus = 0;
-    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-        ;
+    if (!done) { /* a killed child dies when it next runs: on a loaded machine that can take
+                  * tens of ms, so it is reaped on a thread of its own, not waited for */
+        kill(pid, SIGKILL);
+        g_thread_unref(g_thread_new("ppsim-milp-reap", reap_child, GINT_TO_POINTER(pid)));
+    } else
+        while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+            ;
     gboolean ended;
     *bad = parent_parse(buf, (int)milp->cols->len, out, &ended);
     if (ended)
