@@ -23,7 +23,8 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"memory_limit", PPSIM_OPTION_STRING, NULL,
      "activation cap per device in M_B; default the scenario's memory.limit when set, else "
      "none"},
-    {"time_limit", PPSIM_OPTION_DOUBLE, "1", "solver wall-clock limit in seconds"},
+    {"time_limit", PPSIM_OPTION_DOUBLE, "1",
+     "solver wall-clock limit in seconds (hard: the solver is stopped there)"},
     {"node_limit", PPSIM_OPTION_INT, "2000",
      "solver branch-and-bound nodes (deterministic budget; 0 = none)"},
     {"gap", PPSIM_OPTION_DOUBLE, "0", "stop at this relative gap (e.g. 0.01)"},
