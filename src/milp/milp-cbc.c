@@ -293,12 +293,43 @@ child_run(const PpsimMilp *milp, const PpsimMilpOptions *opts, int fd, pid_t par
 
 /* ---- the caller's side ---- */
 
-/* Reads the child's records until it closes the pipe or @deadline (monotonic µs, 0: none)
- * passes. Returns FALSE on the deadline. */
+/* Walks the records in @buf: the best bound streamed (*@bound, kept when there is none) and
+ * the offset of the complete end record, or -1 (none yet, or cut by the kill). */
+static gssize
+parent_walk(const GByteArray *buf, int n, double *bound)
+{
+    gsize at = 0;
+    while (at < buf->len) {
+        char kind = (char)buf->data[at];
+        if (kind == REC_BOUND) {
+            double v;
+            if (at + 1 + sizeof v > buf->len)
+                return -1;
+            memcpy(&v, buf->data + at + 1, sizeof v);
+            at += 1 + sizeof v;
+            if (isnan(*bound) || v > *bound)
+                *bound = v;
+            continue;
+        }
+        EndRecord end;
+        if (kind != REC_END || at + 1 + sizeof end > buf->len)
+            return -1;
+        memcpy(&end, buf->data + at + 1, sizeof end);
+        gsize xs = end.has_x ? (gsize)n * sizeof(double) : 0;
+        return at + 1 + sizeof end + xs <= buf->len ? (gssize)at : -1;
+    }
+    return -1;
+}
+
+/* Reads the child's records until its end record is complete, it closes the pipe, or
+ * @deadline (monotonic µs, 0: none) passes. Returns FALSE on the deadline. (The end record,
+ * not the end of the pipe, is what counts: a child forked meanwhile by another thread of
+ * this process holds a copy of the pipe's write end.) */
 static gboolean
-parent_read(int fd, gint64 deadline, GByteArray *buf)
+parent_read(int fd, gint64 deadline, int n, GByteArray *buf)
 {
     char chunk[1 << 16];
+    double bound = NAN;
     for (;;) {
         int timeout = -1;
         if (deadline > 0) {
@@ -311,6 +342,8 @@ parent_read(int fd, gint64 deadline, GByteArray *buf)
         int r = poll(&pfd, 1, timeout);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r < 0)
+            return FALSE; /* cannot wait: treated as the deadline */
         if (r == 0)
             continue; /* the loop's clock check decides */
         ssize_t got = read(fd, chunk, sizeof chunk);
@@ -319,45 +352,29 @@ parent_read(int fd, gint64 deadline, GByteArray *buf)
         if (got <= 0)
             return TRUE;
         g_byte_array_append(buf, (const guint8 *)chunk, (guint)got);
+        if (parent_walk(buf, n, &bound) >= 0)
+            return TRUE;
     }
 }
 
-/* Parses @buf into @out: the bounds streamed, and the end record when it came (*@ended). Returns
- * the end record's `bad`. A record cut by the kill is ignored. */
+/* Parses @buf into @out: the bounds streamed, and the end record when it came (*@ended).
+ * Returns the end record's `bad`. */
 static int
 parent_parse(const GByteArray *buf, int n, PpsimMilpResult *out, gboolean *ended)
 {
-    gsize at = 0;
-    *ended = FALSE;
-    while (at < buf->len) {
-        char kind = (char)buf->data[at];
-        if (kind == REC_BOUND) {
-            double v;
-            if (at + 1 + sizeof v > buf->len)
-                break;
-            memcpy(&v, buf->data + at + 1, sizeof v);
-            at += 1 + sizeof v;
-            if (isnan(out->bound) || v > out->bound)
-                out->bound = v;
-            continue;
-        }
-        EndRecord end;
-        if (kind != REC_END || at + 1 + sizeof end > buf->len)
-            break;
-        memcpy(&end, buf->data + at + 1, sizeof end);
-        gsize xs = end.has_x ? (gsize)n * sizeof(double) : 0;
-        if (at + 1 + sizeof end + xs > buf->len)
-            break;
-        *ended = TRUE;
-        out->status = (PpsimMilpStatus)end.status;
-        out->time_limit_hit = end.time_limit_hit;
-        out->objective = end.objective;
-        out->bound = end.bound;
-        if (end.has_x)
-            out->x = g_memdup2(buf->data + at + 1 + sizeof end, xs);
-        return end.bad;
-    }
-    return 0;
+    gssize at = parent_walk(buf, n, &out->bound);
+    *ended = at >= 0;
+    if (at < 0)
+        return 0;
+    EndRecord end;
+    memcpy(&end, buf->data + at + 1, sizeof end);
+    out->status = (PpsimMilpStatus)end.status;
+    out->time_limit_hit = end.time_limit_hit;
+    out->objective = end.objective;
+    out->bound = end.bound;
+    if (end.has_x)
+        out->x = g_memdup2(buf->data + at + 1 + sizeof end, (gsize)n * sizeof(double));
+    return end.bad;
 }
 
 static gpointer
@@ -377,8 +394,7 @@ milp_solve_child(const PpsimMilp *milp, const PpsimMilpOptions *opts, gint64 t0,
     int fds[2];
     if (pipe(fds) != 0)
         return FALSE;
-    pid_t parent = getpid();
-    fflush(NULL); /* nothing buffered is written twice */
+    pid_t parent = getpid(); /* (the child never flushes the stdio buffers it inherits) */
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -393,7 +409,7 @@ milp_solve_child(const PpsimMilp *milp, const PpsimMilpOptions *opts, gint64 t0,
     close(fds[1]);
     gint64 deadline = opts->time_limit_s > 0 ? t0 + (gint64)(opts->time_limit_s * 1e6) : 0;
     g_autoptr(GByteArray) buf = g_byte_array_new();
-    gboolean done = parent_read(fds[0], deadline, buf);
+    gboolean done = parent_read(fds[0], deadline, (int)milp->cols->len, buf);
     close(fds[0]);
     int wstatus = 0;
     if (!done) { /* a killed child dies when it next runs: on a loaded machine that can take
