@@ -3,9 +3,14 @@
  * optimality, the replayed makespan equals the MILP objective, the schedule fits the memory
  * limit and is no slower than any other ppsim generator that fits it; and on the smallest
  * the optimum equals an exhaustive search over every per-device order (this file's own
- * timeline and memory code, no microbatch order fixed). */
+ * timeline and memory code, no microbatch order fixed); the shared-switch constraint (Eq. 18)
+ * on its own; the time limit as a hard wall-clock bound. */
 #include "ppsim-test.h"
 #include "milp/milp.h"
+#include "sched/offload/co-schedule.h"
+#include "sched/optpipe/op-eval.h"
+#include "sched/optpipe/op-milp.h"
+#include "schedule/schedule-index.h"
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
@@ -141,15 +146,16 @@ milp_scenario(const Exh *e)
     return sc;
 }
 
+/* Builds and replays optpipe on @sc with the options @kv (key, value pairs, NULL-ended). */
 static PpsimRunResult *
-run_optpipe(const PpsimScenario *sc, const char *offload, const char *time_limit,
-            PpsimSolverReport *rep, GError **error)
+run_optpipe_kv(const PpsimScenario *sc, const char *const *kv, PpsimSolverReport *rep,
+               GError **error)
 {
     g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("optpipe");
-    PpsimOptionValue o = {g_strdup("offload"), g_strdup(offload), {1, 1}};
-    g_array_append_val(spec->options, o);
-    PpsimOptionValue t = {g_strdup("time_limit"), g_strdup(time_limit), {1, 1}};
-    g_array_append_val(spec->options, t);
+    for (int k = 0; kv[k] != NULL; k += 2) {
+        PpsimOptionValue o = {g_strdup(kv[k]), g_strdup(kv[k + 1]), {1, 1}};
+        g_array_append_val(spec->options, o);
+    }
     PpsimCosts *costs = NULL;
     PpsimSchedule *s = ppsim_sim_build_schedule_full(sc, spec, &costs, rep, error);
     if (s == NULL)
@@ -157,6 +163,14 @@ run_optpipe(const PpsimScenario *sc, const char *offload, const char *time_limit
     PpsimRunResult *res = ppsim_sim_replay(sc, costs, s, "optpipe", "optpipe", 0, error);
     ppsim_costs_free(costs);
     return res;
+}
+
+static PpsimRunResult *
+run_optpipe(const PpsimScenario *sc, const char *offload, const char *time_limit,
+            PpsimSolverReport *rep, GError **error)
+{
+    const char *kv[] = {"offload", offload, "time_limit", time_limit, NULL};
+    return run_optpipe_kv(sc, kv, rep, error);
 }
 
 /* The smallest instances: CBC's proved optimum (no offload) equals the exhaustive optimum
@@ -247,6 +261,178 @@ START_TEST(test_milp_beats_generators)
 }
 END_TEST
 
+/* Transfers of one direction by devices @a and @b (on the estimated timeline @st, @en of
+ * @s) that overlap in time, counted. */
+static int
+switch_overlaps(const PpsimSchedule *s, const PpsimScheduleIndex *idx, const PpsimTime *st,
+                const PpsimTime *en, int a, int b)
+{
+    int n = 0;
+    guint32 ba = ppsim_schedule_index_base(idx, a, 1), bb = ppsim_schedule_index_base(idx, b, 1);
+    for (guint i = 0; i < s->copy[a]->len; i++)
+        for (guint k = 0; k < s->copy[b]->len; k++) {
+            const PpsimOp *x = &g_array_index(s->copy[a], PpsimOp, i);
+            const PpsimOp *y = &g_array_index(s->copy[b], PpsimOp, k);
+            n += x->kind == y->kind && st[ba + i] < en[bb + k] && st[bb + k] < en[ba + i];
+        }
+    return n;
+}
+
+/* [OP] Eq. 18 on its own. Four devices, two per PCIe switch whose uplink they oversubscribe
+ * (hand-made estimates: host links 0, 0, 1, 1, contended), F = B = W = 1 ms, a 1 ms one-way
+ * transfer, 3 activations per device. With `shared_switch: ignore` the optimum has two
+ * devices of one switch transferring in the same direction at the same time (more than the
+ * uplink carries) on its timeline; with Eq. 18 (the default) CBC proves an optimum whose
+ * timeline (its cross-device waits included) has no such overlap on either switch, lasts
+ * exactly the objective and fits the limit. Fails if Eq. 18 is left out of the model: the
+ * default run is then the ablation's. */
+START_TEST(test_milp_shared_switch)
+{
+    if (!ppsim_milp_available())
+        return;
+    const int p = 4, m = 4;
+    PpsimStageEstimate st[4];
+    for (int i = 0; i < p; i++)
+        st[i] = (PpsimStageEstimate){.f_ps = PPSIM_PS_PER_MS,
+                                     .b_ps = PPSIM_PS_PER_MS,
+                                     .w_ps = PPSIM_PS_PER_MS,
+                                     .off_ps = PPSIM_PS_PER_MS,
+                                     .act = 1000,
+                                     .act_w = 1000};
+    int link[4] = {0, 0, 1, 1};
+    PpsimCostEstimates c = {.n_stages = p,
+                            .stage = st,
+                            .mem_scale = 1000,
+                            .n_devices = p,
+                            .host_link = link,
+                            .host_link_contended = TRUE};
+    gint64 limit[4] = {3000, 3000, 3000, 3000};
+    PpsimPipelineShape shape = {.p = p, .v = 1, .m = m};
+    double objective[2];
+    for (int with = 0; with < 2; with++) {
+        PpsimOpMilpOptions o = {
+            .solver = {.time_limit_s = 200, .threads = 1}, .offload = TRUE, .no_switch = !with};
+        PpsimOpMilpSolve info = {0};
+        g_autoptr(PpsimSchedule) s = NULL;
+        g_autoptr(GError) error = NULL;
+        ck_assert(ppsim_op_milp_solve(&shape, &c, limit, NULL, 0, &o, &s, &info, &error));
+        ck_assert_str_eq(ppsim_milp_status_name(&info.milp), "optimal");
+        objective[with] = info.milp.objective;
+        ppsim_milp_result_clear(&info.milp);
+        g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(s, &error);
+        ppsim_assert_no_error(error);
+        guint32 n = ppsim_schedule_index_n_ops(idx);
+        g_autofree PpsimTime *t0 = g_new(PpsimTime, n + 1), *t1 = g_new(PpsimTime, n + 1);
+        ck_assert(ppsim_schedule_estimate(s, idx, &c, t0, t1, NULL, &error));
+        int overlaps =
+            switch_overlaps(s, idx, t0, t1, 0, 1) + switch_overlaps(s, idx, t0, t1, 2, 3);
+        if (!with) {
+            ck_assert_msg(overlaps > 0, "without Eq. 18 no transfers overlap: the instance "
+                                        "does not exercise the constraint");
+            continue;
+        }
+        ck_assert_int_eq(overlaps, 0);
+        PpsimOpEval ev;
+        ck_assert(ppsim_op_eval(s, &c, limit, NULL, &ev, &error));
+        ck_assert(ev.fits);
+        ck_assert_msg(fabs(ev.makespan_ps / (double)PPSIM_PS_PER_MS - objective[1]) < 1e-6,
+                      "timeline %g ms, objective %g ms", ev.makespan_ps / (double)PPSIM_PS_PER_MS,
+                      objective[1]);
+    }
+    ck_assert(objective[1] >= objective[0] - 1e-6);
+}
+END_TEST
+
+/* Same-direction transfers of devices @a and @b that overlap in the replay @res. */
+static int
+replay_overlaps(const PpsimRunResult *res, int a, int b)
+{
+    int n = 0;
+    const PpsimSchedule *s = res->schedule;
+    for (guint i = 0; i < s->copy[a]->len; i++)
+        for (guint k = 0; k < s->copy[b]->len; k++) {
+            const PpsimOpTiming *x = &g_array_index(res->copy_timing[a], PpsimOpTiming, i);
+            const PpsimOpTiming *y = &g_array_index(res->copy_timing[b], PpsimOpTiming, k);
+            n += g_array_index(s->copy[a], PpsimOp, i).kind ==
+                     g_array_index(s->copy[b], PpsimOp, k).kind &&
+                 x->start_ps < y->end_ps && y->start_ps < x->end_ps;
+        }
+    return n;
+}
+
+/* Eq. 18 in hardware mode, on the replay's link timeline: 4 A100s, two per PCIe switch (two
+ * 25 GB/s links behind a 30 GB/s uplink), a 16-layer model of hidden 4096 with light
+ * recompute and a small vocabulary (balanced stages) under 17.5 GiB, so that the devices
+ * offload; one branch-and-bound node, so that the node limit, not the clock, ends the
+ * search. With Eq. 18 the replay never has a switch's two GPUs transferring in the same
+ * direction at once, and it lasts exactly the objective; with `shared_switch: ignore` they
+ * do, share the uplink, and the replay is slower than the objective. */
+START_TEST(test_milp_shared_switch_replay)
+{
+    if (!ppsim_milp_available())
+        return;
+    const char *ovr[] = {"model.layers=16",
+                         "model.vocab=8000",
+                         "training.pp=4",
+                         "training.chunks=1",
+                         "training.microbatches=8",
+                         "memory.limit=17.5GiB",
+                         NULL};
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", ovr);
+    for (int with = 0; with < 2; with++) {
+        const char *kv[] = {"time_limit", "200",  "node_limit",    "1",
+                            "cache_dir",  "none", "shared_switch", with ? "auto" : "ignore",
+                            NULL};
+        PpsimSolverReport rep = {0};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) res = run_optpipe_kv(sc, kv, &rep, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_str_eq(rep.path, "milp");
+        ck_assert(!ppsim_run_result_any_oom(res));
+        int overlaps = replay_overlaps(res, 0, 1) + replay_overlaps(res, 2, 3);
+        double replay = res->makespan_ps / (double)PPSIM_PS_PER_MS;
+        if (with) {
+            ck_assert_int_eq(overlaps, 0);
+            ck_assert_msg(fabs(replay - rep.objective_ms) < 1e-6 * replay,
+                          "replay %.6f ms, objective %.6f ms", replay, rep.objective_ms);
+        } else {
+            ck_assert_int_gt(overlaps, 0);
+            ck_assert_msg(replay > rep.objective_ms * 1.01, "replay %.6f ms, objective %.6f ms",
+                          replay, rep.objective_ms);
+        }
+    }
+}
+END_TEST
+
+/* The time limit is a hard wall-clock bound: at p = 8, m = 8 with offload under a 3-unit
+ * limit CBC's root node alone runs for seconds (it checks its own limit only between nodes),
+ * yet a 1 s limit returns within 10% plus 50 ms, reports the time limit with the LP
+ * relaxation's bound, and keeps a schedule no slower than AdaOffload. */
+START_TEST(test_milp_hard_limit)
+{
+    if (!ppsim_milp_available())
+        return;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(8, 1, 8, "x");
+    sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
+        PPSIM_PS_PER_MS;
+    sc->costs.offload_ps = PPSIM_PS_PER_MS / 2;
+    sc->memory_limit_units = 3;
+    sc->memory_limit_set = TRUE;
+    PpsimSolverReport rep = {0};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) res = run_optpipe(sc, "auto", "1", &rep, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_msg(rep.seconds <= 1.1 + 0.05, "a 1 s limit took %.3f s", rep.seconds);
+    ck_assert_str_eq(rep.status, "time_limit");
+    ck_assert(!ppsim_run_result_any_oom(res));
+    ck_assert_msg(!isnan(rep.bound_ms) && rep.bound_ms <= rep.objective_ms + 1e-9,
+                  "bound %g objective %g", rep.bound_ms, rep.objective_ms);
+    g_autoptr(PpsimRunResult) ada = ppsim_test_run_option(sc, "adaoffload", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_le(res->makespan_ps, ada->makespan_ps);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -256,6 +442,9 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_milp_binding);
     tcase_add_test(tc, test_milp_exhaustive);
     tcase_add_test(tc, test_milp_beats_generators);
+    tcase_add_test(tc, test_milp_hard_limit);
+    tcase_add_test(tc, test_milp_shared_switch);
+    tcase_add_test(tc, test_milp_shared_switch_replay);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -364,6 +364,31 @@ START_TEST(test_no_fit_names_smallest_limit)
 }
 END_TEST
 
+/* A time limit too short for the solver to answer (it is stopped at the deadline) keeps the
+ * local search's plan, reported as a time limit, instead of failing as if nothing fitted;
+ * where the local search has no plan that fits, the error names the time limit. */
+START_TEST(test_ilp_cut_off_keeps_start)
+{
+    if (!ppsim_milp_available())
+        return;
+    g_autoptr(PpsimScenario) sc = tiny_scenario(12, 4, 8, "1f1b", "6GiB");
+    PpsimPlanOptions o = {.time_limit_s = 1e-4};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimPlan) plan = ppsim_plan_new(sc, &o, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_str_eq(plan->status, "time_limit");
+    ck_assert(plan->best != NULL && plan->best->fits);
+    g_autoptr(PpsimPlanAssignment) start = ppsim_plan_local_search(plan->problem);
+    ck_assert(fabs(plan->best->makespan_ms - start->makespan_ms) <= 1e-9 * start->makespan_ms);
+    /* nothing the local search has fits: the error says the time limit stopped the solver */
+    g_autoptr(PpsimScenario) tight = tiny_scenario(8, 2, 8, "1f1b", "2GiB");
+    g_autoptr(PpsimPlan) none = ppsim_plan_new(tight, &o, &error);
+    ck_assert_ptr_null(none);
+    ppsim_assert_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT);
+    ck_assert_msg(strstr(error->message, "time limit") != NULL, "%s", error->message);
+}
+END_TEST
+
 /* Planned under a tight limit: the replay fits it, is no slower than the even split with
  * full recompute, and the fragment round-trips through --with's overrides. */
 START_TEST(test_plan_replay_and_fragment)
@@ -510,6 +535,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_hand_instance);
     tcase_add_test(tc, test_ilp_matches_brute_force);
     tcase_add_test(tc, test_no_fit_names_smallest_limit);
+    tcase_add_test(tc, test_ilp_cut_off_keeps_start);
     tcase_add_test(tc, test_plan_replay_and_fragment);
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");

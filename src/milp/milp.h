@@ -5,6 +5,10 @@
  * sense and a right-hand side) and an optional MIP start for the integer columns; solving
  * it honours a time limit, a node limit, a relative gap and a thread count and reports the
  * status, the incumbent's objective, the best bound, the gap and the wall time. Minimises.
+ * The time limit is a hard wall-clock bound (milp-cbc.c: the solve runs in a child process
+ * that is killed at the deadline): a solve returns within it plus a few milliseconds, and
+ * when CBC itself has not returned by then the result has no incumbent (cut_off), so the
+ * caller keeps its MIP start.
  * Built without CBC (meson found no `cbc`), ppsim_milp_available() is FALSE and
  * ppsim_milp_solve() fails with PPSIM_SCHED_ERROR_UNSUPPORTED.
  */
@@ -18,13 +22,14 @@ typedef struct PpsimMilp PpsimMilp;
 
 typedef enum {
     PPSIM_MILP_OPTIMAL,     /* proved optimal (within the requested gap) */
-    PPSIM_MILP_LIMIT,       /* stopped on the time or node limit with an incumbent */
+    PPSIM_MILP_LIMIT,       /* stopped on the time or node limit: with an incumbent, or
+                             * none of the solver's own when cut_off */
     PPSIM_MILP_NO_SOLUTION, /* stopped on a limit without any feasible solution */
     PPSIM_MILP_INFEASIBLE,  /* proved infeasible */
 } PpsimMilpStatus;
 
 typedef struct {
-    double time_limit_s; /* wall-clock limit; <= 0: none */
+    double time_limit_s; /* hard wall-clock limit; <= 0: none */
     gint64 node_limit;   /* branch-and-bound nodes; <= 0: none */
     double gap;          /* stop when (objective - bound) / |objective| <= gap */
     int threads;         /* CBC threads; 1 is deterministic */
@@ -33,6 +38,8 @@ typedef struct {
 typedef struct {
     PpsimMilpStatus status;
     gboolean time_limit_hit; /* the wall-clock limit stopped the search */
+    gboolean cut_off;        /* the solver had not returned at the deadline and was stopped:
+                              * x is NULL, bound the LP relaxation's (NAN: not solved yet) */
     double objective;        /* incumbent's (NAN without one) */
     double bound;            /* best lower bound */
     double gap;              /* (objective - bound) / |objective|, 0 when proved */

@@ -18,6 +18,7 @@
  */
 #include "plan/plan.h"
 #include "milp/milp.h"
+#include "util/ppsim-error.h"
 
 #include <math.h>
 
@@ -269,6 +270,14 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
         report->gap = res.gap;
     }
     PpsimPlanAssignment *a = res.x != NULL ? ilp_read(&ilp, pb, res.x) : NULL;
+    /* stopped at the time limit before the solver answered: the MIP start stands, if any */
+    if (res.cut_off && (start->fits || min_memory))
+        a = g_steal_pointer(&start);
+    else if (res.cut_off)
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
+                    "the ILP solver was stopped at its time limit (%g s) before it found a plan "
+                    "and the local search has none that fits; raise --time-limit",
+                    opts.time_limit_s);
     ppsim_milp_result_clear(&res);
     return a;
 }

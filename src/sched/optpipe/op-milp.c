@@ -563,7 +563,7 @@ ppsim_op_milp_solve(const PpsimPipelineShape *shape, const PpsimCostEstimates *c
     model_compute(milp, &mo, costs);
     if (mo.off)
         model_offload(milp, &mo, costs);
-    if (mo.off)
+    if (mo.off && !opts->no_switch)
         model_switch(milp, &mo, costs);
     if (limit != NULL)
         model_memory(milp, &mo, costs, limit);

@@ -10,7 +10,8 @@ G_BEGIN_DECLS
 
 typedef struct {
     PpsimMilpOptions solver;
-    gboolean offload; /* offload/reload choices in the model (else every activation stays) */
+    gboolean offload;   /* offload/reload choices in the model (else every activation stays) */
+    gboolean no_switch; /* leave Eq. 18 out even where GPUs share a contended PCIe switch */
 } PpsimOpMilpOptions;
 
 typedef struct {

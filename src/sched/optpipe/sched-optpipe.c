@@ -23,7 +23,8 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"memory_limit", PPSIM_OPTION_STRING, NULL,
      "activation cap per device in M_B; default the scenario's memory.limit when set, else "
      "none"},
-    {"time_limit", PPSIM_OPTION_DOUBLE, "1", "solver wall-clock limit in seconds"},
+    {"time_limit", PPSIM_OPTION_DOUBLE, "1",
+     "solver wall-clock limit in seconds (hard: the solver is stopped there)"},
     {"node_limit", PPSIM_OPTION_INT, "2000",
      "solver branch-and-bound nodes (deterministic budget; 0 = none)"},
     {"gap", PPSIM_OPTION_DOUBLE, "0", "stop at this relative gap (e.g. 0.01)"},
@@ -33,6 +34,9 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"max_binaries", PPSIM_OPTION_INT, "2000",
      "larger models skip the solver and take the heuristic path"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
+    {"shared_switch", PPSIM_OPTION_STRING, "auto",
+     "auto (Eq. 18: GPUs behind one contended PCIe switch never transfer in one direction at "
+     "once) or ignore (leave Eq. 18 out, to see what it changes)"},
     {"cache_dir", PPSIM_OPTION_STRING, "auto",
      "cached schedules ([OP] §4.2): a directory; auto: $XDG_CACHE_HOME/ppsim; none: off"},
     {NULL}};
@@ -63,6 +67,7 @@ static gboolean
 optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GError **error)
 {
     const char *off = ppsim_options_get_string(o, "offload");
+    const char *sw = ppsim_options_get_string(o, "shared_switch");
     mo->solver.time_limit_s = ppsim_options_get_double(o, "time_limit");
     mo->solver.node_limit = ppsim_options_get_int(o, "node_limit");
     mo->solver.gap = ppsim_options_get_double(o, "gap");
@@ -79,7 +84,13 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
                     "out of range");
         return FALSE;
     }
+    if (strcmp(sw, "auto") != 0 && strcmp(sw, "ignore") != 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: option 'shared_switch' must be auto or ignore, got '%s'", sw);
+        return FALSE;
+    }
     mo->offload = strcmp(off, "auto") == 0;
+    mo->no_switch = strcmp(sw, "ignore") == 0;
     return TRUE;
 }
 
@@ -182,7 +193,9 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     if (!optpipe_zb_warm(shape, c, limit, &warm, &warm_eval, &warm_from, error))
         return FALSE;
     PpsimSolverReport *rep = params->solver;
-    g_autofree char *dir = optpipe_cache_dir(ppsim_options_get_string(o, "cache_dir"));
+    g_autofree char *dir = mo.no_switch
+                               ? NULL /* an ablation: nothing cached either way */
+                               : optpipe_cache_dir(ppsim_options_get_string(o, "cache_dir"));
     g_autofree char *key = ppsim_op_cache_key(shape, c, limit, mo.offload);
     gboolean from_cache = FALSE;
     PpsimTime cached_ps = G_MAXINT64;
@@ -198,8 +211,10 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                                   n_bin, max_bin)
                 : g_strdup("built without CBC");
         report_path(rep, "heuristic", "not-run", why);
-        if (rep)
-            rep->objective_ms = rep->bound_ms = rep->gap = NAN;
+        if (rep) { /* the objective the model would give the schedule: its estimated makespan */
+            rep->objective_ms = (double)warm_eval.makespan_ps / 1e9;
+            rep->bound_ms = rep->gap = NAN;
+        }
         *out = g_steal_pointer(&warm);
         return TRUE;
     }
@@ -233,6 +248,20 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                            io->message);
         }
         *out = g_steal_pointer(&inc);
+    } else if (info.milp.cut_off) {
+        /* the warm start is the incumbent; the LP bound streamed before the cut may prove it */
+        double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;
+        gboolean proved = !isnan(bound) && bound >= obj * (1 - 1e-9);
+        report_path(rep, "warm-start", proved ? "optimal" : status,
+                    proved ? "the time limit stopped the solver; the LP bound proves the warm "
+                             "start optimal"
+                           : "the time limit stopped the solver before it answered");
+        if (rep != NULL) {
+            rep->objective_ms = obj;
+            rep->bound_ms = proved ? obj : bound;
+            rep->gap = proved ? 0 : isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
+        }
+        *out = g_steal_pointer(&warm);
     } else {
         report_path(rep, "warm-start", status,
                     inc == NULL ? "no incumbent from the solver"
