@@ -14,10 +14,41 @@
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
+#if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+#include <malloc.h>
+#define BIGALLOC_HEAP_OK 1
+#endif
 
 #define HUGE_PAGE ((guintptr)2 << 20)
 /* below this, rounding up to a huge page would zero more than the 4 KiB faults cost */
 #define BIGALLOC_MIN ((gsize)256 << 10)
+
+/* Set once by ppsim_bigalloc_prepare_heap(), from the main thread before any other starts. */
+static gboolean heap_prepared;
+
+gboolean
+ppsim_bigalloc_prepare_heap(void)
+{
+#ifdef BIGALLOC_HEAP_OK
+    if (heap_prepared)
+        return TRUE;
+    /* the largest threshold glibc takes: blocks below it come from the heap (brk); and a
+     * free never shrinks the heap, so the advised range stays put */
+    if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 || mallopt(M_TRIM_THRESHOLD, G_MAXINT) != 1)
+        return FALSE;
+    /* grow the heap by the reserve (malloc writes only the block's header and the new top's),
+     * advise it while untouched, and give it back to the top of the heap for what follows */
+    void *reserve = malloc(PPSIM_BIGALLOC_HEAP);
+    if (reserve == NULL)
+        return FALSE;
+    ppsim_bigalloc_hint(reserve, PPSIM_BIGALLOC_HEAP);
+    free(reserve);
+    heap_prepared = TRUE;
+    return TRUE;
+#else
+    return FALSE;
+#endif
+}
 
 void
 ppsim_bigalloc_hint(void *data, gsize len)
@@ -44,6 +75,8 @@ ppsim_bigalloc_array(gsize element_size, gsize n)
 gpointer
 ppsim_bigalloc(gsize len)
 {
+    if (heap_prepared && len < PPSIM_BIGALLOC_HEAP)
+        return g_malloc(len); /* the heap is huge-page backed already: no rounding */
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (len >= BIGALLOC_MIN && len <= G_MAXSIZE - HUGE_PAGE) {
         gsize rounded = (len + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);

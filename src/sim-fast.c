@@ -1,0 +1,404 @@
+/* sim-fast.c: the replay as one pass over the ops in dependency order (see sim-internal.h).
+ *
+ * When nothing is shared, the event loop's answer is known in closed form: every list of the
+ * schedule is one in-order stream, a dependency is a fixed latency, and so an op starts at
+ * max(end of the previous op of its list, max over its inputs of (input's end + latency)),
+ * the longest path to it in the wait graph (list order plus the dependencies). The pass
+ * computes that directly, lane by lane (a lane is one device's compute or copy list): a lane
+ * runs until an op's input is not computed yet, then waits on the input's lane, which wakes
+ * it once past that op. A lane is never stuck while the graph is acyclic, so ops left over
+ * when no lane can run mean a cyclic wait (the checker then names it).
+ *
+ * Metrics are folded into the same pass: busy time, the idle attribution (the input that
+ * decides a gap is the latest-arriving one, the first of equal arrivals, as sim-metrics.c
+ * reads it from the executor), and the memory of a device whose changes all come from its
+ * compute list: the executor applies them in that list's order (an op's end before the next
+ * op's start), and so does the pass. A device whose copy list moves memory too (OFF/RL) is
+ * replayed afterwards by merging its two lists' changes by time, and the host's pool from
+ * every copy list; when two streams change one pool at the same instant, the event loop's
+ * order decides the peaks (and the op named at a device's peak), so the replay declines and
+ * the event engine runs instead. The one exception: changes of one sign only at an instant
+ * leave the host's peak (the only host figure reported) the same in any order.
+ */
+#include "sim-internal.h"
+#include "schedule/schedule-index-private.h"
+
+typedef struct {
+    const PpsimOp *ops;
+    PpsimOpTiming *t; /* the result's timing array of this list */
+    guint32 len, next, base;
+    gint32 device, list;
+    PpsimTime free_at;   /* end of its last op so far (0 before the first) */
+    guint32 wait_index;  /* while waiting: until the lane it waits on is past this op */
+    gint32 waiters;      /* first lane waiting on this one, or -1 */
+    gint32 next_waiter;  /* next lane waiting on the same lane as this one */
+    PpsimTime prev_gpu;  /* compute lane: end of its previous op (attribution) */
+    gboolean mem_inline; /* compute lane: the device's memory changes are applied here */
+} Lane;
+
+typedef struct {
+    Replay *r;
+    PpsimRunResult *res;
+    Lane *lanes; /* [2p]: device d's compute list is lane 2d, its copy list lane 2d + 1 */
+    PpsimDep *deps;
+    PpsimPoolStats *pools; /* [p + 1]: devices, then the host */
+    gint64 *tag_current, *tag_peak;
+    PpsimTime p2p_ps;
+    int n_stages;
+    /* by kind, then stage: an op's duration (a partial R or a WRL of other than 16 bits
+     * asks sim.c), and its memory changes when no op recomputes, offloads or reloads (they
+     * then depend on the kind and stage only; else NULL, and sim.c tells) */
+    PpsimTime *duration;
+    SimMemEffects *effects;
+} Fast;
+
+static inline PpsimTime
+fast_duration(const Fast *f, const PpsimOp *op)
+{
+    if (G_UNLIKELY(op->share != 0))
+        return ppsim_sim_duration(f->r, op);
+    return f->duration[op->kind * f->n_stages + op->stage];
+}
+
+static inline void
+fast_effects(const Fast *f, const PpsimOp *op, SimMemEffects *out)
+{
+    if (f->effects != NULL)
+        *out = f->effects[op->kind * f->n_stages + op->stage];
+    else
+        ppsim_sim_mem_effects(f->r, op, out);
+}
+
+/* Fills the tables by kind and stage. */
+static void
+fast_tables(Fast *f)
+{
+    int S = f->n_stages;
+    const PpsimScheduleIndex *idx = f->r->idx;
+    gboolean plain = !ppsim_schedule_index_has_kind(idx, PPSIM_OP_R) &&
+                     !ppsim_schedule_index_has_kind(idx, PPSIM_OP_OFF) &&
+                     !ppsim_schedule_index_has_kind(idx, PPSIM_OP_RL);
+    f->duration = g_new(PpsimTime, (gsize)PPSIM_OP_N_KINDS * S);
+    f->effects = plain ? g_new(SimMemEffects, (gsize)PPSIM_OP_N_KINDS * S) : NULL;
+    for (int k = 0; k < PPSIM_OP_N_KINDS; k++)
+        for (int s = 0; s < S; s++) {
+            PpsimOp op = {
+                .kind = (guint8)k, .stage = s, .microbatch = ppsim_op_kind_per_stage(k) ? -1 : 0};
+            f->duration[k * S + s] = ppsim_sim_duration(f->r, &op);
+            if (plain)
+                ppsim_sim_mem_effects(f->r, &op, &f->effects[k * S + s]);
+        }
+}
+
+/* One memory change at @now by op @id, on a device pool or the host's. */
+static inline void
+fast_mem_apply(Fast *f, const SimMemEffect *e, PpsimTime now, guint32 id)
+{
+    ppsim_pool_stats_change(&f->pools[e->pool], e->category, e->delta, now, id);
+    if (e->tag >= 0 && e->category != PPSIM_MEM_STATIC) {
+        f->tag_current[e->tag] += e->delta;
+        f->tag_peak[e->tag] = MAX(f->tag_peak[e->tag], f->tag_current[e->tag]);
+    }
+}
+
+/* A compute op's share of its device's busy time and idle attribution (sim-metrics.c's
+ * metrics_attribute, op by op): @ready is its decisive input's arrival (-1: none), from a
+ * producer that ended at @prod_end, on a copy list when @via_copy. */
+static inline void
+fast_account(Fast *f, Lane *l, guint32 i, const PpsimOp *op, PpsimTime start, PpsimTime end,
+             PpsimTime prod_end, gboolean via_copy)
+{
+    PpsimDeviceResult *dev = &f->res->devices[l->device];
+    dev->busy_ps += end - start;
+    if (op->kind == PPSIM_OP_R)
+        dev->recompute_ps += end - start;
+    if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
+        dev->bubble_recompute_ps += f->r->costs->stage[op->stage].b_recompute_ps;
+    PpsimTime gap = start - l->prev_gpu;
+    if (i == 0) {
+        dev->idle_warmup_ps = start;
+    } else if (gap > 0) {
+        PpsimTime dep_wait = via_copy ? 0 : CLAMP(prod_end - l->prev_gpu, 0, gap);
+        dev->idle_wait_ps += dep_wait;
+        dev->idle_transfer_ps += gap - dep_wait;
+        if (via_copy)
+            dev->bubble_offload_ps += gap;
+    }
+    l->prev_gpu = end;
+}
+
+/* Runs lane @l until its list ends (TRUE) or an op's input is not computed yet (FALSE: the
+ * lane then waits on the input's lane). */
+static gboolean
+fast_lane(Fast *f, Lane *l, gint32 self)
+{
+    const PpsimScheduleIndex *idx = f->r->idx;
+    PpsimOpPos pos = {l->device, l->list, 0};
+    while (l->next < l->len) {
+        guint32 i = l->next;
+        const PpsimOp *op = &l->ops[i];
+        pos.index = (gint32)i;
+        guint n = ppsim_schedule_index_deps_inline(idx, &pos, op, f->deps);
+        PpsimTime ready = -1, prod_end = 0;
+        gboolean via_copy = FALSE;
+        for (guint k = 0; k < n; k++) {
+            const PpsimDep *dep = &f->deps[k];
+            gint32 from_lane = 2 * dep->device + dep->list;
+            Lane *from = &f->lanes[from_lane];
+            guint32 at = dep->from - from->base;
+            if (at >= from->next) { /* not computed yet: wait for it */
+                l->wait_index = at;
+                l->next_waiter = from->waiters;
+                from->waiters = self;
+                return FALSE;
+            }
+            PpsimTime end = from->t[at].end_ps;
+            gboolean local = dep->kind == PPSIM_DEP_LOCAL || dep->kind == PPSIM_DEP_SYNC ||
+                             dep->device == l->device;
+            PpsimTime arrive = end + (local ? 0 : f->p2p_ps);
+            if (arrive > ready) {
+                ready = arrive;
+                prod_end = end;
+                via_copy = dep->list == 1;
+            }
+        }
+        PpsimTime start = MAX(l->free_at, ready);
+        PpsimTime end = start + fast_duration(f, op);
+        l->t[i] = (PpsimOpTiming){start, end};
+        l->free_at = end;
+        l->next = i + 1;
+        if (l->list == 0) {
+            fast_account(f, l, i, op, start, end, prod_end, via_copy);
+            if (l->mem_inline) {
+                SimMemEffects fx;
+                fast_effects(f, op, &fx);
+                for (int e = 0; e < fx.n; e++)
+                    fast_mem_apply(f, &fx.e[e], fx.e[e].when == PPSIM_MEM_AT_START ? start : end,
+                                   l->base + i);
+            }
+        }
+    }
+    return TRUE;
+}
+
+/* Computes every op's timing. FALSE when ops are left that can never start. */
+static gboolean
+fast_pass(Fast *f, int n_lanes)
+{
+    g_autofree gint32 *stack = g_new(gint32, MAX(n_lanes, 1));
+    int top = 0;
+    for (int k = n_lanes - 1; k >= 0; k--)
+        if (f->lanes[k].len > 0)
+            stack[top++] = k;
+    while (top > 0) {
+        gint32 k = stack[--top];
+        Lane *l = &f->lanes[k];
+        fast_lane(f, l, k);
+        /* wake the lanes waiting for an op this one has now passed */
+        for (gint32 *w = &l->waiters; *w >= 0;) {
+            Lane *waiter = &f->lanes[*w];
+            if (waiter->wait_index < l->next) {
+                stack[top++] = *w;
+                *w = waiter->next_waiter;
+            } else {
+                w = &waiter->next_waiter;
+            }
+        }
+    }
+    for (int k = 0; k < n_lanes; k++)
+        if (f->lanes[k].next < f->lanes[k].len)
+            return FALSE;
+    return TRUE;
+}
+
+/* One memory change in time order, for the pools replayed after the pass. */
+typedef struct {
+    PpsimTime time;
+    SimMemEffect e;
+    guint32 id;    /* the op */
+    gint32 stream; /* its lane */
+} MemEvent;
+
+/* The changes of lane @l's ops on pool @pool, in the lane's order (an op's start, its end,
+ * the next op's start), appended to @out. */
+static void
+fast_lane_events(Fast *f, const Lane *l, gint32 self, int pool, GArray *out)
+{
+    for (guint32 i = 0; i < l->len; i++) {
+        SimMemEffects fx;
+        fast_effects(f, &l->ops[i], &fx);
+        for (int when = PPSIM_MEM_AT_START; when <= PPSIM_MEM_AT_END; when++)
+            for (int e = 0; e < fx.n; e++) {
+                if ((int)fx.e[e].when != when || fx.e[e].pool != pool)
+                    continue;
+                MemEvent ev = {when == PPSIM_MEM_AT_START ? l->t[i].start_ps : l->t[i].end_ps,
+                               fx.e[e], l->base + i, self};
+                g_array_append_val(out, ev);
+            }
+    }
+}
+
+/* Device @d's memory from both its lanes, merged by time. FALSE on a change of each lane at
+ * one instant. */
+static gboolean
+fast_device_memory(Fast *f, int d)
+{
+    g_autoptr(GArray) a = g_array_new(FALSE, FALSE, sizeof(MemEvent));
+    g_autoptr(GArray) b = g_array_new(FALSE, FALSE, sizeof(MemEvent));
+    fast_lane_events(f, &f->lanes[2 * d], 2 * d, d, a);
+    fast_lane_events(f, &f->lanes[2 * d + 1], 2 * d + 1, d, b);
+    guint i = 0, j = 0;
+    while (i < a->len || j < b->len) {
+        const MemEvent *x = i < a->len ? &g_array_index(a, MemEvent, i) : NULL;
+        const MemEvent *y = j < b->len ? &g_array_index(b, MemEvent, j) : NULL;
+        if (x != NULL && y != NULL && x->time == y->time)
+            return FALSE;
+        const MemEvent *next = y == NULL || (x != NULL && x->time < y->time) ? x : y;
+        fast_mem_apply(f, &next->e, next->time, next->id);
+        next == x ? i++ : j++;
+    }
+    return TRUE;
+}
+
+static gint
+mem_event_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const MemEvent *a = pa, *b = pb;
+    return a->time < b->time ? -1 : a->time > b->time;
+}
+
+/* The host's pool from every copy lane, in time order (a stable sort keeps each lane's own
+ * order at an instant). FALSE when two lanes change it at one instant, in both directions. */
+static gboolean
+fast_host_memory(Fast *f, int p)
+{
+    g_autoptr(GArray) ev = g_array_new(FALSE, FALSE, sizeof(MemEvent));
+    for (int d = 0; d < p; d++)
+        fast_lane_events(f, &f->lanes[2 * d + 1], 2 * d + 1, p, ev);
+    g_array_sort(ev, mem_event_cmp); /* stable */
+    const MemEvent *e = (const MemEvent *)(gpointer)ev->data;
+    for (guint i = 0; i < ev->len;) {
+        guint j = i;
+        gboolean up = FALSE, down = FALSE, several = FALSE;
+        for (; j < ev->len && e[j].time == e[i].time; j++) {
+            up |= e[j].e.delta > 0;
+            down |= e[j].e.delta < 0;
+            several |= e[j].stream != e[i].stream;
+        }
+        if (several && up && down)
+            return FALSE;
+        for (; i < j; i++)
+            fast_mem_apply(f, &e[i].e, e[i].time, e[i].id);
+    }
+    return TRUE;
+}
+
+/* Whether lane @l (a copy list) changes any memory. */
+static gboolean
+fast_lane_moves_memory(const Lane *l)
+{
+    for (guint32 i = 0; i < l->len; i++)
+        if (l->ops[i].kind == PPSIM_OP_OFF || l->ops[i].kind == PPSIM_OP_RL)
+            return TRUE;
+    return FALSE;
+}
+
+/* Per-device figures the pass leaves: first start, end, makespan, cool-down. */
+static void
+fast_device_times(Fast *f, int p)
+{
+    PpsimRunResult *res = f->res;
+    res->makespan_ps = 0;
+    for (int d = 0; d < p; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        dev->first_start_ps = G_MAXINT64;
+        for (int list = 0; list < 2; list++) {
+            const Lane *l = &f->lanes[2 * d + list];
+            if (l->len == 0)
+                continue;
+            /* a lane's starts and ends never decrease */
+            dev->first_start_ps = MIN(dev->first_start_ps, l->t[0].start_ps);
+            dev->end_ps = MAX(dev->end_ps, l->t[l->len - 1].end_ps);
+        }
+        if (dev->first_start_ps == G_MAXINT64)
+            dev->first_start_ps = 0;
+        res->makespan_ps = MAX(res->makespan_ps, dev->end_ps);
+    }
+    for (int d = 0; d < p; d++)
+        res->devices[d].idle_cooldown_ps = res->makespan_ps - f->lanes[2 * d].prev_gpu;
+}
+
+SimFastOutcome
+ppsim_sim_fast(Replay *r, PpsimRunResult *res, GError **error)
+{
+    gint64 t0 = g_get_monotonic_time();
+    const PpsimSchedule *sched = r->sched;
+    int p = sched->n_devices, S = sched->n_stages;
+    g_assert(r->costs->explicit_mode && !r->has_cpu_opt);
+    ppsim_sim_collect_init(r, res);
+    ppsim_sim_collect_timing_arrays(r, res);
+    Fast f = {.r = r,
+              .res = res,
+              .lanes = g_new0(Lane, 2 * p),
+              .deps = g_new(PpsimDep, ppsim_schedule_index_max_deps(r->idx)),
+              .pools = g_new(PpsimPoolStats, p + 1),
+              .tag_current = g_new0(gint64, MAX(S, 1)),
+              .tag_peak = g_new0(gint64, MAX(S, 1)),
+              .p2p_ps = r->costs->p2p_latency_ps,
+              .n_stages = S};
+    fast_tables(&f);
+    g_autofree gint64 *static_mem = ppsim_sim_static_memory(r);
+    for (int d = 0; d < p; d++) {
+        f.pools[d] = ppsim_pool_stats_init(r->costs->memory_limit);
+        ppsim_pool_stats_set_base(&f.pools[d], PPSIM_MEM_STATIC, static_mem[d]);
+    }
+    f.pools[p] = ppsim_pool_stats_init(0); /* explicit mode: the host has no limit */
+    for (int d = 0; d < p; d++)
+        for (int list = 0; list < 2; list++) {
+            const GArray *ops = list == 0 ? sched->compute[d] : sched->copy[d];
+            GArray *timing = (list == 0 ? res->compute_timing : res->copy_timing)[d];
+            f.lanes[2 * d + list] = (Lane){.ops = (const PpsimOp *)(gconstpointer)ops->data,
+                                           .t = (PpsimOpTiming *)(gpointer)timing->data,
+                                           .len = ops->len,
+                                           .base = ppsim_schedule_index_base(r->idx, d, list),
+                                           .device = d,
+                                           .list = list,
+                                           .waiters = -1,
+                                           .next_waiter = -1};
+        }
+    gboolean any_copy_memory = FALSE;
+    for (int d = 0; d < p; d++) {
+        f.lanes[2 * d].mem_inline = !fast_lane_moves_memory(&f.lanes[2 * d + 1]);
+        any_copy_memory |= !f.lanes[2 * d].mem_inline;
+    }
+    gint64 t1 = g_get_monotonic_time();
+    SimFastOutcome outcome = SIM_FAST_DONE;
+    if (!fast_pass(&f, 2 * p)) {
+        /* a cyclic wait: the checker names the op (a pass that cannot finish means one) */
+        outcome = ppsim_schedule_validate_acyclic(sched, r->idx, error) ? SIM_FAST_DECLINED
+                                                                        : SIM_FAST_FAILED;
+    }
+    gint64 t2 = g_get_monotonic_time();
+    for (int d = 0; d < p && outcome == SIM_FAST_DONE; d++)
+        if (!f.lanes[2 * d].mem_inline && !fast_device_memory(&f, d))
+            outcome = SIM_FAST_DECLINED;
+    if (outcome == SIM_FAST_DONE && any_copy_memory && !fast_host_memory(&f, p))
+        outcome = SIM_FAST_DECLINED;
+    if (outcome == SIM_FAST_DONE) {
+        fast_device_times(&f, p);
+        ppsim_sim_collect_parallel(r, res);
+        ppsim_sim_collect_finish(r, res, f.pools, f.tag_peak);
+        res->one_pass = TRUE;
+        res->time_build_us = t1 - t0;
+        res->time_replay_us = t2 - t1;
+        res->time_metrics_us = g_get_monotonic_time() - t2;
+    }
+    g_free(f.lanes);
+    g_free(f.deps);
+    g_free(f.pools);
+    g_free(f.tag_current);
+    g_free(f.tag_peak);
+    g_free(f.duration);
+    g_free(f.effects);
+    return outcome;
+}
