@@ -313,13 +313,11 @@ csv_check_numbers(const CsvReader *rd, const CsvLoc *loc, const char *b, const c
     return csv_fail(error, loc, cell, why);
 }
 
-/* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell), with the
- * cross-device waits in @syncs (nullable). */
-static void
-csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after,
-        const GArray *syncs)
+/* Notes @op of @row in the file's totals and maps its stage to @row (a stage seen in
+ * another row is an error, reported once the whole file is read). */
+static inline void
+csv_note(CsvReader *rd, int row, int line, int col, const PpsimOp *op)
 {
-    CsvRow *r = csv_row(rd, row);
     rd->max_stage = MAX(rd->max_stage, op->stage);
     rd->max_mb = MAX(rd->max_mb, op->microbatch);
     rd->last_row = MAX(rd->last_row, row);
@@ -339,10 +337,20 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
             row + 1, op->stage, *dev + 1);
         csv_defer(rd, line, col, op, why);
     }
+    *dev = row;
+}
+
+/* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell), with the
+ * cross-device waits in @syncs (nullable). */
+static void
+csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after,
+        const GArray *syncs)
+{
+    CsvRow *r = csv_row(rd, row);
+    csv_note(rd, row, line, col, op);
     gboolean copy_kind = ppsim_op_kind_is_copy(op->kind);
     if (copy && !copy_kind)
         csv_defer(rd, line, col, op, "is a compute action after the '|' copy separator");
-    *dev = row;
     if (copy_kind) {
         for (guint k = 0; syncs != NULL && k < syncs->len; k++) {
             PpsimCopySync e = g_array_index(syncs, PpsimCopySync, k);
@@ -359,8 +367,114 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
     }
 }
 
-/* Splits @text into cells and places each op in its row as it goes: no per-cell copy for
- * well-formed cells, rows sized from their comma count. */
+/* Commas in [@p, @end), eight bytes at a time: a byte of w ^ ",,,,,,,," is zero exactly
+ * where w has a comma; the expression below sets the top bit of exactly those bytes, and
+ * the multiplication sums those bits into the top byte. */
+static guint
+csv_count_commas(const char *p, const char *end)
+{
+    const guint64 commas = 0x2c2c2c2c2c2c2c2cull, low7 = 0x7f7f7f7f7f7f7f7full;
+    const guint64 ones = 0x0101010101010101ull;
+    guint n = 0;
+    for (; end - p >= 8; p += 8) {
+        guint64 w;
+        memcpy(&w, p, sizeof w);
+        guint64 x = w ^ commas;
+        guint64 zero = ~(((x & low7) + low7) | x | low7) >> 7;
+        n += (guint)((zero * ones) >> 56);
+    }
+    for (; p < end; p++)
+        n += *p == ',';
+    return n;
+}
+
+/* The common compute cell, `<stage><F|I|W|B|R><mb>` with no spaces, read in place from
+ * *@at up to a comma or @end (numbers of 9 digits at most) into *@op, field by field (the
+ * caller's array slot: no copy), and *@at moved past it. FALSE, nothing moved, for anything
+ * else (the general path then reads the cell). */
+static inline gboolean
+csv_compute_cell(const char **at, const char *end, PpsimOp *op)
+{
+    const char *p = *at;
+    gint32 stage = 0, mb = 0;
+    int digits = 0;
+    for (; p < end && (guint)(*p - '0') < 10 && digits < 9; p++, digits++)
+        stage = 10 * stage + (*p - '0');
+    if (digits == 0 || p == end)
+        return FALSE;
+    PpsimOpKind kind;
+    switch (*p++) {
+    case 'F':
+        kind = PPSIM_OP_F;
+        break;
+    case 'I':
+        kind = PPSIM_OP_B;
+        break;
+    case 'W':
+        kind = PPSIM_OP_W;
+        break;
+    case 'B':
+        kind = PPSIM_OP_BW;
+        break;
+    case 'R':
+        kind = PPSIM_OP_R;
+        break;
+    default:
+        return FALSE;
+    }
+    for (digits = 0; p < end && (guint)(*p - '0') < 10 && digits < 9; p++, digits++)
+        mb = 10 * mb + (*p - '0');
+    if (digits == 0 || (p < end && *p != ','))
+        return FALSE;
+    op->kind = (guint8)kind;
+    op->flags = 0;
+    op->share = 0;
+    op->stage = stage;
+    op->microbatch = mb;
+    *at = p;
+    return TRUE;
+}
+
+/* One cell [@c, @e) of @row the general way: trimmed, then the fast reader, the '|'
+ * separator, `none`, or the full grammar with its error messages. */
+static gboolean
+csv_cell(CsvReader *rd, int row, const CsvLoc *loc, const char *c, const char *e, gboolean *copy,
+         GError **error)
+{
+    const char *b = c, *t = e;
+    while (b < t && g_ascii_isspace(*b))
+        b++;
+    while (t > b && g_ascii_isspace(t[-1]))
+        t--;
+    PpsimOp op;
+    gint32 after;
+    if (b == t)
+        return TRUE; /* empty cell: an idle step */
+    if (csv_parse_cell_fast(b, t, &op, &after)) {
+        if (!csv_check_numbers(rd, loc, b, t, &op, error))
+            return FALSE;
+        csv_add(rd, row, loc->line, loc->col, *copy, &op, after, NULL);
+        return TRUE;
+    }
+    g_autofree char *cell = g_strndup(b, t - b);
+    gboolean skip;
+    if (strcmp(cell, "|") == 0) {
+        *copy = TRUE;
+    } else if (g_ascii_strcasecmp(cell, "none") != 0) {
+        g_array_set_size(rd->cell_syncs, 0);
+        if (!csv_parse_cell(cell, loc, &op, &after, rd->cell_syncs, &skip, error))
+            return FALSE;
+        if (!skip && !csv_check_numbers(rd, loc, b, t, &op, error))
+            return FALSE;
+        if (!skip)
+            csv_add(rd, row, loc->line, loc->col, *copy, &op, after, rd->cell_syncs);
+    }
+    return TRUE;
+}
+
+/* Splits @text into cells and places each op in its row as it goes: one pass over each
+ * line for its cells, the common compute cell read and placed in place, rows sized from
+ * their comma count. */
 static gboolean
 csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
 {
@@ -371,44 +485,47 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
         const char *nl = memchr(text + pos, '\n', len - pos);
         gsize eol = nl ? (gsize)(nl - text) : len;
         gsize line_end = eol > pos && text[eol - 1] == '\r' ? eol - 1 : eol;
-        rd->row_cells = 1;
-        for (gsize c = pos; c < line_end; c++)
-            rd->row_cells += text[c] == ',';
+        const char *c = text + pos, *end = text + line_end;
+        rd->row_cells = 1 + csv_count_commas(c, end);
         gboolean copy = FALSE;
-        for (gsize c = pos; c < line_end;) {
-            gsize e = c;
-            while (e < line_end && text[e] != ',')
-                e++;
-            const char *b = text + c, *t = text + e;
-            while (b < t && g_ascii_isspace(*b))
-                b++;
-            while (t > b && g_ascii_isspace(t[-1]))
-                t--;
-            loc.col = (int)(c - pos) + 1;
-            PpsimOp op;
-            gint32 after;
-            if (b == t) {
-                /* empty cell: an idle step */
-            } else if (csv_parse_cell_fast(b, t, &op, &after)) {
-                if (!csv_check_numbers(rd, &loc, b, t, &op, error))
-                    return FALSE;
-                csv_add(rd, row, loc.line, loc.col, copy, &op, after, NULL);
-            } else {
-                g_autofree char *cell = g_strndup(b, t - b);
-                gboolean skip;
-                if (strcmp(cell, "|") == 0) {
-                    copy = TRUE;
-                } else if (g_ascii_strcasecmp(cell, "none") != 0) {
-                    g_array_set_size(rd->cell_syncs, 0);
-                    if (!csv_parse_cell(cell, &loc, &op, &after, rd->cell_syncs, &skip, error))
-                        return FALSE;
-                    if (!skip && !csv_check_numbers(rd, &loc, b, t, &op, error))
-                        return FALSE;
-                    if (!skip)
-                        csv_add(rd, row, loc.line, loc.col, copy, &op, after, rd->cell_syncs);
+        CsvRow *r = NULL;       /* this row's entry, once it has an action */
+        gint32 last_stage = -1; /* the stage of its last compute cell read in place */
+        while (c < end) {
+            const char *cell = c;
+            PpsimOp first; /* the row's first action, read before its entry exists */
+            if (!copy) {   /* read the common cell straight into the row's next slot */
+                PpsimOp *op =
+                    r != NULL ? &((PpsimOp *)(gpointer)r->compute->data)[rd->n_compute] : &first;
+                if (csv_compute_cell(&c, end, op) && op->stage <= rd->largest_number &&
+                    op->microbatch <= rd->largest_number) {
+                    if (r == NULL) {
+                        r = csv_row(rd, row);
+                        op = &((PpsimOp *)(gpointer)r->compute->data)[rd->n_compute];
+                        *op = first;
+                    }
+                    /* csv_add for it, its stage checked once per run of equal stages */
+                    if (op->stage != last_stage) {
+                        csv_note(rd, row, loc.line, (int)(cell - text - pos) + 1, op);
+                        last_stage = op->stage;
+                    } else {
+                        rd->max_mb = MAX(rd->max_mb, op->microbatch);
+                        rd->n_cells++;
+                        rd->n_forward += op->kind == PPSIM_OP_F;
+                    }
+                    rd->n_compute++;
+                    c++; /* the comma (or one past the end of the line) */
+                    continue;
                 }
             }
+            c = cell;
+            const char *e = memchr(c, ',', end - c);
+            e = e ? e : end;
+            loc.col = (int)(c - text - pos) + 1;
+            if (!csv_cell(rd, row, &loc, c, e, &copy, error))
+                return FALSE;
             c = e + 1;
+            r = NULL; /* csv_add may have grown rd->rows */
+            last_stage = -1;
         }
         if (rd->rows->len > 0) {
             CsvRow *last = &g_array_index(rd->rows, CsvRow, rd->rows->len - 1);

@@ -25,6 +25,7 @@
 
 /* Set once by ppsim_bigalloc_prepare_heap(), from the main thread before any other starts. */
 static gboolean heap_prepared;
+static void *heap_lead; /* the heap's bytes before the advised range, kept in use */
 
 gboolean
 ppsim_bigalloc_prepare_heap(void)
@@ -38,11 +39,17 @@ ppsim_bigalloc_prepare_heap(void)
         return FALSE;
     /* grow the heap by the reserve (malloc writes only the block's header and the new top's),
      * advise it while untouched, and give it back to the top of the heap for what follows */
-    void *reserve = malloc(PPSIM_BIGALLOC_HEAP);
+    char *reserve = malloc(PPSIM_BIGALLOC_HEAP);
     if (reserve == NULL)
         return FALSE;
     ppsim_bigalloc_hint(reserve, PPSIM_BIGALLOC_HEAP);
     free(reserve);
+    /* the advised range starts at the reserve's first huge page: keep the bytes before it
+     * (less a chunk header's room) in use, so that what comes next starts there (never
+     * touched, never freed: it costs address space only) */
+    gsize skip = (((guintptr)reserve + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)) - (guintptr)reserve;
+    if (skip > 64)
+        heap_lead = malloc(skip - 64);
     heap_prepared = TRUE;
     return TRUE;
 #else
