@@ -1,15 +1,13 @@
 /* cbc-load.c: COIN-OR CBC's C API, loaded when a MILP is first solved.
  *
- * Built when meson found the library's SONAME (meson.build): ppsim is then not linked with
- * CBC, and the CBC functions milp.c calls are defined here, each forwarding to the one of
- * that name in the library, opened (with everything it needs: Clp, Cgl, Osi, CoinUtils,
- * libstdc++, LAPACK, ...) on the first call. Every run that solves no MILP starts without
- * loading them. The prototypes come from CBC's header, so a mismatch does not compile. A
+ * Built when meson found the library's SONAME (meson.build defines PPSIM_CBC_SONAME): ppsim
+ * is then not linked with CBC, and the CBC functions milp.c calls are defined here, each
+ * forwarding to the one of that name in the library, opened (with everything it needs: Clp, Cgl,
+ * Osi, CoinUtils, libstdc++, LAPACK, ...) on the first call. Every run that solves no MILP starts
+ * without loading them. The prototypes come from CBC's header, so a mismatch does not compile. A
  * library that cannot be opened at that point (removed since the build) is a one-line error
  * and exit status 1, where the unlinked program would not have started at all.
  */
-#include "config.h"
-
 #include <glib.h>
 #include <coin/Cbc_C_Interface.h>
 #include <dlfcn.h>
