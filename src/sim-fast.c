@@ -15,10 +15,13 @@
  * compute list: the executor applies them in that list's order (an op's end before the next
  * op's start), and so does the pass. A device whose copy list moves memory too (OFF/RL) is
  * replayed afterwards by merging its two lists' changes by time, and the host's pool from
- * every copy list; when two streams change one pool at the same instant, the event loop's
- * order decides the peaks (and the op named at a device's peak), so the replay declines and
- * the event engine runs instead. The one exception: changes of one sign only at an instant
- * leave the host's peak (the only host figure reported) the same in any order.
+ * every copy list. When two streams change one pool at the same instant, their order is the
+ * event loop's, and the peaks (and the op named at a device's peak) may depend on it: the
+ * replay then declines and the event engine runs instead, except where that order is known:
+ * a copy op that a compute op's end started (a reload anchored to it, most often) changes
+ * memory after that end and before the next compute op's start; and changes of one sign
+ * only at an instant leave the host's peak (the only host figure reported) the same in any
+ * order.
  */
 #include "sim-internal.h"
 #include "schedule/schedule-index-private.h"
@@ -238,8 +241,82 @@ fast_lane_events(Fast *f, const Lane *l, gint32 self, int pool, GArray *out)
     }
 }
 
-/* Device @d's memory from both its lanes, merged by time. FALSE on a change of each lane at
- * one instant. */
+/* Whether copy op @j of device @d started at @t because compute op @k of the device ended
+ * then: @k is its anchor (or another input) and every other input arrived, and the copy
+ * stream was free, before @t, and it lasts. The event loop then starts it while handling
+ * @k's end: after @k's own memory changes, before the compute stream's next op starts
+ * (exec.c: a task's successors, then its stream's next task). */
+static gboolean
+fast_started_by(Fast *f, int d, guint32 j, guint32 k, PpsimTime t)
+{
+    const Lane *copy = &f->lanes[2 * d + 1], *compute = &f->lanes[2 * d];
+    const PpsimOpTiming *c = &copy->t[j];
+    if (c->start_ps != t || c->end_ps == t || (j > 0 && copy->t[j - 1].end_ps >= t) ||
+        compute->t[k].end_ps != t)
+        return FALSE;
+    PpsimOpPos pos = {d, 1, (gint32)j};
+    guint n = ppsim_schedule_index_deps_inline(f->r->idx, &pos, &copy->ops[j], f->deps);
+    gboolean from_k = FALSE;
+    for (guint x = 0; x < n; x++) {
+        const PpsimDep *dep = &f->deps[x];
+        if (dep->list == 0 && dep->device == d && dep->from == compute->base + k) {
+            from_k = TRUE;
+            continue;
+        }
+        const Lane *l = &f->lanes[2 * dep->device + dep->list];
+        gboolean local =
+            dep->kind == PPSIM_DEP_LOCAL || dep->kind == PPSIM_DEP_SYNC || dep->device == d;
+        if (l->t[dep->from - l->base].end_ps + (local ? 0 : f->p2p_ps) >= t)
+            return FALSE;
+    }
+    return from_k;
+}
+
+/* At instant @t, changes of both lanes of device @d: the compute lane's from a[*i] and the
+ * copy lane's from b[*j]. Their order is the event loop's: known when the copy lane's are
+ * the start of one copy op that a compute op's end at @t started (fast_started_by); then
+ * that end and what precedes it, the copy op's start, the rest. Applies them in that order
+ * and moves *i and *j past them; FALSE when the order is not known. */
+static gboolean
+fast_device_tie(Fast *f, int d, PpsimTime t, const GArray *a, guint *i, const GArray *b, guint *j)
+{
+    const MemEvent *x = (const MemEvent *)(gconstpointer)a->data;
+    const MemEvent *y = (const MemEvent *)(gconstpointer)b->data;
+    guint a_end = *i, b_end = *j;
+    while (a_end < a->len && x[a_end].time == t)
+        a_end++;
+    while (b_end < b->len && y[b_end].time == t)
+        b_end++;
+    guint32 copy_id = y[*j].id;
+    for (guint q = *j; q < b_end; q++)
+        if (y[q].id != copy_id || y[q].e.when != PPSIM_MEM_AT_START)
+            return FALSE;
+    const Lane *compute = &f->lanes[2 * d], *copy = &f->lanes[2 * d + 1];
+    guint32 c = copy_id - copy->base;
+    /* the compute op ending at t: the one of the instant's first end, if any */
+    guint32 k = G_MAXUINT32;
+    for (guint q = *i; q < a_end && k == G_MAXUINT32; q++)
+        if (x[q].e.when == PPSIM_MEM_AT_END)
+            k = x[q].id - compute->base;
+    if (k == G_MAXUINT32) { /* no end at t: the op ending then, if it changes nothing */
+        guint32 first = x[*i].id - compute->base;
+        if (first == 0)
+            return FALSE;
+        k = first - 1;
+    }
+    if (!fast_started_by(f, d, c, k, t))
+        return FALSE;
+    for (; *i < a_end && x[*i].id <= compute->base + k; ++*i)
+        fast_mem_apply(f, &x[*i].e, t, x[*i].id);
+    for (; *j < b_end; ++*j)
+        fast_mem_apply(f, &y[*j].e, t, y[*j].id);
+    for (; *i < a_end; ++*i)
+        fast_mem_apply(f, &x[*i].e, t, x[*i].id);
+    return TRUE;
+}
+
+/* Device @d's memory from both its lanes, merged by time. FALSE when both lanes change it
+ * at one instant in an order only the event loop knows. */
 static gboolean
 fast_device_memory(Fast *f, int d)
 {
@@ -251,8 +328,11 @@ fast_device_memory(Fast *f, int d)
     while (i < a->len || j < b->len) {
         const MemEvent *x = i < a->len ? &g_array_index(a, MemEvent, i) : NULL;
         const MemEvent *y = j < b->len ? &g_array_index(b, MemEvent, j) : NULL;
-        if (x != NULL && y != NULL && x->time == y->time)
-            return FALSE;
+        if (x != NULL && y != NULL && x->time == y->time) {
+            if (!fast_device_tie(f, d, x->time, a, &i, b, &j))
+                return FALSE;
+            continue;
+        }
         const MemEvent *next = y == NULL || (x != NULL && x->time < y->time) ? x : y;
         fast_mem_apply(f, &next->e, next->time, next->id);
         next == x ? i++ : j++;
