@@ -26,6 +26,8 @@
 #include "sim-internal.h"
 #include "schedule/schedule-index-private.h"
 
+#include <string.h>
+
 typedef struct {
     const PpsimOp *ops;
     PpsimOpTiming *t; /* the result's timing array of this list */
@@ -39,10 +41,21 @@ typedef struct {
     gboolean mem_inline; /* compute lane: the device's memory changes are applied here */
 } Lane;
 
+/* Where a lane stopped in its next op's inputs, to go on from there when woken (for ops of
+ * at most FAST_RESUME_DEPS inputs; others are looked at again from the first). */
+#define FAST_RESUME_DEPS 8
+typedef struct {
+    PpsimDep deps[FAST_RESUME_DEPS];
+    guint n, k; /* inputs, and the first not seen computed; n = 0: none kept */
+    PpsimTime ready, prod_end;
+    gboolean via_copy;
+} Resume;
+
 typedef struct {
     Replay *r;
     PpsimRunResult *res;
-    Lane *lanes; /* [2p]: device d's compute list is lane 2d, its copy list lane 2d + 1 */
+    Lane *lanes;    /* [2p]: device d's compute list is lane 2d, its copy list lane 2d + 1 */
+    Resume *resume; /* [2p] */
     PpsimDep *deps;
     PpsimPoolStats *pools; /* [p + 1]: devices, then the host */
     gint64 *tag_current, *tag_peak;
@@ -136,16 +149,29 @@ static gboolean
 fast_lane(Fast *f, Lane *l, gint32 self)
 {
     const PpsimScheduleIndex *idx = f->r->idx;
+    Resume *resume = &f->resume[self];
     PpsimOpPos pos = {l->device, l->list, 0};
     while (l->next < l->len) {
         guint32 i = l->next;
         const PpsimOp *op = &l->ops[i];
-        pos.index = (gint32)i;
-        guint n = ppsim_schedule_index_deps_inline(idx, &pos, op, f->deps);
+        const PpsimDep *deps = f->deps;
+        guint n, k = 0;
         PpsimTime ready = -1, prod_end = 0;
         gboolean via_copy = FALSE;
-        for (guint k = 0; k < n; k++) {
-            const PpsimDep *dep = &f->deps[k];
+        if (resume->n > 0) { /* woken: go on with the inputs not seen computed */
+            deps = resume->deps;
+            n = resume->n;
+            k = resume->k;
+            ready = resume->ready;
+            prod_end = resume->prod_end;
+            via_copy = resume->via_copy;
+            resume->n = 0;
+        } else {
+            pos.index = (gint32)i;
+            n = ppsim_schedule_index_deps_inline(idx, &pos, op, f->deps);
+        }
+        for (; k < n; k++) {
+            const PpsimDep *dep = &deps[k];
             gint32 from_lane = 2 * dep->device + dep->list;
             Lane *from = &f->lanes[from_lane];
             guint32 at = dep->from - from->base;
@@ -153,6 +179,15 @@ fast_lane(Fast *f, Lane *l, gint32 self)
                 l->wait_index = at;
                 l->next_waiter = from->waiters;
                 from->waiters = self;
+                if (n <= FAST_RESUME_DEPS) {
+                    if (deps != resume->deps)
+                        memcpy(resume->deps, deps, n * sizeof *deps);
+                    resume->n = n;
+                    resume->k = k;
+                    resume->ready = ready;
+                    resume->prod_end = prod_end;
+                    resume->via_copy = via_copy;
+                }
                 return FALSE;
             }
             PpsimTime end = from->t[at].end_ps;
@@ -420,6 +455,7 @@ ppsim_sim_fast(Replay *r, PpsimRunResult *res, GError **error)
     Fast f = {.r = r,
               .res = res,
               .lanes = g_new0(Lane, 2 * p),
+              .resume = g_new0(Resume, 2 * p),
               .deps = g_new(PpsimDep, ppsim_schedule_index_max_deps(r->idx)),
               .pools = g_new(PpsimPoolStats, p + 1),
               .tag_current = g_new0(gint64, MAX(S, 1)),
@@ -474,6 +510,7 @@ ppsim_sim_fast(Replay *r, PpsimRunResult *res, GError **error)
         res->time_metrics_us = g_get_monotonic_time() - t2;
     }
     g_free(f.lanes);
+    g_free(f.resume);
     g_free(f.deps);
     g_free(f.pools);
     g_free(f.tag_current);

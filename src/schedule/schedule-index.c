@@ -129,12 +129,19 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
     for (int d = 0; d < sched->n_devices; d++)
         if (!index_check_syncs(idx, sched, d, error))
             return NULL;
+    guint32 S = (guint32)sched->n_stages, m = (guint32)sched->n_microbatches;
     for (int d = 0; d < sched->n_devices; d++)
         for (int list = 0; list < 2; list++) {
             GArray *ops = index_list(sched, d, list);
             for (guint i = 0; i < ops->len; i++) {
                 const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-                if (!index_check_op(sched, d, list, op, error))
+                /* the common compute op (F, B, W, BW, R: the kinds up to R) in range and in
+                 * place; anything else is checked (and named) by the functions */
+                G_STATIC_ASSERT(PPSIM_OP_F == 0 && PPSIM_OP_B == 1 && PPSIM_OP_W == 2 &&
+                                PPSIM_OP_BW == 3 && PPSIM_OP_R == 4);
+                gboolean plain = list == 0 && op->kind <= PPSIM_OP_R && (guint32)op->stage < S &&
+                                 (guint32)op->microbatch < m && sched->stage_device[op->stage] == d;
+                if (!plain && !index_check_op(sched, d, list, op, error))
                     return NULL;
                 if (list == 1 && !index_check_anchor(sched, d, i, op, error))
                     return NULL;
