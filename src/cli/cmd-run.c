@@ -292,9 +292,14 @@ run_main(RunOptions *o, const char *path)
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);
     g_autoptr(GString) csv = g_string_new(NULL);
-    ppsim_report_json(json, sc, results);
-    ppsim_report_csv(csv, sc, results);
-    if (o->format == NULL || strcmp(o->format, "text") == 0)
+    gboolean text = o->format == NULL || strcmp(o->format, "text") == 0;
+    gboolean want_json = !o->no_artifacts || (!text && strcmp(o->format, "json") == 0);
+    gboolean want_csv = !o->no_artifacts || (!text && strcmp(o->format, "csv") == 0);
+    if (want_json) /* the artefacts' summary.json, or stdout */
+        ppsim_report_json(json, sc, results);
+    if (want_csv)
+        ppsim_report_csv(csv, sc, results);
+    if (text)
         ppsim_report_text(out, sc, results);
     else
         g_string_append_len(out, strcmp(o->format, "json") == 0 ? json->str : csv->str,
