@@ -206,7 +206,8 @@ fast_lane(Fast *f, Lane *l, gint32 self)
         l->free_at = end;
         l->next = i + 1;
         if (l->list == 0) {
-            fast_account(f, l, i, op, start, end, prod_end, via_copy);
+            if (!(op->flags & PPSIM_OP_FLAG_CPU)) /* not the GPU's time (sim-metrics.c) */
+                fast_account(f, l, i, op, start, end, prod_end, via_copy);
             if (l->mem_inline) {
                 SimMemEffects fx;
                 fast_effects(f, op, &fx);

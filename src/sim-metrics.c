@@ -137,7 +137,8 @@ metrics_timings(const Replay *r, PpsimRunResult *res)
 static void
 metrics_offload(const Replay *r, PpsimRunResult *res)
 {
-    if (!r->has_cpu_opt && !ppsim_schedule_index_has_kind(r->idx, PPSIM_OP_GOFF)) {
+    if (!(ppsim_schedule_index_flags(r->idx) & PPSIM_OP_FLAG_CPU) &&
+        !ppsim_schedule_index_has_kind(r->idx, PPSIM_OP_GOFF)) {
         for (int d = 0; d < res->p; d++) { /* what the loops below find then */
             res->devices[d].static_memory_saved = r->static_saved[d];
             res->devices[d].optimizer_overlap = -1.0;

@@ -14,6 +14,7 @@ struct PpsimScheduleIndex {
     guint32 *base;                   /* [2 * p + 1]: first id of (device, list), then n_ops */
     gint32 *table[PPSIM_OP_N_KINDS]; /* NULL for kinds absent from the schedule */
     guint max_syncs;                 /* most cross-device waits of one copy op */
+    guint flags;                     /* the union of every op's PpsimOpFlags */
     /* lookups by id: the device of every op once there have been INDEX_LAZY_LOOKUPS of
      * them (a cache behind the const accessors: an index serves one thread) */
     guint32 *device; /* [n_ops] or NULL */

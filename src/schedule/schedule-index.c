@@ -143,6 +143,7 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
                                  (guint32)op->microbatch < m && sched->stage_device[op->stage] == d;
                 if (!plain && !index_check_op(sched, d, list, op, error))
                     return NULL;
+                idx->flags |= op->flags;
                 if (list == 1 && !index_check_anchor(sched, d, i, op, error))
                     return NULL;
                 if (G_UNLIKELY(idx->table[op->kind] == NULL)) {
@@ -261,6 +262,12 @@ gboolean
 ppsim_schedule_index_has_kind(const PpsimScheduleIndex *idx, PpsimOpKind kind)
 {
     return idx->table[kind] != NULL;
+}
+
+guint
+ppsim_schedule_index_flags(const PpsimScheduleIndex *idx)
+{
+    return idx->flags;
 }
 
 const gint32 *

@@ -27,6 +27,8 @@ void ppsim_schedule_index_free(PpsimScheduleIndex *idx);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScheduleIndex, ppsim_schedule_index_free)
 
 guint32 ppsim_schedule_index_n_ops(const PpsimScheduleIndex *idx);
+/* The union of the flags (PpsimOpFlags) of every op. */
+guint ppsim_schedule_index_flags(const PpsimScheduleIndex *idx);
 /* Whether the schedule has any op of @kind (looking one up then costs nothing). */
 gboolean ppsim_schedule_index_has_kind(const PpsimScheduleIndex *idx, PpsimOpKind kind);
 /* The id table of @kind, for walking it in bulk: [S * m] by stage then microbatch, or [S]
