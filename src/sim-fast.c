@@ -39,6 +39,9 @@ typedef struct {
     gint32 next_waiter;  /* next lane waiting on the same lane as this one */
     PpsimTime prev_gpu;  /* compute lane: end of its previous op (attribution) */
     gboolean mem_inline; /* compute lane: the device's memory changes are applied here */
+    /* compute lane: the device's busy time and idle attribution so far (sim-metrics.c's
+     * PpsimDeviceResult fields of those names), copied to the result at the end */
+    PpsimTime busy, recompute, bubble_recompute, warmup, wait, transfer, offload;
 } Lane;
 
 /* Where a lane stopped in its next op's inputs, to go on from there when woken (for ops of
@@ -76,13 +79,14 @@ fast_duration(const Fast *f, const PpsimOp *op)
     return f->duration[op->kind * f->n_stages + op->stage];
 }
 
-static inline void
-fast_effects(const Fast *f, const PpsimOp *op, SimMemEffects *out)
+/* @op's memory changes: from the table, or computed into @room. */
+static inline const SimMemEffects *
+fast_effects(const Fast *f, const PpsimOp *op, SimMemEffects *room)
 {
     if (f->effects != NULL)
-        *out = f->effects[op->kind * f->n_stages + op->stage];
-    else
-        ppsim_sim_mem_effects(f->r, op, out);
+        return &f->effects[op->kind * f->n_stages + op->stage];
+    ppsim_sim_mem_effects(f->r, op, room);
+    return room;
 }
 
 /* Fills the tables by kind and stage. */
@@ -124,21 +128,20 @@ static inline void
 fast_account(Fast *f, Lane *l, guint32 i, const PpsimOp *op, PpsimTime start, PpsimTime end,
              PpsimTime prod_end, gboolean via_copy)
 {
-    PpsimDeviceResult *dev = &f->res->devices[l->device];
-    dev->busy_ps += end - start;
+    l->busy += end - start;
     if (op->kind == PPSIM_OP_R)
-        dev->recompute_ps += end - start;
+        l->recompute += end - start;
     if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
-        dev->bubble_recompute_ps += f->r->costs->stage[op->stage].b_recompute_ps;
+        l->bubble_recompute += f->r->costs->stage[op->stage].b_recompute_ps;
     PpsimTime gap = start - l->prev_gpu;
     if (i == 0) {
-        dev->idle_warmup_ps = start;
+        l->warmup = start;
     } else if (gap > 0) {
         PpsimTime dep_wait = via_copy ? 0 : CLAMP(prod_end - l->prev_gpu, 0, gap);
-        dev->idle_wait_ps += dep_wait;
-        dev->idle_transfer_ps += gap - dep_wait;
+        l->wait += dep_wait;
+        l->transfer += gap - dep_wait;
         if (via_copy)
-            dev->bubble_offload_ps += gap;
+            l->offload += gap;
     }
     l->prev_gpu = end;
 }
@@ -209,10 +212,10 @@ fast_lane(Fast *f, Lane *l, gint32 self)
             if (!(op->flags & PPSIM_OP_FLAG_CPU)) /* not the GPU's time (sim-metrics.c) */
                 fast_account(f, l, i, op, start, end, prod_end, via_copy);
             if (l->mem_inline) {
-                SimMemEffects fx;
-                fast_effects(f, op, &fx);
-                for (int e = 0; e < fx.n; e++)
-                    fast_mem_apply(f, &fx.e[e], fx.e[e].when == PPSIM_MEM_AT_START ? start : end,
+                SimMemEffects room;
+                const SimMemEffects *fx = fast_effects(f, op, &room);
+                for (int e = 0; e < fx->n; e++)
+                    fast_mem_apply(f, &fx->e[e], fx->e[e].when == PPSIM_MEM_AT_START ? start : end,
                                    l->base + i);
             }
         }
@@ -264,14 +267,14 @@ static void
 fast_lane_events(Fast *f, const Lane *l, gint32 self, int pool, GArray *out)
 {
     for (guint32 i = 0; i < l->len; i++) {
-        SimMemEffects fx;
-        fast_effects(f, &l->ops[i], &fx);
+        SimMemEffects room;
+        const SimMemEffects *fx = fast_effects(f, &l->ops[i], &room);
         for (int when = PPSIM_MEM_AT_START; when <= PPSIM_MEM_AT_END; when++)
-            for (int e = 0; e < fx.n; e++) {
-                if ((int)fx.e[e].when != when || fx.e[e].pool != pool)
+            for (int e = 0; e < fx->n; e++) {
+                if ((int)fx->e[e].when != when || fx->e[e].pool != pool)
                     continue;
                 MemEvent ev = {when == PPSIM_MEM_AT_START ? l->t[i].start_ps : l->t[i].end_ps,
-                               fx.e[e], l->base + i, self};
+                               fx->e[e], l->base + i, self};
                 g_array_append_val(out, ev);
             }
     }
@@ -440,8 +443,18 @@ fast_device_times(Fast *f, int p)
             dev->first_start_ps = 0;
         res->makespan_ps = MAX(res->makespan_ps, dev->end_ps);
     }
-    for (int d = 0; d < p; d++)
-        res->devices[d].idle_cooldown_ps = res->makespan_ps - f->lanes[2 * d].prev_gpu;
+    for (int d = 0; d < p; d++) {
+        const Lane *l = &f->lanes[2 * d];
+        PpsimDeviceResult *dev = &res->devices[d];
+        dev->busy_ps = l->busy;
+        dev->recompute_ps = l->recompute;
+        dev->bubble_recompute_ps = l->bubble_recompute;
+        dev->idle_warmup_ps = l->warmup;
+        dev->idle_wait_ps = l->wait;
+        dev->idle_transfer_ps = l->transfer;
+        dev->bubble_offload_ps = l->offload;
+        dev->idle_cooldown_ps = res->makespan_ps - l->prev_gpu;
+    }
 }
 
 SimFastOutcome
