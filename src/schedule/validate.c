@@ -35,7 +35,24 @@ ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimScheduleInd
     const gint32 *table[G_N_ELEMENTS(kinds)];
     for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
         table[k] = ppsim_schedule_index_table(idx, kinds[k]);
-    gsize m = (gsize)sched->n_microbatches;
+    gsize m = (gsize)sched->n_microbatches, slots = (gsize)sched->n_stages * m;
+    /* the usual shapes first, as one scan: F with BW, or F with B and W, and nothing else;
+     * on any miss the full loop below finds the first offender and names it */
+    const gint32 *tf = table[0], *tb = table[1], *tbw = table[2], *tw = table[3];
+    if (tf != NULL && table[4] == NULL && table[5] == NULL && table[6] == NULL) {
+        gboolean ok = TRUE;
+        if (tbw != NULL && tb == NULL && tw == NULL) {
+            for (gsize k = 0; k < slots; k++)
+                ok &= (tf[k] >= 0) & (tbw[k] >= 0);
+            if (ok)
+                return TRUE;
+        } else if (tbw == NULL && tb != NULL && tw != NULL) {
+            for (gsize k = 0; k < slots; k++)
+                ok &= (tf[k] >= 0) & (tb[k] >= 0) & (tw[k] >= tb[k]);
+            if (ok)
+                return TRUE;
+        }
+    }
     for (int s = 0; s < sched->n_stages; s++) {
         int d = sched->stage_device[s];
         for (gsize j = 0; j < m; j++) {
