@@ -16,6 +16,7 @@
 #endif
 #if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE)
 #include <malloc.h>
+#include <unistd.h>
 #define BIGALLOC_HEAP_OK 1
 #endif
 
@@ -37,17 +38,28 @@ ppsim_bigalloc_prepare_heap(void)
      * free never shrinks the heap, so the advised range stays put */
     if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 || mallopt(M_TRIM_THRESHOLD, G_MAXINT) != 1)
         return FALSE;
-    /* grow the heap by the reserve (malloc writes only the block's header and the new top's),
-     * advise it while untouched, and give it back to the top of the heap for what follows */
-    char *reserve = malloc(PPSIM_BIGALLOC_HEAP);
-    if (reserve == NULL)
+    /* grow the heap once by the reserve (the padding malloc adds when it moves the break;
+     * the block itself is only touched at its header), advise the new range while untouched,
+     * and give the block back to the top of the heap for what follows. Where the break
+     * cannot move that far, malloc takes its memory elsewhere and the heap stays as it was. */
+    char *before = sbrk(0);
+    if (mallopt(M_TOP_PAD, (int)MIN(PPSIM_BIGALLOC_HEAP, G_MAXINT)) != 1)
         return FALSE;
-    ppsim_bigalloc_hint(reserve, PPSIM_BIGALLOC_HEAP);
+    char *reserve = malloc(HUGE_PAGE);
+    char *after = sbrk(0);
+    mallopt(M_TOP_PAD, 128 << 10); /* glibc's default */
+    /* the block starts in the old top of the heap and ends in what the break added */
+    gboolean grown = reserve != NULL && after > before && reserve + HUGE_PAGE <= after &&
+                     reserve + HUGE_PAGE > before;
+    gsize skip = (((guintptr)reserve + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)) - (guintptr)reserve;
+    if (grown)
+        ppsim_bigalloc_hint(reserve, (gsize)(after - reserve));
     free(reserve);
+    if (!grown)
+        return FALSE; /* the break did not move: malloc took memory elsewhere */
     /* the advised range starts at the reserve's first huge page: keep the bytes before it
      * (less a chunk header's room) in use, so that what comes next starts there (never
      * touched, never freed: it costs address space only) */
-    gsize skip = (((guintptr)reserve + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)) - (guintptr)reserve;
     if (skip > 64)
         heap_lead = malloc(skip - 64);
     heap_prepared = TRUE;
@@ -82,8 +94,8 @@ ppsim_bigalloc_array(gsize element_size, gsize n)
 gpointer
 ppsim_bigalloc(gsize len)
 {
-    if (heap_prepared && len < PPSIM_BIGALLOC_HEAP)
-        return g_malloc(len); /* the heap is huge-page backed already: no rounding */
+    if (heap_prepared && len < (32 << 20))
+        return g_malloc(len); /* from the heap, huge-page backed already: no rounding */
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (len >= BIGALLOC_MIN && len <= G_MAXSIZE - HUGE_PAGE) {
         gsize rounded = (len + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
