@@ -26,7 +26,9 @@
 
 /* Set once by ppsim_bigalloc_prepare_heap(), from the main thread before any other starts. */
 static gboolean heap_prepared;
-static void *heap_lead; /* the heap's bytes before the advised range, kept in use */
+/* The heap's bytes before the advised range, kept in use. Never read: volatile, or the
+ * compiler drops the allocation along with the store. */
+static void *volatile heap_lead;
 
 gboolean
 ppsim_bigalloc_prepare_heap(void)
@@ -38,19 +40,23 @@ ppsim_bigalloc_prepare_heap(void)
      * free never shrinks the heap, so the advised range stays put */
     if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 || mallopt(M_TRIM_THRESHOLD, G_MAXINT) != 1)
         return FALSE;
-    /* grow the heap once by the reserve (the padding malloc adds when it moves the break;
-     * the block itself is only touched at its header), advise the new range while untouched,
-     * and give the block back to the top of the heap for what follows. Where the break
-     * cannot move that far, malloc takes its memory elsewhere and the heap stays as it was. */
+    /* grow the heap once by the reserve (a block below the threshold plus the padding
+     * malloc adds when it moves the break), advise the new range while untouched, and give
+     * the block back to the top of the heap for what follows. malloc writes a header at
+     * each end of the block before the advice: a range of 4 KiB pages then, so the block is
+     * made as large as the threshold allows, to put that one range far past where most runs
+     * end. Where the break cannot move that far, malloc takes its memory elsewhere and the
+     * heap stays as it was. */
+    const gsize probe = (31 << 20);
     char *before = sbrk(0);
-    if (mallopt(M_TOP_PAD, (int)MIN(PPSIM_BIGALLOC_HEAP, G_MAXINT)) != 1)
+    if (mallopt(M_TOP_PAD, (int)MIN(PPSIM_BIGALLOC_HEAP - probe, G_MAXINT)) != 1)
         return FALSE;
-    char *reserve = malloc(HUGE_PAGE);
+    char *reserve = malloc(probe);
     char *after = sbrk(0);
     mallopt(M_TOP_PAD, 128 << 10); /* glibc's default */
     /* the block starts in the old top of the heap and ends in what the break added */
-    gboolean grown = reserve != NULL && after > before && reserve + HUGE_PAGE <= after &&
-                     reserve + HUGE_PAGE > before;
+    gboolean grown =
+        reserve != NULL && after > before && reserve + probe <= after && reserve + probe > before;
     gsize skip = (((guintptr)reserve + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)) - (guintptr)reserve;
     if (grown)
         ppsim_bigalloc_hint(reserve, (gsize)(after - reserve));
