@@ -16,6 +16,7 @@ typedef struct {
     int *compute_stream, *d2h_stream, *h2d_stream, *cpu_stream_base;
     int n_cpu_workers;
     gint64 *static_saved;       /* [p] static memory a CPU optimizer step (T-Offload) frees */
+    gint64 *host_static;        /* [nodes] what it keeps in host memory instead */
     int *cpu_first, *cpu_count; /* [S] workers of a stage's CPU optimizer step */
     /* sim-parallel.c, NULL without DP: per stage the send then the receive task of its
      * gradient reduction [2 n_stages], and the send and receive streams per device [2p] */
@@ -25,8 +26,44 @@ typedef struct {
      * each F and B are flows of their own (so F/B durations leave them out); zero_task
      * holds (device, send task, receive task) per gather; else FALSE and NULL */
     gboolean zero_flows;
-    GArray *zero_task; /* guint32 triples */
+    GArray *zero_task;    /* guint32 triples */
+    gboolean has_cpu_opt; /* some optimizer step runs on a host CPU worker */
 } Replay;
+
+/* The memory changes of one op (README "Semantics"), in the order the executor applies
+ * them; changes of zero are left out. */
+typedef struct {
+    PpsimMemWhen when;
+    int pool; /* device d's pool is d; node n's host pool is p + n */
+    int tag;  /* the stage, or -1 (host memory) */
+    PpsimMemCategory category;
+    gint64 delta;
+} SimMemEffect;
+
+typedef struct {
+    int n;
+    SimMemEffect e[2];
+} SimMemEffects;
+
+/* sim.c: the static memory of each device (its stages' weights, gradients and optimizer
+ * states, less what T-Offload keeps on the host). Returns: (transfer full) [p]. */
+gint64 *ppsim_sim_static_memory(const Replay *r);
+/* sim.c: the duration of @op in this replay, and its memory changes into @out. */
+PpsimTime ppsim_sim_duration(const Replay *r, const PpsimOp *op);
+void ppsim_sim_mem_effects(const Replay *r, const PpsimOp *op, SimMemEffects *out);
+
+/* sim-fast.c: the replay as one pass in dependency order, for a replay where nothing is
+ * shared: explicit costs (every transfer a fixed latency), every list of the schedule one
+ * stream of its own, and no traces to record. It fills @res entirely (timings and every
+ * metric), or declines when two streams change one memory pool at the same instant (the
+ * order of such changes, which the peaks may depend on, is the event loop's). Sets the
+ * phase times of @res. */
+typedef enum {
+    SIM_FAST_DONE,     /* @res is complete */
+    SIM_FAST_FAILED,   /* a cyclic wait: @error is set */
+    SIM_FAST_DECLINED, /* replay with the event engine instead (and drop @res) */
+} SimFastOutcome;
+SimFastOutcome ppsim_sim_fast(Replay *r, PpsimRunResult *res, GError **error);
 
 /* sim-build.c: ppsim_sim_build_schedule, also collecting what was chosen for the user into
  * @choices and what a solver-backed generator says into @solver (both nullable). */
@@ -53,3 +90,13 @@ void ppsim_sim_note_parallel(const PpsimScenario *sc, GArray *choices);
 /* Fills @res from a finished replay: timings, memory, ratios, bubble attribution and, with
  * PPSIM_SIM_RECORD, transfers, memory samples and flows. */
 void ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags);
+
+/* sim-metrics.c, the parts of ppsim_sim_collect() the one-pass replay shares: the shape of
+ * @res with zeroed devices and stages, and its timing arrays, sized to the schedule's lists
+ * (left uninitialised); then, once the timings, busy times and idle attribution are in, the
+ * memory figures from the pools' stats ([p] devices then [n_hosts] hosts) and the stages'
+ * peaks, the T-Offload figures, the ratios and the bubble breakdown. */
+void ppsim_sim_collect_init(const Replay *r, PpsimRunResult *res);
+void ppsim_sim_collect_timing_arrays(const Replay *r, PpsimRunResult *res);
+void ppsim_sim_collect_finish(const Replay *r, PpsimRunResult *res, const PpsimPoolStats *pools,
+                              const gint64 *tag_peak);

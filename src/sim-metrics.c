@@ -86,24 +86,35 @@ metrics_attribute(const Replay *r, PpsimRunResult *res)
         }
         dev->idle_cooldown_ps = res->makespan_ps - prev_end;
     }
-    metrics_bubbles(res);
+}
+
+void
+ppsim_sim_collect_timing_arrays(const Replay *r, PpsimRunResult *res)
+{
+    int p = r->sched->n_devices;
+    res->compute_timing = g_new(GArray *, p);
+    res->copy_timing = g_new(GArray *, p);
+    for (int d = 0; d < p; d++)
+        for (int list = 0; list < 2; list++) {
+            guint n = (list == 0 ? r->sched->compute[d] : r->sched->copy[d])->len;
+            GArray *timing = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOpTiming), n);
+            g_array_set_size(timing, n);
+            (list == 0 ? res->compute_timing : res->copy_timing)[d] = timing;
+        }
 }
 
 static void
 metrics_timings(const Replay *r, PpsimRunResult *res)
 {
     int p = r->sched->n_devices;
-    res->compute_timing = g_new(GArray *, p);
-    res->copy_timing = g_new(GArray *, p);
+    ppsim_sim_collect_timing_arrays(r, res);
     res->makespan_ps = 0;
     for (int d = 0; d < p; d++) {
         PpsimDeviceResult *dev = &res->devices[d];
-        dev->id = d;
         dev->first_start_ps = G_MAXINT64;
         for (int list = 0; list < 2; list++) {
             GArray *ops = list == 0 ? r->sched->compute[d] : r->sched->copy[d];
-            GArray *timing = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOpTiming), ops->len);
-            g_array_set_size(timing, ops->len);
+            GArray *timing = (list == 0 ? res->compute_timing : res->copy_timing)[d];
             G_STATIC_ASSERT(sizeof(PpsimOpTiming) == 2 * sizeof(PpsimTime));
             ppsim_exec_task_times(r->exec, ppsim_schedule_index_base(r->idx, d, list), ops->len,
                                   (PpsimTime *)(gpointer)timing->data);
@@ -114,7 +125,6 @@ metrics_timings(const Replay *r, PpsimRunResult *res)
                 dev->first_start_ps = MIN(dev->first_start_ps, t->start_ps);
                 dev->end_ps = MAX(dev->end_ps, t->end_ps);
             }
-            (list == 0 ? res->compute_timing : res->copy_timing)[d] = timing;
         }
         if (dev->first_start_ps == G_MAXINT64)
             dev->first_start_ps = 0;
@@ -127,6 +137,14 @@ metrics_timings(const Replay *r, PpsimRunResult *res)
 static void
 metrics_offload(const Replay *r, PpsimRunResult *res)
 {
+    if (!(ppsim_schedule_index_flags(r->idx) & PPSIM_OP_FLAG_CPU) &&
+        !ppsim_schedule_index_has_kind(r->idx, PPSIM_OP_GOFF)) {
+        for (int d = 0; d < res->p; d++) { /* what the loops below find then */
+            res->devices[d].static_memory_saved = r->static_saved[d];
+            res->devices[d].optimizer_overlap = -1.0;
+        }
+        return;
+    }
     PpsimTime gpu_end = 0;
     for (int d = 0; d < res->p; d++)
         for (guint i = 0; i < r->sched->compute[d]->len; i++)
@@ -156,11 +174,12 @@ metrics_offload(const Replay *r, PpsimRunResult *res)
 }
 
 static void
-metrics_memory(const Replay *r, PpsimRunResult *res)
+metrics_memory(const Replay *r, PpsimRunResult *res, const PpsimPoolStats *pools,
+               const gint64 *tag_peak)
 {
     for (int d = 0; d < r->sched->n_devices; d++) {
         PpsimDeviceResult *dev = &res->devices[d];
-        const PpsimPoolStats *st = ppsim_exec_pool_stats(r->exec, d);
+        const PpsimPoolStats *st = &pools[d];
         dev->static_memory = st->current[PPSIM_MEM_STATIC];
         dev->peak_activation = st->peak_active;
         dev->peak_memory = st->peak_total;
@@ -173,7 +192,7 @@ metrics_memory(const Replay *r, PpsimRunResult *res)
     res->n_hosts = r->topo ? r->topo->n_nodes : 1;
     res->hosts = g_new0(PpsimHostResult, res->n_hosts);
     for (int h = 0; h < res->n_hosts; h++) {
-        const PpsimPoolStats *st = ppsim_exec_pool_stats(r->exec, r->sched->n_devices + h);
+        const PpsimPoolStats *st = &pools[r->sched->n_devices + h];
         res->hosts[h] = (PpsimHostResult){.node = h,
                                           .peak_memory = st->peak_total,
                                           .limit = st->limit,
@@ -182,7 +201,7 @@ metrics_memory(const Replay *r, PpsimRunResult *res)
     for (int s = 0; s < r->sched->n_stages; s++) {
         res->stages[s].id = s;
         res->stages[s].device = r->sched->stage_device[s];
-        res->stages[s].peak_activation = ppsim_exec_tag_peak(r->exec, s);
+        res->stages[s].peak_activation = tag_peak[s];
     }
 }
 
@@ -258,7 +277,7 @@ transfer_cmp(gconstpointer pa, gconstpointer pb)
 }
 
 void
-ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
+ppsim_sim_collect_init(const Replay *r, PpsimRunResult *res)
 {
     int p = r->sched->n_devices;
     res->p = p;
@@ -273,12 +292,35 @@ ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
     res->offload_ratio_k_scenario = r->costs->offload_ratio_k_scenario;
     res->devices = g_new0(PpsimDeviceResult, p);
     res->stages = g_new0(PpsimStageResult, r->sched->n_stages);
-    metrics_timings(r, res);
-    ppsim_sim_collect_parallel(r, res);
-    metrics_memory(r, res);
+    for (int d = 0; d < p; d++)
+        res->devices[d].id = d;
+}
+
+void
+ppsim_sim_collect_finish(const Replay *r, PpsimRunResult *res, const PpsimPoolStats *pools,
+                         const gint64 *tag_peak)
+{
+    metrics_memory(r, res, pools, tag_peak);
     metrics_offload(r, res);
     metrics_ratios(res);
+    metrics_bubbles(res);
+}
+
+void
+ppsim_sim_collect(const Replay *r, PpsimRunResult *res, PpsimSimFlags flags)
+{
+    ppsim_sim_collect_init(r, res);
+    metrics_timings(r, res);
+    ppsim_sim_collect_parallel(r, res);
     metrics_attribute(r, res);
+    int n_pools = r->sched->n_devices + (r->topo ? r->topo->n_nodes : 1);
+    g_autofree PpsimPoolStats *pools = g_new(PpsimPoolStats, n_pools);
+    for (int i = 0; i < n_pools; i++)
+        pools[i] = *ppsim_exec_pool_stats(r->exec, i);
+    g_autofree gint64 *tag_peak = g_new(gint64, MAX(r->sched->n_stages, 1));
+    for (int s = 0; s < r->sched->n_stages; s++)
+        tag_peak[s] = ppsim_exec_tag_peak(r->exec, s);
+    ppsim_sim_collect_finish(r, res, pools, tag_peak);
     if (flags & PPSIM_SIM_RECORD) {
         metrics_transfers(r, res);
         g_array_sort(res->transfers, transfer_cmp);

@@ -26,6 +26,7 @@ replay_clear(Replay *r)
     g_free(r->h2d_stream);
     g_free(r->cpu_stream_base);
     g_free(r->static_saved);
+    g_free(r->host_static);
     g_free(r->cpu_first);
     g_free(r->cpu_count);
     g_free(r->dp_task);
@@ -78,7 +79,6 @@ replay_add_streams(Replay *r)
         }
     }
     int nodes = r->topo ? r->topo->n_nodes : 1;
-    r->n_cpu_workers = MAX(r->sc->hardware.host_optimizer_workers, 1);
     r->cpu_stream_base = g_new(int, nodes);
     for (int n = 0; n < nodes; n++)
         for (int w = 0; w < r->n_cpu_workers; w++) {
@@ -115,8 +115,8 @@ replay_tp_on_node(const Replay *r)
     return MAX(1, MIN(r->sc->parallel.tp, r->sc->hardware.gpus_per_node));
 }
 
-static PpsimTime
-replay_duration(const Replay *r, const PpsimOp *op)
+PpsimTime
+ppsim_sim_duration(const Replay *r, const PpsimOp *op)
 {
     const PpsimStageCost *st = &r->costs->stage[op->stage];
     switch ((PpsimOpKind)op->kind) {
@@ -196,13 +196,60 @@ replay_mem_plan(const Replay *r, int s, int j, MemPlan *m)
     m->from_buf = MIN(m->buf, m->free_b);
 }
 
-/* Adds one memory effect of task @id, unless nothing changes. */
+/* One memory change, unless nothing changes. */
 static void
-plan(PpsimExec *out, guint32 id, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat,
-     gint64 delta)
+effect(SimMemEffects *out, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat, gint64 delta)
 {
     if (delta != 0)
-        ppsim_exec_add_mem(out, id, when, pool, tag, cat, delta);
+        out->e[out->n++] = (SimMemEffect){when, pool, tag, cat, delta};
+}
+
+void
+ppsim_sim_mem_effects(const Replay *r, const PpsimOp *op, SimMemEffects *out)
+{
+    out->n = 0;
+    if (ppsim_op_kind_per_stage(op->kind))
+        return;
+    int s = op->stage;
+    MemPlan m;
+    replay_mem_plan(r, s, op->microbatch, &m);
+    switch ((PpsimOpKind)op->kind) {
+    case PPSIM_OP_F:
+        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_ACTIVATION, m.A);
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, m.keep - m.A);
+        break;
+    case PPSIM_OP_OFF:
+        if (m.offloaded) {
+            effect(out, PPSIM_MEM_AT_START, m.host, -1, PPSIM_MEM_ACTIVATION, m.keep);
+            effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.keep);
+        }
+        break;
+    case PPSIM_OP_RL:
+        if (m.offloaded) {
+            effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.keep);
+            effect(out, PPSIM_MEM_AT_END, m.host, -1, PPSIM_MEM_ACTIVATION, -m.keep);
+        }
+        break;
+    case PPSIM_OP_R:
+        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.A - m.keep);
+        break;
+    case PPSIM_OP_BW:
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.buf);
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.act);
+        break;
+    case PPSIM_OP_B:
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.from_buf);
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -(m.free_b - m.from_buf));
+        break;
+    case PPSIM_OP_W:
+        /* with a BW for this microbatch, W does not exist (the checker's rule) */
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -(m.buf - m.from_buf));
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION,
+               -(m.act - (m.free_b - m.from_buf)));
+        break;
+    default:
+        break;
+    }
 }
 
 /* Adds @op, op @id, in list @list of device @d, as a task with its memory effects (in task
@@ -211,67 +258,36 @@ static PpsimTaskId
 replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
 {
     int s = op->stage;
-    MemPlan m = {0};
-    if (!ppsim_op_kind_per_stage(op->kind))
-        replay_mem_plan(r, s, op->microbatch, &m);
+    SimMemEffects fx;
+    ppsim_sim_mem_effects(r, op, &fx);
     PpsimTaskId t;
     if (list == 1) {
         gboolean off = op->kind == PPSIM_OP_OFF;
         int stream = off ? r->d2h_stream[d] : r->h2d_stream[d];
         if (r->topo != NULL) {
             int host = ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d));
-            guint64 bytes = m.offloaded ? (guint64)m.keep : 0;
-            if (ppsim_op_kind_per_stage(op->kind))
+            guint64 bytes = 0;
+            if (ppsim_op_kind_per_stage(op->kind)) {
                 bytes = replay_state_bytes(&r->costs->stage[s], op);
+            } else {
+                MemPlan m;
+                replay_mem_plan(r, s, op->microbatch, &m);
+                bytes = m.offloaded ? (guint64)m.keep : 0;
+            }
             t = ppsim_exec_add_transfer(r->exec, stream, off ? d : host, off ? host : d, bytes);
         } else {
-            t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
+            t = ppsim_exec_add_task(r->exec, stream, ppsim_sim_duration(r, op));
         }
     } else if (op->kind == PPSIM_OP_OPT && (op->flags & PPSIM_OP_FLAG_CPU)) {
         int stream = r->cpu_stream_base[replay_node_of(r, d)] + r->cpu_first[s];
-        t = ppsim_exec_add_task(r->exec, stream, replay_duration(r, op));
+        t = ppsim_exec_add_task(r->exec, stream, ppsim_sim_duration(r, op));
     } else {
-        t = ppsim_exec_add_task(r->exec, r->compute_stream[d], replay_duration(r, op));
+        t = ppsim_exec_add_task(r->exec, r->compute_stream[d], ppsim_sim_duration(r, op));
     }
     g_assert(t == id);
-    PpsimExec *x = r->exec;
-    switch ((PpsimOpKind)op->kind) {
-    case PPSIM_OP_F:
-        plan(x, id, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_ACTIVATION, m.A);
-        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, m.keep - m.A);
-        break;
-    case PPSIM_OP_OFF:
-        if (m.offloaded) {
-            plan(x, id, PPSIM_MEM_AT_START, m.host, -1, PPSIM_MEM_ACTIVATION, m.keep);
-            plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.keep);
-        }
-        break;
-    case PPSIM_OP_RL:
-        if (m.offloaded) {
-            plan(x, id, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.keep);
-            plan(x, id, PPSIM_MEM_AT_END, m.host, -1, PPSIM_MEM_ACTIVATION, -m.keep);
-        }
-        break;
-    case PPSIM_OP_R:
-        plan(x, id, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.A - m.keep);
-        break;
-    case PPSIM_OP_BW:
-        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.buf);
-        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.act);
-        break;
-    case PPSIM_OP_B:
-        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.from_buf);
-        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -(m.free_b - m.from_buf));
-        break;
-    case PPSIM_OP_W:
-        /* with a BW for this microbatch, W does not exist (the checker's rule) */
-        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -(m.buf - m.from_buf));
-        plan(x, id, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION,
-             -(m.act - (m.free_b - m.from_buf)));
-        break;
-    default:
-        break;
-    }
+    for (int k = 0; k < fx.n; k++)
+        ppsim_exec_add_mem(r->exec, id, fx.e[k].when, fx.e[k].pool, fx.e[k].tag, fx.e[k].category,
+                           fx.e[k].delta);
     return t;
 }
 
@@ -314,9 +330,12 @@ replay_static_saved(Replay *r)
     const PpsimSchedule *sched = r->sched;
     int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
     r->static_saved = g_new0(gint64, p);
+    r->host_static = g_new0(gint64, nodes);
     r->cpu_first = g_new0(int, sched->n_stages);
     r->cpu_count = g_new0(int, sched->n_stages);
-    gint64 *host = g_new0(gint64, nodes);
+    if (!r->has_cpu_opt)
+        return;
+    gint64 *host = r->host_static;
     int *on_node = g_new0(int, nodes), *rank = g_new0(int, nodes);
     for (int pass = 0; pass < 2; pass++)
         for (int s = 0; s < sched->n_stages; s++) {
@@ -350,9 +369,25 @@ replay_static_saved(Replay *r)
         host[replay_node_of(r, d)] += ppsim_mul_clamped(
             replay_tp_on_node(r), st->static_mem - ppsim_round_clamped(st->params * 2.0));
     }
-    for (int n = 0; n < nodes && r->topo != NULL; n++)
-        ppsim_exec_set_pool_base(r->exec, p + n, PPSIM_MEM_STATIC, MAX(0, host[n]));
-    g_free(host);
+}
+
+/* What both replays need before they start: the topology (hardware mode), whether some
+ * optimizer step runs on a CPU worker, and the static memory that moves to the host for
+ * it. */
+static void
+replay_prepare(Replay *r)
+{
+    if (!r->costs->explicit_mode) {
+        PpsimHardware dev_hw; /* one endpoint per pipeline device (= TP group) */
+        ppsim_par_device_hardware(r->sc, &dev_hw);
+        r->topo = ppsim_topology_new(&dev_hw, r->sched->n_devices);
+    }
+    r->n_cpu_workers = MAX(r->sc->hardware.host_optimizer_workers, 1);
+    const gint32 *opt = ppsim_schedule_index_table(r->idx, PPSIM_OP_OPT);
+    for (int s = 0; opt != NULL && s < r->sched->n_stages && !r->has_cpu_opt; s++)
+        r->has_cpu_opt = opt[s] >= 0 && (ppsim_schedule_index_op(r->idx, (guint32)opt[s])->flags &
+                                         PPSIM_OP_FLAG_CPU) != 0;
+    replay_static_saved(r);
 }
 
 static void
@@ -364,14 +399,12 @@ replay_build(Replay *r)
         ppsim_exec_add_pool(r->exec, r->costs->memory_limit);
     for (int n = 0; n < nodes; n++)
         ppsim_exec_add_pool(r->exec, r->topo ? (gint64)r->sc->hardware.host_memory_bytes : 0);
-    replay_add_streams(r); /* first: the CPU workers are split below */
-    gint64 *static_mem = g_new0(gint64, p);
-    for (int s = 0; s < sched->n_stages; s++)
-        static_mem[sched->stage_device[s]] += r->costs->stage[s].static_mem;
-    replay_static_saved(r);
+    replay_add_streams(r);
+    g_autofree gint64 *static_mem = ppsim_sim_static_memory(r);
     for (int d = 0; d < p; d++)
-        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d] - r->static_saved[d]);
-    g_free(static_mem);
+        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d]);
+    for (int n = 0; n < nodes && r->topo != NULL; n++)
+        ppsim_exec_set_pool_base(r->exec, p + n, PPSIM_MEM_STATIC, MAX(0, r->host_static[n]));
 
     guint32 id = 0; /* ops are numbered device-major, compute list first (schedule-index.h) */
     for (int d = 0; d < p; d++)
@@ -392,20 +425,51 @@ replay_build(Replay *r)
  * graph is the checker's (list order plus the dependencies), so the replay deadlocks
  * iff the checker would report a cyclic wait. */
 static gboolean
-replay_lists_are_streams(const PpsimScenario *sc, const PpsimSchedule *sched)
+replay_lists_are_streams(const Replay *r)
 {
+    const PpsimScenario *sc = r->sc;
     gboolean two = sc->has_hardware && sc->hardware.copy_streams == 2;
-    for (int d = 0; d < sched->n_devices; d++) {
-        if (two && sched->copy[d]->len > 0)
+    for (int d = 0; d < r->sched->n_devices; d++)
+        if (two && r->sched->copy[d]->len > 0)
             return FALSE;
-        const GArray *ops = sched->compute[d];
-        for (guint i = 0; i < ops->len; i++) {
-            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-            if (op->kind == PPSIM_OP_OPT && (op->flags & PPSIM_OP_FLAG_CPU))
-                return FALSE;
-        }
-    }
-    return TRUE;
+    return !r->has_cpu_opt;
+}
+
+gint64 *
+ppsim_sim_static_memory(const Replay *r)
+{
+    int p = r->sched->n_devices;
+    gint64 *bytes = g_new(gint64, p);
+    for (int d = 0; d < p; d++)
+        bytes[d] = -r->static_saved[d];
+    for (int s = 0; s < r->sched->n_stages; s++)
+        bytes[r->sched->stage_device[s]] += r->costs->stage[s].static_mem;
+    return bytes;
+}
+
+static PpsimRunResult *
+replay_result_new(const PpsimScenario *sc, const char *label, const char *generator)
+{
+    PpsimRunResult *res = ppsim_run_result_new();
+    res->label = g_strdup(label);
+    res->generator = g_strdup(generator);
+    res->scenario = g_strdup(sc->name);
+    return res;
+}
+
+/* The one-pass replay (sim-fast.c) when it applies: explicit costs, each list one stream,
+ * nothing to record. NULL with @error unset when it does not apply or declines. */
+static PpsimRunResult *
+replay_fast(Replay *r, const char *label, const char *generator, PpsimSimFlags flags,
+            GError **error)
+{
+    if (!r->costs->explicit_mode || (flags & (PPSIM_SIM_RECORD | PPSIM_SIM_EVENTS)) ||
+        !replay_lists_are_streams(r))
+        return NULL;
+    g_autoptr(PpsimRunResult) res = replay_result_new(r->sc, label, generator);
+    if (ppsim_sim_fast(r, res, error) != SIM_FAST_DONE)
+        return NULL;
+    return g_steal_pointer(&res);
 }
 
 PpsimRunResult *
@@ -413,30 +477,38 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
                  const char *label, const char *generator, PpsimSimFlags flags, GError **error)
 {
     g_autoptr(PpsimSchedule) sched = sched_in;
+    g_return_val_if_fail(costs->n_stages == sched->n_stages, NULL);
     gint64 t0 = g_get_monotonic_time();
     Replay r = {.sc = sc, .costs = costs, .sched = sched};
     r.idx = ppsim_schedule_index_new(sched, error);
+    if (r.idx != NULL)
+        replay_prepare(&r);
     /* The cyclic-wait check (a second pass over every dependency) is left to the replay
      * when a deadlock there means the same thing; the checker then names the op. */
-    gboolean deadlock_is_cycle = r.idx != NULL && replay_lists_are_streams(sc, sched);
+    gboolean deadlock_is_cycle = r.idx != NULL && replay_lists_are_streams(&r);
     if (r.idx == NULL || !ppsim_schedule_validate_rules(sched, r.idx, error) ||
         (!deadlock_is_cycle && !ppsim_schedule_validate_acyclic(sched, r.idx, error))) {
         replay_clear(&r);
         return NULL;
     }
-    g_return_val_if_fail(costs->n_stages == sched->n_stages, NULL);
     gint64 t1 = g_get_monotonic_time();
-    if (!costs->explicit_mode) {
-        PpsimHardware dev_hw; /* one endpoint per pipeline device (= TP group) */
-        ppsim_par_device_hardware(sc, &dev_hw);
-        r.topo = ppsim_topology_new(&dev_hw, sched->n_devices);
+    GError *local = NULL;
+    g_autoptr(PpsimRunResult) fast = replay_fast(&r, label, generator, flags, &local);
+    if (fast != NULL || local != NULL) {
+        replay_clear(&r);
+        if (local != NULL) {
+            g_propagate_error(error, local);
+            return NULL;
+        }
+        fast->schedule = g_steal_pointer(&sched);
+        fast->time_validate_us = t1 - t0;
+        return g_steal_pointer(&fast);
     }
     r.exec = ppsim_exec_new(r.topo, sched->n_stages, ppsim_schedule_n_ops(sched));
     r.zero_flows = ppsim_sim_zero_flows(&r);
     ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
     replay_build(&r);
     gint64 t2 = g_get_monotonic_time();
-    GError *local = NULL;
     if (!ppsim_exec_run(r.exec, replay_describe, &r, &local)) {
         if (deadlock_is_cycle && !ppsim_schedule_validate_acyclic(sched, r.idx, error))
             g_clear_error(&local);
@@ -446,10 +518,7 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
         return NULL;
     }
     gint64 t3 = g_get_monotonic_time();
-    g_autoptr(PpsimRunResult) res = ppsim_run_result_new();
-    res->label = g_strdup(label);
-    res->generator = g_strdup(generator);
-    res->scenario = g_strdup(sc->name);
+    g_autoptr(PpsimRunResult) res = replay_result_new(sc, label, generator);
     ppsim_sim_collect(&r, res, flags);
     replay_clear(&r);
     res->schedule = g_steal_pointer(&sched);

@@ -15,6 +15,8 @@ G_BEGIN_DECLS
 
 typedef enum {
     PPSIM_SIM_RECORD = 1 << 0, /* keep memory samples and flows (for traces and SVG) */
+    PPSIM_SIM_EVENTS = 1 << 1, /* replay with the event engine even where the one-pass replay
+                                * would do (same results; the tests compare the two) */
 } PpsimSimFlags;
 
 /* Builds the schedule @spec asks for in @scenario: the generator's output, or the CSV file

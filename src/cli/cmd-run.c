@@ -5,6 +5,7 @@
 #include "report/report.h"
 #include "sched/registry.h"
 #include "sim.h"
+#include "util/bigalloc.h"
 #include "util/ppsim-error.h"
 #include "util/fmt.h"
 #include "util/units.h"
@@ -140,13 +141,18 @@ run_print_timings(const GPtrArray *results, const gint64 us[5])
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         gsize ops = ppsim_schedule_n_ops(res->schedule);
         double loop_s = MAX(res->time_replay_us, 1) / 1e6;
+        char events[64];
+        if (res->one_pass)
+            g_strlcpy(events, "one pass in dependency order", sizeof events);
+        else
+            g_snprintf(events, sizeof events, "%" G_GUINT64_FORMAT " events",
+                       res->events_processed);
         fprintf(stderr,
                 "ppsim: timings '%s': %zu ops; schedule %.1f ms, check %.1f ms, build %.1f ms, "
-                "event loop %.1f ms (%.2f M ops/s, %" G_GUINT64_FORMAT
-                " events), metrics %.1f ms\n",
+                "event loop %.1f ms (%.2f M ops/s, %s), metrics %.1f ms\n",
                 res->label, (size_t)ops, res->time_schedule_us / 1e3, res->time_validate_us / 1e3,
-                res->time_build_us / 1e3, res->time_replay_us / 1e3, ops / loop_s / 1e6,
-                res->events_processed, res->time_metrics_us / 1e3);
+                res->time_build_us / 1e3, res->time_replay_us / 1e3, ops / loop_s / 1e6, events,
+                res->time_metrics_us / 1e3);
         if (res->has_solver)
             fprintf(stderr, "ppsim: timings '%s': solver %.2f s\n", res->label,
                     res->solver_seconds);
@@ -258,6 +264,9 @@ run_main(RunOptions *o, const char *path)
 {
     g_autoptr(GError) error = NULL;
     gint64 t = g_get_monotonic_time(), us[5] = {0};
+    /* a large schedule and its replay fill megabytes of mid-sized arrays, whose first
+     * touches cost more than the replay itself in 4 KiB pages on a virtual machine */
+    ppsim_bigalloc_prepare_heap();
     g_autoptr(PpsimScenario) sc =
         ppsim_scenario_load_file(path, (const char *const *)o->sets, &error);
     if (sc == NULL)
@@ -283,9 +292,14 @@ run_main(RunOptions *o, const char *path)
     g_autoptr(GString) out = g_string_new(NULL);
     g_autoptr(GString) json = g_string_new(NULL);
     g_autoptr(GString) csv = g_string_new(NULL);
-    ppsim_report_json(json, sc, results);
-    ppsim_report_csv(csv, sc, results);
-    if (o->format == NULL || strcmp(o->format, "text") == 0)
+    gboolean text = o->format == NULL || strcmp(o->format, "text") == 0;
+    gboolean want_json = !o->no_artifacts || (!text && strcmp(o->format, "json") == 0);
+    gboolean want_csv = !o->no_artifacts || (!text && strcmp(o->format, "csv") == 0);
+    if (want_json) /* the artefacts' summary.json, or stdout */
+        ppsim_report_json(json, sc, results);
+    if (want_csv)
+        ppsim_report_csv(csv, sc, results);
+    if (text)
         ppsim_report_text(out, sc, results);
     else
         g_string_append_len(out, strcmp(o->format, "json") == 0 ? json->str : csv->str,

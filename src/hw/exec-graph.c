@@ -113,8 +113,7 @@ int
 ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
 {
     g_assert(exec->pools->len < (1u << 29) - 1);
-    PpsimPoolStats st = {
-        .limit = limit, .peak_total_task = G_MAXUINT32, .peak_active_task = G_MAXUINT32};
+    PpsimPoolStats st = ppsim_pool_stats_init(limit);
     g_array_append_val(exec->pools, st);
     return exec->pools->len - 1;
 }
@@ -122,12 +121,7 @@ ppsim_exec_add_pool(PpsimExec *exec, gint64 limit)
 void
 ppsim_exec_set_pool_base(PpsimExec *exec, int pool, PpsimMemCategory category, gint64 bytes)
 {
-    PpsimPoolStats *st = &g_array_index(exec->pools, PpsimPoolStats, pool);
-    st->current[category] = bytes;
-    gint64 total = 0;
-    for (int c = 0; c < PPSIM_MEM_N_CATEGORIES; c++)
-        total += st->current[c];
-    st->peak_total = MAX(st->peak_total, total);
+    ppsim_pool_stats_set_base(&g_array_index(exec->pools, PpsimPoolStats, pool), category, bytes);
 }
 
 int

@@ -39,19 +39,7 @@ exec_apply_mem(PpsimExec *exec, PpsimTaskId id, const Task *t, PpsimMemWhen when
         if (e->when != when)
             continue;
         PpsimPoolStats *st = &pools[e->pool];
-        st->current[e->category] += e->delta;
-        gint64 active = st->current[PPSIM_MEM_ACTIVATION] + st->current[PPSIM_MEM_BUFFER];
-        gint64 total = active + st->current[PPSIM_MEM_STATIC];
-        if (total > st->peak_total) {
-            st->peak_total = total;
-            st->peak_total_time_ps = now;
-            st->peak_total_task = id;
-        }
-        if (active > st->peak_active) {
-            st->peak_active = active;
-            st->peak_active_time_ps = now;
-            st->peak_active_task = id;
-        }
+        ppsim_pool_stats_change(st, e->category, e->delta, now, id);
         if (e->tag >= 0 && e->category != PPSIM_MEM_STATIC) {
             exec->tag_current[e->tag] += e->delta;
             exec->tag_peak[e->tag] = MAX(exec->tag_peak[e->tag], exec->tag_current[e->tag]);

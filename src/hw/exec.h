@@ -15,8 +15,6 @@
 
 G_BEGIN_DECLS
 
-typedef guint32 PpsimTaskId;
-
 typedef enum {
     PPSIM_MEM_STATIC,     /* weights, gradients, optimizer states */
     PPSIM_MEM_ACTIVATION, /* stashed activations */
@@ -29,6 +27,8 @@ typedef enum {
     PPSIM_MEM_AT_END,
 } PpsimMemWhen;
 
+typedef guint32 PpsimTaskId;
+
 typedef struct {
     gint64 peak_total; /* max over time of the sum of all categories */
     PpsimTime peak_total_time_ps;
@@ -39,6 +39,48 @@ typedef struct {
     gint64 current[PPSIM_MEM_N_CATEGORIES];
     gint64 limit; /* 0 = none */
 } PpsimPoolStats;
+
+/* Applies one change of @delta bytes of @category to the pool stats @st at @now, by @task:
+ * the current bytes, and the peaks of the total and of the active (ACTIVATION + BUFFER)
+ * bytes, each remembering when and by which task it was first reached. The executor's own
+ * rule, shared with replays that keep pool stats of their own. */
+static inline void
+ppsim_pool_stats_change(PpsimPoolStats *st, PpsimMemCategory category, gint64 delta, PpsimTime now,
+                        guint32 task)
+{
+    st->current[category] += delta;
+    gint64 active = st->current[PPSIM_MEM_ACTIVATION] + st->current[PPSIM_MEM_BUFFER];
+    gint64 total = active + st->current[PPSIM_MEM_STATIC];
+    if (total > st->peak_total) {
+        st->peak_total = total;
+        st->peak_total_time_ps = now;
+        st->peak_total_task = task;
+    }
+    if (active > st->peak_active) {
+        st->peak_active = active;
+        st->peak_active_time_ps = now;
+        st->peak_active_task = task;
+    }
+}
+
+/* A new pool's stats: no bytes, no peak task, @limit (0 = none). */
+static inline PpsimPoolStats
+ppsim_pool_stats_init(gint64 limit)
+{
+    return (PpsimPoolStats){
+        .limit = limit, .peak_total_task = G_MAXUINT32, .peak_active_task = G_MAXUINT32};
+}
+
+/* Sets the pool's initial bytes of @category, raising the total's peak (no task). */
+static inline void
+ppsim_pool_stats_set_base(PpsimPoolStats *st, PpsimMemCategory category, gint64 bytes)
+{
+    st->current[category] = bytes;
+    gint64 total = 0;
+    for (int c = 0; c < PPSIM_MEM_N_CATEGORIES; c++)
+        total += st->current[c];
+    st->peak_total = MAX(st->peak_total, total);
+}
 
 /* One recorded memory change (when recording is on): @value is the pool's new total of
  * @category after the change. */

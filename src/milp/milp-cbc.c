@@ -394,6 +394,7 @@ milp_solve_child(const PpsimMilp *milp, const PpsimMilpOptions *opts, gint64 t0,
     int fds[2];
     if (pipe(fds) != 0)
         return FALSE;
+    ppsim_milp_cbc_load();
     pid_t parent = getpid(); /* (the child never flushes the stdio buffers it inherits) */
     pid_t pid = fork();
     if (pid < 0) {

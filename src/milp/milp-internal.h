@@ -22,4 +22,15 @@ struct PpsimMilp {
     GArray *row_rhs;   /* double */
 };
 
+/* Opens CBC's library now when it is loaded on first use (cbc-load.c): called before a fork,
+ * so that the child never runs the dynamic loader (another thread may hold its lock). */
+#ifdef PPSIM_CBC_SONAME
+void ppsim_milp_cbc_load(void);
+#else
+static inline void
+ppsim_milp_cbc_load(void)
+{
+}
+#endif
+
 G_END_DECLS

@@ -20,7 +20,7 @@
  * forwards than that is refused before the checker sizes its tables by it. Blank lines cost
  * no memory.
  */
-#include "schedule/schedule.h"
+#include "schedule/schedule-csv-internal.h"
 #include "util/ppsim-error.h"
 
 #include <stdlib.h>
@@ -31,208 +31,6 @@
 /* Below this many (stage, microbatch) slots the checker's tables are cheap: a missing forward
  * is left to it, which names the op. */
 #define CSV_SMALL_TABLE 1048576.0
-
-typedef struct {
-    const char *name;
-    int line, col;
-} CsvLoc;
-
-static gboolean
-csv_fail(GError **error, const CsvLoc *loc, const char *cell, const char *why)
-{
-    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: %s '%s'", loc->name,
-                loc->line, loc->col, why, cell);
-    return FALSE;
-}
-
-static gboolean
-csv_is_comm_action(const char *kind)
-{
-    static const char *const comm[] = {"SEND_F",  "RECV_F",  "SEND_B",      "RECV_B",
-                                       "UNSHARD", "RESHARD", "REDUCE_GRAD", NULL};
-    for (int i = 0; comm[i]; i++)
-        if (g_str_has_prefix(kind, comm[i]))
-            return TRUE;
-    return FALSE;
-}
-
-/* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. A copy
- * cell's cross-device waits `^r.i` are appended to @syncs (.op left for the caller). */
-static gboolean
-csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, GArray *syncs,
-               gboolean *skip, GError **error)
-{
-    const char *p = cell;
-    *skip = FALSE;
-    *after = -1;
-    if (!g_ascii_isdigit(*p))
-        return csv_fail(error, loc, cell, "action must start with a stage number, got");
-    char *end = NULL;
-    gint64 stage = g_ascii_strtoll(p, &end, 10);
-    p = end;
-    if (csv_is_comm_action(p)) {
-        *skip = TRUE;
-        return TRUE;
-    }
-    static const struct {
-        const char *code;
-        PpsimOpKind kind;
-        guint8 flags;
-    } kinds[] = {{"SC", PPSIM_OP_OPT, PPSIM_OP_FLAG_CPU},
-                 {"S", PPSIM_OP_OPT, 0},
-                 {"F", PPSIM_OP_F, 0},
-                 {"I", PPSIM_OP_B, 0},
-                 {"W", PPSIM_OP_W, 0},
-                 {"B", PPSIM_OP_BW, 0},
-                 {"R", PPSIM_OP_R, 0},
-                 {"OG", PPSIM_OP_GOFF, 0},
-                 {"LW", PPSIM_OP_WRL, 0},
-                 {"O", PPSIM_OP_OFF, 0},
-                 {"L", PPSIM_OP_RL, 0}};
-    int k = -1;
-    for (guint i = 0; i < G_N_ELEMENTS(kinds) && k < 0; i++)
-        if (g_str_has_prefix(p, kinds[i].code))
-            k = i;
-    if (k < 0)
-        return csv_fail(error, loc, cell,
-                        "unknown action kind (expected F, I, W, B, R, O, L, OG, LW, S or SC) in");
-    p += strlen(kinds[k].code);
-    gint64 mb = -1;
-    guint16 share = 0;
-    if (kinds[k].kind == PPSIM_OP_OPT) {
-        if (*p != '\0')
-            return csv_fail(error, loc, cell, "an optimizer step takes no microbatch, got");
-    } else {
-        gboolean per_stage = ppsim_op_kind_per_stage(kinds[k].kind);
-        if (!per_stage && !g_ascii_isdigit(*p))
-            return csv_fail(error, loc, cell, "missing microbatch number in");
-        if (per_stage && g_ascii_isdigit(*p))
-            return csv_fail(error, loc, cell, "a model-state transfer takes no microbatch, got");
-        end = (char *)p;
-        if (!per_stage)
-            mb = g_ascii_strtoll(p, &end, 10);
-        if (kinds[k].kind == PPSIM_OP_WRL && *end == '%') {
-            char *bits_end = NULL;
-            gint64 bits = g_ascii_strtoll(end + 1, &bits_end, 10);
-            if (bits_end == end + 1 || !g_ascii_isdigit(end[1]) || bits < 1 || bits > 32)
-                return csv_fail(error, loc, cell, "bad weight bits (expected %1..%32) in");
-            share = (guint16)bits;
-            end = bits_end;
-        }
-        if (kinds[k].kind == PPSIM_OP_R && *end == '%') {
-            char *share_end = NULL;
-            gint64 pct = g_ascii_strtoll(end + 1, &share_end, 10);
-            if (share_end == end + 1 || !g_ascii_isdigit(end[1]) || pct < 1 || pct > 100)
-                return csv_fail(error, loc, cell, "bad recompute share (expected %1..%100) in");
-            share = (guint16)pct;
-            end = share_end;
-        }
-        gboolean copy = ppsim_op_kind_is_copy(kinds[k].kind);
-        if (copy && *end == '@') {
-            char *anchor_end = NULL;
-            gint64 a = g_ascii_strtoll(end + 1, &anchor_end, 10);
-            if (anchor_end == end + 1 || (*anchor_end != '\0' && *anchor_end != '^') || a < 0 ||
-                a > G_MAXINT32 / 2)
-                return csv_fail(error, loc, cell, "bad anchor (expected @<compute index>) in");
-            *after = (gint32)a;
-            end = anchor_end;
-        }
-        while (copy && *end == '^') {
-            char *dev_end = NULL, *idx_end = NULL;
-            gint64 dev = g_ascii_strtoll(end + 1, &dev_end, 10);
-            gint64 at = -1;
-            if (dev_end != end + 1 && *dev_end == '.')
-                at = g_ascii_strtoll(dev_end + 1, &idx_end, 10);
-            if (at < 0 || idx_end == dev_end + 1 || !g_ascii_isdigit(end[1]) ||
-                !g_ascii_isdigit(dev_end[1]) || dev > G_MAXINT32 / 2 || at > G_MAXINT32 / 2)
-                return csv_fail(error, loc, cell,
-                                "bad cross-device wait (expected ^<row>.<copy index>) in");
-            PpsimCopySync e = {-1, (gint32)dev, (gint32)at};
-            g_array_append_val(syncs, e);
-            end = idx_end;
-        }
-        if (*end != '\0')
-            return csv_fail(error, loc, cell, "trailing characters in action");
-    }
-    if (stage > G_MAXINT32 / 2 || mb > G_MAXINT32 / 2)
-        return csv_fail(error, loc, cell, "number too large in action");
-    *op = (PpsimOp){.kind = kinds[k].kind,
-                    .flags = kinds[k].flags,
-                    .share = share,
-                    .stage = (gint32)stage,
-                    .microbatch = (gint32)mb};
-    return TRUE;
-}
-
-/* Fast path for the common well-formed cell `<stage><F|I|W|B|R|O|L><mb>[@k]`, `<stage>S` or
- * `<stage>SC`, read in place from [@p, @end) with no copy. Returns FALSE for anything else
- * (communication actions, errors, numbers of more than 9 digits): the caller then takes the
- * general path, which produces the same op or the error message. */
-static gboolean
-csv_parse_cell_fast(const char *p, const char *end, PpsimOp *op, gint32 *after)
-{
-    gint32 stage = 0, mb = 0, anchor = -1;
-    int digits = 0;
-    for (; p < end && g_ascii_isdigit(*p) && digits < 9; p++, digits++)
-        stage = 10 * stage + (*p - '0');
-    if (digits == 0 || p == end || g_ascii_isdigit(*p))
-        return FALSE;
-    char code = *p++;
-    if (code == 'S') {
-        gboolean cpu = p < end && *p == 'C';
-        if (p + cpu != end)
-            return FALSE;
-        *op = (PpsimOp){.kind = PPSIM_OP_OPT,
-                        .flags = cpu ? PPSIM_OP_FLAG_CPU : 0,
-                        .stage = stage,
-                        .microbatch = -1};
-        *after = -1;
-        return TRUE;
-    }
-    PpsimOpKind kind;
-    switch (code) {
-    case 'F':
-        kind = PPSIM_OP_F;
-        break;
-    case 'I':
-        kind = PPSIM_OP_B;
-        break;
-    case 'W':
-        kind = PPSIM_OP_W;
-        break;
-    case 'B':
-        kind = PPSIM_OP_BW;
-        break;
-    case 'R':
-        kind = PPSIM_OP_R;
-        break;
-    case 'O':
-        kind = PPSIM_OP_OFF;
-        break;
-    case 'L':
-        kind = PPSIM_OP_RL;
-        break;
-    default:
-        return FALSE;
-    }
-    for (digits = 0; p < end && g_ascii_isdigit(*p) && digits < 9; p++, digits++)
-        mb = 10 * mb + (*p - '0');
-    if (digits == 0 || (p < end && g_ascii_isdigit(*p)))
-        return FALSE;
-    if (p < end && *p == '@' && (kind == PPSIM_OP_OFF || kind == PPSIM_OP_RL)) {
-        p++;
-        anchor = 0;
-        for (digits = 0; p < end && g_ascii_isdigit(*p) && digits < 9; p++, digits++)
-            anchor = 10 * anchor + (*p - '0');
-        if (digits == 0 || anchor > G_MAXINT32 / 2)
-            return FALSE;
-    }
-    if (p != end)
-        return FALSE;
-    *op = (PpsimOp){.kind = kind, .stage = stage, .microbatch = mb};
-    *after = anchor;
-    return TRUE;
-}
 
 /* One row (device) with at least one action; rows without any take no memory while reading. */
 typedef struct {
@@ -313,13 +111,11 @@ csv_check_numbers(const CsvReader *rd, const CsvLoc *loc, const char *b, const c
     return csv_fail(error, loc, cell, why);
 }
 
-/* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell), with the
- * cross-device waits in @syncs (nullable). */
-static void
-csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after,
-        const GArray *syncs)
+/* Notes @op of @row in the file's totals and maps its stage to @row (a stage seen in
+ * another row is an error, reported once the whole file is read). */
+static inline void
+csv_note(CsvReader *rd, int row, int line, int col, const PpsimOp *op)
 {
-    CsvRow *r = csv_row(rd, row);
     rd->max_stage = MAX(rd->max_stage, op->stage);
     rd->max_mb = MAX(rd->max_mb, op->microbatch);
     rd->last_row = MAX(rd->last_row, row);
@@ -339,10 +135,20 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
             row + 1, op->stage, *dev + 1);
         csv_defer(rd, line, col, op, why);
     }
+    *dev = row;
+}
+
+/* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell), with the
+ * cross-device waits in @syncs (nullable). */
+static void
+csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after,
+        const GArray *syncs)
+{
+    CsvRow *r = csv_row(rd, row);
+    csv_note(rd, row, line, col, op);
     gboolean copy_kind = ppsim_op_kind_is_copy(op->kind);
     if (copy && !copy_kind)
         csv_defer(rd, line, col, op, "is a compute action after the '|' copy separator");
-    *dev = row;
     if (copy_kind) {
         for (guint k = 0; syncs != NULL && k < syncs->len; k++) {
             PpsimCopySync e = g_array_index(syncs, PpsimCopySync, k);
@@ -359,8 +165,46 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
     }
 }
 
-/* Splits @text into cells and places each op in its row as it goes: no per-cell copy for
- * well-formed cells, rows sized from their comma count. */
+/* One cell [@c, @e) of @row the general way: trimmed, then the fast reader, the '|'
+ * separator, `none`, or the full grammar with its error messages. */
+static gboolean
+csv_cell(CsvReader *rd, int row, const CsvLoc *loc, const char *c, const char *e, gboolean *copy,
+         GError **error)
+{
+    const char *b = c, *t = e;
+    while (b < t && g_ascii_isspace(*b))
+        b++;
+    while (t > b && g_ascii_isspace(t[-1]))
+        t--;
+    PpsimOp op;
+    gint32 after;
+    if (b == t)
+        return TRUE; /* empty cell: an idle step */
+    if (csv_parse_cell_fast(b, t, &op, &after)) {
+        if (!csv_check_numbers(rd, loc, b, t, &op, error))
+            return FALSE;
+        csv_add(rd, row, loc->line, loc->col, *copy, &op, after, NULL);
+        return TRUE;
+    }
+    g_autofree char *cell = g_strndup(b, t - b);
+    gboolean skip;
+    if (strcmp(cell, "|") == 0) {
+        *copy = TRUE;
+    } else if (g_ascii_strcasecmp(cell, "none") != 0) {
+        g_array_set_size(rd->cell_syncs, 0);
+        if (!csv_parse_cell(cell, loc, &op, &after, rd->cell_syncs, &skip, error))
+            return FALSE;
+        if (!skip && !csv_check_numbers(rd, loc, b, t, &op, error))
+            return FALSE;
+        if (!skip)
+            csv_add(rd, row, loc->line, loc->col, *copy, &op, after, rd->cell_syncs);
+    }
+    return TRUE;
+}
+
+/* Splits @text into cells and places each op in its row as it goes: one pass over each
+ * line for its cells, the common compute cell read and placed in place, rows sized from
+ * their comma count. */
 static gboolean
 csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
 {
@@ -371,44 +215,47 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
         const char *nl = memchr(text + pos, '\n', len - pos);
         gsize eol = nl ? (gsize)(nl - text) : len;
         gsize line_end = eol > pos && text[eol - 1] == '\r' ? eol - 1 : eol;
-        rd->row_cells = 1;
-        for (gsize c = pos; c < line_end; c++)
-            rd->row_cells += text[c] == ',';
+        const char *c = text + pos, *end = text + line_end;
+        rd->row_cells = 1 + csv_count_commas(c, end);
         gboolean copy = FALSE;
-        for (gsize c = pos; c < line_end;) {
-            gsize e = c;
-            while (e < line_end && text[e] != ',')
-                e++;
-            const char *b = text + c, *t = text + e;
-            while (b < t && g_ascii_isspace(*b))
-                b++;
-            while (t > b && g_ascii_isspace(t[-1]))
-                t--;
-            loc.col = (int)(c - pos) + 1;
-            PpsimOp op;
-            gint32 after;
-            if (b == t) {
-                /* empty cell: an idle step */
-            } else if (csv_parse_cell_fast(b, t, &op, &after)) {
-                if (!csv_check_numbers(rd, &loc, b, t, &op, error))
-                    return FALSE;
-                csv_add(rd, row, loc.line, loc.col, copy, &op, after, NULL);
-            } else {
-                g_autofree char *cell = g_strndup(b, t - b);
-                gboolean skip;
-                if (strcmp(cell, "|") == 0) {
-                    copy = TRUE;
-                } else if (g_ascii_strcasecmp(cell, "none") != 0) {
-                    g_array_set_size(rd->cell_syncs, 0);
-                    if (!csv_parse_cell(cell, &loc, &op, &after, rd->cell_syncs, &skip, error))
-                        return FALSE;
-                    if (!skip && !csv_check_numbers(rd, &loc, b, t, &op, error))
-                        return FALSE;
-                    if (!skip)
-                        csv_add(rd, row, loc.line, loc.col, copy, &op, after, rd->cell_syncs);
+        CsvRow *r = NULL;       /* this row's entry, once it has an action */
+        gint32 last_stage = -1; /* the stage of its last compute cell read in place */
+        while (c < end) {
+            const char *cell = c;
+            PpsimOp first; /* the row's first action, read before its entry exists */
+            if (!copy) {   /* read the common cell straight into the row's next slot */
+                PpsimOp *op =
+                    r != NULL ? &((PpsimOp *)(gpointer)r->compute->data)[rd->n_compute] : &first;
+                if (csv_compute_cell(&c, end, op) && op->stage <= rd->largest_number &&
+                    op->microbatch <= rd->largest_number) {
+                    if (r == NULL) {
+                        r = csv_row(rd, row);
+                        op = &((PpsimOp *)(gpointer)r->compute->data)[rd->n_compute];
+                        *op = first;
+                    }
+                    /* csv_add for it, its stage checked once per run of equal stages */
+                    if (op->stage != last_stage) {
+                        csv_note(rd, row, loc.line, (int)(cell - text - pos) + 1, op);
+                        last_stage = op->stage;
+                    } else {
+                        rd->max_mb = MAX(rd->max_mb, op->microbatch);
+                        rd->n_cells++;
+                        rd->n_forward += op->kind == PPSIM_OP_F;
+                    }
+                    rd->n_compute++;
+                    c++; /* the comma (or one past the end of the line) */
+                    continue;
                 }
             }
+            c = cell;
+            const char *e = memchr(c, ',', end - c);
+            e = e ? e : end;
+            loc.col = (int)(c - text - pos) + 1;
+            if (!csv_cell(rd, row, &loc, c, e, &copy, error))
+                return FALSE;
             c = e + 1;
+            r = NULL; /* csv_add may have grown rd->rows */
+            last_stage = -1;
         }
         if (rd->rows->len > 0) {
             CsvRow *last = &g_array_index(rd->rows, CsvRow, rd->rows->len - 1);

@@ -4,20 +4,18 @@
  * dense op id: O(1) lookups, 4 bytes per slot, built in one pass. A kind the schedule never
  * uses gets no table, and looking it up costs no memory access (most schedules use two or
  * three of the eight kinds).
+ *
+ * From an id back to its place: ids are device-major, so (device, list) is the last list
+ * whose first id is <= id, found by binary search over the 2p + 1 list starts. Callers that
+ * look up many ids (the event replay's graph builder) get a device-per-id table instead,
+ * built on the INDEX_LAZY_LOOKUPS-th lookup; the fast replay (sim-fast.c) never asks, and
+ * never pays for it.
  */
-#include "schedule/schedule-index.h"
+#include "schedule/schedule-index-private.h"
 #include "util/bigalloc.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>
-
-struct PpsimScheduleIndex {
-    const PpsimSchedule *sched;
-    guint32 n_ops;
-    guint32 *base;                   /* [2 * p]: first id of (device, list) */
-    gint32 *table[PPSIM_OP_N_KINDS]; /* NULL for kinds absent from the schedule */
-    PpsimOpPos *pos;                 /* [n_ops] */
-};
 
 static gsize
 index_slots(const PpsimSchedule *sched, PpsimOpKind kind)
@@ -72,9 +70,10 @@ index_check_anchor(const PpsimSchedule *sched, int d, guint i, const PpsimOp *op
 }
 
 static gboolean
-index_check_syncs(const PpsimSchedule *sched, int d, GError **error)
+index_check_syncs(PpsimScheduleIndex *idx, const PpsimSchedule *sched, int d, GError **error)
 {
     const GArray *syncs = sched->copy_sync[d];
+    guint run = 0;
     for (guint k = 0; k < syncs->len; k++) {
         const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, k);
         const char *problem = NULL;
@@ -86,8 +85,11 @@ index_check_syncs(const PpsimSchedule *sched, int d, GError **error)
             problem = "names no other device";
         else if (e->index < 0 || e->index >= (gint32)sched->copy[e->device]->len)
             problem = "names a copy op the other device does not have";
-        if (problem == NULL)
+        if (problem == NULL) {
+            run = k > 0 && g_array_index(syncs, PpsimCopySync, k - 1).op == e->op ? run + 1 : 1;
+            idx->max_syncs = MAX(idx->max_syncs, run);
             continue;
+        }
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
                     "device %d: cross-device wait of copy op %d on copy op %d of device %d %s", d,
                     e->op, e->index, e->device, problem);
@@ -124,17 +126,24 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
         }
     idx->base[2 * sched->n_devices] = n;
     idx->n_ops = n;
-    idx->pos = ppsim_bigalloc(MAX(n, 1) * sizeof(PpsimOpPos));
     for (int d = 0; d < sched->n_devices; d++)
-        if (!index_check_syncs(sched, d, error))
+        if (!index_check_syncs(idx, sched, d, error))
             return NULL;
+    guint32 S = (guint32)sched->n_stages, m = (guint32)sched->n_microbatches;
     for (int d = 0; d < sched->n_devices; d++)
         for (int list = 0; list < 2; list++) {
             GArray *ops = index_list(sched, d, list);
             for (guint i = 0; i < ops->len; i++) {
                 const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-                if (!index_check_op(sched, d, list, op, error))
+                /* the common compute op (F, B, W, BW, R: the kinds up to R) in range and in
+                 * place; anything else is checked (and named) by the functions */
+                G_STATIC_ASSERT(PPSIM_OP_F == 0 && PPSIM_OP_B == 1 && PPSIM_OP_W == 2 &&
+                                PPSIM_OP_BW == 3 && PPSIM_OP_R == 4);
+                gboolean plain = list == 0 && op->kind <= PPSIM_OP_R && (guint32)op->stage < S &&
+                                 (guint32)op->microbatch < m && sched->stage_device[op->stage] == d;
+                if (!plain && !index_check_op(sched, d, list, op, error))
                     return NULL;
+                idx->flags |= op->flags;
                 if (list == 1 && !index_check_anchor(sched, d, i, op, error))
                     return NULL;
                 if (G_UNLIKELY(idx->table[op->kind] == NULL)) {
@@ -150,9 +159,7 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
                                 "op '%s' appears twice (device %d)", what->str, d);
                     return NULL;
                 }
-                guint32 id = idx->base[2 * d + list] + i;
-                *slot = id;
-                idx->pos[id] = (PpsimOpPos){d, list, i};
+                *slot = (gint32)(idx->base[2 * d + list] + i);
             }
         }
     return g_steal_pointer(&idx);
@@ -166,7 +173,7 @@ ppsim_schedule_index_free(PpsimScheduleIndex *idx)
     for (int k = 0; k < PPSIM_OP_N_KINDS; k++)
         g_free(idx->table[k]);
     g_free(idx->base);
-    g_free(idx->pos);
+    g_free(idx->device);
     g_free(idx);
 }
 
@@ -196,16 +203,45 @@ ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos)
     return idx->base[2 * pos->device + pos->list] + pos->index;
 }
 
+/* The device of op @id: binary search over the list starts (the last list starting at or
+ * before @id holds it: an empty list starts where the next one does), or the table. */
+static int
+index_device_of(const PpsimScheduleIndex *idx_c, guint32 id)
+{
+    g_assert(id < idx_c->n_ops);
+    if (G_LIKELY(idx_c->device != NULL))
+        return (int)idx_c->device[id];
+    PpsimScheduleIndex *idx = (PpsimScheduleIndex *)idx_c; /* the cache (see the struct) */
+    if (++idx->lookups >= INDEX_LAZY_LOOKUPS) {
+        idx->device = ppsim_bigalloc(MAX(idx->n_ops, 1) * sizeof(guint32));
+        for (int d = 0; d < idx->sched->n_devices; d++)
+            for (guint32 k = idx->base[2 * d]; k < idx->base[2 * d + 2]; k++)
+                idx->device[k] = (guint32)d;
+        return (int)idx->device[id];
+    }
+    guint lo = 0, hi = 2 * (guint)idx->sched->n_devices; /* base[lo] <= id < base[hi] */
+    while (hi - lo > 1) {
+        guint mid = (lo + hi) / 2;
+        if (idx->base[mid] <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (int)(lo / 2);
+}
+
 void
 ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out)
 {
-    *out = idx->pos[id];
+    int d = index_device_of(idx, id);
+    int list = id >= idx->base[2 * d + 1];
+    *out = (PpsimOpPos){d, list, (gint32)(id - idx->base[2 * d + list])};
 }
 
 int
 ppsim_schedule_index_device(const PpsimScheduleIndex *idx, guint32 id)
 {
-    return idx->pos[id].device;
+    return index_device_of(idx, id);
 }
 
 guint32
@@ -217,105 +253,60 @@ ppsim_schedule_index_base(const PpsimScheduleIndex *idx, int device, int list)
 const PpsimOp *
 ppsim_schedule_index_op(const PpsimScheduleIndex *idx, guint32 id)
 {
-    const PpsimOpPos *pos = &idx->pos[id];
-    return &g_array_index(index_list(idx->sched, pos->device, pos->list), PpsimOp, pos->index);
+    PpsimOpPos pos;
+    ppsim_schedule_index_pos(idx, id, &pos);
+    return &g_array_index(index_list(idx->sched, pos.device, pos.list), PpsimOp, pos.index);
 }
 
-static void
-dep_emit(gint64 from, guint32 to, PpsimDepKind kind, int boundary, PpsimDepFunc func, gpointer data)
+gboolean
+ppsim_schedule_index_has_kind(const PpsimScheduleIndex *idx, PpsimOpKind kind)
 {
-    if (from >= 0)
-        func((guint32)from, to, kind, boundary, data);
+    return idx->table[kind] != NULL;
 }
 
-/* The dependencies whose consumer is op @id, @op, at index @index of device @device's list
- * @list (README "Semantics"). *@sync walks the device's copy_sync entries alongside its copy ops.
- */
-static void
-dep_of_op(const PpsimScheduleIndex *idx, guint32 id, const PpsimOp *op, int device, int list,
-          guint index, guint *sync, PpsimDepFunc func, gpointer data)
+guint
+ppsim_schedule_index_flags(const PpsimScheduleIndex *idx)
 {
-    int s = op->stage, j = op->microbatch, last = idx->sched->n_stages - 1;
-    switch ((PpsimOpKind)op->kind) {
-    case PPSIM_OP_F:
-        if (s > 0)
-            dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_F, s - 1, j), id, PPSIM_DEP_ACTIVATION,
-                     s - 1, func, data);
-        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_WRL, s, -1), id, PPSIM_DEP_LOCAL, s, func,
-                 data);
-        break;
-    case PPSIM_OP_B:
-    case PPSIM_OP_BW:
-        if (s < last) {
-            gint64 up = ppsim_schedule_index_find(idx, PPSIM_OP_B, s + 1, j);
-            if (up < 0)
-                up = ppsim_schedule_index_find(idx, PPSIM_OP_BW, s + 1, j);
-            dep_emit(up, id, PPSIM_DEP_GRADIENT, s, func, data);
-        }
-        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_F, s, j), id, PPSIM_DEP_LOCAL, s, func,
-                 data);
-        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_R, s, j), id, PPSIM_DEP_LOCAL, s, func,
-                 data);
-        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_RL, s, j), id, PPSIM_DEP_LOCAL, s, func,
-                 data);
-        break;
-    case PPSIM_OP_W:
-        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_B, s, j), id, PPSIM_DEP_LOCAL, s, func,
-                 data);
-        break;
-    case PPSIM_OP_R:
-    case PPSIM_OP_OFF:
-        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_F, s, j), id, PPSIM_DEP_LOCAL, s, func,
-                 data);
-        break;
-    case PPSIM_OP_RL:
-        dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_OFF, s, j), id, PPSIM_DEP_LOCAL, s, func,
-                 data);
-        break;
-    case PPSIM_OP_OPT:
-    case PPSIM_OP_GOFF:
-        for (int mb = 0; mb < idx->sched->n_microbatches; mb++) {
-            gint64 w = ppsim_schedule_index_find(idx, PPSIM_OP_W, s, mb);
-            if (w < 0)
-                w = ppsim_schedule_index_find(idx, PPSIM_OP_BW, s, mb);
-            dep_emit(w, id, PPSIM_DEP_LOCAL, s, func, data);
-        }
-        if (op->kind == PPSIM_OP_OPT) /* T-Offload: the CPU step needs the gradients */
-            dep_emit(ppsim_schedule_index_find(idx, PPSIM_OP_GOFF, s, -1), id, PPSIM_DEP_LOCAL, s,
-                     func, data);
-        break;
-    case PPSIM_OP_WRL:
-        break;
-    default:
-        g_assert_not_reached();
-    }
-    /* a copy op's anchor: it waits for a compute op of its device to end */
-    if (list == 1) {
-        gint32 after = g_array_index(idx->sched->copy_after[device], gint32, index);
-        if (after >= 0)
-            func(idx->base[2 * device] + after, id, PPSIM_DEP_LOCAL, s, data);
-        const GArray *syncs = idx->sched->copy_sync[device];
-        for (; *sync < syncs->len; ++*sync) {
-            const PpsimCopySync *e = &g_array_index(syncs, PpsimCopySync, *sync);
-            if (e->op != (gint32)index)
-                break;
-            func(idx->base[2 * e->device + 1] + e->index, id, PPSIM_DEP_SYNC, s, data);
-        }
-    }
+    return idx->flags;
+}
+
+const gint32 *
+ppsim_schedule_index_table(const PpsimScheduleIndex *idx, PpsimOpKind kind)
+{
+    return idx->table[kind];
+}
+
+guint
+ppsim_schedule_index_max_deps(const PpsimScheduleIndex *idx)
+{
+    /* OPT: a W or BW per microbatch, and GOFF; a copy op: its anchor and its waits */
+    return (guint)MAX(idx->sched->n_microbatches + 1, 4) + 1 + idx->max_syncs;
+}
+
+guint
+ppsim_schedule_index_deps(const PpsimScheduleIndex *idx, guint32 id, const PpsimOpPos *pos,
+                          const PpsimOp *op, PpsimDep *out)
+{
+    (void)id;
+    return ppsim_schedule_index_deps_inline(idx, pos, op, out);
 }
 
 void
 ppsim_schedule_foreach_dep(const PpsimScheduleIndex *idx, PpsimDepFunc func, gpointer user_data)
 {
     /* consumers in id order: device-major, compute list first, walked without lookups */
+    g_autofree PpsimDep *deps = g_new(PpsimDep, ppsim_schedule_index_max_deps(idx));
     guint32 id = 0;
     for (int d = 0; d < idx->sched->n_devices; d++) {
-        guint sync = 0;
         for (int list = 0; list < 2; list++) {
             const GArray *ops = index_list(idx->sched, d, list);
-            for (guint i = 0; i < ops->len; i++, id++)
-                dep_of_op(idx, id, &g_array_index(ops, PpsimOp, i), d, list, i, &sync, func,
-                          user_data);
+            for (guint i = 0; i < ops->len; i++, id++) {
+                PpsimOpPos pos = {d, list, (gint32)i};
+                guint n =
+                    ppsim_schedule_index_deps(idx, id, &pos, &g_array_index(ops, PpsimOp, i), deps);
+                for (guint k = 0; k < n; k++)
+                    func(deps[k].from, id, (PpsimDepKind)deps[k].kind, deps[k].boundary, user_data);
+            }
         }
     }
     g_assert(id == idx->n_ops);

@@ -27,15 +27,25 @@ void ppsim_schedule_index_free(PpsimScheduleIndex *idx);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimScheduleIndex, ppsim_schedule_index_free)
 
 guint32 ppsim_schedule_index_n_ops(const PpsimScheduleIndex *idx);
+/* The union of the flags (PpsimOpFlags) of every op. */
+guint ppsim_schedule_index_flags(const PpsimScheduleIndex *idx);
+/* Whether the schedule has any op of @kind (looking one up then costs nothing). */
+gboolean ppsim_schedule_index_has_kind(const PpsimScheduleIndex *idx, PpsimOpKind kind);
+/* The id table of @kind, for walking it in bulk: [S * m] by stage then microbatch, or [S]
+ * for the per-stage kinds; -1 where absent; NULL when the schedule has no op of @kind.
+ * Returns: (transfer none) (nullable). */
+const gint32 *ppsim_schedule_index_table(const PpsimScheduleIndex *idx, PpsimOpKind kind);
 /* Dense id of (kind, stage, microbatch), or -1 when absent (microbatch ignored for OPT). */
 gint64 ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int stage,
                                  int microbatch);
-/* Dense id of a position, and back. */
+/* Dense id of a position, and back. Lookups by id (pos, device, op) search the list starts
+ * at first and build a 4-byte-per-op table after a few thousand of them; an index is not
+ * meant for lookups from several threads at once. */
 guint32 ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos);
 void ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out);
-/* Dense id of the first op of @device's @list (ids of a list are consecutive). */
 /* Device of op @id. */
 int ppsim_schedule_index_device(const PpsimScheduleIndex *idx, guint32 id);
+/* Dense id of the first op of @device's @list (ids of a list are consecutive). */
 guint32 ppsim_schedule_index_base(const PpsimScheduleIndex *idx, int device, int list);
 const PpsimOp *ppsim_schedule_index_op(const PpsimScheduleIndex *idx, guint32 id);
 
@@ -51,6 +61,23 @@ typedef enum {
  * and GRADIENT, @boundary is the stage whose output activation crosses (s-1, resp. s). */
 typedef void (*PpsimDepFunc)(guint32 from, guint32 to, PpsimDepKind kind, int boundary,
                              gpointer user_data);
+
+/* One dependency of an op on its producer, with where the producer sits. */
+typedef struct {
+    guint32 from;    /* the producer's dense id */
+    gint32 device;   /* its device */
+    guint8 list;     /* its list there: 0 = compute, 1 = copy */
+    guint8 kind;     /* PpsimDepKind */
+    gint32 boundary; /* as PpsimDepFunc's @boundary */
+} PpsimDep;
+
+/* Room ppsim_schedule_index_deps() needs for any one op of the schedule. */
+guint ppsim_schedule_index_max_deps(const PpsimScheduleIndex *idx);
+/* The dependencies whose consumer is op @id (@op, at @pos), in the order
+ * ppsim_schedule_foreach_dep() gives them, into @out (room for
+ * ppsim_schedule_index_max_deps()). Returns how many. */
+guint ppsim_schedule_index_deps(const PpsimScheduleIndex *idx, guint32 id, const PpsimOpPos *pos,
+                                const PpsimOp *op, PpsimDep *out);
 
 /* Every dependency (README "Semantics") whose producer exists: F(s) <- F(s-1); B/BW(s) <-
  * B/BW(s+1), or F(S-1) on the last stage; B/BW(s) <- F(s), R(s), RL(s); W(s) <- B(s); R(s) <- F(s);

@@ -21,35 +21,50 @@ validate_fail(GError **error, const char *problem, const PpsimOp *op, int device
     return FALSE;
 }
 
-/* Position of @kind(s, j) in the same device's lists, or -1. */
-static gint64
-validate_index_of(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
-{
-    gint64 id = ppsim_schedule_index_find(idx, kind, s, j);
-    if (id < 0)
-        return -1;
-    PpsimOpPos pos;
-    ppsim_schedule_index_pos(idx, id, &pos);
-    return pos.index;
-}
-
 /* Every (stage, microbatch) has exactly one F and one backward; W, R, OFF, RL appear only
- * with the ops they need and in a consistent order on their device. */
+ * with the ops they need and in a consistent order on their device. The ops of one
+ * (stage, microbatch) sit on the stage's device (the index checked it), F, B, BW, W and R in
+ * its compute list, OFF and RL in its copy list, and ids follow list order: comparing ids
+ * compares places in the list. */
 gboolean
 ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
                               GError **error)
 {
+    static const PpsimOpKind kinds[] = {PPSIM_OP_F, PPSIM_OP_B,   PPSIM_OP_BW, PPSIM_OP_W,
+                                        PPSIM_OP_R, PPSIM_OP_OFF, PPSIM_OP_RL};
+    const gint32 *table[G_N_ELEMENTS(kinds)];
+    for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
+        table[k] = ppsim_schedule_index_table(idx, kinds[k]);
+    gsize m = (gsize)sched->n_microbatches, slots = (gsize)sched->n_stages * m;
+    /* the usual shapes first, as one scan: F with BW, or F with B and W, and nothing else;
+     * on any miss the full loop below finds the first offender and names it */
+    const gint32 *tf = table[0], *tb = table[1], *tbw = table[2], *tw = table[3];
+    if (tf != NULL && table[4] == NULL && table[5] == NULL && table[6] == NULL) {
+        gboolean ok = TRUE;
+        if (tbw != NULL && tb == NULL && tw == NULL) {
+            for (gsize k = 0; k < slots; k++)
+                ok &= (tf[k] >= 0) & (tbw[k] >= 0);
+            if (ok)
+                return TRUE;
+        } else if (tbw == NULL && tb != NULL && tw != NULL) {
+            for (gsize k = 0; k < slots; k++)
+                ok &= (tf[k] >= 0) & (tb[k] >= 0) & (tw[k] >= tb[k]);
+            if (ok)
+                return TRUE;
+        }
+    }
     for (int s = 0; s < sched->n_stages; s++) {
         int d = sched->stage_device[s];
-        for (int j = 0; j < sched->n_microbatches; j++) {
-            PpsimOp op = {.kind = PPSIM_OP_F, .stage = s, .microbatch = j};
-            gint64 f = validate_index_of(idx, PPSIM_OP_F, s, j);
-            gint64 b = validate_index_of(idx, PPSIM_OP_B, s, j);
-            gint64 bw = validate_index_of(idx, PPSIM_OP_BW, s, j);
-            gint64 w = validate_index_of(idx, PPSIM_OP_W, s, j);
-            gint64 r = validate_index_of(idx, PPSIM_OP_R, s, j);
-            gint64 off = validate_index_of(idx, PPSIM_OP_OFF, s, j);
-            gint64 rl = validate_index_of(idx, PPSIM_OP_RL, s, j);
+        for (gsize j = 0; j < m; j++) {
+            gsize slot = (gsize)s * m + j;
+            gint64 at[G_N_ELEMENTS(kinds)];
+            for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
+                at[k] = table[k] != NULL ? table[k][slot] : -1;
+            gint64 f = at[0], b = at[1], bw = at[2], w = at[3], r = at[4], off = at[5], rl = at[6];
+            if (G_LIKELY(f >= 0 && (b < 0) != (bw < 0) && (w >= 0) == (b >= 0) && r < 0 &&
+                         off < 0 && rl < 0 && w >= b))
+                continue; /* the usual (stage, microbatch): F, then B and W or BW */
+            PpsimOp op = {.kind = PPSIM_OP_F, .stage = s, .microbatch = (gint32)j};
             if (f < 0)
                 return validate_fail(error, "is missing", &op, d);
             if (b < 0 && bw < 0)

@@ -11,6 +11,17 @@
 
 void ppsim_bigalloc_hint(void *data, gsize len);
 
+/* Makes the main heap huge-page backed for its next PPSIM_BIGALLOC_HEAP bytes, for a
+ * process about to fill many mid-sized arrays (a schedule's per-device lists, a replay's
+ * timings and task graph): with glibc on Linux, blocks below 32 MiB then stay on the heap,
+ * its top is never returned to the system, and its next PPSIM_BIGALLOC_HEAP bytes are
+ * advised MADV_HUGEPAGE before anything touches them (address space only: untouched, they
+ * cost no memory); ppsim_bigalloc() then takes blocks below 32 MiB from the heap too,
+ * instead of rounding each up to whole huge pages. Call it once, early, from the main
+ * thread; a no-op elsewhere. Returns whether it did. */
+#define PPSIM_BIGALLOC_HEAP ((gsize)2040 << 20)
+gboolean ppsim_bigalloc_prepare_heap(void);
+
 /* A GArray of @n elements reserved up front, with the hint applied. */
 GArray *ppsim_bigalloc_array(gsize element_size, gsize n);
 

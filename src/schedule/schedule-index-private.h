@@ -1,0 +1,124 @@
+/* schedule-index-private.h: the index's layout and its dependency rules, inline, for
+ * schedule-index.c and the one-pass replay (sim-fast.c), whose innermost loop they are. Not
+ * part of the library's interface: use schedule-index.h. */
+#pragma once
+
+#include "schedule/schedule-index.h"
+
+/* Lookups by id answered by binary search before the device table is built. */
+#define INDEX_LAZY_LOOKUPS 4096
+
+struct PpsimScheduleIndex {
+    const PpsimSchedule *sched;
+    guint32 n_ops;
+    guint32 *base;                   /* [2 * p + 1]: first id of (device, list), then n_ops */
+    gint32 *table[PPSIM_OP_N_KINDS]; /* NULL for kinds absent from the schedule */
+    guint max_syncs;                 /* most cross-device waits of one copy op */
+    guint flags;                     /* the union of every op's PpsimOpFlags */
+    /* lookups by id: the device of every op once there have been INDEX_LAZY_LOOKUPS of
+     * them (a cache behind the const accessors: an index serves one thread) */
+    guint32 *device; /* [n_ops] or NULL */
+    guint lookups;
+};
+
+/* (kind, stage, microbatch) -> id, or -1: ppsim_schedule_index_find() for in-range stages. */
+static inline gint64
+index_dep_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s, int j)
+{
+    const gint32 *t = idx->table[kind];
+    if (t == NULL)
+        return -1;
+    return ppsim_op_kind_per_stage(kind) ? t[s] : t[(gsize)s * idx->sched->n_microbatches + j];
+}
+
+typedef struct {
+    PpsimDep *out;
+    guint n;
+} IndexDepOut;
+
+/* Appends a dependency on @from (when it exists), an op of @device's list @list. */
+static inline void
+index_dep_emit(IndexDepOut *o, gint64 from, int device, int list, PpsimDepKind kind, int boundary)
+{
+    if (from >= 0)
+        o->out[o->n++] = (PpsimDep){.from = (guint32)from,
+                                    .device = device,
+                                    .list = (guint8)list,
+                                    .kind = (guint8)kind,
+                                    .boundary = boundary};
+}
+
+static inline guint
+ppsim_schedule_index_deps_inline(const PpsimScheduleIndex *idx, const PpsimOpPos *pos,
+                                 const PpsimOp *op, PpsimDep *out)
+{
+    const PpsimSchedule *sched = idx->sched;
+    int s = op->stage, j = op->microbatch, last = sched->n_stages - 1, d = pos->device;
+    IndexDepOut o = {out, 0};
+    switch ((PpsimOpKind)op->kind) {
+    case PPSIM_OP_F:
+        if (s > 0)
+            index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_F, s - 1, j),
+                           sched->stage_device[s - 1], 0, PPSIM_DEP_ACTIVATION, s - 1);
+        index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_WRL, s, -1), d, 1, PPSIM_DEP_LOCAL, s);
+        break;
+    case PPSIM_OP_B:
+    case PPSIM_OP_BW:
+        if (s < last) {
+            gint64 up = index_dep_find(idx, PPSIM_OP_B, s + 1, j);
+            if (up < 0)
+                up = index_dep_find(idx, PPSIM_OP_BW, s + 1, j);
+            index_dep_emit(&o, up, sched->stage_device[s + 1], 0, PPSIM_DEP_GRADIENT, s);
+        }
+        index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_F, s, j), d, 0, PPSIM_DEP_LOCAL, s);
+        index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_R, s, j), d, 0, PPSIM_DEP_LOCAL, s);
+        index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_RL, s, j), d, 1, PPSIM_DEP_LOCAL, s);
+        break;
+    case PPSIM_OP_W:
+        index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_B, s, j), d, 0, PPSIM_DEP_LOCAL, s);
+        break;
+    case PPSIM_OP_R:
+    case PPSIM_OP_OFF:
+        index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_F, s, j), d, 0, PPSIM_DEP_LOCAL, s);
+        break;
+    case PPSIM_OP_RL:
+        index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_OFF, s, j), d, 1, PPSIM_DEP_LOCAL, s);
+        break;
+    case PPSIM_OP_OPT:
+    case PPSIM_OP_GOFF:
+        for (int mb = 0; mb < sched->n_microbatches; mb++) {
+            gint64 w = index_dep_find(idx, PPSIM_OP_W, s, mb);
+            if (w < 0)
+                w = index_dep_find(idx, PPSIM_OP_BW, s, mb);
+            index_dep_emit(&o, w, d, 0, PPSIM_DEP_LOCAL, s);
+        }
+        if (op->kind == PPSIM_OP_OPT) /* T-Offload: the CPU step needs the gradients */
+            index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_GOFF, s, -1), d, 1, PPSIM_DEP_LOCAL, s);
+        break;
+    case PPSIM_OP_WRL:
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    /* a copy op's anchor: it waits for a compute op of its device to end */
+    if (pos->list == 1) {
+        gint32 after = g_array_index(sched->copy_after[d], gint32, pos->index);
+        if (after >= 0)
+            index_dep_emit(&o, idx->base[2 * d] + after, d, 0, PPSIM_DEP_LOCAL, s);
+        /* its waits on other devices' copy ops: the run of entries for this op (sorted) */
+        const GArray *syncs = sched->copy_sync[d];
+        const PpsimCopySync *e = (const PpsimCopySync *)(gconstpointer)syncs->data;
+        guint lo = 0, hi = syncs->len;
+        while (lo < hi) {
+            guint mid = (lo + hi) / 2;
+            if (e[mid].op < pos->index)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < syncs->len && e[lo].op == pos->index; lo++)
+            index_dep_emit(&o, idx->base[2 * e[lo].device + 1] + e[lo].index, e[lo].device, 1,
+                           PPSIM_DEP_SYNC, s);
+    }
+    return o.n;
+}
