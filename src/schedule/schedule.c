@@ -39,13 +39,8 @@ ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches)
     sched->copy = g_new(GArray *, n_devices);
     sched->copy_after = g_new(GArray *, n_devices);
     sched->copy_sync = g_new(GArray *, n_devices);
-    /* room for F, B and W of each microbatch on each of the device's stages, so that a
-     * generator appending them does not grow the array step by step (only reserved: pages
-     * never written cost nothing) */
-    guint reserve =
-        (guint)MIN(3 * (gint64)((n_stages + n_devices - 1) / n_devices) * n_microbatches, 1 << 22);
     for (int d = 0; d < n_devices; d++) {
-        sched->compute[d] = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOp), reserve);
+        sched->compute[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
         sched->copy[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
         sched->copy_after[d] = g_array_new(FALSE, FALSE, sizeof(gint32));
         sched->copy_sync[d] = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync));
