@@ -159,31 +159,8 @@ csv_parse_cell_fast(const char *p, const char *end, PpsimOp *op, gint32 *after)
         return TRUE;
     }
     PpsimOpKind kind;
-    switch (code) {
-    case 'F':
-        kind = PPSIM_OP_F;
-        break;
-    case 'I':
-        kind = PPSIM_OP_B;
-        break;
-    case 'W':
-        kind = PPSIM_OP_W;
-        break;
-    case 'B':
-        kind = PPSIM_OP_BW;
-        break;
-    case 'R':
-        kind = PPSIM_OP_R;
-        break;
-    case 'O':
-        kind = PPSIM_OP_OFF;
-        break;
-    case 'L':
-        kind = PPSIM_OP_RL;
-        break;
-    default:
+    if (!csv_kind_of(code, &kind))
         return FALSE;
-    }
     for (digits = 0; p < end && g_ascii_isdigit(*p) && digits < 9; p++, digits++)
         mb = 10 * mb + (*p - '0');
     if (digits == 0 || (p < end && g_ascii_isdigit(*p)))

@@ -47,6 +47,38 @@ csv_count_commas(const char *p, const char *end)
     return n;
 }
 
+/* The op kind a cell's letter names: F, I (B), W, B (BW), R, O (OFF), L (RL); FALSE for any
+ * other letter. */
+static inline gboolean
+csv_kind_of(char letter, PpsimOpKind *kind)
+{
+    switch (letter) {
+    case 'F':
+        *kind = PPSIM_OP_F;
+        return TRUE;
+    case 'I':
+        *kind = PPSIM_OP_B;
+        return TRUE;
+    case 'W':
+        *kind = PPSIM_OP_W;
+        return TRUE;
+    case 'B':
+        *kind = PPSIM_OP_BW;
+        return TRUE;
+    case 'R':
+        *kind = PPSIM_OP_R;
+        return TRUE;
+    case 'O':
+        *kind = PPSIM_OP_OFF;
+        return TRUE;
+    case 'L':
+        *kind = PPSIM_OP_RL;
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
 /* The common compute cell, `<stage><F|I|W|B|R><mb>` with no spaces, read in place from
  * *@at up to a comma or @end (numbers of 9 digits at most) into *@op, field by field (the
  * caller's array slot: no copy), and *@at moved past it. FALSE, nothing moved, for anything
@@ -62,25 +94,8 @@ csv_compute_cell(const char **at, const char *end, PpsimOp *op)
     if (digits == 0 || p == end)
         return FALSE;
     PpsimOpKind kind;
-    switch (*p++) {
-    case 'F':
-        kind = PPSIM_OP_F;
-        break;
-    case 'I':
-        kind = PPSIM_OP_B;
-        break;
-    case 'W':
-        kind = PPSIM_OP_W;
-        break;
-    case 'B':
-        kind = PPSIM_OP_BW;
-        break;
-    case 'R':
-        kind = PPSIM_OP_R;
-        break;
-    default:
+    if (!csv_kind_of(*p++, &kind) || kind == PPSIM_OP_OFF || kind == PPSIM_OP_RL)
         return FALSE;
-    }
     for (digits = 0; p < end && (guint)(*p - '0') < 10 && digits < 9; p++, digits++)
         mb = 10 * mb + (*p - '0');
     if (digits == 0 || (p < end && *p != ','))
