@@ -46,25 +46,6 @@ ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
     return TRUE;
 }
 
-/* Writes all of @data to the open descriptor @fd. */
-static gboolean
-write_all(int fd, const char *data, gsize len, const char *path, GError **error)
-{
-    while (len > 0) {
-        gssize n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-                        "Failed to write to '%s': %s", path, g_strerror(errno));
-            return FALSE;
-        }
-        data += n;
-        len -= (gsize)n;
-    }
-    return TRUE;
-}
-
 gboolean
 ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **error)
 {
@@ -96,7 +77,11 @@ ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **err
                         "Failed to open '%s': %s", path, g_strerror(errno));
             return FALSE;
         }
-        gboolean ok = write_all(fd, data, len, path, error);
+        int err = ppsim_fd_write_all(fd, data, len);
+        if (err != 0)
+            g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
+                        "Failed to write to '%s': %s", path, g_strerror(err));
+        gboolean ok = err == 0;
         if (close(fd) != 0 && ok) {
             g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
                         "Failed to write to '%s': %s", path, g_strerror(errno));

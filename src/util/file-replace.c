@@ -14,6 +14,21 @@ replace_fail(GError **error, const char *path, int err)
     return FALSE;
 }
 
+int
+ppsim_fd_write_all(int fd, const char *data, gsize len)
+{
+    while (len > 0) {
+        gssize n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : ENOSPC;
+        data += n;
+        len -= (gsize)n;
+    }
+    return 0;
+}
+
 gboolean
 ppsim_file_replace(const char *path, const char *data, gsize len, GError **error)
 {
@@ -21,16 +36,7 @@ ppsim_file_replace(const char *path, const char *data, gsize len, GError **error
     int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0666);
     if (fd < 0)
         return replace_fail(error, path, errno);
-    int err = 0;
-    while (len > 0 && err == 0) {
-        gssize n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            err = n < 0 ? errno : ENOSPC;
-        else
-            data += n, len -= (gsize)n;
-    }
+    int err = ppsim_fd_write_all(fd, data, len);
     if (close(fd) != 0 && err == 0)
         err = errno;
     if (err == 0 && g_rename(tmp, path) != 0)

@@ -9,3 +9,7 @@
 #include <glib.h>
 
 gboolean ppsim_file_replace(const char *path, const char *data, gsize len, GError **error);
+
+/* Writes all @len bytes of @data to the open descriptor @fd, again after EINTR and short
+ * writes. Returns 0, or the errno value of the failure (ENOSPC when nothing more goes). */
+int ppsim_fd_write_all(int fd, const char *data, gsize len);

@@ -8,13 +8,12 @@
  * a wrong result. The only file I/O of the generators lives here.
  */
 #include "sched/optpipe/op-cache.h"
+#include "util/file-replace.h"
 #include "util/ppsim-error.h"
 
 #include <errno.h>
-#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CACHE_VERSION 1
 
@@ -92,22 +91,6 @@ ppsim_op_cache_load(const char *dir, const char *key, int p, int m, char **warni
     return g_steal_pointer(&s);
 }
 
-static gboolean
-cache_write(const char *path, const char *text, gsize len, GError **error)
-{
-    g_autofree char *tmp = g_strdup_printf("%s.tmp%d", path, (int)getpid());
-    if (!g_file_set_contents(tmp, text, (gssize)len, error))
-        return FALSE;
-    if (g_rename(tmp, path) != 0) {
-        int e = errno;
-        g_unlink(tmp);
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write '%s': %s", path,
-                    g_strerror(e));
-        return FALSE;
-    }
-    return TRUE;
-}
-
 gboolean
 ppsim_op_cache_store(const char *dir, const char *key, const PpsimSchedule *sched,
                      PpsimTime makespan_ps, GError **error)
@@ -124,6 +107,6 @@ ppsim_op_cache_store(const char *dir, const char *key, const PpsimSchedule *sche
     g_autofree char *meta = g_strdup_printf(
         "{\"version\":%d,\"key\":\"%s\",\"p\":%d,\"m\":%d,\"makespan_ms\":%.6f}\n", CACHE_VERSION,
         key, sched->n_devices, sched->n_microbatches, (double)makespan_ps / 1e9);
-    return cache_write(csv_path, csv->str, csv->len, error) &&
-           cache_write(meta_path, meta, strlen(meta), error);
+    return ppsim_file_replace(csv_path, csv->str, csv->len, error) &&
+           ppsim_file_replace(meta_path, meta, strlen(meta), error);
 }
