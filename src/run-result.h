@@ -121,8 +121,10 @@ typedef struct {
     char solver_path[32], solver_status[32], solver_note[128], solver_warning[256];
     double solver_objective_ms, solver_bound_ms, solver_gap, solver_seconds;
     guint64 events_processed;
-    gboolean one_pass; /* replayed in one pass in dependency order, not by the event engine
-                          (the same results; diagnostics only) */
+    gboolean one_pass;      /* replayed in one pass in dependency order, not by the event engine
+                               (the same results; diagnostics only) */
+    gboolean replay_reused; /* the replay the generator measured this schedule with, taken
+                               as the run's (the same results; diagnostics only) */
     /* Wall-clock microseconds spent per phase (diagnostics only, never in reports): making
      * the schedule (cost estimates and the generator, or reading the CSV), checking it,
      * building the task graph, running the event loop, computing metrics. */

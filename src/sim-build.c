@@ -52,10 +52,14 @@ sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError 
     return g_steal_pointer(&sched);
 }
 
-/* The runner's replay for generators choosing between plans (generator.h). */
+/* The runner's replay for generators choosing between plans (generator.h). With @kept, each
+ * candidate's replay is kept there, so that the run can take the one of the schedule the
+ * generator returns instead of replaying it again. */
 typedef struct {
     const PpsimScenario *sc;
     const PpsimCosts *costs;
+    PpsimSimFlags flags;
+    GPtrArray *kept; /* PpsimRunResult*, nullable */
 } Measure;
 
 static gboolean
@@ -64,12 +68,26 @@ sim_measure(const PpsimSchedule *candidate, PpsimTime *makespan_ps, gboolean *fi
 {
     const Measure *m = user_data;
     g_autoptr(PpsimRunResult) res = ppsim_sim_replay(
-        m->sc, m->costs, ppsim_schedule_copy(candidate), "candidate", "candidate", 0, error);
+        m->sc, m->costs, ppsim_schedule_copy(candidate), "candidate", "candidate", m->flags, error);
     if (res == NULL)
         return FALSE;
     *makespan_ps = res->makespan_ps;
     *fits = !ppsim_run_result_any_oom(res);
+    if (m->kept != NULL)
+        g_ptr_array_add(m->kept, g_steal_pointer(&res));
     return TRUE;
+}
+
+/* The kept replay of a schedule equal to @sched, taken out of @kept; NULL if none. */
+static PpsimRunResult *
+sim_take_replay(GPtrArray *kept, const PpsimSchedule *sched)
+{
+    for (guint i = 0; i < kept->len; i++) {
+        PpsimRunResult *res = g_ptr_array_index(kept, i);
+        if (ppsim_schedule_equal(res->schedule, sched))
+            return g_ptr_array_steal_index(kept, i);
+    }
+    return NULL;
 }
 
 /* What the run decided that the scenario did not say, beyond the generator's own choices:
@@ -97,7 +115,8 @@ sim_note_split(const PpsimScenario *sc, const PpsimCosts *costs, GArray *choices
 
 PpsimSchedule *
 ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
-                GArray *choices, PpsimSolverReport *solver, GError **error)
+                GArray *choices, PpsimSolverReport *solver, PpsimSimFlags flags,
+                PpsimRunResult **replayed, GError **error)
 {
     const char *path = spec->origin ? spec->origin : sc->path ? sc->path : "";
     if (g_strcmp0(spec->name, "custom") == 0) {
@@ -131,7 +150,9 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
         return NULL;
     if (klass->chunks == 0 && !sc->training.chunks_set)
         ppsim_choice_add(choices, "v", "1", "training.chunks unset");
-    Measure measure = {sc, costs};
+    g_autoptr(GPtrArray) kept =
+        replayed ? g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_run_result_free) : NULL;
+    Measure measure = {sc, costs, flags, kept};
     PpsimScheduleParams params = {.options = opts,
                                   .costs = &costs->estimates,
                                   .choices = choices,
@@ -153,6 +174,8 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
     g_autofree char *what = g_strdup_printf("generator '%s' output", klass->name);
     if (!sim_check_shape(sc, sched, what, error))
         return NULL;
+    if (replayed != NULL)
+        *replayed = sim_take_replay(kept, sched);
     if (costs_out)
         *costs_out = g_steal_pointer(&costs);
     return g_steal_pointer(&sched);
@@ -162,12 +185,12 @@ PpsimSchedule *
 ppsim_sim_build_schedule(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
                          PpsimCosts **costs_out, GError **error)
 {
-    return ppsim_sim_build(sc, spec, costs_out, NULL, NULL, error);
+    return ppsim_sim_build(sc, spec, costs_out, NULL, NULL, 0, NULL, error);
 }
 
 PpsimSchedule *
 ppsim_sim_build_schedule_full(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
                               PpsimCosts **costs_out, PpsimSolverReport *solver, GError **error)
 {
-    return ppsim_sim_build(sc, spec, costs_out, NULL, solver, error);
+    return ppsim_sim_build(sc, spec, costs_out, NULL, solver, 0, NULL, error);
 }

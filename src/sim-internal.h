@@ -66,10 +66,13 @@ typedef enum {
 SimFastOutcome ppsim_sim_fast(Replay *r, PpsimRunResult *res, GError **error);
 
 /* sim-build.c: ppsim_sim_build_schedule, also collecting what was chosen for the user into
- * @choices and what a solver-backed generator says into @solver (both nullable). */
+ * @choices and what a solver-backed generator says into @solver (both nullable). When
+ * @replayed is non-NULL, the generator's candidates are replayed with @flags, and if the
+ * schedule returned is one of them, *@replayed receives its replay (else NULL): the run's
+ * own replay of it, already done (labelled "candidate"). */
 PpsimSchedule *ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
                                PpsimCosts **costs_out, GArray *choices, PpsimSolverReport *solver,
-                               GError **error);
+                               PpsimSimFlags flags, PpsimRunResult **replayed, GError **error);
 
 /* Writes "<prefix><n><suffix>" into @buf (at least 48 bytes): an executor stream's name,
  * without printf (a sweep makes millions of them). Returns @buf. */

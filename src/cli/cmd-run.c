@@ -141,12 +141,13 @@ run_print_timings(const GPtrArray *results, const gint64 us[5])
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         gsize ops = ppsim_schedule_n_ops(res->schedule);
         double loop_s = MAX(res->time_replay_us, 1) / 1e6;
-        char events[64];
+        char events[96];
         if (res->one_pass)
             g_strlcpy(events, "one pass in dependency order", sizeof events);
         else
-            g_snprintf(events, sizeof events, "%" G_GUINT64_FORMAT " events",
-                       res->events_processed);
+            g_snprintf(events, sizeof events, "%" G_GUINT64_FORMAT " events%s",
+                       res->events_processed,
+                       res->replay_reused ? "; the generator's replay of it, reused" : "");
         fprintf(stderr,
                 "ppsim: timings '%s': %zu ops; schedule %.1f ms, check %.1f ms, build %.1f ms, "
                 "event loop %.1f ms (%.2f M ops/s, %s), metrics %.1f ms\n",

@@ -1,6 +1,8 @@
 /* schedule.c: construction and description of the schedule IR; see schedule.h. */
 #include "schedule/schedule.h"
 
+#include <string.h>
+
 static const char *const kind_names[PPSIM_OP_N_KINDS] = {
     [PPSIM_OP_F] = "F",       [PPSIM_OP_B] = "B",     [PPSIM_OP_W] = "W",     [PPSIM_OP_BW] = "BW",
     [PPSIM_OP_R] = "R",       [PPSIM_OP_OPT] = "OPT", [PPSIM_OP_OFF] = "OFF", [PPSIM_OP_RL] = "RL",
@@ -73,6 +75,30 @@ ppsim_schedule_copy(const PpsimSchedule *sched)
         c->copy_sync[d] = array_copy(sched->copy_sync[d], sizeof(PpsimCopySync));
     }
     return c;
+}
+
+static gboolean
+array_equal(const GArray *a, const GArray *b, gsize elt)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len * elt) == 0);
+}
+
+gboolean
+ppsim_schedule_equal(const PpsimSchedule *a, const PpsimSchedule *b)
+{
+    if (a->n_devices != b->n_devices || a->n_stages != b->n_stages ||
+        a->n_microbatches != b->n_microbatches ||
+        memcmp(a->stage_device, b->stage_device, a->n_stages * sizeof(int)) != 0)
+        return FALSE;
+    /* PpsimOp and PpsimCopySync have no padding: their bytes are their fields */
+    G_STATIC_ASSERT(sizeof(PpsimOp) == 12 && sizeof(PpsimCopySync) == 12);
+    for (int d = 0; d < a->n_devices; d++)
+        if (!array_equal(a->compute[d], b->compute[d], sizeof(PpsimOp)) ||
+            !array_equal(a->copy[d], b->copy[d], sizeof(PpsimOp)) ||
+            !array_equal(a->copy_after[d], b->copy_after[d], sizeof(gint32)) ||
+            !array_equal(a->copy_sync[d], b->copy_sync[d], sizeof(PpsimCopySync)))
+            return FALSE;
+    return TRUE;
 }
 
 void

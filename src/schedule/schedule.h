@@ -91,6 +91,9 @@ void ppsim_op_describe(GString *out, const PpsimOp *op);
 PpsimSchedule *ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches);
 /* A deep copy. Returns: (transfer full). */
 PpsimSchedule *ppsim_schedule_copy(const PpsimSchedule *sched);
+/* Whether @a and @b are the same schedule: shape, stage map, and every list, anchor and
+ * cross-device wait, in order. */
+gboolean ppsim_schedule_equal(const PpsimSchedule *a, const PpsimSchedule *b);
 void ppsim_schedule_free(PpsimSchedule *sched);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimSchedule, ppsim_schedule_free)
 
