@@ -110,6 +110,8 @@ ppsim_stream_plan_latest(const PpsimStreamPlan *pl, PpsimTime lo, PpsimTime end,
         if (iv->b <= t_end - len)
             break;
         t_end = MIN(t_end, iv->a);
+        if (t_end - len < lo)
+            return -1; /* t_end only falls from here */
     }
     return t_end - len >= lo ? t_end - len : -1;
 }
