@@ -52,42 +52,39 @@ sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError 
     return g_steal_pointer(&sched);
 }
 
-/* The runner's replay for generators choosing between plans (generator.h). With @kept, each
- * candidate's replay is kept there, so that the run can take the one of the schedule the
- * generator returns instead of replaying it again. */
+/* The runner's replay for generators choosing between plans (generator.h). With @keep, the
+ * replay of the best candidate so far (fits, then fastest; ties: the first) is kept in
+ * @kept with a copy of its schedule, so that the run can take it if the generator returns
+ * that schedule: a guess at what a generator picks by replay, never needed for the result
+ * (another choice is replayed as usual). */
 typedef struct {
     const PpsimScenario *sc;
     const PpsimCosts *costs;
     PpsimSimFlags flags;
-    GPtrArray *kept; /* PpsimRunResult*, nullable */
+    gboolean keep;
+    PpsimRunResult *kept; /* nullable */
 } Measure;
 
 static gboolean
 sim_measure(const PpsimSchedule *candidate, PpsimTime *makespan_ps, gboolean *fits,
             gpointer user_data, GError **error)
 {
-    const Measure *m = user_data;
-    g_autoptr(PpsimRunResult) res = ppsim_sim_replay(
-        m->sc, m->costs, ppsim_schedule_copy(candidate), "candidate", "candidate", m->flags, error);
+    Measure *m = user_data;
+    g_autoptr(PpsimRunResult) res = ppsim_sim_replay_borrowed(
+        m->sc, m->costs, candidate, "candidate", "candidate", m->flags, error);
     if (res == NULL)
         return FALSE;
     *makespan_ps = res->makespan_ps;
     *fits = !ppsim_run_result_any_oom(res);
-    if (m->kept != NULL)
-        g_ptr_array_add(m->kept, g_steal_pointer(&res));
-    return TRUE;
-}
-
-/* The kept replay of a schedule equal to @sched, taken out of @kept; NULL if none. */
-static PpsimRunResult *
-sim_take_replay(GPtrArray *kept, const PpsimSchedule *sched)
-{
-    for (guint i = 0; i < kept->len; i++) {
-        PpsimRunResult *res = g_ptr_array_index(kept, i);
-        if (ppsim_schedule_equal(res->schedule, sched))
-            return g_ptr_array_steal_index(kept, i);
+    const PpsimRunResult *k = m->kept;
+    gboolean k_fits = k != NULL && !ppsim_run_result_any_oom(k);
+    if (m->keep && (k == NULL || (*fits && !k_fits) ||
+                    (*fits == k_fits && res->makespan_ps < k->makespan_ps))) {
+        res->schedule = ppsim_schedule_copy(candidate);
+        ppsim_run_result_free(m->kept);
+        m->kept = g_steal_pointer(&res);
     }
-    return NULL;
+    return TRUE;
 }
 
 /* What the run decided that the scenario did not say, beyond the generator's own choices:
@@ -150,9 +147,7 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
         return NULL;
     if (klass->chunks == 0 && !sc->training.chunks_set)
         ppsim_choice_add(choices, "v", "1", "training.chunks unset");
-    g_autoptr(GPtrArray) kept =
-        replayed ? g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_run_result_free) : NULL;
-    Measure measure = {sc, costs, flags, kept};
+    Measure measure = {sc, costs, flags, replayed != NULL, NULL};
     PpsimScheduleParams params = {.options = opts,
                                   .costs = &costs->estimates,
                                   .choices = choices,
@@ -160,7 +155,9 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
                                   .measure_data = &measure,
                                   .solver = solver};
     PpsimSchedule *raw = NULL;
-    if (!klass->generate(&shape, &params, &raw, error))
+    gboolean made = klass->generate(&shape, &params, &raw, error);
+    g_autoptr(PpsimRunResult) kept = measure.kept;
+    if (!made)
         return NULL;
     sim_note_split(sc, costs, choices);
     ppsim_sim_note_parallel(sc, choices);
@@ -174,8 +171,8 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
     g_autofree char *what = g_strdup_printf("generator '%s' output", klass->name);
     if (!sim_check_shape(sc, sched, what, error))
         return NULL;
-    if (replayed != NULL)
-        *replayed = sim_take_replay(kept, sched);
+    if (replayed != NULL && kept != NULL && ppsim_schedule_equal(kept->schedule, sched))
+        *replayed = g_steal_pointer(&kept);
     if (costs_out)
         *costs_out = g_steal_pointer(&costs);
     return g_steal_pointer(&sched);

@@ -65,11 +65,18 @@ typedef enum {
 } SimFastOutcome;
 SimFastOutcome ppsim_sim_fast(Replay *r, PpsimRunResult *res, GError **error);
 
+/* ppsim_sim_replay without taking @sched: the result's schedule is left NULL. */
+PpsimRunResult *ppsim_sim_replay_borrowed(const PpsimScenario *sc, const PpsimCosts *costs,
+                                          const PpsimSchedule *sched, const char *label,
+                                          const char *generator, PpsimSimFlags flags,
+                                          GError **error);
+
 /* sim-build.c: ppsim_sim_build_schedule, also collecting what was chosen for the user into
  * @choices and what a solver-backed generator says into @solver (both nullable). When
- * @replayed is non-NULL, the generator's candidates are replayed with @flags, and if the
- * schedule returned is one of them, *@replayed receives its replay (else NULL): the run's
- * own replay of it, already done (labelled "candidate"). */
+ * @replayed is non-NULL, the generator's candidates are replayed with @flags, the replay of
+ * the best so far (fits the memory limit, then fastest; ties: the first) is kept, and if the
+ * schedule returned equals that candidate, *@replayed receives its replay (else NULL): the
+ * run's own replay of it, already done (labelled "candidate"). */
 PpsimSchedule *ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
                                PpsimCosts **costs_out, GArray *choices, PpsimSolverReport *solver,
                                PpsimSimFlags flags, PpsimRunResult **replayed, GError **error);

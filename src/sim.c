@@ -473,10 +473,10 @@ replay_fast(Replay *r, const char *label, const char *generator, PpsimSimFlags f
 }
 
 PpsimRunResult *
-ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule *sched_in,
-                 const char *label, const char *generator, PpsimSimFlags flags, GError **error)
+ppsim_sim_replay_borrowed(const PpsimScenario *sc, const PpsimCosts *costs,
+                          const PpsimSchedule *sched, const char *label, const char *generator,
+                          PpsimSimFlags flags, GError **error)
 {
-    g_autoptr(PpsimSchedule) sched = sched_in;
     g_return_val_if_fail(costs->n_stages == sched->n_stages, NULL);
     gint64 t0 = g_get_monotonic_time();
     Replay r = {.sc = sc, .costs = costs, .sched = sched};
@@ -500,7 +500,6 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
             g_propagate_error(error, local);
             return NULL;
         }
-        fast->schedule = g_steal_pointer(&sched);
         fast->time_validate_us = t1 - t0;
         return g_steal_pointer(&fast);
     }
@@ -521,12 +520,23 @@ ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule
     g_autoptr(PpsimRunResult) res = replay_result_new(sc, label, generator);
     ppsim_sim_collect(&r, res, flags);
     replay_clear(&r);
-    res->schedule = g_steal_pointer(&sched);
     res->time_validate_us = t1 - t0;
     res->time_build_us = t2 - t1;
     res->time_replay_us = t3 - t2;
     res->time_metrics_us = g_get_monotonic_time() - t3;
     return g_steal_pointer(&res);
+}
+
+PpsimRunResult *
+ppsim_sim_replay(const PpsimScenario *sc, const PpsimCosts *costs, PpsimSchedule *sched_in,
+                 const char *label, const char *generator, PpsimSimFlags flags, GError **error)
+{
+    g_autoptr(PpsimSchedule) sched = sched_in;
+    PpsimRunResult *res =
+        ppsim_sim_replay_borrowed(sc, costs, sched, label, generator, flags, error);
+    if (res != NULL)
+        res->schedule = g_steal_pointer(&sched);
+    return res;
 }
 
 PpsimRunResult *

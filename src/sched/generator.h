@@ -69,7 +69,9 @@ GArray *ppsim_choices_new(void);
  * stays within the memory limit. Provided by the runner so that a generator can choose
  * between plans it cannot rank from estimates alone (e.g. PipeOffload's co-schedules on a
  * shared PCIe switch); the generator still learns nothing of the hardware but these two
- * numbers. */
+ * numbers. The runner may keep the replay of the best candidate so far and use it as the
+ * run's when the generator returns an equal schedule, so a generator should return the
+ * candidate it measured as is rather than rebuild it. */
 typedef gboolean (*PpsimMeasureFunc)(const PpsimSchedule *candidate, PpsimTime *makespan_ps,
                                      gboolean *fits, gpointer user_data, GError **error);
 
