@@ -104,7 +104,7 @@ round_admits(const Transfer *round, int n, const Transfer *t, PpsimCoSchedule mo
 /* Forms the rounds of one group's transfers @ts (sorted) and adds the waits. A round holds
  * at most one transfer per device. */
 static void
-co_group(PpsimSchedule *sched, GArray *ts, PpsimCoSchedule mode)
+co_group(PpsimSchedule *sched, const GArray *ts, PpsimCoSchedule mode)
 {
     int cap = sched->n_devices;
     g_autofree Transfer *prev = g_new(Transfer, cap), *cur = g_new(Transfer, cap);
@@ -138,28 +138,41 @@ ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimScheduleIndex *id
     return ppsim_schedule_topo_walk(sched, idx, estimate_visit, estimate_edge, &e, error);
 }
 
-gboolean
-ppsim_co_schedule(PpsimSchedule *sched, const PpsimCostEstimates *costs, const int *group,
-                  PpsimCoSchedule mode, GError **error)
+/* Each group's transfers (of two or more devices, two or more transfers), sorted. */
+struct PpsimCoPlan {
+    GPtrArray *groups; /* GArray of Transfer */
+};
+
+void
+ppsim_co_plan_free(PpsimCoPlan *plan)
 {
-    if (mode == PPSIM_CO_INDEPENDENT)
-        return TRUE;
+    if (plan == NULL)
+        return;
+    g_ptr_array_unref(plan->groups);
+    g_free(plan);
+}
+
+PpsimCoPlan *
+ppsim_co_plan_new(const PpsimSchedule *sched, const PpsimCostEstimates *costs, const int *group,
+                  GError **error)
+{
     g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(sched, error);
     if (idx == NULL)
-        return FALSE;
+        return NULL;
     guint32 n = ppsim_schedule_index_n_ops(idx);
     g_autofree PpsimTime *ready = g_new(PpsimTime, MAX(n, 1));
     g_autofree PpsimTime *end = g_new(PpsimTime, MAX(n, 1));
     g_autofree guint32 *rank = g_new(guint32, MAX(n, 1));
     if (!ppsim_schedule_estimate(sched, idx, costs, ready, end, rank, error))
-        return FALSE;
+        return NULL;
+    PpsimCoPlan *plan = g_new0(PpsimCoPlan, 1);
+    plan->groups = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     int p = sched->n_devices;
     g_autofree gboolean *done = g_new0(gboolean, p);
-    g_autoptr(GArray) ts = g_array_new(FALSE, FALSE, sizeof(Transfer));
     for (int d0 = 0; d0 < p; d0++) {
         if (done[d0])
             continue;
-        g_array_set_size(ts, 0);
+        g_autoptr(GArray) ts = g_array_new(FALSE, FALSE, sizeof(Transfer));
         int members = 0;
         for (int d = d0; d < p; d++) {
             if (group[d] != group[d0])
@@ -177,7 +190,29 @@ ppsim_co_schedule(PpsimSchedule *sched, const PpsimCostEstimates *costs, const i
         if (members < 2 || ts->len < 2)
             continue;
         qsort(ts->data, ts->len, sizeof(Transfer), transfer_cmp);
-        co_group(sched, ts, mode);
+        g_ptr_array_add(plan->groups, g_steal_pointer(&ts));
     }
+    return plan;
+}
+
+void
+ppsim_co_plan_apply(const PpsimCoPlan *plan, PpsimSchedule *sched, PpsimCoSchedule mode)
+{
+    if (mode == PPSIM_CO_INDEPENDENT)
+        return;
+    for (guint g = 0; g < plan->groups->len; g++)
+        co_group(sched, g_ptr_array_index(plan->groups, g), mode);
+}
+
+gboolean
+ppsim_co_schedule(PpsimSchedule *sched, const PpsimCostEstimates *costs, const int *group,
+                  PpsimCoSchedule mode, GError **error)
+{
+    if (mode == PPSIM_CO_INDEPENDENT)
+        return TRUE;
+    g_autoptr(PpsimCoPlan) plan = ppsim_co_plan_new(sched, costs, group, error);
+    if (plan == NULL)
+        return FALSE;
+    ppsim_co_plan_apply(plan, sched, mode);
     return TRUE;
 }

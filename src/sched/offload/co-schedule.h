@@ -50,4 +50,15 @@ typedef enum {
 gboolean ppsim_co_schedule(PpsimSchedule *sched, const PpsimCostEstimates *costs, const int *group,
                            PpsimCoSchedule mode, GError **error);
 
+/* ppsim_co_schedule in two steps, for several modes on one schedule: the groups' transfers
+ * in the order the rounds take them (the estimated timeline of @sched, which has no waits
+ * yet), then the waits of one mode added to a schedule with the same lists (@sched itself
+ * or a copy of it). */
+typedef struct PpsimCoPlan PpsimCoPlan;
+PpsimCoPlan *ppsim_co_plan_new(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
+                               const int *group, GError **error);
+void ppsim_co_plan_apply(const PpsimCoPlan *plan, PpsimSchedule *sched, PpsimCoSchedule mode);
+void ppsim_co_plan_free(PpsimCoPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimCoPlan, ppsim_co_plan_free)
+
 G_END_DECLS

@@ -302,15 +302,14 @@ ppsim_pipeoffload_plan(PpsimSchedule *s, const PpsimCostEstimates *costs, const 
     return ppsim_co_schedule(s, costs, group, co, error);
 }
 
-gboolean
-ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
-                           PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
-                           const char *co_schedule, PpsimSchedule **out, GError **error)
+/* The compute order of @strategy and the stages to offload (@stage_mask, or the @n_offload
+ * longest-lived of each device): the part of a PipeOffload schedule every co-schedule
+ * shares. */
+static gboolean
+po_compute(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
+           PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask, PpsimSchedule **out,
+           gboolean **mask_out, GError **error)
 {
-    g_autofree int *group = g_new(int, shape->p);
-    PpsimCoSchedule co;
-    if (!po_co_mode(co_schedule ? co_schedule : "auto", costs, shape->p, group, &co, error))
-        return FALSE;
     g_autoptr(PpsimSchedule) s = NULL;
     if (strategy == PPSIM_PO_INTERLEAVED) {
         if (!ppsim_gis_generate(shape, shape->p, &s, error))
@@ -321,12 +320,29 @@ ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstim
         if (!ppsim_uniform_repeat_fill(s, costs, error))
             return FALSE;
     }
-    g_autofree gboolean *mask = g_new0(gboolean, s->n_stages);
+    gboolean *mask = g_new0(gboolean, s->n_stages);
     if (stage_mask != NULL)
         memcpy(mask, stage_mask, s->n_stages * sizeof(gboolean));
     else
         po_pick_longest(s, costs, n_offload, mask);
-    if (!ppsim_pipeoffload_plan(s, costs, mask, co_schedule, error))
+    *mask_out = mask;
+    *out = g_steal_pointer(&s);
+    return TRUE;
+}
+
+gboolean
+ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
+                           PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
+                           const char *co_schedule, PpsimSchedule **out, GError **error)
+{
+    g_autofree int *group = g_new(int, shape->p);
+    PpsimCoSchedule co;
+    if (!po_co_mode(co_schedule ? co_schedule : "auto", costs, shape->p, group, &co, error))
+        return FALSE;
+    g_autoptr(PpsimSchedule) s = NULL;
+    g_autofree gboolean *mask = NULL;
+    if (!po_compute(shape, costs, strategy, n_offload, stage_mask, &s, &mask, error) ||
+        !ppsim_pipeoffload_plan(s, costs, mask, co_schedule, error))
         return FALSE;
     *out = g_steal_pointer(&s);
     return TRUE;
@@ -338,6 +354,37 @@ po_append_ms(GString *out, PpsimTime ps)
 {
     ppsim_fmt_fixed(out, (double)ps / PPSIM_PS_PER_MS, 3);
     g_string_append(out, " ms");
+}
+
+/* The co-schedule candidates measured so far, by their rank (0 = the preferred on ties). */
+typedef struct {
+    const PpsimScheduleParams *params;
+    PpsimTime ps[3];
+    gboolean fits[3];
+    PpsimSchedule *best; /* nullable */
+    int best_i;
+} PoCandidates;
+
+/* Measures candidate @i (@cand, taken) and keeps it if it is the best so far: it fits and the
+ * best does not, or both or neither fit and it is faster, or as fast and ranked first. The
+ * best is then the same whatever order the candidates come in. */
+static gboolean
+po_consider(PoCandidates *c, int i, PpsimSchedule *cand_in, GError **error)
+{
+    g_autoptr(PpsimSchedule) cand = cand_in;
+    const PpsimScheduleParams *params = c->params;
+    if (!params->measure(cand, &c->ps[i], &c->fits[i], params->measure_data, error)) {
+        g_clear_pointer(&c->best, ppsim_schedule_free);
+        return FALSE;
+    }
+    int b = c->best_i;
+    if (c->best == NULL || (c->fits[i] && !c->fits[b]) ||
+        (c->fits[i] == c->fits[b] && (c->ps[i] < c->ps[b] || (c->ps[i] == c->ps[b] && i < b)))) {
+        g_clear_pointer(&c->best, ppsim_schedule_free);
+        c->best = g_steal_pointer(&cand);
+        c->best_i = i;
+    }
+    return TRUE;
 }
 
 gboolean
@@ -363,37 +410,45 @@ ppsim_pipeoffload_generate_auto(const PpsimPipelineShape *shape, const PpsimSche
     if (n_offload == 0 && stage_mask == NULL) /* nothing to coordinate */
         return ppsim_pipeoffload_generate(shape, costs, strategy, 0, NULL, candidates[0], out,
                                           error);
-    g_autoptr(PpsimSchedule) best = NULL;
-    PpsimTime best_ps = 0;
-    gboolean best_fits = FALSE;
-    int best_i = -1;
+    /* The three share the compute order and the stages; the two sync modes also share the
+     * copy lists and the order of their rounds. Built in the order that needs the fewest
+     * copies (independent, sync-parallel, sync-interleaved), ranked as listed above. */
+    g_autoptr(PpsimSchedule) base = NULL;
+    g_autofree gboolean *mask = NULL;
+    g_autofree int *group = g_new(int, shape->p);
+    PpsimCoSchedule mode;
+    if (!po_co_mode(candidates[0], costs, shape->p, group, &mode, error) ||
+        !po_compute(shape, costs, strategy, n_offload, stage_mask, &base, &mask, error))
+        return FALSE;
+    PoCandidates c = {.params = params};
+    PpsimSchedule *indep = ppsim_schedule_copy(base);
+    if (!po_plan_copies(indep, costs, mask, NULL, error)) {
+        ppsim_schedule_free(indep);
+        return FALSE;
+    }
+    if (!po_consider(&c, 1, indep, error) || !po_plan_copies(base, costs, mask, group, error))
+        return FALSE;
+    g_autoptr(PpsimCoPlan) rounds = ppsim_co_plan_new(base, costs, group, error);
+    if (rounds == NULL)
+        return FALSE;
+    PpsimSchedule *parallel = ppsim_schedule_copy(base);
+    ppsim_co_plan_apply(rounds, parallel, PPSIM_CO_SYNC_PARALLEL);
+    if (!po_consider(&c, 2, parallel, error))
+        return FALSE;
+    ppsim_co_plan_apply(rounds, base, PPSIM_CO_SYNC_INTERLEAVED);
+    if (!po_consider(&c, 0, g_steal_pointer(&base), error))
+        return FALSE;
     g_autoptr(GString) tried = g_string_new(NULL);
     for (int i = 0; i < (int)G_N_ELEMENTS(candidates); i++) {
-        PpsimSchedule *raw = NULL;
-        if (!ppsim_pipeoffload_generate(shape, costs, strategy, n_offload, stage_mask,
-                                        candidates[i], &raw, error))
-            return FALSE;
-        g_autoptr(PpsimSchedule) cand = raw;
-        PpsimTime ps = 0;
-        gboolean fits = FALSE;
-        if (!params->measure(cand, &ps, &fits, params->measure_data, error))
-            return FALSE;
         g_string_append_printf(tried, "%s%s ", i ? ", " : "", candidates[i]);
-        po_append_ms(tried, ps);
-        if (!fits)
+        po_append_ms(tried, c.ps[i]);
+        if (!c.fits[i])
             g_string_append(tried, " (out of memory)");
-        if (best == NULL || (fits && !best_fits) || (fits == best_fits && ps < best_ps)) {
-            g_clear_pointer(&best, ppsim_schedule_free);
-            best = g_steal_pointer(&cand);
-            best_ps = ps;
-            best_fits = fits;
-            best_i = i;
-        }
     }
-    ppsim_choice_add(params->choices, "co_schedule", candidates[best_i],
-                     "auto, fastest by replay%s: %s", best_fits ? " that fits" : "; none fits",
-                     tried->str);
-    *out = g_steal_pointer(&best);
+    ppsim_choice_add(params->choices, "co_schedule", candidates[c.best_i],
+                     "auto, fastest by replay%s: %s",
+                     c.fits[c.best_i] ? " that fits" : "; none fits", tried->str);
+    *out = g_steal_pointer(&c.best);
     return TRUE;
 }
 
