@@ -78,8 +78,12 @@ sim_measure(const PpsimSchedule *candidate, PpsimTime *makespan_ps, gboolean *fi
     *fits = !ppsim_run_result_any_oom(res);
     const PpsimRunResult *k = m->kept;
     gboolean k_fits = k != NULL && !ppsim_run_result_any_oom(k);
-    if (m->keep && (k == NULL || (*fits && !k_fits) ||
-                    (*fits == k_fits && res->makespan_ps < k->makespan_ps))) {
+    /* only a candidate of the run's shape can become its schedule */
+    gboolean run_shape = candidate->n_devices == m->sc->training.pp &&
+                         candidate->n_microbatches == m->sc->training.microbatches;
+    if (m->keep && run_shape &&
+        (k == NULL || (*fits && !k_fits) ||
+         (*fits == k_fits && res->makespan_ps < k->makespan_ps))) {
         res->schedule = ppsim_schedule_copy(candidate);
         ppsim_run_result_free(m->kept);
         m->kept = g_steal_pointer(&res);

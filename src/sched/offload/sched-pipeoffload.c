@@ -23,12 +23,10 @@
  * plan their slots together, staggering each direction, and cross-device events then keep
  * their copy streams in synchronized-interleaved rounds; elsewhere devices are independent.
  */
-#include "sched/offload/co-schedule.h"
 #include "sched/offload/gis.h"
 #include "sched/offload/pipeoffload.h"
 #include "sched/offload/stream-plan.h"
 #include "sched/offload/uniform-repeat.h"
-#include "util/fmt.h"
 #include "util/ppsim-error.h"
 
 #include <stdlib.h>
@@ -219,9 +217,9 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
  * (compute back to back, as estimated). Devices of a @group (nullable: none) that share a
  * switch plan on the pipeline's estimated timeline instead, one D2H and one H2D plan per
  * switch, device by device, so their transfers of one direction are staggered. */
-static gboolean
-po_plan_copies(PpsimSchedule *s, const PpsimCostEstimates *c, const gboolean *mask,
-               const int *group, GError **error)
+gboolean
+ppsim_po_plan_copies(PpsimSchedule *s, const PpsimCostEstimates *c, const gboolean *mask,
+                     const int *group, GError **error)
 {
     int p = s->n_devices;
     gsize n = ppsim_schedule_n_ops(s); /* compute ops only, so far */
@@ -263,9 +261,9 @@ po_plan_copies(PpsimSchedule *s, const PpsimCostEstimates *c, const gboolean *ma
  * have independent PCIe connections, we schedule offload/reload passes independently"). In
  * explicit mode there are no links; the sync modes then pair devices 2k and 2k+1, as on a
  * DGX A100. */
-static gboolean
-po_co_mode(const char *text, const PpsimCostEstimates *costs, int p, int *group,
-           PpsimCoSchedule *mode, GError **error)
+gboolean
+ppsim_po_co_mode(const char *text, const PpsimCostEstimates *costs, int p, int *group,
+                 PpsimCoSchedule *mode, GError **error)
 {
     gboolean is_auto = strcmp(text, "auto") == 0;
     if (is_auto || strcmp(text, "sync-interleaved") == 0)
@@ -295,9 +293,10 @@ ppsim_pipeoffload_plan(PpsimSchedule *s, const PpsimCostEstimates *costs, const 
 {
     g_autofree int *group = g_new(int, s->n_devices);
     PpsimCoSchedule co;
-    if (!po_co_mode(co_schedule ? co_schedule : "auto", costs, s->n_devices, group, &co, error))
+    if (!ppsim_po_co_mode(co_schedule ? co_schedule : "auto", costs, s->n_devices, group, &co,
+                          error))
         return FALSE;
-    if (!po_plan_copies(s, costs, mask, co == PPSIM_CO_INDEPENDENT ? NULL : group, error))
+    if (!ppsim_po_plan_copies(s, costs, mask, co == PPSIM_CO_INDEPENDENT ? NULL : group, error))
         return FALSE;
     return ppsim_co_schedule(s, costs, group, co, error);
 }
@@ -305,10 +304,10 @@ ppsim_pipeoffload_plan(PpsimSchedule *s, const PpsimCostEstimates *costs, const 
 /* The compute order of @strategy and the stages to offload (@stage_mask, or the @n_offload
  * longest-lived of each device): the part of a PipeOffload schedule every co-schedule
  * shares. */
-static gboolean
-po_compute(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
-           PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask, PpsimSchedule **out,
-           gboolean **mask_out, GError **error)
+gboolean
+ppsim_po_compute(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
+                 PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
+                 PpsimSchedule **out, gboolean **mask_out, GError **error)
 {
     g_autoptr(PpsimSchedule) s = NULL;
     if (strategy == PPSIM_PO_INTERLEAVED) {
@@ -337,118 +336,14 @@ ppsim_pipeoffload_generate(const PpsimPipelineShape *shape, const PpsimCostEstim
 {
     g_autofree int *group = g_new(int, shape->p);
     PpsimCoSchedule co;
-    if (!po_co_mode(co_schedule ? co_schedule : "auto", costs, shape->p, group, &co, error))
+    if (!ppsim_po_co_mode(co_schedule ? co_schedule : "auto", costs, shape->p, group, &co, error))
         return FALSE;
     g_autoptr(PpsimSchedule) s = NULL;
     g_autofree gboolean *mask = NULL;
-    if (!po_compute(shape, costs, strategy, n_offload, stage_mask, &s, &mask, error) ||
+    if (!ppsim_po_compute(shape, costs, strategy, n_offload, stage_mask, &s, &mask, error) ||
         !ppsim_pipeoffload_plan(s, costs, mask, co_schedule, error))
         return FALSE;
     *out = g_steal_pointer(&s);
-    return TRUE;
-}
-
-/* "5567.318 ms" */
-static void
-po_append_ms(GString *out, PpsimTime ps)
-{
-    ppsim_fmt_fixed(out, (double)ps / PPSIM_PS_PER_MS, 3);
-    g_string_append(out, " ms");
-}
-
-/* The co-schedule candidates measured so far, by their rank (0 = the preferred on ties). */
-typedef struct {
-    const PpsimScheduleParams *params;
-    PpsimTime ps[3];
-    gboolean fits[3];
-    PpsimSchedule *best; /* nullable */
-    int best_i;
-} PoCandidates;
-
-/* Measures candidate @i (@cand, taken) and keeps it if it is the best so far: it fits and the
- * best does not, or both or neither fit and it is faster, or as fast and ranked first. The
- * best is then the same whatever order the candidates come in. */
-static gboolean
-po_consider(PoCandidates *c, int i, PpsimSchedule *cand_in, GError **error)
-{
-    g_autoptr(PpsimSchedule) cand = cand_in;
-    const PpsimScheduleParams *params = c->params;
-    if (!params->measure(cand, &c->ps[i], &c->fits[i], params->measure_data, error)) {
-        g_clear_pointer(&c->best, ppsim_schedule_free);
-        return FALSE;
-    }
-    int b = c->best_i;
-    if (c->best == NULL || (c->fits[i] && !c->fits[b]) ||
-        (c->fits[i] == c->fits[b] && (c->ps[i] < c->ps[b] || (c->ps[i] == c->ps[b] && i < b)))) {
-        g_clear_pointer(&c->best, ppsim_schedule_free);
-        c->best = g_steal_pointer(&cand);
-        c->best_i = i;
-    }
-    return TRUE;
-}
-
-gboolean
-ppsim_pipeoffload_generate_auto(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
-                                PpsimPoStrategy strategy, int n_offload, const gboolean *stage_mask,
-                                PpsimSchedule **out, GError **error)
-{
-    const PpsimCostEstimates *costs = params->costs;
-    const char *co = ppsim_options_get_string(params->options, "co_schedule");
-    gboolean contended =
-        costs->host_link != NULL && costs->n_devices == shape->p && costs->host_link_contended;
-    if (strcmp(co, "auto") != 0 || !contended || params->measure == NULL) {
-        if (strcmp(co, "auto") == 0)
-            ppsim_choice_add(params->choices, "co_schedule",
-                             contended ? "sync-interleaved" : "independent", "%s",
-                             contended ? "auto, without a replay: the authors' rule for a "
-                                         "shared switch"
-                                       : "auto: no PCIe switch uplink can be oversubscribed");
-        return ppsim_pipeoffload_generate(shape, costs, strategy, n_offload, stage_mask, co, out,
-                                          error);
-    }
-    static const char *const candidates[] = {"sync-interleaved", "independent", "sync-parallel"};
-    if (n_offload == 0 && stage_mask == NULL) /* nothing to coordinate */
-        return ppsim_pipeoffload_generate(shape, costs, strategy, 0, NULL, candidates[0], out,
-                                          error);
-    /* The three share the compute order and the stages; the two sync modes also share the
-     * copy lists and the order of their rounds. Built in the order that needs the fewest
-     * copies (independent, sync-parallel, sync-interleaved), ranked as listed above. */
-    g_autoptr(PpsimSchedule) base = NULL;
-    g_autofree gboolean *mask = NULL;
-    g_autofree int *group = g_new(int, shape->p);
-    PpsimCoSchedule mode;
-    if (!po_co_mode(candidates[0], costs, shape->p, group, &mode, error) ||
-        !po_compute(shape, costs, strategy, n_offload, stage_mask, &base, &mask, error))
-        return FALSE;
-    PoCandidates c = {.params = params};
-    PpsimSchedule *indep = ppsim_schedule_copy(base);
-    if (!po_plan_copies(indep, costs, mask, NULL, error)) {
-        ppsim_schedule_free(indep);
-        return FALSE;
-    }
-    if (!po_consider(&c, 1, indep, error) || !po_plan_copies(base, costs, mask, group, error))
-        return FALSE;
-    g_autoptr(PpsimCoPlan) rounds = ppsim_co_plan_new(base, costs, group, error);
-    if (rounds == NULL)
-        return FALSE;
-    PpsimSchedule *parallel = ppsim_schedule_copy(base);
-    ppsim_co_plan_apply(rounds, parallel, PPSIM_CO_SYNC_PARALLEL);
-    if (!po_consider(&c, 2, parallel, error))
-        return FALSE;
-    ppsim_co_plan_apply(rounds, base, PPSIM_CO_SYNC_INTERLEAVED);
-    if (!po_consider(&c, 0, g_steal_pointer(&base), error))
-        return FALSE;
-    g_autoptr(GString) tried = g_string_new(NULL);
-    for (int i = 0; i < (int)G_N_ELEMENTS(candidates); i++) {
-        g_string_append_printf(tried, "%s%s ", i ? ", " : "", candidates[i]);
-        po_append_ms(tried, c.ps[i]);
-        if (!c.fits[i])
-            g_string_append(tried, " (out of memory)");
-    }
-    ppsim_choice_add(params->choices, "co_schedule", candidates[c.best_i],
-                     "auto, fastest by replay%s: %s",
-                     c.fits[c.best_i] ? " that fits" : "; none fits", tried->str);
-    *out = g_steal_pointer(&c.best);
     return TRUE;
 }
 
@@ -459,9 +354,11 @@ static const PpsimOptionSpec po_options[] = {
     {"strategy", PPSIM_OPTION_STRING, "uniform",
      "uniform (PipeOffload's uniform repeat of one building block) or interleaved (GIS)"},
     PPSIM_PO_CO_OPTION,
+    PPSIM_PO_CO_M_OPTION,
     {NULL}};
 
-const PpsimOptionSpec ppsim_po_preset_options[] = {PPSIM_PO_CO_OPTION, {NULL}};
+const PpsimOptionSpec ppsim_po_preset_options[] = {
+    PPSIM_PO_CO_OPTION, PPSIM_PO_CO_M_OPTION, {NULL}};
 
 /* Parses a comma-separated list of stages into @mask ([n_stages]). */
 static gboolean
