@@ -24,15 +24,37 @@
 #include "hw/network.h"
 
 #include <math.h>
+#include <string.h>
 
 enum { NET_EV_TICK = 1 };
+
+/* A growable array of ints (slots, links, heap positions): the per-event paths push and pop
+ * a few at a time, inline. */
+typedef struct {
+    int *v;
+    guint len, cap;
+} IntVec;
+
+static void
+iv_grow(IntVec *a)
+{
+    a->cap = MAX(16, 2 * a->cap);
+    a->v = g_renew(int, a->v, a->cap);
+}
+
+static inline void
+iv_push(IntVec *a, int x)
+{
+    if (a->len == a->cap)
+        iv_grow(a);
+    a->v[a->len++] = x;
+}
 
 typedef struct {
     int links[4];
     int n_links;
-    int pos;    /* index into the dense per-flow arrays (order, remaining, rate) */
-    int heap;   /* index into the heap */
-    double due; /* estimated time (ps, absolute) from which it may count as done */
+    int pos;  /* index into the dense per-flow arrays (order, remaining, rate) */
+    int heap; /* index into the heap */
     PpsimTime latency_ps;
     PpsimTime start_ps;
     guint64 seq; /* start order */
@@ -43,20 +65,27 @@ typedef struct {
     gboolean frozen;
 } Flow;
 
+/* A heap entry: the estimated time (ps, absolute) from which the flow may count as done. */
+typedef struct {
+    double due;
+    int slot;
+} Due;
+
 struct PpsimNetwork {
     const PpsimTopology *topo;
     guint32 entity;
     PpsimFlowDoneFunc done;
     gpointer user_data;
     GArray *pool; /* Flow, by slot; a finished flow's slot goes to @free_slots */
-    GArray *free_slots;
-    GArray *order;     /* int slot of every active flow, at its flow's pos */
-    GArray *remaining; /* double bytes left of every active flow, at its pos */
-    GArray *rate;      /* double bytes/s of every active flow, at its pos */
-    GArray *heap;      /* int slots of the active flows, a min-heap by Flow.due */
-    GArray *found;     /* int, scratch: a component's flows (slots); the heap walk's stack */
-    GArray *ended;     /* int slots, scratch: the flows done at a tick */
-    GArray **on_link;  /* per link: int slots of the active flows crossing it, start order */
+    IntVec free_slots;
+    /* the active flows, dense: slot, bytes left and bytes/s at each flow's pos */
+    int *order;
+    double *remaining, *rate;
+    guint n_active, cap_active;
+    Due *heap;         /* [n_active] a min-heap by due time */
+    IntVec found;      /* scratch: a component's flows (slots); the heap walk's stack */
+    IntVec ended;      /* scratch: slots of the flows done at a tick */
+    IntVec *on_link;   /* per link: slots of the active flows crossing it, start order */
     PpsimTime last_ps; /* time remaining/rates were last brought up to date */
     guint64 steps;     /* times remaining bytes were brought forward */
     guint64 next_seq;
@@ -66,7 +95,7 @@ struct PpsimNetwork {
     int *link_count;     /* scratch, per link: unfrozen flows while filling */
     guint64 *link_visit; /* per link: stamp of the last component walk that reached it */
     guint64 visit;
-    GArray *dirty;    /* int links touched since the last fill; then the walk's queue */
+    IntVec dirty;     /* links touched since the last fill; then the walk's queue */
     GArray *finished; /* Flow, scratch of network_handle */
     guint n_links;
     GArray *records; /* borrowed, nullable */
@@ -88,19 +117,9 @@ ppsim_network_new(const PpsimTopology *topo, PpsimEngine *engine, PpsimFlowDoneF
     net->done = done;
     net->user_data = user_data;
     net->pool = g_array_new(FALSE, FALSE, sizeof(Flow));
-    net->free_slots = g_array_new(FALSE, FALSE, sizeof(int));
-    net->order = g_array_new(FALSE, FALSE, sizeof(int));
-    net->remaining = g_array_new(FALSE, FALSE, sizeof(double));
-    net->rate = g_array_new(FALSE, FALSE, sizeof(double));
-    net->heap = g_array_new(FALSE, FALSE, sizeof(int));
-    net->found = g_array_new(FALSE, FALSE, sizeof(int));
-    net->ended = g_array_new(FALSE, FALSE, sizeof(int));
-    net->dirty = g_array_new(FALSE, FALSE, sizeof(int));
     net->finished = g_array_new(FALSE, FALSE, sizeof(Flow));
     net->n_links = topo ? topo->links->len : 0;
-    net->on_link = g_new0(GArray *, net->n_links + 1);
-    for (guint l = 0; l < net->n_links; l++)
-        net->on_link[l] = g_array_new(FALSE, FALSE, sizeof(int));
+    net->on_link = g_new0(IntVec, net->n_links + 1);
     net->link_cap = g_new0(double, net->n_links + 1);
     net->link_count = g_new0(int, net->n_links + 1);
     net->link_visit = g_new0(guint64, net->n_links + 1);
@@ -114,17 +133,17 @@ ppsim_network_free(PpsimNetwork *net)
     if (net == NULL)
         return;
     for (guint l = 0; l < net->n_links; l++)
-        g_array_free(net->on_link[l], TRUE);
+        g_free(net->on_link[l].v);
     g_free(net->on_link);
     g_array_free(net->pool, TRUE);
-    g_array_free(net->free_slots, TRUE);
-    g_array_free(net->order, TRUE);
-    g_array_free(net->remaining, TRUE);
-    g_array_free(net->rate, TRUE);
-    g_array_free(net->heap, TRUE);
-    g_array_free(net->found, TRUE);
-    g_array_free(net->ended, TRUE);
-    g_array_free(net->dirty, TRUE);
+    g_free(net->free_slots.v);
+    g_free(net->order);
+    g_free(net->remaining);
+    g_free(net->rate);
+    g_free(net->heap);
+    g_free(net->found.v);
+    g_free(net->ended.v);
+    g_free(net->dirty.v);
     g_array_free(net->finished, TRUE);
     g_free(net->link_cap);
     g_free(net->link_count);
@@ -144,27 +163,15 @@ flow_at(const PpsimNetwork *net, int slot)
     return &g_array_index(net->pool, Flow, slot);
 }
 
-static inline double *
-rem_of(const PpsimNetwork *net, const Flow *f)
-{
-    return &g_array_index(net->remaining, double, f->pos);
-}
-
-static inline double
-rate_of(const PpsimNetwork *net, const Flow *f)
-{
-    return g_array_index(net->rate, double, f->pos);
-}
-
 /* Brings every flow's remaining bytes up to @now. */
 static void
 network_advance(PpsimNetwork *net, PpsimTime now)
 {
     double dt = (double)(now - net->last_ps) / (double)PPSIM_PS_PER_S;
     if (dt > 0) {
-        double *rem = (double *)(void *)net->remaining->data;
-        const double *rate = (const double *)(const void *)net->rate->data;
-        for (guint i = 0; i < net->remaining->len; i++)
+        double *rem = net->remaining;
+        const double *rate = net->rate;
+        for (guint i = 0; i < net->n_active; i++)
             rem[i] -= rate[i] * dt;
         net->steps++;
     }
@@ -173,54 +180,35 @@ network_advance(PpsimNetwork *net, PpsimTime now)
 
 /* ---- the heap of flows by due time ---------------------------------------------------- */
 
-static inline double
-due_at(const PpsimNetwork *net, guint i)
-{
-    return flow_at(net, g_array_index(net->heap, int, i))->due;
-}
-
 static inline void
-heap_put(PpsimNetwork *net, guint i, int slot)
+heap_put(PpsimNetwork *net, guint i, Due e)
 {
-    g_array_index(net->heap, int, i) = slot;
-    flow_at(net, slot)->heap = (int)i;
+    net->heap[i] = e;
+    flow_at(net, e.slot)->heap = (int)i;
 }
 
-/* Restores the heap order around the flow at @i after its due time changed. */
+/* Restores the heap order around entry @i after its due time changed. */
 static void
 heap_fix(PpsimNetwork *net, guint i)
 {
-    int slot = g_array_index(net->heap, int, i);
-    double due = flow_at(net, slot)->due;
-    while (i > 0 && due_at(net, (i - 1) / 2) > due) {
-        heap_put(net, i, g_array_index(net->heap, int, (i - 1) / 2));
+    Due e = net->heap[i];
+    while (i > 0 && net->heap[(i - 1) / 2].due > e.due) {
+        heap_put(net, i, net->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
-    guint n = net->heap->len;
+    guint n = net->n_active;
     for (;;) {
         guint c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && due_at(net, c + 1) < due_at(net, c))
+        if (c + 1 < n && net->heap[c + 1].due < net->heap[c].due)
             c++;
-        if (due_at(net, c) >= due)
+        if (net->heap[c].due >= e.due)
             break;
-        heap_put(net, i, g_array_index(net->heap, int, c));
+        heap_put(net, i, net->heap[c]);
         i = c;
     }
-    heap_put(net, i, slot);
-}
-
-static void
-heap_remove(PpsimNetwork *net, const Flow *f)
-{
-    guint i = (guint)f->heap, last = net->heap->len - 1;
-    int moved = g_array_index(net->heap, int, last);
-    g_array_set_size(net->heap, last);
-    if (i < last) {
-        heap_put(net, i, moved);
-        heap_fix(net, i);
-    }
+    heap_put(net, i, e);
 }
 
 /* How far (ps) rounding can have moved any flow's completion, and its test for being done,
@@ -240,22 +228,25 @@ network_slack(const PpsimNetwork *net, PpsimTime now)
 static void
 flow_set_due(PpsimNetwork *net, Flow *f, PpsimTime now)
 {
-    double rate = rate_of(net, f);
+    double rate = net->rate[f->pos];
     g_assert(rate > 0);
-    double left = MAX(0.0, *rem_of(net, f)) / rate * (double)PPSIM_PS_PER_S;
+    double left = MAX(0.0, net->remaining[f->pos]) / rate * (double)PPSIM_PS_PER_S;
     net->longest = MAX(net->longest, left);
     /* done when remaining <= rate x 1e-12 + 1e-9: a picosecond's bytes and 1e-9 more */
-    f->due = (double)now + left - (1.0 + 1e-9 / rate * (double)PPSIM_PS_PER_S);
+    net->heap[f->heap].due = (double)now + left - (1.0 + 1e-9 / rate * (double)PPSIM_PS_PER_S);
     heap_fix(net, (guint)f->heap);
 }
 
-/* Picoseconds from now until @f completes, as a scan of every flow computes it. */
+/* Picoseconds from now until the flow at dense position @pos completes, as a scan of every
+ * flow computes it. */
 static inline PpsimTime
-flow_time_left(const PpsimNetwork *net, const Flow *f)
+flow_time_left(const PpsimNetwork *net, int pos)
 {
-    double secs = MAX(0.0, *rem_of(net, f)) / rate_of(net, f);
+    double secs = MAX(0.0, net->remaining[pos]) / net->rate[pos];
     return (PpsimTime)ceil(secs * (double)PPSIM_PS_PER_S);
 }
+
+/* ---- filling ---------------------------------------------------------------------------- */
 
 /* Gathers the components around the dirty links: on return @net->dirty holds every link they
  * span (each once), @net->found their flows, unfrozen. Returns the number of flows. */
@@ -263,32 +254,31 @@ static guint
 network_walk(PpsimNetwork *net)
 {
     guint64 visit = ++net->visit;
-    GArray *queue = net->dirty;
-    g_array_set_size(net->found, 0);
-    guint n = 0, head = 0;
-    for (guint i = 0; i < queue->len;) { /* dedupe the dirty links */
-        int l = g_array_index(queue, int, i);
-        if (net->link_visit[l] == visit) {
-            g_array_remove_index_fast(queue, i);
-        } else {
+    IntVec *queue = &net->dirty;
+    net->found.len = 0;
+    guint n = 0, head = 0, kept = 0;
+    for (guint i = 0; i < queue->len; i++) { /* dedupe the dirty links */
+        int l = queue->v[i];
+        if (net->link_visit[l] != visit) {
             net->link_visit[l] = visit;
-            i++;
+            queue->v[kept++] = l;
         }
     }
+    queue->len = kept;
     while (head < queue->len) {
-        GArray *on = net->on_link[g_array_index(queue, int, head++)];
+        const IntVec *on = &net->on_link[queue->v[head++]];
         for (guint j = 0; j < on->len; j++) {
-            Flow *f = flow_at(net, g_array_index(on, int, j));
+            Flow *f = flow_at(net, on->v[j]);
             if (f->visit == visit)
                 continue;
             f->visit = visit;
             f->frozen = FALSE;
-            g_array_append_val(net->found, g_array_index(on, int, j));
+            iv_push(&net->found, on->v[j]);
             n++;
             for (int k = 0; k < f->n_links; k++)
                 if (net->link_visit[f->links[k]] != visit) {
                     net->link_visit[f->links[k]] = visit;
-                    g_array_append_val(queue, f->links[k]);
+                    iv_push(queue, f->links[k]);
                 }
         }
     }
@@ -302,8 +292,8 @@ network_fill(PpsimNetwork *net, PpsimTime now)
 {
     GArray *links = net->topo->links;
     guint unfrozen = network_walk(net);
-    int *span = (int *)(void *)net->dirty->data;
-    guint n_span = net->dirty->len;
+    const int *span = net->dirty.v;
+    guint n_span = net->dirty.len;
     /* A link crossed by two or more flows delivers only its shared efficiency (PCIe switch
      * uplinks, [PO] App. D: GPUs on one switch "potentially interfere"; 1 = ideal sharing).
      * The flows of one uplink direction normally come from different GPUs, since a GPU's
@@ -311,7 +301,7 @@ network_fill(PpsimNetwork *net, PpsimTime now)
     for (guint a = 0; a < n_span; a++) {
         int l = span[a];
         const PpsimLink *link = &g_array_index(links, PpsimLink, l);
-        net->link_count[l] = (int)net->on_link[l]->len;
+        net->link_count[l] = (int)net->on_link[l].len;
         net->link_cap[l] = link->bytes_per_s;
         if (net->link_count[l] >= 2)
             net->link_cap[l] *= link->shared_efficiency;
@@ -330,13 +320,13 @@ network_fill(PpsimNetwork *net, PpsimTime now)
             }
         }
         g_assert(best >= 0);
-        GArray *on = net->on_link[best];
+        const IntVec *on = &net->on_link[best];
         for (guint j = 0; j < on->len; j++) {
-            Flow *f = flow_at(net, g_array_index(on, int, j));
+            Flow *f = flow_at(net, on->v[j]);
             if (f->frozen)
                 continue;
             f->frozen = TRUE;
-            g_array_index(net->rate, double, f->pos) = best_share;
+            net->rate[f->pos] = best_share;
             unfrozen--;
             for (int k = 0; k < f->n_links; k++) {
                 net->link_cap[f->links[k]] = MAX(0.0, net->link_cap[f->links[k]] - best_share);
@@ -344,9 +334,9 @@ network_fill(PpsimNetwork *net, PpsimTime now)
             }
         }
     }
-    g_array_set_size(net->dirty, 0);
-    for (guint i = 0; i < net->found->len; i++)
-        flow_set_due(net, flow_at(net, g_array_index(net->found, int, i)), now);
+    net->dirty.len = 0;
+    for (guint i = 0; i < net->found.len; i++)
+        flow_set_due(net, flow_at(net, net->found.v[i]), now);
 }
 
 /* Re-computes the rates a change touched and arms a tick at the earliest completion: the
@@ -356,27 +346,25 @@ static void
 network_rearm(PpsimNetwork *net, PpsimEngine *engine)
 {
     net->generation++;
-    if (net->order->len == 0) {
-        g_array_set_size(net->dirty, 0);
+    if (net->n_active == 0) {
+        net->dirty.len = 0;
         return;
     }
     PpsimTime now = ppsim_engine_now(engine);
     network_fill(net, now);
     double slack = network_slack(net, now);
-    PpsimTime next = G_MAXINT64;
-    GArray *stack = net->found;
-    g_array_set_size(stack, 0);
-    guint root = 0;
-    g_array_append_val(stack, root);
+    PpsimTime next = flow_time_left(net, flow_at(net, net->heap[0].slot)->pos);
+    IntVec *stack = &net->found;
+    stack->len = 0;
+    for (guint c = 1; c <= 2 && c < net->n_active; c++)
+        iv_push(stack, (int)c);
     while (stack->len > 0) {
-        guint i = g_array_index(stack, guint, stack->len - 1);
-        g_array_set_size(stack, stack->len - 1);
-        const Flow *f = flow_at(net, g_array_index(net->heap, int, i));
-        if (next != G_MAXINT64 && f->due - slack > (double)now + (double)next)
+        guint i = (guint)stack->v[--stack->len];
+        if (net->heap[i].due - slack > (double)now + (double)next)
             continue;
-        next = MIN(next, flow_time_left(net, f));
-        for (guint c = 2 * i + 1; c <= 2 * i + 2 && c < net->heap->len; c++)
-            g_array_append_val(stack, c);
+        next = MIN(next, flow_time_left(net, flow_at(net, net->heap[i].slot)->pos));
+        for (guint c = 2 * i + 1; c <= 2 * i + 2 && c < net->n_active; c++)
+            iv_push(stack, (int)c);
     }
     ppsim_engine_post(engine, next, net->entity, NET_EV_TICK, net->generation, 0);
 }
@@ -404,34 +392,27 @@ network_remove(PpsimNetwork *net, int slot)
 {
     const Flow *f = flow_at(net, slot);
     for (int k = 0; k < f->n_links; k++) {
-        GArray *on = net->on_link[f->links[k]];
+        IntVec *on = &net->on_link[f->links[k]];
         guint j = 0;
-        while (g_array_index(on, int, j) != slot)
+        while (on->v[j] != slot)
             j++;
-        g_array_remove_index(on, j);
-        g_array_append_val(net->dirty, f->links[k]);
+        memmove(on->v + j, on->v + j + 1, (on->len - j - 1) * sizeof(int));
+        on->len--;
+        iv_push(&net->dirty, f->links[k]);
     }
-    heap_remove(net, f);
-    guint last = net->order->len - 1;
-    if ((guint)f->pos < last) { /* the last flow moves into its place */
-        int moved = g_array_index(net->order, int, last);
-        g_array_index(net->order, int, f->pos) = moved;
-        g_array_index(net->remaining, double, f->pos) = g_array_index(net->remaining, double, last);
-        g_array_index(net->rate, double, f->pos) = g_array_index(net->rate, double, last);
-        flow_at(net, moved)->pos = f->pos;
+    guint last = --net->n_active, i = (guint)f->heap, pos = (guint)f->pos;
+    if (i < last) { /* the heap's last entry takes its place */
+        heap_put(net, i, net->heap[last]);
+        heap_fix(net, i);
     }
-    g_array_set_size(net->order, last);
-    g_array_set_size(net->remaining, last);
-    g_array_set_size(net->rate, last);
-    g_array_append_val(net->free_slots, slot);
-}
-
-static gint
-flow_cmp_seq(gconstpointer a, gconstpointer b, gpointer data)
-{
-    const PpsimNetwork *net = data;
-    guint64 x = flow_at(net, *(const int *)a)->seq, y = flow_at(net, *(const int *)b)->seq;
-    return x < y ? -1 : x > y;
+    if (pos < last) { /* and the last dense flow its position */
+        int moved = net->order[last];
+        net->order[pos] = moved;
+        net->remaining[pos] = net->remaining[last];
+        net->rate[pos] = net->rate[last];
+        flow_at(net, moved)->pos = (int)pos;
+    }
+    iv_push(&net->free_slots, slot);
 }
 
 static void
@@ -445,32 +426,33 @@ network_handle(gpointer state, const PpsimEvent *ev, PpsimEngine *engine)
     /* Complete every flow that has (up to rounding) no byte left, in start order: only
      * flows due by now plus the slack can have, so the walk skips every subtree due later. */
     double bound = (double)now + network_slack(net, now);
-    GArray *stack = net->found;
-    g_array_set_size(stack, 0);
-    GArray *ended = net->ended;
-    g_array_set_size(ended, 0);
-    guint root = 0;
-    if (net->heap->len > 0)
-        g_array_append_val(stack, root);
+    IntVec *stack = &net->found, *ended = &net->ended;
+    stack->len = 0;
+    ended->len = 0;
+    if (net->n_active > 0)
+        iv_push(stack, 0);
     while (stack->len > 0) {
-        guint i = g_array_index(stack, guint, stack->len - 1);
-        g_array_set_size(stack, stack->len - 1);
-        int slot = g_array_index(net->heap, int, i);
-        const Flow *f = flow_at(net, slot);
-        if (f->due > bound)
+        guint i = (guint)stack->v[--stack->len];
+        if (net->heap[i].due > bound)
             continue;
-        if (*rem_of(net, f) <= rate_of(net, f) * 1e-12 + 1e-9)
-            g_array_append_val(ended, slot);
-        for (guint c = 2 * i + 1; c <= 2 * i + 2 && c < net->heap->len; c++)
-            g_array_append_val(stack, c);
+        int slot = net->heap[i].slot, pos = flow_at(net, slot)->pos;
+        if (net->remaining[pos] <= net->rate[pos] * 1e-12 + 1e-9) {
+            /* in start order: insertion, as few end at once */
+            guint j = ended->len;
+            iv_push(ended, slot);
+            guint64 seq = flow_at(net, slot)->seq;
+            for (; j > 0 && flow_at(net, ended->v[j - 1])->seq > seq; j--)
+                ended->v[j] = ended->v[j - 1];
+            ended->v[j] = slot;
+        }
+        for (guint c = 2 * i + 1; c <= 2 * i + 2 && c < net->n_active; c++)
+            iv_push(stack, (int)c);
     }
-    g_array_sort_with_data(ended, flow_cmp_seq, net);
     GArray *done = net->finished;
     g_array_set_size(done, 0);
     for (guint i = 0; i < ended->len; i++) {
-        int slot = g_array_index(ended, int, i);
-        g_array_append_val(done, *flow_at(net, slot));
-        network_remove(net, slot);
+        g_array_append_val(done, *flow_at(net, ended->v[i]));
+        network_remove(net, ended->v[i]);
     }
     network_rearm(net, engine);
     /* The callbacks may start flows (never re-enter this handler), so @done stays intact. */
@@ -494,26 +476,31 @@ ppsim_network_start(PpsimNetwork *net, PpsimEngine *engine, int src, int dst, gu
     }
     network_advance(net, ppsim_engine_now(engine));
     int slot;
-    f.seq = net->next_seq++;
-    f.pos = (int)net->order->len;
-    f.heap = (int)net->heap->len;
-    f.due = G_MAXDOUBLE; /* a valid leaf; the fill below sets it */
-    if (net->free_slots->len > 0) {
-        slot = g_array_index(net->free_slots, int, net->free_slots->len - 1);
-        g_array_set_size(net->free_slots, net->free_slots->len - 1);
-        g_array_index(net->pool, Flow, slot) = f;
+    if (net->free_slots.len > 0) {
+        slot = net->free_slots.v[--net->free_slots.len];
     } else {
         slot = (int)net->pool->len;
-        g_array_append_val(net->pool, f);
+        g_array_set_size(net->pool, net->pool->len + 1);
     }
-    double remaining = (double)bytes, rate = 0;
-    g_array_append_val(net->order, slot);
-    g_array_append_val(net->remaining, remaining);
-    g_array_append_val(net->rate, rate);
-    g_array_append_val(net->heap, slot);
+    if (net->n_active == net->cap_active) {
+        net->cap_active = MAX(16, 2 * net->cap_active);
+        net->order = g_renew(int, net->order, net->cap_active);
+        net->remaining = g_renew(double, net->remaining, net->cap_active);
+        net->rate = g_renew(double, net->rate, net->cap_active);
+        net->heap = g_renew(Due, net->heap, net->cap_active);
+    }
+    guint at = net->n_active++;
+    f.seq = net->next_seq++;
+    f.pos = (int)at;
+    f.heap = (int)at;
+    *flow_at(net, slot) = f;
+    net->order[at] = slot;
+    net->remaining[at] = (double)bytes;
+    net->rate[at] = 0;
+    net->heap[at] = (Due){G_MAXDOUBLE, slot}; /* a valid leaf; the fill below sets it */
     for (int k = 0; k < f.n_links; k++) {
-        g_array_append_val(net->on_link[f.links[k]], slot);
-        g_array_append_val(net->dirty, f.links[k]);
+        iv_push(&net->on_link[f.links[k]], slot);
+        iv_push(&net->dirty, f.links[k]);
     }
     network_rearm(net, engine);
 }
