@@ -24,25 +24,46 @@
 #define ADA_AUTO_BUDGET 4000000
 #define ADA_AUTO_MIN_CANDIDATES 8
 
+/* Where a device's ops go: into @s, or (@s NULL) into the running activation memory of
+ * stage @st, in list order (an F allocates its act, a B frees act - act_w, a W act_w). */
+typedef struct {
+    PpsimSchedule *s;
+    const PpsimStageEstimate *st;
+    gint64 cur, top;
+} AdaEmit;
+
+static inline void
+ada_emit(AdaEmit *e, int d, PpsimOpKind kind, int mb)
+{
+    if (e->s != NULL) {
+        ppsim_schedule_push(e->s, d, kind, d, mb);
+        return;
+    }
+    e->cur += kind == PPSIM_OP_F   ? e->st->act
+              : kind == PPSIM_OP_B ? -(e->st->act - e->st->act_w)
+                                   : -e->st->act_w;
+    e->top = MAX(e->top, e->cur);
+}
+
 /* One device's compute list: @w forwards, then B(j) W(j - lag) F(w + j), then the rest:
  * W right after its B when @lag is 0 ([PO] §3), else @lag Ws held back (each keeps its
  * act_w), which fills the cool-down as Algorithm 1's step 3 allows ("overlap between B and
  * W tasks") and as ZB-H1 does ([ZB] §2.1). */
 static void
-ada_device(PpsimSchedule *s, int d, int w, int lag, int m)
+ada_device(AdaEmit *e, int d, int w, int lag, int m)
 {
     int f = 0, wn = 0;
     for (; f < w; f++)
-        ppsim_schedule_push(s, d, PPSIM_OP_F, d, f);
+        ada_emit(e, d, PPSIM_OP_F, f);
     for (int j = 0; j < m; j++) {
-        ppsim_schedule_push(s, d, PPSIM_OP_B, d, j);
+        ada_emit(e, d, PPSIM_OP_B, j);
         if (j - wn >= lag)
-            ppsim_schedule_push(s, d, PPSIM_OP_W, d, wn++);
+            ada_emit(e, d, PPSIM_OP_W, wn++);
         if (f < m)
-            ppsim_schedule_push(s, d, PPSIM_OP_F, d, f++);
+            ada_emit(e, d, PPSIM_OP_F, f++);
     }
     while (wn < m)
-        ppsim_schedule_push(s, d, PPSIM_OP_W, d, wn++);
+        ada_emit(e, d, PPSIM_OP_W, wn++);
 }
 
 /* W lags tried: none, ZB-H1's (device d holds d... p-1-d back), and p - 1 everywhere. */
@@ -152,8 +173,9 @@ ada_schedule(AdaSearch *a, const int *w, gboolean offload, int lag, GError **err
     int p = a->shape->p, m = a->shape->m;
     g_autoptr(PpsimSchedule) s = ppsim_schedule_new(p, p, m);
     ppsim_schedule_map_plain(s);
+    AdaEmit e = {.s = s};
     for (int d = 0; d < p; d++)
-        ada_device(s, d, w[d], ada_lag(lag, p, d), m);
+        ada_device(&e, d, w[d], ada_lag(lag, p, d), m);
     if (offload) {
         g_autofree gboolean *mask = g_new(gboolean, (gsize)s->n_stages);
         for (int d = 0; d < s->n_stages; d++)
@@ -165,6 +187,26 @@ ada_schedule(AdaSearch *a, const int *w, gboolean offload, int lag, GError **err
         for (int d = 0; d < p; d++)
             a->spent += ((gint64)s->compute[d]->len + s->copy[d]->len) * a->plan_passes;
     return g_steal_pointer(&s);
+}
+
+/* Without offload every memory change of a device comes from its compute list, whose ops run
+ * one after another: when forwards take time, an F's allocation comes after every change of
+ * the ops before it and before every change of the ops after it, so the estimate's peak
+ * ([p] into @peak) is the list order's, whatever the timeline. FALSE when some F takes no
+ * time (the timeline then decides). */
+static gboolean
+ada_list_peaks(const AdaSearch *a, const int *w, int lag, gint64 *peak)
+{
+    int p = a->shape->p;
+    for (int d = 0; d < p; d++)
+        if (a->c->stage[d].f_ps <= 0)
+            return FALSE;
+    for (int d = 0; d < p; d++) {
+        AdaEmit e = {.st = &a->c->stage[d]};
+        ada_device(&e, d, w[d], ada_lag(lag, p, d), a->shape->m);
+        peak[d] = e.top;
+    }
+    return TRUE;
 }
 
 /* Offers @s (taken) at @rank: measures it and keeps it if it fits and beats the best; @peak
@@ -221,13 +263,20 @@ ada_fill(AdaSearch *a, int chain, const int *w_in, gboolean offload, int lag, GE
                 a->best_rank = rank;
             }
         } else {
-            PpsimSchedule *s = ada_schedule(a, w, offload, lag, error);
-            if (s == NULL)
-                return FALSE;
-            seen = g_malloc(sizeof(AdaSeen) + p * sizeof(gint64));
-            if (!ada_consider(a, s, rank, seen->peak, &seen->ev, error)) {
-                g_free(seen);
-                return FALSE;
+            seen = g_malloc0(sizeof(AdaSeen) + p * sizeof(gint64));
+            /* a fill without offload that cannot fit is not timed: only its peaks matter */
+            gboolean over = FALSE;
+            if (!offload && a->limit != NULL && ada_list_peaks(a, w, lag, seen->peak))
+                for (int d = 0; d < p; d++) {
+                    over = over || seen->peak[d] > a->limit[d];
+                    seen->ev.peak_max = MAX(seen->ev.peak_max, seen->peak[d]);
+                }
+            if (!over) {
+                PpsimSchedule *s = ada_schedule(a, w, offload, lag, error);
+                if (s == NULL || !ada_consider(a, s, rank, seen->peak, &seen->ev, error)) {
+                    g_free(seen);
+                    return FALSE;
+                }
             }
             g_hash_table_insert(a->seen, g_steal_pointer(&k), seen);
             gint64 need = 0;
