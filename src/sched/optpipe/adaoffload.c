@@ -144,6 +144,7 @@ typedef struct {
     AdaRank best_rank;
     gint64 min_need;  /* smallest memory.limit any candidate fits in (peak + static memory) */
     gint64 spent;     /* ops timed so far */
+    gint64 budget;    /* stop timing once spent reaches it and a schedule fits; 0: never */
     GHashTable *seen; /* fill key (GBytes) -> AdaSeen */
 } AdaSearch;
 
@@ -231,7 +232,8 @@ ada_consider(AdaSearch *a, PpsimSchedule *s_in, AdaRank rank, gint64 *peak, Ppsi
 
 /* Runs chain @chain from the fill @w (with or without offload): measures it, then shrinks the
  * fill of every device over its budget by one until all fit or the fill is one forward; each
- * fill is offered to @a (a fill measured before is looked up, not rebuilt). */
+ * fill is offered to @a (a fill measured before is looked up, not rebuilt). Stops early once
+ * the search's budget is spent and a schedule fits. */
 static gboolean
 ada_fill(AdaSearch *a, int chain, const int *w_in, gboolean offload, int lag, GError **error)
 {
@@ -263,6 +265,8 @@ ada_fill(AdaSearch *a, int chain, const int *w_in, gboolean offload, int lag, GE
                 a->best_rank = rank;
             }
         } else {
+            if (a->budget > 0 && a->spent >= a->budget && a->best != NULL)
+                return TRUE; /* the budget is spent: no more timing */
             seen = g_malloc0(sizeof(AdaSeen) + p * sizeof(gint64));
             /* a fill without offload that cannot fit is not timed: only its peaks matter */
             gboolean over = FALSE;
@@ -349,6 +353,7 @@ ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates
                    .co = co_schedule,
                    .plan_passes = MAX(0, ppsim_pipeoffload_plan_passes(costs, p, co_schedule)),
                    .min_need = G_MAXINT64,
+                   .budget = budget,
                    .seen = seen};
     int n_chains = (1 + allow_offload) * ADA_N_LAGS * (p + 2);
     g_autofree AdaChain *chains = g_new(AdaChain, n_chains);
