@@ -11,6 +11,11 @@
  * densest fill with tolerance T = 0 (offload-aware or not), the fills p - d + k for every k,
  * each with and without offload, shrunk device by device until they fit; and PipeOffload's
  * own schedule, so the result is never slower on the estimates than `pipeoffload`.
+ *
+ * Each fill is timed once (chains that shrink into one another look it up); the chains run
+ * most promising first, ties going to the full search's first, so that option `budget` can
+ * stop the search early (search-budget.c) without changing what the full search keeps when
+ * the budget is not reached.
  */
 #include "sched/optpipe/adaoffload.h"
 #include "sched/offload/pipeoffload.h"
@@ -183,10 +188,9 @@ ada_schedule(AdaSearch *a, const int *w, gboolean offload, int lag, GError **err
             mask[d] = TRUE;
         if (!ppsim_pipeoffload_plan(s, a->c, mask, a->co, error))
             return NULL;
-    }
-    if (offload)
         for (int d = 0; d < p; d++)
             a->spent += ((gint64)s->compute[d]->len + s->copy[d]->len) * a->plan_passes;
+    }
     return g_steal_pointer(&s);
 }
 
