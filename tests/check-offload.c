@@ -520,7 +520,7 @@ START_TEST(test_stream_plan_vs_scan)
             switch (g_rand_int_range(rng, 0, 3)) {
             case 0: /* an offload: the earliest slot */
                 x = scan_earliest(&ref, t, len);
-                ck_assert_int_eq(ppsim_stream_plan_earliest(pl, t, len), x);
+                ck_assert_int_eq(ppsim_stream_plan_earliest(pl, t, len, G_MAXINT64), x);
                 break;
             case 1: /* a reload: the latest slot */
                 x = scan_latest(&ref, lo, t + len, len);
@@ -534,7 +534,14 @@ START_TEST(test_stream_plan_vs_scan)
                 ppsim_stream_plan_take(pl, x, x + len);
             }
             PpsimTime q = g_rand_int_range(rng, 0, range + 10), ql = g_rand_int_range(rng, 0, 7);
-            ck_assert_int_eq(ppsim_stream_plan_earliest(pl, q, ql), scan_earliest(&ref, q, ql));
+            PpsimTime e = scan_earliest(&ref, q, ql), by = g_rand_int_range(rng, 0, range + 10);
+            ck_assert_int_eq(ppsim_stream_plan_earliest(pl, q, ql, G_MAXINT64), e);
+            /* with a bound: the same answer up to it, else any start past it */
+            PpsimTime eb = ppsim_stream_plan_earliest(pl, q, ql, by);
+            if (e <= by)
+                ck_assert_int_eq(eb, e);
+            else
+                ck_assert_int_gt(eb, by);
             ck_assert_int_eq(ppsim_stream_plan_latest(pl, lo, q, ql), scan_latest(&ref, lo, q, ql));
         }
         g_array_free(ref.iv, TRUE);

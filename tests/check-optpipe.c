@@ -161,6 +161,49 @@ op_run_cached(const PpsimScenario *sc, const char *dir, PpsimSolverReport *rep)
     return res;
 }
 
+/* The budget option of AdaOffload (and of optpipe's warm starts): the default keeps the full
+ * search's schedule on instances with p m <= 4096, with and without a limit, in explicit
+ * and hardware mode; unlimited and 0 are the full search; bad values are refused. A small
+ * budget still gives a schedule within the limit, no faster than the full search's and
+ * never slower than PipeOffload's (its own is always measured; explicit mode, where the
+ * estimate is the replay), and says where it was cut and how far from a lower bound. */
+START_TEST(test_ada_budget)
+{
+    const double *x = op_mix[1];
+    for (int lim = 0; lim < 2; lim++) {
+        g_autoptr(PpsimScenario) sc = op_scenario(8, 24, x[0], x[1], x[2], x[3], x[4], lim ? 3 : 0);
+        g_autoptr(PpsimRunResult) full =
+            ppsim_test_budget_default_is_full(sc, "adaoffload", NULL, NULL);
+        g_autoptr(PpsimRunResult) op_full =
+            ppsim_test_budget_default_is_full(sc, "optpipe", "max_binaries", "0");
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimRunResult) po = op_run(sc, "pipeoffload", &error);
+        ppsim_assert_no_error(error);
+        const char *small[] = {"1", "2000"};
+        for (guint b = 0; b < G_N_ELEMENTS(small); b++) {
+            g_autoptr(PpsimRunResult) cut =
+                ppsim_test_run_option(sc, "adaoffload", "budget", small[b], &error);
+            ppsim_assert_no_error(error);
+            ck_assert(!ppsim_run_result_any_oom(cut));
+            ck_assert_int_ge(cut->makespan_ps, full->makespan_ps);
+            if (!ppsim_run_result_any_oom(po))
+                ck_assert_int_le(cut->makespan_ps, po->makespan_ps);
+            const char *note = ppsim_test_choice_note(cut, "budget");
+            ck_assert_msg(note != NULL, "budget %s: no budget choice", small[b]);
+            int n_run = 0, n_total = 0;
+            const char *at = strstr(note, "cut after ");
+            ck_assert_msg(at && sscanf(at, "cut after %d of %d", &n_run, &n_total) == 2, "%s",
+                          note);
+            ck_assert_msg(n_run >= 1 && n_run < n_total, "%s", note);
+            ck_assert_int_eq(n_total, 2 * 4 * (8 + 2));
+            ck_assert_msg(strstr(note, "of a lower bound") != NULL, "%s", note);
+        }
+    }
+    g_autoptr(PpsimScenario) hw = ppsim_test_load_scenario("scenarios/optpipe_h100.yaml", NULL);
+    g_autoptr(PpsimRunResult) rh = ppsim_test_budget_default_is_full(hw, "adaoffload", NULL, NULL);
+}
+END_TEST
+
 /* [OP] §4.2: a solved schedule is stored (CSV + JSON under the cache directory) and comes
  * back as the warm start of the same instance, and of one whose costs are all twice as long
  * (the key is proportional); a corrupt entry and an entry of another shape are ignored with
@@ -223,6 +266,7 @@ ppsim_test_suite(void)
     tcase_set_timeout(ada, 120);
     tcase_add_loop_test(ada, test_ada_grid, 0, G_N_ELEMENTS(op_mix));
     tcase_add_test(ada, test_ada_infeasible);
+    tcase_add_test(ada, test_ada_budget);
     suite_add_tcase(s, ada);
     TCase *cache = tcase_create("cache");
     tcase_set_timeout(cache, 120);

@@ -16,58 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-PpsimTime
-ppsim_estimate_op_ps(const PpsimCostEstimates *costs, const PpsimOp *op)
-{
-    const PpsimStageEstimate *st = &costs->stage[op->stage];
-    switch ((PpsimOpKind)op->kind) {
-    case PPSIM_OP_F:
-        return st->f_ps;
-    case PPSIM_OP_B:
-        return st->b_ps;
-    case PPSIM_OP_W:
-        return st->w_ps;
-    case PPSIM_OP_BW:
-        return st->b_ps + st->w_ps;
-    case PPSIM_OP_R:
-        return st->r_ps;
-    case PPSIM_OP_OFF:
-    case PPSIM_OP_RL:
-        return st->off_ps;
-    default:
-        return 0;
-    }
-}
-
-/* The estimated timeline: every op as early as its inputs and its list allow. */
-typedef struct {
-    const PpsimScheduleIndex *idx;
-    const PpsimCostEstimates *costs;
-    PpsimTime *ready, *end; /* [n_ops] */
-    guint32 *rank;          /* [n_ops] position in the topological walk */
-    guint32 n_seen;
-} Estimate;
-
-static void
-estimate_visit(guint32 id, gpointer data)
-{
-    Estimate *e = data;
-    e->end[id] = e->ready[id] + ppsim_estimate_op_ps(e->costs, ppsim_schedule_index_op(e->idx, id));
-    e->rank[id] = e->n_seen++;
-}
-
-static void
-estimate_edge(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
-{
-    (void)boundary;
-    Estimate *e = data;
-    PpsimTime t = e->end[from];
-    if ((kind == PPSIM_DEP_ACTIVATION || kind == PPSIM_DEP_GRADIENT) &&
-        ppsim_schedule_index_device(e->idx, from) != ppsim_schedule_index_device(e->idx, to))
-        t += e->costs->comm_ps;
-    e->ready[to] = MAX(e->ready[to], t);
-}
-
 /* A transfer of a group, in the order the rounds are formed. */
 typedef struct {
     PpsimTime start;
@@ -124,18 +72,6 @@ co_group(PpsimSchedule *sched, const GArray *ts, PpsimCoSchedule mode)
                 ppsim_schedule_add_copy_sync(sched, t->device, t->index, prev[k].device,
                                              prev[k].index);
     }
-}
-
-gboolean
-ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
-                        const PpsimCostEstimates *costs, PpsimTime *start, PpsimTime *end,
-                        guint32 *rank, GError **error)
-{
-    guint32 n = ppsim_schedule_index_n_ops(idx);
-    g_autofree guint32 *own_rank = rank ? NULL : g_new(guint32, MAX(n, 1));
-    memset(start, 0, n * sizeof(PpsimTime));
-    Estimate e = {idx, costs, start, end, rank ? rank : own_rank, 0};
-    return ppsim_schedule_topo_walk(sched, idx, estimate_visit, estimate_edge, &e, error);
 }
 
 /* Each group's transfers (of two or more devices, two or more transfers), sorted. */

@@ -8,8 +8,8 @@
 
 G_BEGIN_DECLS
 
-/* Estimated duration of @op from the generator's cost estimates: F, B, W, B+W for BW, R,
- * and the one-way transfer estimate for OFF and RL (0 for OPT, which has no estimate). */
+/* (estimate.c) Estimated duration of @op from the generator's cost estimates: F, B, W, B+W for BW,
+ * R, and the one-way transfer estimate for OFF and RL (0 for OPT, which has no estimate). */
 PpsimTime ppsim_estimate_op_ps(const PpsimCostEstimates *costs, const PpsimOp *op);
 
 /* The estimated timeline of @sched (indexed by @idx): every op starts as early as its inputs

@@ -44,6 +44,12 @@ gboolean ppsim_pipeoffload_generate_auto(const PpsimPipelineShape *shape,
 gboolean ppsim_pipeoffload_plan(PpsimSchedule *s, const PpsimCostEstimates *costs,
                                 const gboolean *mask, const char *co_schedule, GError **error);
 
+/* How many times ppsim_pipeoffload_plan() times the whole schedule on the estimates under
+ * @co_schedule on @costs (0: each device plans on its own list alone; 2 where the copy
+ * streams of devices sharing a switch are coordinated). -1 for an unknown @co_schedule. */
+int ppsim_pipeoffload_plan_passes(const PpsimCostEstimates *costs, int n_devices,
+                                  const char *co_schedule);
+
 /* The steps of ppsim_pipeoffload_generate (sched-pipeoffload.c), for po-auto.c: the compute
  * order of @strategy and the stages to offload (@stage_mask, or the @n_offload
  * longest-lived of each device; *@mask: [n_stages], transfer full), which every co-schedule

@@ -53,13 +53,14 @@ copy_slot_cmp(const void *a, const void *b)
 
 /* Earliest start >= @t of a slot of length @len free in @a and, if non-NULL, in @b. */
 static PpsimTime
-plan_earliest2(const PpsimStreamPlan *a, const PpsimStreamPlan *b, PpsimTime t, PpsimTime len)
+plan_earliest2(const PpsimStreamPlan *a, const PpsimStreamPlan *b, PpsimTime t, PpsimTime len,
+               PpsimTime by)
 {
     for (;;) {
-        PpsimTime u = ppsim_stream_plan_earliest(a, t, len);
-        if (b == NULL)
+        PpsimTime u = ppsim_stream_plan_earliest(a, t, len, by);
+        if (b == NULL || u > by)
             return u;
-        PpsimTime w = ppsim_stream_plan_earliest(b, u, len);
+        PpsimTime w = ppsim_stream_plan_earliest(b, u, len, by);
         if (w == u)
             return u;
         t = w;
@@ -163,12 +164,13 @@ po_device(PpsimSchedule *s, int d, const PpsimCostEstimates *c, const gboolean *
         gint32 b = b_at[f->stage * m + f->microbatch];
         PpsimTime off = c->stage[f->stage].off_ps;
         if (st[b] - en[i] < 2 * off)
-            continue; /* [PO] §4.4: the round trip would not hide */
-        PpsimTime t = plan_earliest2(plan, dir ? dir[0] : NULL, en[i], off);
-        if (t + 2 * off > st[b] && dir != NULL)
-            t = ppsim_stream_plan_earliest(plan, en[i],
-                                           off); /* no staggered slot: share the switch */
-        if (t + 2 * off > st[b])
+            continue;                   /* [PO] §4.4: the round trip would not hide */
+        PpsimTime by = st[b] - 2 * off; /* a later start would not hide the round trip */
+        PpsimTime t = plan_earliest2(plan, dir ? dir[0] : NULL, en[i], off, by);
+        if (t > by && dir != NULL)
+            t = ppsim_stream_plan_earliest(plan, en[i], off,
+                                           by); /* no staggered slot: share the switch */
+        if (t > by)
             t = en[i]; /* congested: queue behind what is there */
         ppsim_stream_plan_take(plan, t, t + off);
         if (dir != NULL)
@@ -299,6 +301,17 @@ ppsim_pipeoffload_plan(PpsimSchedule *s, const PpsimCostEstimates *costs, const 
     if (!ppsim_po_plan_copies(s, costs, mask, co == PPSIM_CO_INDEPENDENT ? NULL : group, error))
         return FALSE;
     return ppsim_co_schedule(s, costs, group, co, error);
+}
+
+int
+ppsim_pipeoffload_plan_passes(const PpsimCostEstimates *costs, int n_devices,
+                              const char *co_schedule)
+{
+    g_autofree int *group = g_new(int, n_devices);
+    PpsimCoSchedule co;
+    if (!ppsim_po_co_mode(co_schedule ? co_schedule : "auto", costs, n_devices, group, &co, NULL))
+        return -1;
+    return co == PPSIM_CO_INDEPENDENT ? 0 : 2;
 }
 
 /* The compute order of @strategy and the stages to offload (@stage_mask, or the @n_offload

@@ -83,7 +83,7 @@ ppsim_stream_plan_take(PpsimStreamPlan *pl, PpsimTime start, PpsimTime end)
 }
 
 PpsimTime
-ppsim_stream_plan_earliest(const PpsimStreamPlan *pl, PpsimTime t, PpsimTime len)
+ppsim_stream_plan_earliest(const PpsimStreamPlan *pl, PpsimTime t, PpsimTime len, PpsimTime by)
 {
     /* A scan from the first interval would skip every interval starting before
      * t - maxlen (it ends by t), so start there. */
@@ -94,6 +94,8 @@ ppsim_stream_plan_earliest(const PpsimStreamPlan *pl, PpsimTime t, PpsimTime len
         if (iv->a >= t + len)
             break;
         t = iv->b;
+        if (t > by)
+            break; /* t only moves up from here */
     }
     return t;
 }
@@ -111,7 +113,7 @@ ppsim_stream_plan_latest(const PpsimStreamPlan *pl, PpsimTime lo, PpsimTime end,
             break;
         t_end = MIN(t_end, iv->a);
         if (t_end - len < lo)
-            return -1; /* t_end only falls from here */
+            return -1; /* t_end only moves down from here */
     }
     return t_end - len >= lo ? t_end - len : -1;
 }

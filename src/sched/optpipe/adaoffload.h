@@ -7,19 +7,37 @@
 
 G_BEGIN_DECLS
 
+/* How a search went: chains run of the full search's, and ops timed. */
+typedef struct {
+    int n_run, n_total;
+    gint64 spent;
+} PpsimAdaInfo;
+
 /* Builds AdaOffload for @shape (v = 1: stage d on device d) on @costs under the activation
  * budget @limit ([p] memory units, nullable: none): several fills (from 1F1B's p - d
  * forwards before the first B up to the densest Algorithm 1 allows, then PipeOffload's rules:
  * B with W right after it, one F per B, offloads where the round trip hides) with and without
  * offload, PipeOffload's own schedule among them, each timed and measured on the estimates;
- * the fastest that fits wins (ties: the lower peak). *@eval receives its estimate. Without
- * @allow_offload, only the fills without offload are tried.
+ * the fastest that fits wins (ties: the lower peak, then the full search's first). *@eval
+ * receives its estimate. Without @allow_offload, only the fills without offload are tried.
+ * @budget > 0 stops starting candidates once that many ops have been timed and one fits
+ * (PipeOffload's own is always measured); 0 searches in full. @info (nullable) receives how
+ * far the search went.
  * Errors: PPSIM_SCHED_ERROR_UNSUPPORTED when no candidate fits @limit, naming the smallest
  * budget one fits in. */
 gboolean ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
                                 const gint64 *limit, gboolean allow_offload,
-                                const char *co_schedule, PpsimSchedule **out, PpsimOpEval *eval,
-                                GError **error);
+                                const char *co_schedule, gint64 budget, PpsimAdaInfo *info,
+                                PpsimSchedule **out, PpsimOpEval *eval, GError **error);
+
+/* The default search budget (`budget: auto`) of AdaOffload on p devices and m microbatches:
+ * 0 (the full search) while p m <= 4096, else a fixed amount of work. */
+gint64 ppsim_adaoffload_auto_budget(int p, int m);
+
+/* Records in @choices (nullable) that @budget cut the search (nothing when it did not). */
+void ppsim_adaoffload_note_budget(GArray *choices, const PpsimPipelineShape *shape,
+                                  const PpsimCostEstimates *costs, gint64 budget, gboolean is_auto,
+                                  const PpsimAdaInfo *info, const PpsimOpEval *eval);
 
 /* Each device's budget for the family's generators: option @cap (a number of M_B, or NULL),
  * else the scenario's memory.limit when set; NULL in *@limit when neither caps anything.

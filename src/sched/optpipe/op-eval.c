@@ -67,21 +67,33 @@ ppsim_op_eval(const PpsimSchedule *sched, const PpsimCostEstimates *costs, const
     *out = (PpsimOpEval){.fits = TRUE};
     for (guint32 id = 0; id < n; id++)
         out->makespan_ps = MAX(out->makespan_ps, en[id]);
-    g_autoptr(GArray) ev = g_array_new(FALSE, FALSE, sizeof(MemEvent));
+    /* a list's ops run one after another, so each list's events come in time order (but for
+     * ops of no duration): merge the two lists' instead of sorting them together */
+    g_autoptr(GArray) ev0 = g_array_new(FALSE, FALSE, sizeof(MemEvent));
+    g_autoptr(GArray) ev1 = g_array_new(FALSE, FALSE, sizeof(MemEvent));
     for (int d = 0; d < sched->n_devices; d++) {
-        g_array_set_size(ev, 0);
         for (int list = 0; list < 2; list++) {
             GArray *ops = list == 0 ? sched->compute[d] : sched->copy[d];
+            GArray *ev = list == 0 ? ev0 : ev1;
+            g_array_set_size(ev, 0);
             guint32 base = ppsim_schedule_index_base(idx, d, list);
             for (guint i = 0; i < ops->len; i++)
                 eval_op_events(costs, &g_array_index(ops, PpsimOp, i), st[base + i], en[base + i],
                                ev);
+            for (guint k = 1; k < ev->len; k++)
+                if (mem_event_cmp(&g_array_index(ev, MemEvent, k - 1),
+                                  &g_array_index(ev, MemEvent, k)) > 0) {
+                    qsort(ev->data, ev->len, sizeof(MemEvent), mem_event_cmp);
+                    break;
+                }
         }
-        if (ev->len > 1)
-            qsort(ev->data, ev->len, sizeof(MemEvent), mem_event_cmp);
+        /* equal (time, order) events all free or all allocate: their order leaves the peak */
         gint64 cur = 0, top = 0;
-        for (guint k = 0; k < ev->len; k++) {
-            cur += g_array_index(ev, MemEvent, k).delta;
+        const MemEvent *a = (const MemEvent *)(const void *)ev0->data;
+        const MemEvent *b = (const MemEvent *)(const void *)ev1->data;
+        for (guint i = 0, j = 0; i < ev0->len || j < ev1->len;) {
+            gboolean take_a = j == ev1->len || (i < ev0->len && mem_event_cmp(&a[i], &b[j]) <= 0);
+            cur += take_a ? a[i++].delta : b[j++].delta;
             top = MAX(top, cur);
         }
         if (peak != NULL)

@@ -11,6 +11,7 @@ static const PpsimOptionSpec ada_options[] = {
      "memory.limit when set, else none"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto",
      "copy streams of GPUs sharing a PCIe switch, as pipeoffload's option"},
+    {"budget", PPSIM_OPTION_STRING, "auto", PPSIM_SEARCH_BUDGET_HELP},
     {NULL}};
 
 static gboolean
@@ -25,13 +26,22 @@ ada_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
         return FALSE;
     if (cap == NULL)
         ppsim_memory_cap_note(params->choices, params->costs, limit, shape->p);
+    gint64 budget;
+    gboolean is_auto;
+    if (!ppsim_search_budget_get(params->options, "adaoffload",
+                                 ppsim_adaoffload_auto_budget(shape->p, shape->m), &budget,
+                                 &is_auto, error))
+        return FALSE;
     PpsimOpEval eval;
+    PpsimAdaInfo info;
     if (!ppsim_adaoffload_build(shape, params->costs, limit, TRUE,
-                                ppsim_options_get_string(params->options, "co_schedule"), out,
-                                &eval, error)) {
+                                ppsim_options_get_string(params->options, "co_schedule"), budget,
+                                &info, out, &eval, error)) {
         g_prefix_error(error, "adaoffload: ");
         return FALSE;
     }
+    ppsim_adaoffload_note_budget(params->choices, shape, params->costs, budget, is_auto, &info,
+                                 &eval);
     return TRUE;
 }
 

@@ -34,6 +34,9 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"max_binaries", PPSIM_OPTION_INT, "2000",
      "larger models skip the solver and take the heuristic path"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
+    {"budget", PPSIM_OPTION_STRING, "auto",
+     "the warm starts' searches (AdaOffload's and zb's), as their option 'budget': auto "
+     "(each one's own default), unlimited (or 0) or a number of ops"},
     {"shared_switch", PPSIM_OPTION_STRING, "auto",
      "auto (Eq. 18: GPUs behind one contended PCIe switch never transfer in one direction at "
      "once) or ignore (leave Eq. 18 out, to see what it changes)"},
@@ -94,17 +97,19 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
     return TRUE;
 }
 
-/* [OP] §5 warm-starts from AdaOffload; the issue allows "the best ppsim generator that
- * fits": the automatic Zero Bubble under the same cap (it never offloads) replaces
- * AdaOffload's schedule when, timed and measured the same way, it fits and is faster. */
+/* [OP] §5 warm-starts from AdaOffload; any ppsim schedule that fits is as good a start: the
+ * automatic Zero Bubble under the same cap (it never offloads) replaces AdaOffload's
+ * schedule when, timed and measured the same way, it fits and is faster. Its search runs
+ * under @budget (zb's option `budget`). */
 static gboolean
 optpipe_zb_warm(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, const gint64 *limit,
-                PpsimSchedule **warm, PpsimOpEval *warm_eval, const char **from, GError **error)
+                gint64 budget, PpsimSchedule **warm, PpsimOpEval *warm_eval, const char **from,
+                GError **error)
 {
     g_autofree gint64 *none = g_new0(gint64, shape->p);
     g_autoptr(GError) local = NULL;
     g_autoptr(PpsimSchedule) zb = ppsim_zb_auto(shape->p, shape->m, c, limit ? limit : none,
-                                                PPSIM_ZB_AUTO_DEFAULT, 0, NULL, &local);
+                                                PPSIM_ZB_AUTO_DEFAULT, budget, NULL, &local);
     PpsimOpEval ev;
     if (zb == NULL) /* e.g. a cap below what ZB can use: AdaOffload's stays */
         return TRUE;
@@ -181,16 +186,26 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     if (cap == NULL)
         ppsim_memory_cap_note(params->choices, c, limit, shape->p);
     mo.offload = mo.offload && limit != NULL; /* without a limit offloading cannot help */
+    gint64 budget;
+    gboolean is_auto;
+    if (!ppsim_search_budget_get(o, "optpipe", 0, &budget, &is_auto, error))
+        return FALSE;
     g_autoptr(PpsimSchedule) warm = NULL;
     PpsimOpEval warm_eval;
+    PpsimAdaInfo ada_info;
+    gint64 ada_budget = is_auto ? ppsim_adaoffload_auto_budget(shape->p, shape->m) : budget;
     if (!ppsim_adaoffload_build(shape, c, limit, mo.offload,
-                                ppsim_options_get_string(o, "co_schedule"), &warm, &warm_eval,
-                                error)) {
+                                ppsim_options_get_string(o, "co_schedule"), ada_budget, &ada_info,
+                                &warm, &warm_eval, error)) {
         g_prefix_error(error, "optpipe: ");
         return FALSE;
     }
+    ppsim_adaoffload_note_budget(params->choices, shape, c, ada_budget, is_auto, &ada_info,
+                                 &warm_eval);
     const char *warm_from = NULL;
-    if (!optpipe_zb_warm(shape, c, limit, &warm, &warm_eval, &warm_from, error))
+    if (!optpipe_zb_warm(shape, c, limit,
+                         is_auto ? ppsim_zb_auto_budget(shape->p, shape->m) : budget, &warm,
+                         &warm_eval, &warm_from, error))
         return FALSE;
     PpsimSolverReport *rep = params->solver;
     g_autofree char *dir = mo.no_switch
