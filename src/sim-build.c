@@ -175,8 +175,14 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
     g_autofree char *what = g_strdup_printf("generator '%s' output", klass->name);
     if (!sim_check_shape(sc, sched, what, error))
         return NULL;
-    if (replayed != NULL && kept != NULL && ppsim_schedule_equal(kept->schedule, sched))
+    if (replayed != NULL && kept != NULL && ppsim_schedule_equal(kept->schedule, sched)) {
+        g_free(kept->label);
+        g_free(kept->generator);
+        kept->label = g_strdup(spec->label ? spec->label : spec->name);
+        kept->generator = g_strdup(spec->name);
+        kept->replay_reused = TRUE;
         *replayed = g_steal_pointer(&kept);
+    }
     if (costs_out)
         *costs_out = g_steal_pointer(&costs);
     return g_steal_pointer(&sched);

@@ -76,7 +76,7 @@ PpsimRunResult *ppsim_sim_replay_borrowed(const PpsimScenario *sc, const PpsimCo
  * @replayed is non-NULL, the generator's candidates are replayed with @flags, the replay of
  * the best so far (fits the memory limit, then fastest; ties: the first) is kept, and if the
  * schedule returned equals that candidate, *@replayed receives its replay (else NULL): the
- * run's own replay of it, already done (labelled "candidate"). */
+ * run's own replay of it, already done (labelled as the run labels it, replay_reused set). */
 PpsimSchedule *ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec,
                                PpsimCosts **costs_out, GArray *choices, PpsimSolverReport *solver,
                                PpsimSimFlags flags, PpsimRunResult **replayed, GError **error);

@@ -554,14 +554,8 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
     gint64 t1 = g_get_monotonic_time();
     g_autoptr(PpsimCosts) costs = costs_raw;
     const char *label = spec->label ? spec->label : spec->name;
-    if (res != NULL) { /* the generator measured this very schedule: its replay is the run's */
+    if (res != NULL) { /* the generator's replay of this very schedule, spent while making it */
         ppsim_schedule_free(sched);
-        g_free(res->label);
-        g_free(res->generator);
-        res->label = g_strdup(label);
-        res->generator = g_strdup(spec->name);
-        res->replay_reused = TRUE;
-        /* its phases were spent while making the schedule: count them once */
         t1 -=
             res->time_validate_us + res->time_build_us + res->time_replay_us + res->time_metrics_us;
     } else if (sched != NULL) {
@@ -585,8 +579,7 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
         res->solver_seconds = solver.seconds;
     }
     if (res == NULL)
-        g_propagate_prefixed_error(error, local,
-                                   "schedule '%s': ", spec->label ? spec->label : spec->name);
+        g_propagate_prefixed_error(error, local, "schedule '%s': ", label);
     return res;
 }
 
