@@ -82,6 +82,8 @@ typedef struct {
     Lane *lanes; /* [2p]: device d's compute list is lane 2d, its copy list 2d + 1 */
     PpsimDep *deps;
     PpsimTime *start, *end;
+    const PpsimTime *duration; /* [kind * n_stages + stage] */
+    int n_stages;
 } Pass;
 
 /* Times lane @self's ops until one has an input not timed yet (then registers the wait and
@@ -113,7 +115,8 @@ pass_lane(Pass *ps, gint32 self)
             ready = MAX(ready, t);
         }
         ps->start[l->base + i] = ready;
-        l->free_at = ps->end[l->base + i] = ready + ppsim_estimate_op_ps(ps->costs, op);
+        l->free_at = ps->end[l->base + i] =
+            ready + ps->duration[op->kind * ps->n_stages + op->stage];
         l->next = i + 1;
     }
 }
@@ -127,7 +130,13 @@ estimate_pass(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
     g_autofree Lane *lanes = g_new0(Lane, MAX(n_lanes, 1));
     g_autofree PpsimDep *deps = g_new(PpsimDep, ppsim_schedule_index_max_deps(idx));
     g_autofree gint32 *stack = g_new(gint32, MAX(n_lanes, 1));
-    Pass ps = {idx, costs, lanes, deps, start, end};
+    int S = sched->n_stages;
+    g_autofree PpsimTime *duration = g_new(PpsimTime, (gsize)PPSIM_OP_N_KINDS * S);
+    for (int k = 0; k < PPSIM_OP_N_KINDS; k++)
+        for (int st = 0; st < S; st++)
+            duration[k * S + st] =
+                ppsim_estimate_op_ps(costs, &(PpsimOp){.kind = (guint8)k, .stage = st});
+    Pass ps = {idx, costs, lanes, deps, start, end, duration, S};
     int top = 0;
     for (int k = n_lanes - 1; k >= 0; k--) {
         const GArray *ops = k & 1 ? sched->copy[k / 2] : sched->compute[k / 2];
