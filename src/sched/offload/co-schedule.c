@@ -98,13 +98,14 @@ ppsim_co_plan_new(const PpsimSchedule *sched, const PpsimCostEstimates *costs, c
     guint32 n = ppsim_schedule_index_n_ops(idx);
     g_autofree PpsimTime *ready = g_new(PpsimTime, MAX(n, 1));
     g_autofree PpsimTime *end = g_new(PpsimTime, MAX(n, 1));
-    g_autofree guint32 *rank = g_new(guint32, MAX(n, 1));
-    if (!ppsim_schedule_estimate(sched, idx, costs, ready, end, rank, error))
+    /* the topological ranks only break ties of start times: asked for only if there are */
+    if (!ppsim_schedule_estimate(sched, idx, costs, ready, end, NULL, error))
         return NULL;
     PpsimCoPlan *plan = g_new0(PpsimCoPlan, 1);
     plan->groups = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
     int p = sched->n_devices;
     g_autofree gboolean *done = g_new0(gboolean, p);
+    gboolean ties = FALSE;
     for (int d0 = 0; d0 < p; d0++) {
         if (done[d0])
             continue;
@@ -118,15 +119,31 @@ ppsim_co_plan_new(const PpsimSchedule *sched, const PpsimCostEstimates *costs, c
             guint32 base = ppsim_schedule_index_base(idx, d, 1);
             for (guint i = 0; i < sched->copy[d]->len; i++) {
                 const PpsimOp *op = &g_array_index(sched->copy[d], PpsimOp, i);
-                Transfer t = {ready[base + i], rank[base + i], d, (gint32)i,
-                              op->kind == PPSIM_OP_RL};
+                Transfer t = {ready[base + i], 0, d, (gint32)i, op->kind == PPSIM_OP_RL};
                 g_array_append_val(ts, t);
             }
         }
         if (members < 2 || ts->len < 2)
             continue;
         qsort(ts->data, ts->len, sizeof(Transfer), transfer_cmp);
+        for (guint i = 1; i < ts->len && !ties; i++)
+            ties = g_array_index(ts, Transfer, i - 1).start == g_array_index(ts, Transfer, i).start;
         g_ptr_array_add(plan->groups, g_steal_pointer(&ts));
+    }
+    if (ties) { /* the same start times, and each op's place in a topological order */
+        g_autofree guint32 *rank = g_new(guint32, MAX(n, 1));
+        if (!ppsim_schedule_estimate(sched, idx, costs, ready, end, rank, error)) {
+            ppsim_co_plan_free(plan);
+            return NULL;
+        }
+        for (guint g = 0; g < plan->groups->len; g++) {
+            GArray *ts = g_ptr_array_index(plan->groups, g);
+            for (guint i = 0; i < ts->len; i++) {
+                Transfer *t = &g_array_index(ts, Transfer, i);
+                t->rank = rank[ppsim_schedule_index_base(idx, t->device, 1) + (guint32)t->index];
+            }
+            qsort(ts->data, ts->len, sizeof(Transfer), transfer_cmp);
+        }
     }
     return plan;
 }
