@@ -8,14 +8,17 @@
 
 G_BEGIN_DECLS
 
-/* (estimate.c) Estimated duration of @op from the generator's cost estimates: F, B, W, B+W for BW,
- * R, and the one-way transfer estimate for OFF and RL (0 for OPT, which has no estimate). */
+/* The generators' estimated timeline (estimate.c). */
+
+/* Estimated duration of @op from the generator's cost estimates: F, B, W, B+W for BW, R, and
+ * the one-way transfer estimate for OFF and RL (0 for OPT, which has no estimate). */
 PpsimTime ppsim_estimate_op_ps(const PpsimCostEstimates *costs, const PpsimOp *op);
 
 /* The estimated timeline of @sched (indexed by @idx): every op starts as early as its inputs
  * (+ comm_ps across devices) and its list allow, durations from @costs. Fills @start and
  * @end ([n_ops], by the dense ids of @idx) and, if non-NULL, @rank with each op's position
- * in a topological order. Errors: the cyclic-wait error. */
+ * in a topological order (which costs a walk over the dependency graph; without ranks the
+ * lists are timed in one pass). Errors: the cyclic-wait error. */
 gboolean ppsim_schedule_estimate(const PpsimSchedule *sched, const PpsimScheduleIndex *idx,
                                  const PpsimCostEstimates *costs, PpsimTime *start, PpsimTime *end,
                                  guint32 *rank, GError **error);
