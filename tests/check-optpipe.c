@@ -3,6 +3,7 @@
  * memory limit and always within it; infeasible limits named. */
 #include "ppsim-test.h"
 #include "milp/milp.h"
+#include "sched/optpipe/adaoffload.h"
 #include "sched/optpipe/op-eval.h"
 #include "schedule/schedule.h"
 #include "sim.h"
@@ -161,6 +162,59 @@ op_run_cached(const PpsimScenario *sc, const char *dir, PpsimSolverReport *rep)
     return res;
 }
 
+/* AdaOffload skips timing a fill without offload that cannot fit, taking its peaks from the
+ * list order: on random fills, lags and stage costs (forwards of positive duration, the
+ * other ops of any, zero included) those peaks equal the estimate's, which sorts the
+ * timed memory changes. */
+START_TEST(test_ada_fill_peaks)
+{
+    g_autoptr(GRand) rng = g_rand_new_with_seed(29);
+    for (int rep = 0; rep < 300; rep++) {
+        int p = g_rand_int_range(rng, 1, 7), m = g_rand_int_range(rng, 1, 3 * p + 3);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = op_scenario(p, m, 1, 1, 1, 1, 0.1, 0);
+        g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("1f1b");
+        PpsimCosts *costs = NULL;
+        g_autoptr(PpsimSchedule) unused = ppsim_sim_build_schedule(sc, spec, &costs, &error);
+        ppsim_assert_no_error(error);
+        PpsimStageEstimate stages[8];
+        memcpy(stages, costs->estimates.stage, p * sizeof *stages);
+        PpsimCostEstimates est = costs->estimates, *c = &est;
+        est.stage = stages;
+        est.comm_ps = g_rand_int_range(rng, 0, 3);
+        for (int d = 0; d < p; d++) {
+            PpsimStageEstimate *st = &stages[d];
+            st->f_ps = g_rand_int_range(rng, 1, 5);
+            st->b_ps = g_rand_int_range(rng, 0, 5);
+            st->w_ps = g_rand_int_range(rng, 0, 5);
+            st->act = g_rand_int_range(rng, 1, 9);
+            st->act_w = g_rand_int_range(rng, 0, (gint32)st->act + 1);
+        }
+        int w[8];
+        for (int d = 0; d < p; d++) {
+            w[d] = g_rand_int_range(rng, 1, m + 1);
+            if (d > 0)
+                w[d] = MIN(w[d], w[d - 1]);
+        }
+        int lag = g_rand_int_range(rng, 0, 4);
+        PpsimPipelineShape shape = {.p = p, .v = 1, .m = m};
+        g_autoptr(PpsimSchedule) s = ppsim_adaoffload_fill(&shape, w, lag);
+        gint64 want[8], got[8];
+        PpsimOpEval ev;
+        ck_assert(ppsim_op_eval(s, c, NULL, want, &ev, &error));
+        ck_assert(ppsim_adaoffload_fill_peaks(&shape, c, w, lag, got));
+        for (int d = 0; d < p; d++)
+            ck_assert_msg(got[d] == want[d],
+                          "rep %d p=%d m=%d lag %d device %d: %" G_GINT64_FORMAT
+                          " vs %" G_GINT64_FORMAT,
+                          rep, p, m, lag, d, got[d], want[d]);
+        stages[g_rand_int_range(rng, 0, p)].f_ps = 0; /* then the timeline decides */
+        ck_assert(!ppsim_adaoffload_fill_peaks(&shape, c, w, lag, got));
+        ppsim_costs_free(costs);
+    }
+}
+END_TEST
+
 /* The budget option of AdaOffload (and of optpipe's warm starts): the default keeps the full
  * search's schedule on instances with p m <= 4096, with and without a limit, in explicit
  * and hardware mode; unlimited and 0 are the full search; bad values are refused. A small
@@ -267,6 +321,7 @@ ppsim_test_suite(void)
     tcase_add_loop_test(ada, test_ada_grid, 0, G_N_ELEMENTS(op_mix));
     tcase_add_test(ada, test_ada_infeasible);
     tcase_add_test(ada, test_ada_budget);
+    tcase_add_test(ada, test_ada_fill_peaks);
     suite_add_tcase(s, ada);
     TCase *cache = tcase_create("cache");
     tcase_set_timeout(cache, 120);

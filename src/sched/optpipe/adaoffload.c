@@ -172,16 +172,24 @@ ada_better(const AdaSearch *a, const PpsimOpEval *ev, AdaRank rank)
     return ada_rank_less(rank, a->best_rank);
 }
 
-/* The schedule of fill @w: device lists, then (with @offload) PipeOffload's copy plan. */
-static PpsimSchedule *
-ada_schedule(AdaSearch *a, const int *w, gboolean offload, int lag, GError **error)
+PpsimSchedule *
+ppsim_adaoffload_fill(const PpsimPipelineShape *shape, const int *w, int lag)
 {
-    int p = a->shape->p, m = a->shape->m;
-    g_autoptr(PpsimSchedule) s = ppsim_schedule_new(p, p, m);
+    int p = shape->p, m = shape->m;
+    PpsimSchedule *s = ppsim_schedule_new(p, p, m);
     ppsim_schedule_map_plain(s);
     AdaEmit e = {.s = s};
     for (int d = 0; d < p; d++)
         ada_device(&e, d, w[d], ada_lag(lag, p, d), m);
+    return s;
+}
+
+/* The schedule of fill @w: device lists, then (with @offload) PipeOffload's copy plan. */
+static PpsimSchedule *
+ada_schedule(AdaSearch *a, const int *w, gboolean offload, int lag, GError **error)
+{
+    int p = a->shape->p;
+    g_autoptr(PpsimSchedule) s = ppsim_adaoffload_fill(a->shape, w, lag);
     if (offload) {
         g_autofree gboolean *mask = g_new(gboolean, (gsize)s->n_stages);
         for (int d = 0; d < s->n_stages; d++)
@@ -196,19 +204,19 @@ ada_schedule(AdaSearch *a, const int *w, gboolean offload, int lag, GError **err
 
 /* Without offload every memory change of a device comes from its compute list, whose ops run
  * one after another: when forwards take time, an F's allocation comes after every change of
- * the ops before it and before every change of the ops after it, so the estimate's peak
- * ([p] into @peak) is the list order's, whatever the timeline. FALSE when some F takes no
- * time (the timeline then decides). */
-static gboolean
-ada_list_peaks(const AdaSearch *a, const int *w, int lag, gint64 *peak)
+ * the ops before it and before every change of the ops after it, so the estimate's peak is
+ * the list order's, whatever the timeline. */
+gboolean
+ppsim_adaoffload_fill_peaks(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
+                            const int *w, int lag, gint64 *peak)
 {
-    int p = a->shape->p;
+    int p = shape->p;
     for (int d = 0; d < p; d++)
-        if (a->c->stage[d].f_ps <= 0)
+        if (costs->stage[d].f_ps <= 0)
             return FALSE;
     for (int d = 0; d < p; d++) {
-        AdaEmit e = {.st = &a->c->stage[d]};
-        ada_device(&e, d, w[d], ada_lag(lag, p, d), a->shape->m);
+        AdaEmit e = {.st = &costs->stage[d]};
+        ada_device(&e, d, w[d], ada_lag(lag, p, d), shape->m);
         peak[d] = e.top;
     }
     return TRUE;
@@ -274,7 +282,8 @@ ada_fill(AdaSearch *a, int chain, const int *w_in, gboolean offload, int lag, GE
             seen = g_malloc0(sizeof(AdaSeen) + p * sizeof(gint64));
             /* a fill without offload that cannot fit is not timed: only its peaks matter */
             gboolean over = FALSE;
-            if (!offload && a->limit != NULL && ada_list_peaks(a, w, lag, seen->peak))
+            if (!offload && a->limit != NULL &&
+                ppsim_adaoffload_fill_peaks(a->shape, a->c, w, lag, seen->peak))
                 for (int d = 0; d < p; d++) {
                     over = over || seen->peak[d] > a->limit[d];
                     seen->ev.peak_max = MAX(seen->ev.peak_max, seen->peak[d]);

@@ -30,6 +30,19 @@ gboolean ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCost
                                 const char *co_schedule, gint64 budget, PpsimAdaInfo *info,
                                 PpsimSchedule **out, PpsimOpEval *eval, GError **error);
 
+/* The compute lists of the fill @w ([p]: forwards device d runs before its first B, not
+ * fewer than the next device's) with the W lag of kind @lag (0: W right after its B; 1:
+ * device d holds d Ws back; 2: p - 1 - d; 3: p - 1), without copies: one of the search's
+ * candidates. Returns: (transfer full). */
+PpsimSchedule *ppsim_adaoffload_fill(const PpsimPipelineShape *shape, const int *w, int lag);
+
+/* Each device's activation peak ([p] into @peak) of that fill without offload, as the
+ * estimates (ppsim_op_eval) give it, found without timing the schedule: FALSE (nothing
+ * found) when some forward takes no time, where the timeline can reorder the changes. */
+gboolean ppsim_adaoffload_fill_peaks(const PpsimPipelineShape *shape,
+                                     const PpsimCostEstimates *costs, const int *w, int lag,
+                                     gint64 *peak);
+
 /* The default search budget (`budget: auto`) of AdaOffload on p devices and m microbatches:
  * 0 (the full search) while p m <= 4096, else a fixed amount of work. */
 gint64 ppsim_adaoffload_auto_budget(int p, int m);
