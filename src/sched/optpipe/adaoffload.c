@@ -222,6 +222,17 @@ ppsim_adaoffload_fill_peaks(const PpsimPipelineShape *shape, const PpsimCostEsti
     return TRUE;
 }
 
+/* Lowers @a's smallest feasible memory.limit to what a candidate with activation peaks @peak
+ * ([p]) needs: its tightest device's peak plus static memory. */
+static void
+ada_note_need(AdaSearch *a, const gint64 *peak)
+{
+    gint64 need = 0;
+    for (int d = 0; d < a->shape->p; d++)
+        need = MAX(need, peak[d] + a->c->stage[d].static_mem);
+    a->min_need = MIN(a->min_need, need);
+}
+
 /* Offers @s (taken) at @rank: measures it and keeps it if it fits and beats the best; @peak
  * receives its peaks. */
 static gboolean
@@ -296,10 +307,7 @@ ada_fill(AdaSearch *a, int chain, const int *w_in, gboolean offload, int lag, GE
                 }
             }
             g_hash_table_insert(a->seen, g_steal_pointer(&k), seen);
-            gint64 need = 0;
-            for (int d = 0; d < p; d++)
-                need = MAX(need, seen->peak[d] + a->c->stage[d].static_mem);
-            a->min_need = MIN(a->min_need, need);
+            ada_note_need(a, seen->peak);
         }
         gboolean shrunk = FALSE;
         for (int d = 0; a->limit != NULL && d < p; d++)
@@ -401,10 +409,7 @@ ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates
         goto fail;
     if (!ada_consider(&a, po, (AdaRank){n_chains, 0}, peak, &po_eval, error))
         goto fail;
-    gint64 need = 0;
-    for (int d = 0; d < p; d++)
-        need = MAX(need, peak[d] + costs->stage[d].static_mem);
-    a.min_need = MIN(a.min_need, need);
+    ada_note_need(&a, peak);
     if (info != NULL)
         *info = (PpsimAdaInfo){.n_run = n_run, .n_total = n_chains, .spent = a.spent};
     if (a.best == NULL) {
