@@ -124,9 +124,11 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
         g_autoptr(PpsimSchedule) sched = sim_build_custom(sc, spec, error);
         if (sched == NULL)
             return NULL;
-        PpsimCosts *costs = ppsim_costs_new(sc, sched->n_stages, error);
+        int pipes = sched->pipe_stages > 0 ? sched->n_stages / sched->pipe_stages : 1;
+        PpsimCosts *costs = ppsim_costs_new(sc, sched->n_stages / pipes, error);
         if (costs == NULL)
             return NULL;
+        ppsim_costs_repeat(costs, pipes);
         if (costs_out)
             *costs_out = costs;
         else
@@ -146,9 +148,11 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
     PpsimPipelineShape shape = {.p = sc->training.pp,
                                 .v = klass->chunks > 0 ? klass->chunks : sc->training.chunks,
                                 .m = sc->training.microbatches};
-    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, shape.p * shape.v, error);
+    int pipes = MAX(klass->pipes, 1);
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, shape.p * shape.v / pipes, error);
     if (costs == NULL)
         return NULL;
+    ppsim_costs_repeat(costs, pipes);
     if (klass->chunks == 0 && !sc->training.chunks_set)
         ppsim_choice_add(choices, "v", "1", "training.chunks unset");
     Measure measure = {sc, costs, flags, replayed != NULL, NULL};

@@ -74,7 +74,7 @@ typedef struct {
 static inline PpsimTime
 fast_duration(const Fast *f, const PpsimOp *op)
 {
-    if (G_UNLIKELY(op->share != 0))
+    if (G_UNLIKELY(op->share != 0 || (op->flags & PPSIM_OP_FLAG_OVERLAP)))
         return ppsim_sim_duration(f->r, op);
     return f->duration[op->kind * f->n_stages + op->stage];
 }

@@ -121,12 +121,16 @@ ppsim_sim_duration(const Replay *r, const PpsimOp *op)
     const PpsimStageCost *st = &r->costs->stage[op->stage];
     switch ((PpsimOpKind)op->kind) {
     case PPSIM_OP_F: /* ZeRO-3's gathers are in the estimates; flows of their own here */
+        if (op->flags & PPSIM_OP_FLAG_OVERLAP) /* the F half of an F&B pair */
+            return MAX(st->est.fo_ps - (r->zero_flows ? st->zero_gather_ps : 0), 0);
         return st->est.f_ps - (r->zero_flows ? st->zero_gather_ps : 0);
     case PPSIM_OP_B:
         return st->est.b_ps - (r->zero_flows ? st->zero_gather_ps : 0);
     case PPSIM_OP_W:
         return st->est.w_ps;
     case PPSIM_OP_BW:
+        if (op->flags & PPSIM_OP_FLAG_OVERLAP) /* the BW half of an F&B pair */
+            return MAX(st->est.bwo_ps - (r->zero_flows ? st->zero_gather_ps : 0), 0);
         return st->est.b_ps + st->est.w_ps - (r->zero_flows ? st->zero_gather_ps : 0);
     case PPSIM_OP_R:
         /* a partial recompute re-runs that share of the stage's forward */

@@ -15,6 +15,8 @@ G_BEGIN_DECLS
 typedef struct {
     PpsimTime f_ps, b_ps, w_ps, r_ps;
     PpsimTime off_ps;  /* one-way offload estimate */
+    PpsimTime fo_ps;   /* the F half of an F&B pair (schedule.h PPSIM_OP_FLAG_OVERLAP) */
+    PpsimTime bwo_ps;  /* its BW half: fo_ps + bwo_ps is the stage's F&B time (overlap.c) */
     gint64 act;        /* allocated by F */
     gint64 act_w;      /* held from B's end until W's end */
     gint64 static_mem; /* weights, gradients, optimizer states (0 in explicit mode) */

@@ -7,6 +7,7 @@
  * as [NAR21]/[KOR] do.
  */
 #include "cost/cost-model.h"
+#include "cost/overlap.h"
 #include "cost/parallel.h"
 #include "hw/topology.h"
 #include "util/ppsim-error.h"
@@ -519,6 +520,7 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
                                    : costs_fill_hardware(c, scenario, error);
     if (!ok || !costs_check_limits(c, scenario, error))
         return NULL;
+    ppsim_cost_overlap_fill(c, scenario);
     for (int s = 0; s < n_stages; s++) {
         c->est[s] = c->stage[s].est;
         c->est[s].static_mem = c->stage[s].static_mem;

@@ -61,6 +61,9 @@ typedef struct {
  * stage_layers list of the wrong length or sum). Returns: (transfer full) (nullable). */
 PpsimCosts *ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error);
 void ppsim_costs_free(PpsimCosts *costs);
+/* Repeats the @c's stages @times over (stage k*S + s gets stage s's costs): the costs of a
+ * schedule with several pipelines over the same layers (schedule.h pipe_stages). */
+void ppsim_costs_repeat(PpsimCosts *c, int times);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimCosts, ppsim_costs_free)
 
 /* ---- formulas, exposed for tests and reports ---- */

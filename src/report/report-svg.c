@@ -103,9 +103,9 @@ svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean label
         if (tiny && x1 <= painted + 1.0)
             continue;
         painted = MAX(painted, x1);
-        g_autofree char *title =
-            g_strdup_printf("><title>%s s=%d mb=%d</title></rect", ppsim_op_kind_name(op->kind),
-                            op->stage, op->microbatch);
+        g_autofree char *title = g_strdup_printf(
+            "><title>%s s=%d mb=%d%s</title></rect", ppsim_op_kind_name(op->kind), op->stage,
+            op->microbatch, (op->flags & PPSIM_OP_FLAG_OVERLAP) ? " (F&amp;B pair)" : "");
         /* a <title> child gives a tooltip in browsers; close the element by hand */
         g_string_append(s->out, "<rect x=\"");
         svg_num(s->out, x0);
@@ -124,6 +124,21 @@ svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean label
                                later_chunk ? " fill-opacity=\"0.6\"" : "",
                                x1 - x0 >= 2 ? " stroke=\"#ffffff\" stroke-width=\"0.5\"" : "",
                                title);
+        /* an F&B pair (schedule.h PPSIM_OP_FLAG_OVERLAP): one black border around both
+         * halves, as [DUALPIPE]'s figures mark overlapped chunks */
+        if (op->kind == PPSIM_OP_F && (op->flags & PPSIM_OP_FLAG_OVERLAP) && i + 1 < ops->len) {
+            const PpsimOpTiming *mate = &g_array_index(timing, PpsimOpTiming, i + 1);
+            double px1 = svg_x(s, MIN(MAX(mate->end_ps, s->t0), s->t1));
+            g_string_append(s->out, "<rect x=\"");
+            svg_num(s->out, x0 + 0.4);
+            g_string_append(s->out, "\" y=\"");
+            svg_num(s->out, y + 0.4);
+            g_string_append(s->out, "\" width=\"");
+            svg_num(s->out, MAX(px1 - x0 - 0.8, 0.3));
+            g_string_append(s->out, "\" height=\"");
+            svg_num(s->out, h - 0.8);
+            g_string_append(s->out, "\" fill=\"none\" stroke=\"#000000\" stroke-width=\"0.8\"/>\n");
+        }
         double font = MIN(10.0, h - 5);
         if (labels && op->kind != PPSIM_OP_OPT && x1 - x0 >= font * 1.3 && font >= 6) {
             g_autofree char *num = g_strdup_printf("%d", op->microbatch);
@@ -193,7 +208,7 @@ svg_axis(Svg *s, double y)
 static void
 svg_legend(Svg *s, const PpsimRunResult *res, double y)
 {
-    gboolean present[PPSIM_OP_N_KINDS] = {FALSE}, later_chunks = FALSE;
+    gboolean present[PPSIM_OP_N_KINDS] = {FALSE}, later_chunks = FALSE, pairs = FALSE;
     for (int d = 0; d < res->p; d++)
         for (int list = 0; list < 2; list++) {
             GArray *ops = list == 0 ? res->schedule->compute[d] : res->schedule->copy[d];
@@ -201,6 +216,7 @@ svg_legend(Svg *s, const PpsimRunResult *res, double y)
                 const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
                 present[op->kind] = TRUE;
                 later_chunks |= op->stage / res->p > 0;
+                pairs |= (op->flags & PPSIM_OP_FLAG_OVERLAP) != 0;
             }
         }
     double x = SVG_LEFT;
@@ -215,7 +231,15 @@ svg_legend(Svg *s, const PpsimRunResult *res, double y)
         /* the shade svg_lane gives a device's second and later chunks */
         svg_rect(s, x, y - 9, 6, 12, "#777777", NULL);
         svg_rect(s, x + 6, y - 9, 6, 12, "#777777", " fill-opacity=\"0.6\"");
-        svg_text(s, x + 16, y + 1, 11, "start", "#333333", "lighter: later chunks");
+        /* two pipelines (DualPipe): the later stages are the reverse direction's */
+        const char *shade =
+            res->schedule->pipe_stages > 0 ? "lighter: reverse direction" : "lighter: later chunks";
+        svg_text(s, x + 16, y + 1, 11, "start", "#333333", shade);
+        x += 30 + 7 * strlen(shade);
+    }
+    if (pairs && !s->density) {
+        svg_rect(s, x + 0.5, y - 8.5, 11, 11, "none", " stroke=\"#000000\" stroke-width=\"1\"");
+        svg_text(s, x + 16, y + 1, 11, "start", "#333333", "border: F&B pair (overlapped)");
     }
 }
 

@@ -82,14 +82,33 @@ trace_ops(Trace *t, const PpsimRunResult *res, int d, int list)
                                kind);
         if (!ppsim_op_kind_per_stage(op->kind))
             g_string_append_printf(o, "%d", op->microbatch);
+        /* the halves of an F&B pair (schedule.h PPSIM_OP_FLAG_OVERLAP): named so, and the
+         * pair's whole span in the args */
+        gboolean pair = (op->flags & PPSIM_OP_FLAG_OVERLAP) != 0;
+        if (pair)
+            g_string_append(o, " (F&B)");
         g_string_append_printf(o, "\",\"cat\":\"%s\",\"ts\":", kind);
         trace_us(o, tm->start_ps);
         g_string_append(o, ",\"dur\":");
         trace_us(o, tm->end_ps - tm->start_ps);
         g_string_append_printf(o,
                                ",\"args\":{\"kind\":\"%s\",\"stage\":%d,\"microbatch\":%d,"
-                               "\"device\":%d}}",
+                               "\"device\":%d",
                                kind, op->stage, op->microbatch, d);
+        if (pair) {
+            gboolean f_half = op->kind == PPSIM_OP_F;
+            const PpsimOpTiming *other =
+                &g_array_index(timing, PpsimOpTiming, f_half ? i + 1 : i - 1);
+            const PpsimOp *mate = &g_array_index(ops, PpsimOp, f_half ? i + 1 : i - 1);
+            g_string_append_printf(o,
+                                   ",\"pair\":\"F&B\",\"pair_with\":\"%s s=%d mb=%d\","
+                                   "\"pair_start_us\":",
+                                   ppsim_op_kind_name(mate->kind), mate->stage, mate->microbatch);
+            trace_us(o, f_half ? tm->start_ps : other->start_ps);
+            g_string_append(o, ",\"pair_end_us\":");
+            trace_us(o, f_half ? other->end_ps : tm->end_ps);
+        }
+        g_string_append(o, "}}");
     }
 }
 

@@ -112,6 +112,7 @@ static const SchemaKey costs_keys[] = {
     QTY("offload", KEY_TIME_MS, costs.offload_ps),
     QTY("recompute", KEY_TIME_MS, costs.recompute_ps),
     QTY("optimizer", KEY_TIME_MS, costs.optimizer_ps),
+    QTY("forward_backward", KEY_TIME_MS, costs.forward_backward_ps),
     {"activation", KEY_DOUBLE, OFF(costs.activation), NULL, FALSE, 0, 0},
     {"weight_activation", KEY_DOUBLE, OFF(costs.weight_activation), NULL, FALSE, 0, 0},
     {"stage_forward", KEY_DOUBLE_LIST, OFF(costs.stage_forward), NULL, FALSE, 0, 0},

@@ -132,11 +132,13 @@ typedef struct {
     PpsimTime backward_input_ps;
     PpsimTime backward_weight_ps;
     PpsimTime p2p_ps;
-    PpsimTime offload_ps;     /* one-way D2H (= H2D) time of one stage's activation */
-    PpsimTime recompute_ps;   /* R; default = forward */
-    PpsimTime optimizer_ps;   /* OPT on the GPU; default 0 */
-    double activation;        /* memory units allocated by F */
-    double weight_activation; /* of which held after B until W */
+    PpsimTime offload_ps;          /* one-way D2H (= H2D) time of one stage's activation */
+    PpsimTime recompute_ps;        /* R; default = forward */
+    PpsimTime optimizer_ps;        /* OPT on the GPU; default 0 */
+    PpsimTime forward_backward_ps; /* an F&B pair ([DUALPIPE] "F&B"): an F and a full
+                                    * backward overlapped; 0 = unset (F + B + W) */
+    double activation;             /* memory units allocated by F */
+    double weight_activation;      /* of which held after B until W */
     /* Optional per-stage overrides (nullable GArray of double, ms / units, length S). */
     GArray *stage_forward, *stage_backward_input, *stage_backward_weight, *stage_activation;
     PpsimMark mark;

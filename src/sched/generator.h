@@ -104,10 +104,13 @@ typedef gboolean (*PpsimGenerateFunc)(const PpsimPipelineShape *shape,
                                       GError **error);
 
 typedef struct {
-    const char *name;               /* kebab-case key for CLI and YAML, e.g. "zb-h1" */
-    const char *summary;            /* one line for `ppsim list schedules` */
-    const char *reference;          /* citation key (README References), e.g. "[ZB] Table 2" */
-    int chunks;                     /* fixed v (1 for 1F1B, 2 for V-shapes); 0 = training.chunks */
+    const char *name;      /* kebab-case key for CLI and YAML, e.g. "zb-h1" */
+    const char *summary;   /* one line for `ppsim list schedules` */
+    const char *reference; /* citation key (README References), e.g. "[ZB] Table 2" */
+    int chunks;            /* fixed v (1 for 1F1B, 2 for V-shapes); 0 = training.chunks */
+    int pipes;             /* 0 or 1: one pipeline through the p*v stages; 2: two pipelines of p*v/2
+                            * stages (schedule.h pipe_stages), the second running the same layers as the
+                            * first (DualPipe): its estimates repeat the first's */
     const PpsimOptionSpec *options; /* table closed by {NULL}; nullable */
     PpsimGenerateFunc generate;
 } PpsimScheduleClass;

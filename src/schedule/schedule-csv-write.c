@@ -38,7 +38,12 @@ csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArra
     guint k = 0; /* cursor into @syncs, sorted by copy op */
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-        if (!*first)
+        gboolean pair_half = i > 0 && op->kind == PPSIM_OP_BW &&
+                             (op->flags & PPSIM_OP_FLAG_OVERLAP) &&
+                             (g_array_index(ops, PpsimOp, i - 1).flags & PPSIM_OP_FLAG_OVERLAP);
+        if (pair_half) /* the BW half of an F&B pair: in the F's cell */
+            g_string_append_c(out, '+');
+        else if (!*first)
             g_string_append_c(out, ',');
         *first = FALSE;
         g_string_append_printf(out, "%d%s", op->stage, csv_kind_code(op));

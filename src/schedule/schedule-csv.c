@@ -12,7 +12,12 @@
  * gradients to the host and its (quantized) weights back (T-Offload). A cell `|` separates the
  * compute actions from the copy-stream actions (O, L) of the same rank. A copy action may end in
  * `@k` (it waits for the row's k-th compute action) and `^r.i` suffixes (it waits for row r's i-th
- * copy action: the cross-device events of [PO] App. D).
+ * copy action: the cross-device events of [PO] App. D). A cell `<s>F<j>+<s'>B<j'>` is an F&B
+ * pair: the forward and the full backward overlapped as one op ([DUALPIPE] "F&B").
+ *
+ * Two pipelines (schedule.h pipe_stages, DualPipe's two directions) are read from the
+ * microbatches: when S is even and some microbatch has a forward at stage S/2 but none at
+ * stage 0, stages [0, S/2) and [S/2, S) are two pipelines.
  *
  * Limits, so that hostile files fail fast: at most 1 GiB; a stage or microbatch number above
  * half the file's size is refused at its cell (stages 0..s, and the forwards of microbatches
@@ -165,6 +170,36 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
     }
 }
 
+/* An F&B pair cell `<F action>+<B action>` (schedule.h PPSIM_OP_FLAG_OVERLAP): a forward
+ * and a full backward overlapped as one op. */
+static gboolean
+csv_pair(CsvReader *rd, int row, const CsvLoc *loc, char *cell, char *plus, GError **error)
+{
+    PpsimOp half[2];
+    gint32 after;
+    gboolean skip = FALSE;
+    g_autofree char *whole = g_strdup(cell);
+    *plus = '\0';
+    const char *text[2] = {cell, plus + 1};
+    for (int k = 0; k < 2; k++) {
+        g_array_set_size(rd->cell_syncs, 0);
+        if (*text[k] == '\0' || strchr(text[k], '+') != NULL ||
+            !csv_parse_cell(text[k], loc, &half[k], &after, rd->cell_syncs, &skip, error) || skip ||
+            half[k].kind != (k == 0 ? PPSIM_OP_F : PPSIM_OP_BW)) {
+            g_clear_error(error);
+            return csv_fail(error, loc, whole,
+                            "an F&B pair is a forward and a full backward, as in 0F3+7B1; got");
+        }
+        if (!csv_check_numbers(rd, loc, whole, whole + strlen(whole), &half[k], error))
+            return FALSE;
+    }
+    for (int k = 0; k < 2; k++) {
+        half[k].flags |= PPSIM_OP_FLAG_OVERLAP;
+        csv_add(rd, row, loc->line, loc->col, FALSE, &half[k], -1, NULL);
+    }
+    return TRUE;
+}
+
 /* One cell [@c, @e) of @row the general way: trimmed, then the fast reader, the '|'
  * separator, `none`, or the full grammar with its error messages. */
 static gboolean
@@ -188,6 +223,9 @@ csv_cell(CsvReader *rd, int row, const CsvLoc *loc, const char *c, const char *e
     }
     g_autofree char *cell = g_strndup(b, t - b);
     gboolean skip;
+    char *plus = strchr(cell, '+');
+    if (plus != NULL && !*copy)
+        return csv_pair(rd, row, loc, cell, plus, error);
     if (strcmp(cell, "|") == 0) {
         *copy = TRUE;
     } else if (g_ascii_strcasecmp(cell, "none") != 0) {
@@ -217,6 +255,8 @@ csv_read(CsvReader *rd, const char *text, gsize len, GError **error)
         gsize line_end = eol > pos && text[eol - 1] == '\r' ? eol - 1 : eol;
         const char *c = text + pos, *end = text + line_end;
         rd->row_cells = 1 + csv_count_commas(c, end);
+        for (const char *q = c; (q = memchr(q, '+', end - q)) != NULL; q++)
+            rd->row_cells++; /* an F&B pair cell holds two ops */
         gboolean copy = FALSE;
         CsvRow *r = NULL;       /* this row's entry, once it has an action */
         gint32 last_stage = -1; /* the stage of its last compute cell read in place */
@@ -344,6 +384,29 @@ csv_check_shape(const CsvReader *rd, GError **error)
     return TRUE;
 }
 
+/* Two pipelines when some microbatch starts at stage S/2 and not at stage 0 (see above). */
+static void
+csv_detect_pipes(PpsimSchedule *sched)
+{
+    int S = sched->n_stages, m = sched->n_microbatches;
+    if (S % 2 != 0)
+        return;
+    g_autofree guint8 *at = g_new0(guint8, m); /* bit 0: F at stage 0; bit 1: at S/2 */
+    for (int d = 0; d < sched->n_devices; d++) {
+        const GArray *ops = sched->compute[d];
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (op->kind == PPSIM_OP_F && op->microbatch >= 0 && op->microbatch < m)
+                at[op->microbatch] |= op->stage == 0 ? 1 : op->stage == S / 2 ? 2 : 0;
+        }
+    }
+    for (int j = 0; j < m; j++)
+        if (at[j] == 2) {
+            sched->pipe_stages = S / 2;
+            return;
+        }
+}
+
 PpsimSchedule *
 ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, GError **error)
 {
@@ -388,6 +451,7 @@ ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, G
     csv_reader_clear(&rd);
     if (!ok)
         return NULL;
+    csv_detect_pipes(sched);
     for (int s = 0; s < sched->n_stages; s++)
         if (sched->stage_device[s] < 0) {
             g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,

@@ -48,16 +48,51 @@ index_dep_emit(IndexDepOut *o, gint64 from, int device, int list, PpsimDepKind k
                                     .boundary = boundary};
 }
 
+static inline guint ppsim_schedule_index_deps_inline(const PpsimScheduleIndex *idx,
+                                                     const PpsimOpPos *pos, const PpsimOp *op,
+                                                     PpsimDep *out);
+
+/* The F half of an F&B pair (schedule.h PPSIM_OP_FLAG_OVERLAP) also waits for the inputs of
+ * its BW half, the next op of the list, so that the pair starts as one op: the BW's
+ * cross-device inputs as events (kind SYNC: the data itself still travels to the BW, once),
+ * the rest as they are. */
+static inline void
+index_dep_overlap(const PpsimScheduleIndex *idx, const PpsimOpPos *pos, IndexDepOut *o)
+{
+    const GArray *list = idx->sched->compute[pos->device];
+    if ((guint)pos->index + 1 >= list->len)
+        return;
+    const PpsimOp *next = &g_array_index(list, PpsimOp, pos->index + 1);
+    if (next->kind != PPSIM_OP_BW || !(next->flags & PPSIM_OP_FLAG_OVERLAP))
+        return; /* the checker names it */
+    PpsimOpPos npos = {pos->device, 0, pos->index + 1};
+    PpsimDep room[8];
+    guint n = ppsim_schedule_index_deps_inline(idx, &npos, next, room);
+    for (guint k = 0; k < n; k++) {
+        const PpsimDep *e = &room[k];
+        if (e->device == pos->device && e->list == 0 &&
+            e->from >= idx->base[2 * pos->device] + (guint32)pos->index)
+            continue; /* its own F half (or later): list order already covers it */
+        index_dep_emit(o, e->from, e->device, e->list,
+                       e->device == pos->device ? (PpsimDepKind)e->kind : PPSIM_DEP_SYNC,
+                       e->boundary);
+    }
+}
+
 static inline guint
 ppsim_schedule_index_deps_inline(const PpsimScheduleIndex *idx, const PpsimOpPos *pos,
                                  const PpsimOp *op, PpsimDep *out)
 {
     const PpsimSchedule *sched = idx->sched;
-    int s = op->stage, j = op->microbatch, last = sched->n_stages - 1, d = pos->device;
+    int s = op->stage, j = op->microbatch, first = 0, last = sched->n_stages - 1, d = pos->device;
+    if (G_UNLIKELY(sched->pipe_stages > 0))
+        ppsim_schedule_pipe_bounds(sched, s, &first, &last);
     IndexDepOut o = {out, 0};
     switch ((PpsimOpKind)op->kind) {
     case PPSIM_OP_F:
-        if (s > 0)
+        if (G_UNLIKELY(op->flags & PPSIM_OP_FLAG_OVERLAP))
+            index_dep_overlap(idx, pos, &o);
+        if (s > first)
             index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_F, s - 1, j),
                            sched->stage_device[s - 1], 0, PPSIM_DEP_ACTIVATION, s - 1);
         index_dep_emit(&o, index_dep_find(idx, PPSIM_OP_WRL, s, -1), d, 1, PPSIM_DEP_LOCAL, s);

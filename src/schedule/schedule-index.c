@@ -279,8 +279,9 @@ ppsim_schedule_index_table(const PpsimScheduleIndex *idx, PpsimOpKind kind)
 guint
 ppsim_schedule_index_max_deps(const PpsimScheduleIndex *idx)
 {
-    /* OPT: a W or BW per microbatch, and GOFF; a copy op: its anchor and its waits */
-    return (guint)MAX(idx->sched->n_microbatches + 1, 4) + 1 + idx->max_syncs;
+    /* OPT: a W or BW per microbatch, and GOFF; a copy op: its anchor and its waits; the F
+     * half of an F&B pair: its own two and its BW half's four */
+    return (guint)MAX(idx->sched->n_microbatches + 1, 6) + 1 + idx->max_syncs;
 }
 
 guint

@@ -87,7 +87,7 @@ gboolean
 ppsim_schedule_equal(const PpsimSchedule *a, const PpsimSchedule *b)
 {
     if (a->n_devices != b->n_devices || a->n_stages != b->n_stages ||
-        a->n_microbatches != b->n_microbatches ||
+        a->n_microbatches != b->n_microbatches || a->pipe_stages != b->pipe_stages ||
         memcmp(a->stage_device, b->stage_device, a->n_stages * sizeof(int)) != 0)
         return FALSE;
     /* PpsimOp and PpsimCopySync have no padding: their bytes are their fields */
@@ -142,6 +142,13 @@ ppsim_schedule_map_vshape(PpsimSchedule *sched)
     g_return_if_fail(sched->n_stages == 2 * p);
     for (int s = 0; s < sched->n_stages; s++)
         sched->stage_device[s] = s < p ? s : 2 * p - 1 - s;
+}
+
+void
+ppsim_schedule_map_bidirectional(PpsimSchedule *sched)
+{
+    ppsim_schedule_map_vshape(sched);
+    sched->pipe_stages = sched->n_devices;
 }
 
 void

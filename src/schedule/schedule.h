@@ -46,6 +46,13 @@ ppsim_op_kind_per_stage(int kind)
 typedef enum {
     PPSIM_OP_FLAG_NONE = 0,
     PPSIM_OP_FLAG_CPU = 1 << 0, /* OPT runs on a host CPU worker (T-Offload) */
+    /* F&B ([DSV3] §3.2.1; [DUALPIPE] README "F&B"): an F and the BW right after it in the
+     * same compute list form one overlapped op. Both carry the flag. The pair starts when
+     * the inputs of both halves are ready and lasts the stage's F&B time (costs
+     * `forward_backward`), the F half first (the cost model splits the time between the
+     * halves); F allocates at the pair's start, BW frees at its end. CSV: `+` between the
+     * two cells' text, e.g. `0F3+7B1`. */
+    PPSIM_OP_FLAG_OVERLAP = 1 << 1,
 } PpsimOpFlags;
 
 /* A cross-device wait of a copy op ([PO] App. D synchronized co-schedule): copy op @op of
@@ -72,6 +79,11 @@ typedef struct {
     int n_stages;        /* S = p * v */
     int n_microbatches;  /* m */
     int *stage_device;   /* [n_stages] */
+    int pipe_stages;     /* stages per pipeline: 0 (or n_stages) = one pipeline through every
+                          * stage; n_stages / 2 = two pipelines, stages [0, S/2) and [S/2, S)
+                          * (DualPipe's two directions): each microbatch runs through the one
+                          * pipeline that holds its forward at the pipeline's first stage, and
+                          * no dependency crosses from one pipeline to the other */
     GArray **compute;    /* [n_devices] GArray of PpsimOp: F B W BW R OPT */
     GArray **copy;       /* [n_devices] GArray of PpsimOp: OFF RL */
     GArray **copy_after; /* [n_devices] gint32 per copy op: it may start only after the
@@ -80,6 +92,15 @@ typedef struct {
                           * ([PO] §4.2) on an in-order copy stream. */
     GArray **copy_sync;  /* [n_devices] PpsimCopySync, sorted by .op; usually empty */
 } PpsimSchedule;
+
+/* The first and last stage of the pipeline holding stage @s. */
+static inline void
+ppsim_schedule_pipe_bounds(const PpsimSchedule *sched, int s, int *first, int *last)
+{
+    int ps = sched->pipe_stages > 0 ? sched->pipe_stages : sched->n_stages;
+    *first = s - s % ps;
+    *last = *first + ps - 1;
+}
 
 /* Short name of a kind: "F", "B", "W", "BW", "R", "OPT", "OFF", "RL", "GOFF", "WRL". */
 const char *ppsim_op_kind_name(PpsimOpKind kind);
@@ -98,10 +119,13 @@ void ppsim_schedule_free(PpsimSchedule *sched);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimSchedule, ppsim_schedule_free)
 
 /* Fills the stage map: plain (s = d, needs S = p), interleaved (d = s mod p) or V-shape
- * (d = s for s < p, 2p-1-s otherwise; needs S = 2p). */
+ * (d = s for s < p, 2p-1-s otherwise; needs S = 2p). The bidirectional map is V-shape's
+ * with two pipelines (pipe_stages = p): stage s < p on device s for the forward direction,
+ * stage p + k on device p-1-k for the reverse one ([DUALPIPE]). */
 void ppsim_schedule_map_plain(PpsimSchedule *sched);
 void ppsim_schedule_map_interleaved(PpsimSchedule *sched);
 void ppsim_schedule_map_vshape(PpsimSchedule *sched);
+void ppsim_schedule_map_bidirectional(PpsimSchedule *sched);
 
 /* Appends an op to @device's compute list, or its copy list for OFF/RL/GOFF/WRL. */
 void ppsim_schedule_push(PpsimSchedule *sched, int device, PpsimOpKind kind, int stage,

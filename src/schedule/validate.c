@@ -21,6 +21,77 @@ validate_fail(GError **error, const char *problem, const PpsimOp *op, int device
     return FALSE;
 }
 
+/* With two pipelines (schedule.h pipe_stages): whether microbatch @j runs through the
+ * pipeline holding stage @s, i.e. has its forward at that pipeline's first stage. */
+static gboolean
+validate_in_pipe(const PpsimSchedule *sched, const gint32 *tf, int s, int j)
+{
+    int first, last;
+    ppsim_schedule_pipe_bounds(sched, s, &first, &last);
+    return tf != NULL && tf[(gsize)first * sched->n_microbatches + j] >= 0;
+}
+
+/* With two pipelines: every microbatch starts in exactly one of them. */
+static gboolean
+validate_pipes(const PpsimSchedule *sched, const gint32 *tf, GError **error)
+{
+    int ps = sched->pipe_stages, S = sched->n_stages;
+    if (ps <= 0 || ps == S)
+        return TRUE;
+    if (S % ps != 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "%d stages do not split into pipelines of %d", S, ps);
+        return FALSE;
+    }
+    for (int j = 0; j < sched->n_microbatches; j++) {
+        int starts = 0;
+        for (int first = 0; first < S; first += ps)
+            starts += tf != NULL && tf[(gsize)first * sched->n_microbatches + j] >= 0;
+        if (starts != 1) {
+            PpsimOp op = {.kind = PPSIM_OP_F, .stage = 0, .microbatch = j};
+            return validate_fail(error,
+                                 starts == 0 ? "is missing (nor does the microbatch start in "
+                                               "the other pipeline)"
+                                             : "starts a pipeline, but its microbatch also "
+                                               "starts the other one",
+                                 &op, sched->stage_device[0]);
+        }
+    }
+    return TRUE;
+}
+
+/* F&B pairs (schedule.h PPSIM_OP_FLAG_OVERLAP): an F with the flag, then a BW with it, next
+ * to each other in one compute list; no other op carries it. */
+static gboolean
+validate_overlap(const PpsimSchedule *sched, GError **error)
+{
+    for (int d = 0; d < sched->n_devices; d++) {
+        const GArray *ops = sched->compute[d];
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (!(op->flags & PPSIM_OP_FLAG_OVERLAP))
+                continue;
+            const PpsimOp *next = i + 1 < ops->len ? &g_array_index(ops, PpsimOp, i + 1) : NULL;
+            if (op->kind != PPSIM_OP_F)
+                return validate_fail(
+                    error, "is marked overlapped (F&B) but follows no overlapped F", op, d);
+            if (next == NULL || next->kind != PPSIM_OP_BW || !(next->flags & PPSIM_OP_FLAG_OVERLAP))
+                return validate_fail(error,
+                                     "is marked overlapped (F&B) but the next op of its device "
+                                     "is no overlapped BW",
+                                     op, d);
+            i++; /* its BW half */
+        }
+    }
+    for (int d = 0; d < sched->n_devices; d++)
+        for (guint i = 0; i < sched->copy[d]->len; i++) {
+            const PpsimOp *op = &g_array_index(sched->copy[d], PpsimOp, i);
+            if (op->flags & PPSIM_OP_FLAG_OVERLAP)
+                return validate_fail(error, "is a copy op marked overlapped (F&B)", op, d);
+        }
+    return TRUE;
+}
+
 /* Every (stage, microbatch) has exactly one F and one backward; W, R, OFF, RL appear only
  * with the ops they need and in a consistent order on their device. The ops of one
  * (stage, microbatch) sit on the stage's device (the index checked it), F, B, BW, W and R in
@@ -36,6 +107,11 @@ ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimScheduleInd
     for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
         table[k] = ppsim_schedule_index_table(idx, kinds[k]);
     gsize m = (gsize)sched->n_microbatches, slots = (gsize)sched->n_stages * m;
+    if ((ppsim_schedule_index_flags(idx) & PPSIM_OP_FLAG_OVERLAP) &&
+        !validate_overlap(sched, error))
+        return FALSE;
+    if (!validate_pipes(sched, table[0], error))
+        return FALSE;
     /* the usual shapes first, as one scan: F with BW, or F with B and W, and nothing else;
      * on any miss the full loop below finds the first offender and names it */
     const gint32 *tf = table[0], *tb = table[1], *tbw = table[2], *tw = table[3];
@@ -61,6 +137,17 @@ ppsim_schedule_validate_rules(const PpsimSchedule *sched, const PpsimScheduleInd
             for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
                 at[k] = table[k] != NULL ? table[k][slot] : -1;
             gint64 f = at[0], b = at[1], bw = at[2], w = at[3], r = at[4], off = at[5], rl = at[6];
+            if (sched->pipe_stages > 0 && !validate_in_pipe(sched, tf, s, (int)j)) {
+                for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
+                    if (at[k] >= 0) {
+                        PpsimOp op = {.kind = kinds[k], .stage = s, .microbatch = (gint32)j};
+                        return validate_fail(error,
+                                             "is in a pipeline its microbatch does not run "
+                                             "through (no forward at that pipeline's first stage)",
+                                             &op, d);
+                    }
+                continue;
+            }
             if (G_LIKELY(f >= 0 && (b < 0) != (bw < 0) && (w >= 0) == (b >= 0) && r < 0 &&
                          off < 0 && rl < 0 && w >= b))
                 continue; /* the usual (stage, microbatch): F, then B and W or BW */

@@ -1,0 +1,29 @@
+/* overlap.h: the time of an F&B pair, a forward and a full backward of two chunks run
+ * overlapped as one op ([DSV3] §3.2.1, [DUALPIPE] "F&B"), split between its two halves. */
+#pragma once
+
+#include "cost/cost-model.h"
+
+G_BEGIN_DECLS
+
+/* Fills est.fo_ps and est.bwo_ps of every stage of @c (schedule.h PPSIM_OP_FLAG_OVERLAP).
+ *
+ * Explicit mode: the pair lasts `costs.forward_backward` (absent or 0: F + B + W, no gain);
+ * with per-stage op times, each stage's pair is that time scaled by the stage's
+ * F + B + W over the scalar one. Hardware mode, the overlap model: a pair runs the two
+ * halves' compute back to back, and each half's communication inside the op (TP
+ * collectives; the MoE all-to-all when the model has one) runs during the other half's
+ * compute, as DualPipe arranges it; what does not fit behind that compute adds to the pair:
+ *   pair = cF + cBW + max(0, xF - cBW) + max(0, xBW - cF),
+ * c = compute, x = communication of a half, both halves taken at this stage's costs (exact
+ * for pairs of equal stages, as DualPipe's are in the steady state).
+ * The F half gets cF + max(0, xF - cBW), the BW half the rest; in explicit mode the halves
+ * split the pair in proportion to F and B + W. */
+void ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario);
+
+/* The communication of one F (@x_f) and one full backward (@x_bw) of a stage that an F&B
+ * pair of that stage hides: x_f + x_bw less what sticks out past the other half's compute
+ * (the hardware model above). */
+PpsimTime ppsim_cost_overlap_hidden(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw);
+
+G_END_DECLS
