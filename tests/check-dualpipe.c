@@ -4,6 +4,7 @@
  * the F&B pair's cost and placement, two pipelines' dependencies, CSV round trips, refusals,
  * and the checker's rules for pairs and pipelines. */
 #include "ppsim-test.h"
+#include "formulas/formulas.h"
 #include "schedule/schedule.h"
 #include "sim.h"
 #include "util/ppsim-error.h"
@@ -268,6 +269,59 @@ START_TEST(test_checker_rules)
 }
 END_TEST
 
+/* The formula module's rows (what `ppsim validate` prints): hand-computed spans at p = 4,
+ * m = 16, F = B = W = 1, F&B = 2.5 (DualPipe: 48 - 11 x 0.5 + 1.5 = 44; DualPipeV: 96 - 23 x
+ * 0.5 + 3 x 1.5 = 89), and on PP 4..32 every row flagged exact equals the replay's span and
+ * peaks. */
+START_TEST(test_formula_rows)
+{
+    PpsimFormulaInput in = {4, 2, 16, 1, 1, 1, 1, 0.5, 2.5};
+    PpsimFormula f;
+    ck_assert(ppsim_formula_predict("dualpipe", &in, &f));
+    ck_assert_double_eq(f.span, 44);
+    ck_assert_double_eq(f.bubble, 1.5);
+    ck_assert_double_eq(f.peak[0], 5);
+    ck_assert(f.exact);
+    g_free(f.peak);
+    ck_assert(ppsim_formula_predict("dualpipev", &in, &f));
+    ck_assert_double_eq(f.span, 89);
+    ck_assert_double_eq(f.bubble, 4.5);
+    ck_assert_double_eq(f.peak[3], 9);
+    g_free(f.peak);
+    static const double costs[][4] = {{1, 1, 1, 0}, {2, 2, 1, 4.5}, {1, 2, 1, 3.5}};
+    int exact_rows = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *name = k == 0 ? "dualpipe" : "dualpipev";
+        for (int pp = 4; pp <= 32; pp += 4) {
+            int p = k == 0 ? pp : pp / 2;
+            for (guint c = 0; c < G_N_ELEMENTS(costs); c++) {
+                const double *x = costs[c];
+                int m = 2 * p + 4;
+                g_autoptr(PpsimScenario) sc = dp_scenario(name, p, m, x[0], x[1], x[2], x[3]);
+                sc->costs.weight_activation = 0.5;
+                g_autoptr(PpsimRunResult) res = dp_run(sc, name);
+                PpsimFormulaInput fi = {p, 2, m, x[0], x[1], x[2], 1, 0.5, x[3]};
+                ck_assert(ppsim_formula_predict(name, &fi, &f));
+                PpsimTime span = 0;
+                for (int d = 0; d < p; d++)
+                    span = MAX(span, res->devices[d].end_ps - res->devices[d].first_start_ps);
+                if (f.exact) {
+                    exact_rows++;
+                    ck_assert_int_eq(span, (PpsimTime)(f.span * MS + 0.5));
+                    for (int d = 0; d < p; d++)
+                        ck_assert_int_eq(res->devices[d].peak_activation,
+                                         (gint64)(f.peak[d] * PPSIM_EXPLICIT_MEM_SCALE));
+                } else {
+                    ck_assert(x[1] != x[0]); /* only the B > F set is not exact here */
+                }
+                g_free(f.peak);
+            }
+        }
+    }
+    ck_assert_int_eq(exact_rows, 2 * 8 * 2);
+}
+END_TEST
+
 /* Same input, same bytes. */
 START_TEST(test_deterministic)
 {
@@ -292,6 +346,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_csv_round_trip);
     tcase_add_test(tc, test_checker_rules);
+    tcase_add_test(tc, test_formula_rows);
     tcase_add_test(tc, test_deterministic);
     suite_add_tcase(s, tc);
     return s;

@@ -15,7 +15,7 @@
 
 typedef struct {
     GArray *p, *m_mult, *m_abs, *v; /* int */
-    GArray *costs;                  /* double[3] */
+    GArray *costs;                  /* double[4]: F, B, W, F&B (0: F+B+W) */
 } Grid;
 
 static gboolean
@@ -36,21 +36,24 @@ grid_ints(const char *list, GArray *out, GArray *mult)
     return TRUE;
 }
 
-/* F:B:W,... in ms; each a time as the scenario's explicit costs take it (finite, >= 0, at most
- * the largest time ppsim takes). A bad number sets @error (naming the flag); a bad shape
- * returns FALSE with @error unset. */
+/* F:B:W[:F&B],... in ms; each a time as the scenario's explicit costs take it (finite, >= 0,
+ * at most the largest time ppsim takes); F&B (an overlapped pair, DualPipe) defaults to
+ * F+B+W. A bad number sets @error (naming the flag); a bad shape returns FALSE with @error
+ * unset. */
 static gboolean
 grid_costs(const char *list, GArray *out, GError **error)
 {
     g_auto(GStrv) parts = g_strsplit(list, ",", -1);
     for (char **s = parts; *s; s++) {
         g_auto(GStrv) fbw = g_strsplit(*s, ":", -1);
-        if (g_strv_length(fbw) != 3)
+        guint n = g_strv_length(fbw);
+        if (n != 3 && n != 4)
             return FALSE;
-        double c[3];
-        for (int i = 0; i < 3; i++) {
+        static const char *const what[] = {"F", "B", "W", "F&B"};
+        double c[4] = {0, 0, 0, 0};
+        for (guint i = 0; i < n; i++) {
             if (!ppsim_units_parse(fbw[i], PPSIM_DIM_TIME, "ms", &c[i], error)) {
-                g_prefix_error(error, "--grid costs, %c of '%s': ", "FBW"[i], *s);
+                g_prefix_error(error, "--grid costs, %s of '%s': ", what[i], *s);
                 return FALSE;
             }
             c[i] *= 1e3; /* seconds -> ms */
@@ -67,7 +70,7 @@ grid_parse(Grid *g, char **specs, GError **error)
     g->m_abs = g_array_new(FALSE, FALSE, sizeof(int));
     g->m_mult = g_array_new(FALSE, FALSE, sizeof(int));
     g->v = g_array_new(FALSE, FALSE, sizeof(int));
-    g->costs = g_array_new(FALSE, FALSE, sizeof(double[3]));
+    g->costs = g_array_new(FALSE, FALSE, sizeof(double[4]));
     gboolean ok = TRUE;
     for (char **s = specs; ok && s && *s; s++) {
         if (g_str_has_prefix(*s, "p="))
@@ -117,12 +120,16 @@ validate_point(const char *name, int p, int v, int m, const double *c, Tally *t)
     sc->costs.forward_ps = (PpsimTime)llround(c[0] * PPSIM_PS_PER_MS);
     sc->costs.backward_input_ps = (PpsimTime)llround(c[1] * PPSIM_PS_PER_MS);
     sc->costs.backward_weight_ps = (PpsimTime)llround(c[2] * PPSIM_PS_PER_MS);
+    sc->costs.forward_backward_ps = (PpsimTime)llround(c[3] * PPSIM_PS_PER_MS);
     sc->costs.weight_activation = ACT_W;
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimRunResult) res =
         ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
     t->rows++;
-    printf("%-12s %3d %2d %4d %5g:%g:%g ", name, p, v, m, c[0], c[1], c[2]);
+    if (c[3] > 0)
+        printf("%-12s %3d %2d %4d %5g:%g:%g:%g ", name, p, v, m, c[0], c[1], c[2], c[3]);
+    else
+        printf("%-12s %3d %2d %4d %5g:%g:%g ", name, p, v, m, c[0], c[1], c[2]);
     if (res == NULL) {
         gboolean refused = g_error_matches(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
         t->refused += refused;
@@ -130,7 +137,7 @@ validate_point(const char *name, int p, int v, int m, const double *c, Tally *t)
         printf("%s: %s\n", refused ? "refused" : "ERROR", error->message);
         return;
     }
-    PpsimFormulaInput in = {p, res->v, m, c[0], c[1], c[2], 1.0, ACT_W};
+    PpsimFormulaInput in = {p, res->v, m, c[0], c[1], c[2], 1.0, ACT_W, c[3]};
     PpsimFormula f;
     ppsim_formula_predict(name, &in, &f);
     double span = 0, peak_err = 0;
@@ -140,7 +147,7 @@ validate_point(const char *name, int p, int v, int m, const double *c, Tally *t)
         if (d < f.n_devices)
             peak_err = MAX(peak_err, fabs(dev->peak_activation / res->mem_scale - f.peak[d]));
     }
-    double sim_rate = 1.0 - m * res->v * (c[0] + c[1] + c[2]) / span;
+    double sim_rate = 1.0 - f.work / span;
     gboolean match = fabs(span - f.span) < 1e-9 && peak_err < 1e-9;
     const char *status = f.exact ? (match ? "exact ok" : "EXACT MISMATCH") : "approx";
     t->exact_ok += f.exact && match;
@@ -170,7 +177,7 @@ validate_schedule(const char *name, const Grid *g, Tally *t)
                 for (guint ci = 0; ci < g->costs->len; ci++)
                     validate_point(
                         name, p, k->chunks == 0 ? g_array_index(g->v, int, vi) : k->chunks,
-                        g_array_index(ms, int, j), &g_array_index(g->costs, double, 3 * ci), t);
+                        g_array_index(ms, int, j), &g_array_index(g->costs, double, 4 * ci), t);
     }
 }
 
@@ -183,7 +190,8 @@ static const char validate_description[] =
     "match it exactly; otherwise the row is 'approx'.\n"
     "\n"
     "Grid keys (repeatable --grid): p=2,4,8  m=1,p,2p,3p (numbers or multiples of p)\n"
-    "v=2 (chunks, for schedules that take them)  costs=1:1:1,2:2:1 (F:B:W in ms).\n"
+    "v=2 (chunks, for schedules that take them)  costs=1:1:1,2:2:1 (F:B:W in ms, or\n"
+    "F:B:W:F&B with an overlapped pair's time for DualPipe; default F&B = F+B+W).\n"
     "\n"
     "Exit status: 0 all exact rows match, 1 an exact row disagrees, 2 usage error.";
 

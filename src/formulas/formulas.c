@@ -6,9 +6,9 @@
  */
 #include "formulas/formulas.h"
 
-static const char *const with_formula[] = {"1f1b",  "gpipe", "interleaved", "zb-h1",
-                                           "zb-h2", "zb-v",  "v-half",      "v-min",
-                                           "gis",   "gis-h", "tpipe",       NULL};
+static const char *const with_formula[] = {"1f1b",  "gpipe",    "interleaved", "zb-h1", "zb-h2",
+                                           "zb-v",  "v-half",   "v-min",       "gis",   "gis-h",
+                                           "tpipe", "dualpipe", "dualpipev",   NULL};
 
 const char *const *
 ppsim_formula_schedules(void)
@@ -19,7 +19,8 @@ ppsim_formula_schedules(void)
 static void
 formula_finish(const PpsimFormulaInput *in, PpsimFormula *out)
 {
-    double work = in->m * in->v * (in->t_f + in->t_b + in->t_w);
+    double work = out->work > 0 ? out->work : in->m * in->v * (in->t_f + in->t_b + in->t_w);
+    out->work = work;
     out->bubble = out->span - work;
     out->bubble_rate = out->span > 0 ? out->bubble / out->span : 0;
     out->bubble_fraction = work > 0 ? out->bubble / work : 0;
@@ -209,17 +210,66 @@ formula_tpipe(const PpsimFormulaInput *in, PpsimFormula *out)
     out->peak[0] = (chunk1 + chunk2) * in->act;
 }
 
+/* DualPipe and DualPipeV ([DUALPIPE] README table; [DSV3] §3.2.1 Table 2): bubble
+ * (PP/2-1)(F&B + B_full - 3W) with B_full = B + W the full backward, i.e. (P-1)(F&B + B - 2W)
+ * with P = PP/2 devices per pipeline half (p/2 for DualPipe, whose PP = p; p for DualPipeV,
+ * whose PP = 2p); PP+1 activations on every device (2x parameters for DualPipe, not
+ * predicted here). The README counts the bubble against a device's own work; in ppsim's
+ * program (dualpipe.h) device h runs 2n - 3P + h + 1 F&B pairs, one fewer on the middle
+ * device, n microbatches per chunk, so the devices with the most pairs, 2n - 2P - 1, are the
+ * least busy and the span is their work plus the bubble. Exact (tested on PP 4..32, m from
+ * 2p) when F = B >= W and F&B >= F + B; an upper bound when B >= F >= W and F&B >= F + B;
+ * neither when F > B or F&B < F + B. */
+static void
+formula_dualpipe_rows(const PpsimFormulaInput *in, PpsimFormula *out, gboolean bidirectional)
+{
+    int P = bidirectional ? in->p / 2 : in->p, n = bidirectional ? in->m / 2 : in->m;
+    double whole = in->t_f + in->t_b + in->t_w, fb = in->t_fb > 0 ? in->t_fb : whole;
+    int pairs = MAX(2 * n - 2 * P - 1, 0);
+    out->source = bidirectional ? "[DUALPIPE] README table; [DSV3] §3.2.1 Table 2"
+                                : "[DUALPIPE] README table (DualPipeV)";
+    out->exact_when = bidirectional ? "v = 2, p even, m even, m >= 2p, p2p = 0, F = B >= W, "
+                                      "F&B >= F + B"
+                                    : "v = 2, m >= 2p, p2p = 0, F = B >= W, F&B >= F + B";
+    out->exact = in->v == 2 && in->m >= 2 * in->p && in->t_f == in->t_b && in->t_w <= in->t_f &&
+                 fb >= in->t_f + in->t_b && (!bidirectional || (in->p % 2 == 0 && in->m % 2 == 0));
+    out->work = 2.0 * n * whole - pairs * (whole - fb);
+    out->span = out->work + (P - 1) * (fb + in->t_b - 2 * in->t_w);
+    for (int d = 0; d < in->p; d++)
+        out->peak[d] = (2 * P + 1) * in->act;
+}
+
+static void
+formula_dualpipe(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    formula_dualpipe_rows(in, out, TRUE);
+}
+
+static void
+formula_dualpipev(const PpsimFormulaInput *in, PpsimFormula *out)
+{
+    formula_dualpipe_rows(in, out, FALSE);
+}
+
 gboolean
 ppsim_formula_predict(const char *name, const PpsimFormulaInput *in, PpsimFormula *out)
 {
     static const struct {
         const char *name;
         void (*fill)(const PpsimFormulaInput *, PpsimFormula *);
-    } table[] = {
-        {"1f1b", formula_1f1b},     {"gpipe", formula_gpipe}, {"interleaved", formula_interleaved},
-        {"zb-h1", formula_zb_h1},   {"zb-h2", formula_zb_h2}, {"zb-v", formula_zb_v},
-        {"v-half", formula_v_half}, {"v-min", formula_v_min}, {"gis", formula_gis},
-        {"gis-h", formula_gis_h},   {"tpipe", formula_tpipe}};
+    } table[] = {{"1f1b", formula_1f1b},
+                 {"gpipe", formula_gpipe},
+                 {"interleaved", formula_interleaved},
+                 {"zb-h1", formula_zb_h1},
+                 {"zb-h2", formula_zb_h2},
+                 {"zb-v", formula_zb_v},
+                 {"v-half", formula_v_half},
+                 {"v-min", formula_v_min},
+                 {"gis", formula_gis},
+                 {"gis-h", formula_gis_h},
+                 {"tpipe", formula_tpipe},
+                 {"dualpipe", formula_dualpipe},
+                 {"dualpipev", formula_dualpipev}};
     for (guint i = 0; i < G_N_ELEMENTS(table); i++) {
         if (g_strcmp0(table[i].name, name) != 0)
             continue;
