@@ -208,7 +208,9 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
         g_free(dp_end);
     }
     double fwd = 0;
-    for (int s = 0; s < sched->n_stages; s++)
+    /* with two pipelines (DualPipe) a microbatch runs through one: the model is one of them */
+    int model_stages = sched->pipe_stages > 0 ? sched->pipe_stages : sched->n_stages;
+    for (int s = 0; s < model_stages; s++)
         fwd += r->costs->stage[s].fwd_flops;
     res->model_flops = 3.0 * fwd * sched->n_microbatches * sc->parallel.dp;
     double seconds = (double)res->makespan_ps / (double)PPSIM_PS_PER_S;

@@ -169,7 +169,8 @@ START_TEST(test_two_pipelines)
 END_TEST
 
 /* 2x parameters: a DualPipe device holds the layers of stages d and p-1-d of the model's
- * p-stage split, so its static memory is what 1F1B puts on devices d and p-1-d together. */
+ * p-stage split, so its static memory is what 1F1B puts on devices d and p-1-d together;
+ * the model's FLOPs are counted once. */
 START_TEST(test_dualpipe_parameters)
 {
     const char *set[] = {"training.pp=4", "training.microbatches=8", NULL};
@@ -182,6 +183,9 @@ START_TEST(test_dualpipe_parameters)
     for (int d = 0; d < 4; d++)
         ck_assert_int_eq(dual->devices[d].static_memory,
                          one->devices[d].static_memory + one->devices[3 - d].static_memory);
+    /* the model's FLOPs (MFU's numerator) once: a microbatch runs through one direction */
+    ck_assert(one->model_flops > 0);
+    ck_assert_double_eq_tol(dual->model_flops, one->model_flops, one->model_flops * 1e-12);
     g_autoptr(PpsimRunResult) v = ppsim_test_run_option(sc, "dualpipev", NULL, NULL, &error);
     ppsim_assert_no_error(error);
     gint64 sum_one = 0, sum_v = 0;

@@ -1,7 +1,9 @@
 /* sched-dualpipe.c: DualPipe ([DSV3] §3.2.1, [DUALPIPE] dualpipe.py): two pipelines in
- * opposite directions over the same p devices, so every device holds two stages, the same
- * layers twice (2x parameters): stage s < p of the forward direction on device s, stage p + k
- * of the reverse direction (its k-th stage, the model's layers of stage k) on device p-1-k.
+ * opposite directions over the same p devices: stage s < p of the forward direction on device
+ * s, stage p + k of the reverse direction (its k-th stage, the model's layers of stage k) on
+ * device p-1-k. Device d thus holds the model's stages d and p-1-d, and the model is stored
+ * twice (2x parameters per device); the reduction of the two copies' gradients, a collective
+ * between devices d and p-1-d after the last backward, is not modelled.
  * Microbatches 0..m/2-1 enter at device 0, m/2..m-1 at device p-1. Each device runs the
  * 8-step program of dualpipe.h with P = p/2 and h = min(d, p-1-d); in the steady state it
  * pairs a forward of one direction with a full backward of the other as one overlapped F&B
