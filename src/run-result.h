@@ -51,6 +51,11 @@ typedef struct {
      * stages' DP gradient reductions, and the part of those that ran past the last
      * compute op of the whole pipeline (not hidden behind the cool-down). */
     PpsimTime tp_comm_ps, zero_gather_ps, dp_comm_ps, dp_exposed_ps;
+    /* MoE expert parallelism: the all-to-alls inside this device's F/B/R (src/cost/moe.h);
+     * F&B pairs (schedule.h PPSIM_OP_FLAG_OVERLAP): the time the pairs saved against running
+     * their halves apart (fb_hidden: in hardware mode the communication hidden behind the
+     * other half's compute, src/cost/overlap.h), and of it what the all-to-alls account for */
+    PpsimTime ep_comm_ps, fb_hidden_ps, ep_comm_hidden_ps;
 } PpsimDeviceResult;
 
 typedef struct {

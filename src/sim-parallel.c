@@ -13,6 +13,7 @@
  * (2(n-1) of them) are not added on this path.
  */
 #include "sim-internal.h"
+#include "cost/overlap.h"
 #include "cost/parallel.h"
 #include "hw/topology.h"
 
@@ -139,6 +140,39 @@ ppsim_sim_add_zero_gathers(Replay *r)
     }
 }
 
+/* Per device, what its F&B pairs saved against running their halves apart, and of it (in
+ * hardware mode) the share of the MoE all-to-alls: the pair's hidden communication with
+ * them less without them (overlap.h's model). */
+static void
+sim_collect_overlap(const Replay *r, PpsimRunResult *res)
+{
+    const PpsimSchedule *sched = r->sched;
+    for (int d = 0; d < sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        const GArray *ops = sched->compute[d];
+        for (guint i = 0; i + 1 < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (op->kind != PPSIM_OP_F || !(op->flags & PPSIM_OP_FLAG_OVERLAP))
+                continue;
+            const PpsimOp *mate = &g_array_index(ops, PpsimOp, i + 1);
+            const PpsimStageCost *a = &r->costs->stage[op->stage];
+            const PpsimStageCost *b = &r->costs->stage[mate->stage];
+            PpsimTime apart = a->est.f_ps + b->est.b_ps + b->est.w_ps;
+            dev->fb_hidden_ps += apart - (a->est.fo_ps + b->est.bwo_ps);
+            if (!r->costs->explicit_mode) {
+                PpsimTime bw = b->est.b_ps + b->est.w_ps;
+                PpsimTime with =
+                    ppsim_cost_overlap_hidden(a->est.f_ps, bw, a->tp_comm_f_ps + a->ep_comm_f_ps,
+                                              b->tp_comm_b_ps + b->ep_comm_b_ps);
+                PpsimTime without =
+                    ppsim_cost_overlap_hidden(a->est.f_ps, bw, a->tp_comm_f_ps, b->tp_comm_b_ps);
+                dev->ep_comm_hidden_ps += with - without;
+            }
+            i++;
+        }
+    }
+}
+
 void
 ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
 {
@@ -149,6 +183,7 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
     res->dp = sc->parallel.dp;
     res->zero = sc->parallel.zero;
     res->gpus = ppsim_scenario_gpus(sc);
+    sim_collect_overlap(r, res);
     if (r->costs->explicit_mode)
         return;
     for (int d = 0; d < sched->n_devices; d++) {
@@ -160,14 +195,17 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
             switch ((PpsimOpKind)op->kind) {
             case PPSIM_OP_F:
                 dev->tp_comm_ps += st->tp_comm_f_ps;
+                dev->ep_comm_ps += st->ep_comm_f_ps;
                 dev->zero_gather_ps += r->zero_flows ? 0 : st->zero_gather_ps;
                 break;
             case PPSIM_OP_R:
                 dev->tp_comm_ps += st->tp_comm_f_ps;
+                dev->ep_comm_ps += st->ep_comm_f_ps;
                 break;
             case PPSIM_OP_B:
             case PPSIM_OP_BW:
                 dev->tp_comm_ps += st->tp_comm_b_ps;
+                dev->ep_comm_ps += st->ep_comm_b_ps;
                 dev->zero_gather_ps += r->zero_flows ? 0 : st->zero_gather_ps;
                 break;
             default:

@@ -7,6 +7,7 @@
  * as [NAR21]/[KOR] do.
  */
 #include "cost/cost-model.h"
+#include "cost/moe.h"
 #include "cost/overlap.h"
 #include "cost/parallel.h"
 #include "hw/topology.h"
@@ -302,8 +303,10 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
 {
     if (st->layers == 0)
         return 0;
-    PpsimStageCost probe = {
-        .layers = st->layers, .has_embedding = st->has_embedding, .has_head = st->has_head};
+    PpsimStageCost probe = {.first_layer = st->first_layer,
+                            .layers = st->layers,
+                            .has_embedding = st->has_embedding,
+                            .has_head = st->has_head};
     PpsimScenario tmp = *sc;
     tmp.model = *model;
     tmp.model.recompute = PPSIM_RECOMPUTE_NONE;
@@ -311,6 +314,7 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
         ppsim_par_fill_stage(&probe, &tmp, rate);
     else
         costs_fill_stage_hw(&probe, &tmp, rate);
+    ppsim_moe_fill_stage(&probe, &tmp, rate);
     return MAX(0, st->est.b_ps - probe.est.b_ps);
 }
 
@@ -321,6 +325,7 @@ costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         ppsim_par_fill_stage(st, sc, rate);
     else
         costs_fill_stage_hw(st, sc, rate);
+    ppsim_moe_fill_stage(st, sc, rate); /* MoE layers (moe.c); nothing for a dense model */
 }
 
 /* {mode: k} in model.stage_recompute: @st was filled with the model's mode; k of its layers

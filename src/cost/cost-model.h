@@ -33,6 +33,8 @@ typedef struct {
     /* parallel.c (zero without a `parallel:` section): per GPU of the stage's TP group */
     PpsimTime tp_comm_f_ps;   /* TP collectives inside one F (and one R) */
     PpsimTime tp_comm_b_ps;   /* TP collectives inside one B */
+    PpsimTime ep_comm_f_ps;   /* moe.c: MoE all-to-alls inside one F (and one R) */
+    PpsimTime ep_comm_b_ps;   /* moe.c: MoE all-to-alls inside one B */
     PpsimTime zero_gather_ps; /* ZeRO-3 parameter all-gather inside one F and one B */
     PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */
     guint64 dp_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */

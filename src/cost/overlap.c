@@ -43,8 +43,8 @@ ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario)
             continue;
         }
         PpsimTime bw = e->b_ps + e->w_ps;
-        PpsimTime x_f = CLAMP(st->tp_comm_f_ps, 0, e->f_ps);
-        PpsimTime x_bw = CLAMP(st->tp_comm_b_ps, 0, bw);
+        PpsimTime x_f = CLAMP(st->tp_comm_f_ps + st->ep_comm_f_ps, 0, e->f_ps);
+        PpsimTime x_bw = CLAMP(st->tp_comm_b_ps + st->ep_comm_b_ps, 0, bw);
         PpsimTime c_f = e->f_ps - x_f, c_bw = bw - x_bw;
         e->fo_ps = c_f + MAX(0, x_f - c_bw);
         e->bwo_ps = c_bw + MAX(0, x_bw - c_f);

@@ -12,8 +12,9 @@ G_BEGIN_DECLS
  * with per-stage op times, each stage's pair is that time scaled by the stage's
  * F + B + W over the scalar one. Hardware mode, the overlap model: a pair runs the two
  * halves' compute back to back, and each half's communication inside the op (TP
- * collectives; the MoE all-to-all when the model has one) runs during the other half's
- * compute, as DualPipe arranges it; what does not fit behind that compute adds to the pair:
+ * collectives; the MoE all-to-alls, moe.h) runs during the other half's
+ * compute, as DualPipe arranges it ([DSV3] §3.2.1: all-to-all and PP communication hidden
+ * behind the other chunk's compute); what does not fit behind that compute adds to the pair:
  *   pair = cF + cBW + max(0, xF - cBW) + max(0, xBW - cF),
  * c = compute, x = communication of a half, both halves taken at this stage's costs (exact
  * for pairs of equal stages, as DualPipe's are in the steady state).

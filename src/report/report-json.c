@@ -94,6 +94,13 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     ppsim_fmt_ms(out, d->dp_comm_ps);
     g_string_append(out, ",\"dp_comm_exposed\":");
     ppsim_fmt_ms(out, d->dp_exposed_ps);
+    /* MoE all-to-alls inside F/B/R; what F&B pairs saved, and the all-to-alls' share */
+    g_string_append(out, ",\"ep_comm\":");
+    ppsim_fmt_ms(out, d->ep_comm_ps);
+    g_string_append(out, ",\"fb_hidden\":");
+    ppsim_fmt_ms(out, d->fb_hidden_ps);
+    g_string_append(out, ",\"ep_comm_hidden\":");
+    ppsim_fmt_ms(out, d->ep_comm_hidden_ps);
     g_string_append_c(out, '}');
 }
 

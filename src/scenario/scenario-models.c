@@ -7,6 +7,19 @@
  * Llama 3: [L3] Table 3 (8B: 32 layers, 4096, FFN 14336, 32 heads; 70B: 80, 8192, 28672, 64;
  * 405B: 126, 16384, 53248, 128; 8 KV heads each; vocabulary "128,000", 128,256 in the
  * released tokenizer) with an 8192-token training context ([L3] §3.4.1).
+ *
+ * DeepSeek-V3 ([DSV3] §2, §4.2): 61 layers, hidden 7168, 128 heads, the first 3 layers dense
+ * (FFN 18432), the others mixture of experts with 1 shared and 256 routed experts of FFN
+ * width 2048, 8 routed per token, SwiGLU, vocabulary 129,280 (the released configuration),
+ * 4096-token pre-training sequences; 671B parameters in all, 37B active per token.
+ * Multi-head latent attention is approximated by multi-head attention of the model's width
+ * (128 heads, no GQA): its projections hold 4h^2 = 206M parameters per layer where MLA's
+ * low-rank ones hold about 187M, and its attention core counts 4bs^2h FLOPs where MLA's
+ * wider heads (192 for QK, 128 for V, 128 of them) do about 2.9 times that; the
+ * multi-token-prediction module is left out. ppsim counts 672.2B parameters, 38.7B active.
+ * Mixtral 8x7B ([MIXTRAL] Table 1): 32 layers, dim 4096, FFN 14336, 32 heads, 8 KV heads,
+ * 8 experts, 2 per token, vocabulary 32,000, context 32,768 (a training run usually sets a
+ * shorter seq_len).
  */
 #include "scenario/scenario.h"
 
@@ -36,8 +49,38 @@ static const PpsimModelPreset llama3_70b = {"llama3-70b", "Llama 3 70B, GQA [L3]
 static const PpsimModelPreset llama3_405b = {"llama3-405b", "Llama 3 405B, GQA [L3] Table 3",
                                              LLAMA(126, 16384, 53248, 128, 8, 8192, 128256)};
 
-static const PpsimModelPreset *const presets[] = {
-    &gpt3_175b, &llama2_7b, &llama2_70b, &llama3_8b, &llama3_70b, &llama3_405b, NULL};
+static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
+                                             "DeepSeek-V3 671B MoE (37B active; MLA as MHA) [DSV3]",
+                                             {.mlp = PPSIM_MLP_SWIGLU,
+                                              .layers = 61,
+                                              .hidden = 7168,
+                                              .ffn_hidden = 18432,
+                                              .heads = 128,
+                                              .kv_heads = 128,
+                                              .seq_len = 4096,
+                                              .vocab = 129280,
+                                              .moe = {.experts = 256,
+                                                      .top_k = 8,
+                                                      .expert_ffn_hidden = 2048,
+                                                      .shared_experts = 1,
+                                                      .dense_layers = 3,
+                                                      .imbalance = 1.0}}};
+static const PpsimModelPreset mixtral_8x7b = {
+    "mixtral-8x7b",
+    "Mixtral 8x7B MoE, GQA [MIXTRAL] Table 1",
+    {.mlp = PPSIM_MLP_SWIGLU,
+     .layers = 32,
+     .hidden = 4096,
+     .ffn_hidden = 14336,
+     .heads = 32,
+     .kv_heads = 8,
+     .seq_len = 32768,
+     .vocab = 32000,
+     .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 14336, .imbalance = 1.0}}};
+
+static const PpsimModelPreset *const presets[] = {&gpt3_175b,   &llama2_7b,    &llama2_70b,
+                                                  &llama3_8b,   &llama3_70b,   &llama3_405b,
+                                                  &deepseek_v3, &mixtral_8x7b, NULL};
 
 const PpsimModelPreset *const *
 ppsim_model_presets(void)

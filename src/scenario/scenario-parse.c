@@ -348,6 +348,7 @@ apply_model_preset(Parser *P, int map, GError **error)
     m->kv_heads = src->kv_heads;
     m->seq_len = src->seq_len;
     m->vocab = src->vocab;
+    m->moe = src->moe;
     g_free(m->preset);
     m->preset = g_strdup(preset->name);
     return TRUE;

@@ -67,6 +67,16 @@ static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE
 static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 
+static const SchemaKey moe_keys[] = {
+    REQ_INT("experts", model.moe.experts),
+    REQ_INT("top_k", model.moe.top_k),
+    REQ_INT("expert_ffn_hidden", model.moe.expert_ffn_hidden),
+    {"shared_experts", KEY_INT, OFF(model.moe.shared_experts), NULL, FALSE, 0, 0},
+    {"dense_layers", KEY_INT, OFF(model.moe.dense_layers), NULL, FALSE, 0, 0},
+    {"capacity_factor", KEY_DOUBLE, OFF(model.moe.capacity_factor), NULL, FALSE, 0, 0},
+    {"imbalance", KEY_DOUBLE, OFF(model.moe.imbalance), NULL, FALSE, 1, 0},
+    {NULL}};
+
 static const SchemaKey model_keys[] = {
     {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
     {"mlp", KEY_ENUM, OFF(model.mlp), NULL, FALSE, 0, 0, mlp_names},
@@ -81,6 +91,7 @@ static const SchemaKey model_keys[] = {
     {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
     {"stage_recompute", KEY_RECOMPUTE_LIST, OFF(model.stage_recompute), NULL, FALSE, 0, 0},
+    SECTION("moe", moe_keys),
     {NULL}};
 
 static const SchemaKey training_keys[] = {
@@ -100,6 +111,7 @@ static const SchemaKey parallel_keys[] = {
     {"zero", KEY_INT, OFF(parallel.zero), NULL, FALSE, 0, 3},
     {"placement", KEY_ENUM, OFF(parallel.placement), NULL, FALSE, 0, 0, placement_names},
     {"tp_efficiency", KEY_DOUBLE, OFF(parallel.tp_efficiency), NULL, FALSE, 1e-9, 1},
+    POS_INT("ep", parallel.ep),
     {NULL}};
 
 static const SchemaKey memory_keys[] = {{"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0}, {NULL}};
@@ -142,7 +154,8 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->training.chunks = 1;
     sc->training.microbatch_size = 1;
     sc->training.bytes_per_param = 16; /* [ZERO] §3.1: 2 + 2 + 12 bytes */
-    sc->parallel.tp = sc->parallel.dp = 1;
+    sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = 1;
+    sc->model.moe.imbalance = 1.0;
     sc->parallel.tp_efficiency = 1.0;
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
         PPSIM_PS_PER_MS;
@@ -261,6 +274,19 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gp
         return check_fail(error, mark_of, data, "parallel.tp", msg);
     }
     const PpsimModel *m = &sc->model;
+    if (par->ep > 1 && m->moe.experts == 0) {
+        msg = g_strdup_printf("'parallel.ep' (%d) needs a mixture-of-experts model "
+                              "('model.moe')",
+                              par->ep);
+        return check_fail(error, mark_of, data, "parallel.ep", msg);
+    }
+    if (par->ep > 1 && ((par->dp * par->tp) % par->ep != 0 || m->moe.experts % par->ep != 0)) {
+        msg = g_strdup_printf("'parallel.ep' (%d) must divide 'parallel.dp' x 'parallel.tp' "
+                              "(%d x %d: the GPUs of one pipeline stage) and "
+                              "'model.moe.experts' (%d)",
+                              par->ep, par->dp, par->tp, m->moe.experts);
+        return check_fail(error, mark_of, data, "parallel.ep", msg);
+    }
     if (g_hash_table_contains(seen, "model") &&
         (m->heads % par->tp != 0 || m->kv_heads % par->tp != 0)) {
         msg = g_strdup_printf("'parallel.tp' (%d) must divide 'model.heads' (%d) and "
@@ -284,6 +310,19 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
         g_autofree char *msg = g_strdup_printf(
             "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
         return check_fail(error, mark_of, data, "model.kv_heads", msg);
+    }
+    const PpsimMoe *moe = &m->moe;
+    if (moe->experts > 0 && moe->top_k > moe->experts) {
+        g_autofree char *msg =
+            g_strdup_printf("'model.moe.top_k' (%d) cannot exceed 'model.moe.experts' (%d)",
+                            moe->top_k, moe->experts);
+        return check_fail(error, mark_of, data, "model.moe.top_k", msg);
+    }
+    if (moe->experts > 0 && moe->dense_layers > m->layers) {
+        g_autofree char *msg =
+            g_strdup_printf("'model.moe.dense_layers' (%d) cannot exceed 'model.layers' (%d)",
+                            moe->dense_layers, m->layers);
+        return check_fail(error, mark_of, data, "model.moe.dense_layers", msg);
     }
     if (!check_parallel(sc, seen, mark_of, data, error))
         return FALSE;

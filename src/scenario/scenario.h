@@ -75,7 +75,23 @@ typedef struct {
     int zero;                   /* ZeRO stage 0..3, [ZERO] §5 */
     PpsimPlacement placement;
     double tp_efficiency; /* GEMM efficiency kept when split tp ways, in (0, 1] */
+    int ep;               /* expert parallelism: the routed experts of a layer spread over ep
+                           * GPUs of the same pipeline stage (out of its dp x tp) */
 } PpsimParallel;
+
+/* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has
+ * experts routed FFNs of width expert_ffn_hidden instead of the dense FFN, each token going
+ * to top_k of them, plus shared_experts FFNs every token passes. experts = 0: dense. */
+typedef struct {
+    int experts;
+    int top_k;
+    int expert_ffn_hidden;
+    int shared_experts;
+    int dense_layers;       /* the first layers keep the dense FFN (ffn_hidden) */
+    double capacity_factor; /* > 0: each expert computes capacity_factor x its fair share of
+                             * slots (padded; tokens beyond are dropped); 0: dropless */
+    double imbalance;       /* >= 1: the busiest EP rank's routed tokens over the mean */
+} PpsimMoe;
 
 typedef struct {
     char *preset; /* model preset name, owned; NULL when none */
@@ -97,6 +113,7 @@ typedef struct {
                                      * many of the stage's layers take its mode ({full: 3}),
                                      * the rest `recompute`; -1: all of them */
     PpsimMark stage_recompute_mark;
+    PpsimMoe moe;
 } PpsimModel;
 
 typedef struct {

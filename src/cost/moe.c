@@ -1,0 +1,131 @@
+/* moe.c: mixture-of-experts layers and expert parallelism; see moe.h. */
+#include "cost/moe.h"
+#include "cost/parallel.h"
+
+#define MOE_ACT_BYTES 2.0 /* 16-bit activations, as the dense layers' */
+
+int
+ppsim_moe_layers_in(const PpsimModel *model, int first, int n)
+{
+    if (model->moe.experts <= 0)
+        return 0;
+    int from = MAX(first, model->moe.dense_layers), to = first + n;
+    return MAX(0, to - from);
+}
+
+static double
+moe_matrices(const PpsimModel *m)
+{
+    return m->mlp == PPSIM_MLP_SWIGLU ? 3.0 : 2.0;
+}
+
+/* One layer's parameters on the path the cost model takes for @m. */
+static double
+moe_layer_params(const PpsimModel *m)
+{
+    return m->mlp == PPSIM_MLP_SWIGLU ? ppsim_par_layer_params(m) : ppsim_cost_layer_params(m);
+}
+
+void
+ppsim_moe_model_params(const PpsimModel *model, double *total, double *active)
+{
+    double h = model->hidden, V = model->vocab, L = model->layers;
+    double dense = L * moe_layer_params(model);
+    double outer = 2.0 * V * h + h; /* embedding, untied head, final norm */
+    if (model->mlp != PPSIM_MLP_SWIGLU)
+        outer += model->seq_len * h + h; /* learned positions; LayerNorm bias */
+    int n = ppsim_moe_layers_in(model, 0, model->layers);
+    const PpsimMoe *moe = &model->moe;
+    double mats = moe_matrices(model), fe = moe->expert_ffn_hidden;
+    double dense_ffn = mats * h * model->ffn_hidden, expert = mats * h * fe,
+           router = h * moe->experts;
+    *total =
+        outer + dense + n * ((moe->experts + moe->shared_experts) * expert + router - dense_ffn);
+    *active =
+        outer + dense + n * ((moe->top_k + moe->shared_experts) * expert + router - dense_ffn);
+}
+
+/* The dense FFN's share of one layer's activation bytes on the cost model's path: the
+ * layer's activation less that of the same layer without an FFN. */
+static double
+moe_dense_ffn_act(const PpsimScenario *sc, int t, gboolean sp)
+{
+    PpsimModel m = sc->model, none = sc->model;
+    none.ffn_hidden = 0;
+    int b = sc->training.microbatch_size;
+    if (ppsim_par_active(sc))
+        return ppsim_par_layer_act_bytes(&m, b, t, sp) - ppsim_par_layer_act_bytes(&none, b, t, sp);
+    return ppsim_cost_layer_act_bytes(&m, b) - ppsim_cost_layer_act_bytes(&none, b);
+}
+
+static PpsimTime
+moe_time(double flops, double rate)
+{
+    return ppsim_time_from_seconds(flops / rate);
+}
+
+void
+ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
+{
+    const PpsimModel *m = &sc->model;
+    const PpsimMoe *moe = &m->moe;
+    st->ep_comm_f_ps = st->ep_comm_b_ps = 0;
+    int n = ppsim_moe_layers_in(m, st->first_layer, st->layers);
+    if (n == 0)
+        return;
+    const PpsimParallel *par = &sc->parallel;
+    int t = par->present ? par->tp : 1, ep = par->present ? par->ep : 1;
+    gboolean sp = par->present && par->sequence_parallel && t > 1;
+    gboolean full = m->recompute == PPSIM_RECOMPUTE_FULL;
+    double T = (double)sc->training.microbatch_size * m->seq_len, h = m->hidden;
+    double f = m->ffn_hidden, fe = moe->expert_ffn_hidden, E = moe->experts;
+    double mats = moe_matrices(m);
+    double load = moe->capacity_factor > 0 ? moe->capacity_factor : moe->imbalance;
+
+    /* FLOPs of one layer's forward, the tp group's (the cost model divides by tp) */
+    double dense_ffn = 2.0 * mats * T * h * f, expert = 2.0 * mats * T * h * fe;
+    double router = 2.0 * T * h * E;
+    double run = n * ((moe->top_k * load + moe->shared_experts) * expert + router - dense_ffn);
+    double useful = n * ((moe->top_k + moe->shared_experts) * expert + router - dense_ffn);
+    double r = rate * (par->present && t > 1 ? par->tp_efficiency : 1.0);
+    /* a signed difference (fewer expert FLOPs than the dense FFN's is possible) */
+    PpsimTime d_f = run >= 0 ? moe_time(run / t, r) : -moe_time(-run / t, r);
+    PpsimTime d_b = full ? 2 * d_f : d_f; /* full recompute re-runs the forward in B */
+
+    /* all-to-all: dispatch and combine in F, their gradients in B */
+    if (ep > 1) {
+        double bw = 0;
+        PpsimTime lat = 0;
+        ppsim_par_group_link(&sc->hardware, ep, ppsim_par_dp_stride(sc), &bw, &lat);
+        double bytes = load * moe->top_k * (T / t) * h * MOE_ACT_BYTES * (ep - 1) / ep;
+        PpsimTime a2a = ppsim_time_from_seconds(bytes / bw) + lat;
+        st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
+        st->ep_comm_b_ps = ppsim_mul_clamped(full ? 4 * n : 2 * n, a2a);
+    }
+    st->est.f_ps = MAX(0, st->est.f_ps + d_f) + st->ep_comm_f_ps;
+    st->est.b_ps = MAX(0, st->est.b_ps + d_b) + st->ep_comm_b_ps;
+    st->est.w_ps = MAX(0, st->est.w_ps + d_f);
+    st->est.r_ps = MAX(0, st->est.r_ps + d_f) + st->ep_comm_f_ps;
+    st->fwd_flops += useful;
+
+    if (!full) {
+        double ffn_act = moe_dense_ffn_act(sc, t, sp), rep = sp ? t : 1;
+        double slot = ffn_act * fe / f + MOE_ACT_BYTES * T * h / rep;
+        double layer = (moe->top_k * load + moe->shared_experts) * slot + 4.0 * T * E / rep;
+        double d_act = n * (layer - ffn_act);
+        st->est.act = MAX(0, st->est.act + ppsim_round_clamped(d_act));
+        st->est.act_w = MAX(0, MIN(st->est.act, st->est.act_w + ppsim_round_clamped(d_act)));
+        st->offload_bytes = (guint64)st->est.act;
+    }
+
+    double d_params =
+        n * ((E / ep + moe->shared_experts) * mats * h * fe + h * E - mats * h * f) / t;
+    double before = st->params, after = MAX(0.0, before + d_params);
+    if (before > 0) {
+        double k = after / before;
+        st->static_mem = ppsim_round_clamped((double)st->static_mem * k);
+        st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * k);
+        st->dp_comm_ps = ppsim_round_clamped((double)st->dp_comm_ps * k);
+    }
+    st->params = after;
+}

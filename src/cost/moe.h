@@ -1,0 +1,47 @@
+/* moe.h: mixture-of-experts layers and expert parallelism in the cost model (model.moe,
+ * parallel.ep). Pure functions of the scenario (moe.c); the cost model fills each stage as
+ * if dense and then calls ppsim_moe_fill_stage, the one hook.
+ *
+ * An MoE layer replaces the dense FFN (ffn_hidden) by a router (h x E) and E routed experts
+ * of width expert_ffn_hidden, top_k of them per token, plus shared_experts every token passes
+ * ([DSV3] §2.1.2; [MIXTRAL] §2). The first dense_layers layers stay dense. Per microbatch of
+ * T = b s tokens on one pipeline device (one GPU of its tp group, tokens split tp ways):
+ * - compute: each token's top_k expert FFNs and the shared ones, with the routed load of the
+ *   busiest EP rank: load = capacity_factor (padded slots, dropped tokens beyond) when set,
+ *   else the imbalance factor (dropless, the busiest rank sets the pace of the all-to-all).
+ *   B and W each equal F for these GEMMs ([ZB] Table 1).
+ * - parameters per GPU: E/ep routed experts (the EP group shares them) + the shared ones +
+ *   the router; static memory, DP gradient bytes and time scale with the stage's parameters
+ *   (expert gradients reduced over all dp replicas as dense ones: an overestimate when
+ *   ep > 1, where each expert has dp/ep replicas).
+ * - activations: per routed slot (load x top_k of them per token) and per shared expert, the
+ *   dense FFN's activation scaled to expert_ffn_hidden plus the 2h-byte copy of the token the
+ *   dispatch made; the router's fp32 probabilities (4E bytes per token). None beyond the
+ *   layer input under full recompute.
+ * - expert parallelism (ep > 1): a dispatch and a combine all-to-all per MoE layer in F (and
+ *   two in B, four under full recompute), each GPU sending load x top_k x T/tp tokens of 2h
+ *   bytes, (ep-1)/ep of them to other GPUs, over the link of an ep-rank group spaced as DP
+ *   replicas are (NVLink inside a node, else the NICs): bytes / bandwidth + latency each.
+ *   They are part of F and B (ep_comm_f_ps, ep_comm_b_ps) and are what an F&B pair hides
+ *   (overlap.h). Not modelled: the all-to-all as flows sharing links with pipeline sends,
+ *   node-limited routing, FP8 dispatch.
+ */
+#pragma once
+
+#include "cost/cost-model.h"
+
+G_BEGIN_DECLS
+
+/* How many of the layers [first, first + n) have experts. */
+int ppsim_moe_layers_in(const PpsimModel *model, int first, int n);
+
+/* Parameters of the whole model (embedding, layers, final norm, untied LM head) counting
+ * every expert (@total) and those a token passes (@active: top_k routed + shared). */
+void ppsim_moe_model_params(const PpsimModel *model, double *total, double *active);
+
+/* Adjusts stage @st, filled as dense by the cost model (hardware mode), for its MoE layers:
+ * times, FLOPs, activations, parameters and the all-to-all times ep_comm_f_ps and
+ * ep_comm_b_ps (set to 0 for a dense stage). @rate: FLOP/s per GPU as the cost model uses. */
+void ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate);
+
+G_END_DECLS

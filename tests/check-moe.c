@@ -1,0 +1,196 @@
+/* check-moe.c: mixture-of-experts layers and expert parallelism (src/cost/moe.h) against hand
+ * counts: the DeepSeek-V3 and Mixtral presets' parameter counts ([DSV3] 671B / 37B active,
+ * [MIXTRAL] 47B / 13B), one MoE layer's FLOP and all-to-all time, the load factors, dense
+ * layers, the scenario rules, and the JSON keys of an F&B schedule (ep_comm, fb_hidden,
+ * ep_comm_hidden). */
+#include "ppsim-test.h"
+#include "cost/moe.h"
+#include "cost/overlap.h"
+#include "report/report.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+static PpsimScenario *
+parse(const char *yaml, const char *const *overrides, GError **error)
+{
+    return ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", ".", overrides, error);
+}
+
+/* Published totals: DeepSeek-V3 671B with 37B activated per token ([DSV3] abstract; ppsim
+ * approximates MLA by MHA of the model's width, moe.h, and leaves out the MTP module, so 1%
+ * and 5% tolerances); Mixtral 8x7B 46.7B with 12.9B active ([MIXTRAL] §2). */
+START_TEST(test_preset_params)
+{
+    const PpsimModelPreset *ds = ppsim_model_preset_lookup("deepseek-v3");
+    ck_assert(ds != NULL);
+    double total = 0, active = 0;
+    ppsim_moe_model_params(&ds->model, &total, &active);
+    ck_assert_msg(fabs(total / 671e9 - 1) < 0.01, "total %.4g", total);
+    ck_assert_msg(fabs(active / 37e9 - 1) < 0.05, "active %.4g", active);
+    const PpsimModelPreset *mx = ppsim_model_preset_lookup("mixtral-8x7b");
+    ck_assert(mx != NULL);
+    ppsim_moe_model_params(&mx->model, &total, &active);
+    ck_assert_msg(fabs(total / 46.7e9 - 1) < 0.01, "total %.4g", total);
+    ck_assert_msg(fabs(active / 12.9e9 - 1) < 0.01, "active %.4g", active);
+    ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 61), 58);
+    ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 3), 0);
+    ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 2, 4), 3);
+}
+END_TEST
+
+static const char moe_yaml[] = "name: moe\n"
+                               "hardware: {preset: dgx-h100-80gb}\n"
+                               "model: {mlp: swiglu, layers: 8, hidden: 1024, ffn_hidden: 4096,\n"
+                               "        heads: 8, seq_len: 1024, vocab: 32000,\n"
+                               "        moe: {experts: 16, top_k: 2, expert_ffn_hidden: 512,\n"
+                               "              shared_experts: 1, dense_layers: 2}}\n"
+                               "parallel: {tp: 1, pp: 2, dp: 16, ep: 16}\n"
+                               "training: {microbatches: 8}\n"
+                               "schedule: dualpipev\n";
+
+static PpsimCosts *
+moe_costs(const char *const *overrides, int stages)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, overrides, &error);
+    ppsim_assert_no_error(error);
+    PpsimCosts *c = ppsim_costs_new(sc, stages, &error);
+    ppsim_assert_no_error(error);
+    return c;
+}
+
+/* One stage of two layers, the first dense (dense_layers 2 puts layers 0-1 dense; a 4-stage
+ * split gives stage 1 layers 2-3, both MoE, stage 0 layers 0-1, both dense). Per MoE layer,
+ * T = 1024 tokens: FFN FLOPs change from 6 T h f to 6 T h fe (top_k + shared) + 2 T h E;
+ * the all-to-alls: 2 in F, each T k h 2 bytes x 15/16 over the NICs (16 ranks spaced 2 GPUs
+ * apart span 4 nodes) at 50 GB/s, plus 5 us. */
+START_TEST(test_layer_by_hand)
+{
+    const char *dense_set[] = {"model.moe.dense_layers=8", "parallel.ep=1", NULL};
+    g_autoptr(PpsimCosts) moe = moe_costs(NULL, 4);
+    g_autoptr(PpsimCosts) dense = moe_costs(dense_set, 4);
+    double T = 1024, h = 1024, f = 4096, fe = 512, E = 16;
+    double d_flops = 2 * ((2 + 1) * 6 * T * h * fe + 2 * T * h * E - 6 * T * h * f);
+    /* stage 0 is dense either way */
+    ck_assert_int_eq(moe->stage[0].est.f_ps, dense->stage[0].est.f_ps);
+    ck_assert_int_eq(moe->stage[0].ep_comm_f_ps, 0);
+    ck_assert_double_eq_tol(moe->stage[1].fwd_flops - dense->stage[1].fwd_flops, d_flops, 1);
+    double bytes = T * 2 * h * 2 * 15.0 / 16;
+    PpsimTime a2a = ppsim_time_from_seconds(bytes / 50e9) + 5 * PPSIM_PS_PER_US;
+    ck_assert_int_eq(moe->stage[1].ep_comm_f_ps, 2 * 2 * a2a);
+    ck_assert_int_eq(moe->stage[1].ep_comm_b_ps, 2 * 2 * a2a);
+    /* F grows by the FLOP difference at the GPU's rate plus the all-to-alls; W by the FLOPs */
+    PpsimTime dw = moe->stage[1].est.w_ps - dense->stage[1].est.w_ps;
+    PpsimTime df = moe->stage[1].est.f_ps - dense->stage[1].est.f_ps - moe->stage[1].ep_comm_f_ps;
+    ck_assert_int_eq(df, dw);
+    ck_assert(df < 0); /* 3 experts of 512 are less work than one FFN of 4096 */
+    /* routed experts: 16 / ep = 1 per GPU, plus the shared one and the router */
+    double d_params = 2 * ((1 + 1) * 3 * h * fe + h * E - 3 * h * f);
+    ck_assert_double_eq_tol(moe->stage[1].params - dense->stage[1].params, d_params, 1e-3);
+}
+END_TEST
+
+/* The load factor: imbalance 1.5 makes the busiest rank compute 1.5 k routed slots (and send
+ * 1.5x the bytes); a capacity factor takes its place (padded slots); MFU's FLOPs stay the
+ * useful ones. */
+START_TEST(test_load_factors)
+{
+    const char *imb[] = {"model.moe.imbalance=1.5", NULL};
+    const char *cap[] = {"model.moe.imbalance=1.5", "model.moe.capacity_factor=1.25", NULL};
+    g_autoptr(PpsimCosts) base = moe_costs(NULL, 4);
+    g_autoptr(PpsimCosts) hot = moe_costs(imb, 4);
+    g_autoptr(PpsimCosts) capped = moe_costs(cap, 4);
+    /* W's growth is linear in the routed slots: 0.25 k more for capacity 1.25, 0.5 k for
+     * imbalance 1.5 (within the picosecond roundings) */
+    PpsimTime w0 = base->stage[1].est.w_ps, w1 = hot->stage[1].est.w_ps;
+    PpsimTime w2 = capped->stage[1].est.w_ps;
+    ck_assert(w1 > w0);
+    ck_assert_msg(llabs(2 * (w2 - w0) - (w1 - w0)) <= 2,
+                  "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, w2 - w0, w1 - w0);
+    /* by hand: 2 layers x 0.5 x top_k 2 slots x 6 T h fe FLOPs at 989 TFLOP/s x 0.43 */
+    double extra = 2 * 0.5 * 2 * 6 * 1024.0 * 1024 * 512;
+    PpsimTime want = ppsim_time_from_seconds(extra / (989e12 * 0.43));
+    ck_assert_msg(llabs((w1 - w0) - want) <= 2, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
+                  w1 - w0, want);
+    ck_assert_double_eq(hot->stage[1].fwd_flops, base->stage[1].fwd_flops);
+    ck_assert(hot->stage[1].ep_comm_f_ps > base->stage[1].ep_comm_f_ps);
+    ck_assert(hot->stage[1].est.act > base->stage[1].est.act);
+}
+END_TEST
+
+static void
+expect_error(const char *const *set, const char *needle)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, set, &error);
+    ck_assert_msg(sc == NULL && error != NULL, "no error for %s", set[0]);
+    ck_assert_msg(strstr(error->message, needle) != NULL, "%s", error->message);
+}
+
+/* The scenario's rules, each naming its key. */
+START_TEST(test_rules)
+{
+    const char *a[] = {"parallel.ep=3", NULL};
+    expect_error(a, "'parallel.ep' (3) must divide");
+    const char *b[] = {"model.moe.top_k=17", NULL};
+    expect_error(b, "'model.moe.top_k' (17) cannot exceed");
+    const char *c[] = {"model.moe.dense_layers=9", NULL};
+    expect_error(c, "'model.moe.dense_layers' (9) cannot exceed");
+    const char *d[] = {"model.moe.imbalance=0.5", NULL};
+    expect_error(d, "imbalance");
+    const char *e[] = {"model.moe.experts=0", NULL};
+    expect_error(e, "experts");
+}
+END_TEST
+
+/* JSON: the F&B pairs of dualpipev hide part of the all-to-alls (ep_comm_hidden <= fb_hidden
+ * <= ep_comm, all > 0); 1F1B has no pairs; explicit mode: each pair saves F + B + W - F&B. */
+START_TEST(test_json_keys)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) v = ppsim_test_run_option(sc, "dualpipev", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) one = ppsim_test_run_option(sc, "1f1b", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    for (int d = 0; d < v->p; d++) {
+        const PpsimDeviceResult *dev = &v->devices[d];
+        ck_assert(dev->ep_comm_ps > 0);
+        ck_assert(dev->ep_comm_hidden_ps > 0);
+        ck_assert(dev->ep_comm_hidden_ps <= dev->fb_hidden_ps);
+        ck_assert(dev->fb_hidden_ps <= dev->ep_comm_ps);
+        ck_assert_int_eq(one->devices[d].fb_hidden_ps, 0);
+    }
+    g_autoptr(GString) json = g_string_new(NULL);
+    g_autoptr(GPtrArray) list = g_ptr_array_new();
+    g_ptr_array_add(list, v);
+    ppsim_report_json(json, sc, list);
+    ck_assert(strstr(json->str, "\"ep_comm\":") != NULL);
+    ck_assert(strstr(json->str, "\"ep_comm_hidden\":") != NULL);
+
+    g_autoptr(PpsimScenario) ex = ppsim_scenario_new_explicit(4, 2, 8, "dualpipev");
+    ex->costs.forward_backward_ps = 5 * PPSIM_PS_PER_MS / 2;
+    g_autoptr(PpsimRunResult) r = ppsim_test_run_option(ex, "dualpipev", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    /* device 0 of p = 4, n = 8: 2n - 3P + h + 1 = 16 - 12 + 1 = 5 pairs, 0.5 ms each */
+    ck_assert_int_eq(r->devices[0].fb_hidden_ps, 5 * PPSIM_PS_PER_MS / 2);
+    ck_assert_int_eq(r->devices[0].ep_comm_ps, 0);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("moe");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_preset_params);
+    tcase_add_test(tc, test_layer_by_hand);
+    tcase_add_test(tc, test_load_factors);
+    tcase_add_test(tc, test_rules);
+    tcase_add_test(tc, test_json_keys);
+    suite_add_tcase(s, tc);
+    return s;
+}
