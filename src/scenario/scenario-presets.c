@@ -58,7 +58,33 @@ static const PpsimPreset preset_h100 = {
         .host_adam_params_per_s = 1.4e9 / 16,  /* as A100: no per-core source, assumption */
     }};
 
-static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, NULL};
+/* The H800 cluster of [DSV3] §3.1-3.2.2: 8 GPUs per node on NVLink/NVSwitch at 160 GB/s,
+ * InfiniBand at 50 GB/s per GPU across nodes; the H800 computes as the H100 (the export
+ * variant cuts NVLink, not the SMs), so compute, memory and host numbers are the H100's. */
+static const PpsimPreset preset_h800 = {
+    .name = "dgx-h800-80gb",
+    .summary = "H800 node as in DeepSeek-V3: 8x H800-80GB, NVLink 160 GB/s, IB 50 GB/s per GPU",
+    .hw = {
+        .gpus_per_node = 8,                    /* [DSV3] §3.1 */
+        .gpu_memory_bytes = 80 * (guint64)GIB, /* as H100 */
+        .gpu_peak_flops = 989e12,              /* as H100, dense BF16 [H100-DS] */
+        .gpu_efficiency = 0.43,                /* as H100 (assumption) */
+        .copy_streams = 1,
+        .nvlink_bytes_per_s = 160 * GB, /* [DSV3] §3.2.2 */
+        .nvlink_latency_ps = 2 * US,    /* assumption */
+        .pcie_bytes_per_s = 64 * GB,    /* as H100 */
+        .pcie_uplink_bytes_per_s = 64 * GB,
+        .pcie_latency_ps = 5 * US, /* assumption */
+        .pcie_gpus_per_switch = 1, /* as H100 */
+        .pcie_shared_efficiency = 1.0,
+        .network_bytes_per_s = 50 * GB,        /* IB, [DSV3] §3.2.2 */
+        .network_latency_ps = 5 * US,          /* assumption */
+        .host_memory_bytes = 2 * (guint64)TIB, /* as H100 (assumption) */
+        .host_optimizer_workers = 16,          /* assumption */
+        .host_adam_params_per_s = 1.4e9 / 16,  /* as A100: assumption */
+    }};
+
+static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, &preset_h800, NULL};
 
 const PpsimPreset *const *
 ppsim_presets(void)
