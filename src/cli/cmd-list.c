@@ -1,6 +1,7 @@
 /* cmd-list.c: `ppsim list schedules|presets|models`: what the registries hold. */
 #include "cli/cli.h"
 #include "scenario/scenario.h"
+#include "cost/moe.h"
 #include "cost/parallel.h"
 #include "sched/registry.h"
 #include "sim.h"
@@ -92,8 +93,23 @@ list_models(void)
                                (*p)->name, (*p)->summary, "",
                                m->mlp == PPSIM_MLP_SWIGLU ? "swiglu" : "gelu", m->layers, m->hidden,
                                m->ffn_hidden, m->heads, m->kv_heads, m->seq_len, m->vocab);
-        ppsim_fmt_fixed(line, ppsim_par_model_params(m) / 1e9, 2);
-        g_string_append(line, "B parameters (untied embeddings)\n");
+        if (m->moe.experts > 0) { /* every expert, and what one token passes */
+            const PpsimMoe *e = &m->moe;
+            double total = 0, active = 0;
+            ppsim_moe_model_params(m, &total, &active);
+            g_string_append_printf(line,
+                                   "MoE %d routed (top-%d) + %d shared experts of ffn %d, first "
+                                   "%d layers dense, ",
+                                   e->experts, e->top_k, e->shared_experts, e->expert_ffn_hidden,
+                                   e->dense_layers);
+            ppsim_fmt_fixed(line, total / 1e9, 2);
+            g_string_append(line, "B parameters, ");
+            ppsim_fmt_fixed(line, active / 1e9, 2);
+            g_string_append(line, "B active (untied embeddings)\n");
+        } else {
+            ppsim_fmt_fixed(line, ppsim_par_model_params(m) / 1e9, 2);
+            g_string_append(line, "B parameters (untied embeddings)\n");
+        }
         fputs(line->str, stdout);
     }
 }
