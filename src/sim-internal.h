@@ -28,6 +28,11 @@ typedef struct {
     gboolean zero_flows;
     GArray *zero_task;    /* guint32 triples */
     gboolean has_cpu_opt; /* some optimizer step runs on a host CPU worker */
+    /* sim-parallel.c, MoE with parallel.ep > 1 in hardware mode: the all-to-alls run as flows
+     * of their own (so F/B/R durations leave them out); ep_task holds (device, index of the
+     * op in its compute list, send task, receive task) per op or F&B pair; else FALSE/NULL */
+    gboolean ep_flows;
+    GArray *ep_task; /* guint32 quadruples */
 } Replay;
 
 /* The memory changes of one op (README "Semantics"), in the order the executor applies
@@ -94,6 +99,14 @@ gboolean ppsim_sim_zero_flows(const Replay *r);
  * as flows on the device's "zero" streams, prefetched at most one op ahead. */
 void ppsim_sim_add_zero_gathers(Replay *r);
 void ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res);
+/* Whether the MoE all-to-alls run as flows in this replay (set r->ep_flows before building). */
+gboolean ppsim_sim_ep_flows(const Replay *r);
+/* sim-parallel.c: adds the all-to-alls of each MoE op (an F&B pair's together) as a send and
+ * a receive flow on the device's "ep" streams; see there. */
+void ppsim_sim_add_ep_flows(Replay *r);
+/* The duration of the compute of @op when the all-to-alls are flows (r->ep_flows): without
+ * them; the halves of an F&B pair as overlap.h splits them with the TP collectives only. */
+PpsimTime ppsim_sim_ep_compute(const Replay *r, const PpsimOp *op);
 /* Notes in @choices (nullable) the microbatch count derived from training.global_batch. */
 void ppsim_sim_note_parallel(const PpsimScenario *sc, GArray *choices);
 

@@ -140,6 +140,116 @@ ppsim_sim_add_zero_gathers(Replay *r)
     }
 }
 
+gboolean
+ppsim_sim_ep_flows(const Replay *r)
+{
+    const PpsimScenario *sc = r->sc;
+    return !r->costs->explicit_mode && r->topo != NULL && sc->parallel.present &&
+           sc->parallel.ep > 1 && sc->model.moe.experts > 0;
+}
+
+PpsimTime
+ppsim_sim_ep_compute(const Replay *r, const PpsimOp *op)
+{
+    const PpsimStageCost *st = &r->costs->stage[op->stage];
+    PpsimTime zg = r->zero_flows ? st->zero_gather_ps : 0;
+    PpsimTime f = st->est.f_ps - st->ep_comm_f_ps;
+    PpsimTime bw = st->est.b_ps + st->est.w_ps - st->ep_comm_b_ps;
+    if (op->flags & PPSIM_OP_FLAG_OVERLAP) {
+        PpsimTime fo, bwo;
+        ppsim_cost_overlap_halves(f, bw, st->tp_comm_f_ps, st->tp_comm_b_ps, &fo, &bwo);
+        return MAX((op->kind == PPSIM_OP_F ? fo : bwo) - zg, 0);
+    }
+    switch ((PpsimOpKind)op->kind) {
+    case PPSIM_OP_F:
+        return MAX(f - zg, 0);
+    case PPSIM_OP_R:
+        return MAX(st->est.r_ps - st->ep_comm_f_ps, 0);
+    case PPSIM_OP_B:
+        return MAX(st->est.b_ps - st->ep_comm_b_ps - zg, 0);
+    case PPSIM_OP_BW:
+        return MAX(bw - zg, 0);
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* Bytes each GPU sends in @op's all-to-alls. */
+static guint64
+ep_op_bytes(const Replay *r, const PpsimOp *op)
+{
+    const PpsimStageCost *st = &r->costs->stage[op->stage];
+    if (op->kind == PPSIM_OP_F || op->kind == PPSIM_OP_R)
+        return st->ep_bytes_f;
+    if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
+        return st->ep_bytes_b;
+    return 0;
+}
+
+/* The all-to-alls as flows (moe.h): per op with experts, what the GPU sends and what it
+ * receives (the same bytes, the group being symmetric) to and from a peer standing for the
+ * other EP ranks, over NVLink, or its PCIe link and NIC when the group spans nodes, sharing
+ * them max-min fairly with the pipeline's sends, the DP reduction and offloads. An op's
+ * flows start once the device's previous op has ended and the op's inputs are ready (their
+ * producers have ended: the activation's own transfer is not waited for) and the op's
+ * compute waits for them: the dispatch and combine sit on the critical path. An F&B pair's
+ * flows (both halves') start the same way but run beside the pair ([DSV3] §3.2.1: one
+ * chunk's all-to-all behind the other's compute); the op after the pair waits for them. */
+void
+ppsim_sim_add_ep_flows(Replay *r)
+{
+    if (!r->ep_flows)
+        return;
+    const PpsimScenario *sc = r->sc;
+    const PpsimSchedule *sched = r->sched;
+    gboolean across =
+        (gint64)sc->parallel.ep * ppsim_par_dp_stride(sc) > sc->hardware.gpus_per_node;
+    r->ep_task = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autofree PpsimDep *deps = g_new(PpsimDep, ppsim_schedule_index_max_deps(r->idx));
+    for (int d = 0; d < sched->n_devices; d++) {
+        int stream[2];
+        for (int k = 0; k < 2; k++) {
+            char name[48];
+            ppsim_sim_stream_name(name, "gpu", d, k ? ".ep-in" : ".ep");
+            stream[k] = ppsim_exec_add_stream(r->exec, name);
+        }
+        int peer = ppsim_topology_remote_endpoint(r->topo, d, across);
+        const GArray *ops = sched->compute[d];
+        guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            gboolean pair =
+                op->kind == PPSIM_OP_F && (op->flags & PPSIM_OP_FLAG_OVERLAP) && i + 1 < ops->len;
+            guint last = pair ? i + 1 : i;
+            guint64 bytes = ep_op_bytes(r, op);
+            if (pair)
+                bytes += ep_op_bytes(r, &g_array_index(ops, PpsimOp, i + 1));
+            if (bytes == 0) {
+                i = last;
+                continue;
+            }
+            PpsimOpPos pos = {d, 0, (gint32)i};
+            guint n = ppsim_schedule_index_deps(r->idx, base + i, &pos, op, deps);
+            guint32 quad[4] = {(guint32)d, i, 0, 0};
+            for (int k = 0; k < 2; k++) {
+                PpsimTaskId t =
+                    ppsim_exec_add_transfer(r->exec, stream[k], k ? peer : d, k ? d : peer, bytes);
+                quad[2 + k] = t;
+                if (i > 0)
+                    ppsim_exec_add_dep(r->exec, base + i - 1, t, 0);
+                for (guint e = 0; e < n; e++)
+                    ppsim_exec_add_dep(r->exec, deps[e].from, t, 0);
+                if (!pair)
+                    ppsim_exec_add_dep(r->exec, t, base + i, 0);
+                else if (last + 1 < ops->len)
+                    ppsim_exec_add_dep(r->exec, t, base + last + 1, 0);
+            }
+            g_array_append_vals(r->ep_task, quad, 4);
+            i = last;
+        }
+    }
+}
+
 /* Per device, what its F&B pairs saved against running their halves apart, and of it (in
  * hardware mode) the share of the MoE all-to-alls: the pair's hidden communication with
  * them less without them (overlap.h's model). */
@@ -158,8 +268,13 @@ sim_collect_overlap(const Replay *r, PpsimRunResult *res)
             const PpsimStageCost *a = &r->costs->stage[op->stage];
             const PpsimStageCost *b = &r->costs->stage[mate->stage];
             PpsimTime apart = a->est.f_ps + b->est.b_ps + b->est.w_ps;
-            dev->fb_hidden_ps += apart - (a->est.fo_ps + b->est.bwo_ps);
-            if (!r->costs->explicit_mode) {
+            if (r->ep_flows) { /* the TP part here, the all-to-alls' from their flows */
+                dev->fb_hidden_ps += apart - a->ep_comm_f_ps - b->ep_comm_b_ps -
+                                     ppsim_sim_ep_compute(r, op) - ppsim_sim_ep_compute(r, mate);
+            } else {
+                dev->fb_hidden_ps += apart - (a->est.fo_ps + b->est.bwo_ps);
+            }
+            if (!r->costs->explicit_mode && !r->ep_flows) {
                 PpsimTime bw = b->est.b_ps + b->est.w_ps;
                 PpsimTime with =
                     ppsim_cost_overlap_hidden(a->est.f_ps, bw, a->tp_comm_f_ps + a->ep_comm_f_ps,
@@ -195,21 +310,41 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
             switch ((PpsimOpKind)op->kind) {
             case PPSIM_OP_F:
                 dev->tp_comm_ps += st->tp_comm_f_ps;
-                dev->ep_comm_ps += st->ep_comm_f_ps;
+                dev->ep_comm_ps += r->ep_flows ? 0 : st->ep_comm_f_ps;
                 dev->zero_gather_ps += r->zero_flows ? 0 : st->zero_gather_ps;
                 break;
             case PPSIM_OP_R:
                 dev->tp_comm_ps += st->tp_comm_f_ps;
-                dev->ep_comm_ps += st->ep_comm_f_ps;
+                dev->ep_comm_ps += r->ep_flows ? 0 : st->ep_comm_f_ps;
                 break;
             case PPSIM_OP_B:
             case PPSIM_OP_BW:
                 dev->tp_comm_ps += st->tp_comm_b_ps;
-                dev->ep_comm_ps += st->ep_comm_b_ps;
+                dev->ep_comm_ps += r->ep_flows ? 0 : st->ep_comm_b_ps;
                 dev->zero_gather_ps += r->zero_flows ? 0 : st->zero_gather_ps;
                 break;
             default:
                 break;
+            }
+        }
+    }
+    /* the all-to-alls' flows: first byte to last; beside an F&B pair, the part of that
+     * span the pair's compute covers is what the pair hid */
+    for (guint i = 0; r->ep_task != NULL && i < r->ep_task->len; i += 4) {
+        const guint32 *q = &g_array_index(r->ep_task, guint32, i);
+        PpsimTime start =
+            MIN(ppsim_exec_task_start(r->exec, q[2]), ppsim_exec_task_start(r->exec, q[3]));
+        PpsimTime end = MAX(ppsim_exec_task_end(r->exec, q[2]), ppsim_exec_task_end(r->exec, q[3]));
+        PpsimDeviceResult *dev = &res->devices[q[0]];
+        dev->ep_comm_ps += end - start;
+        const PpsimOp *op = &g_array_index(sched->compute[q[0]], PpsimOp, q[1]);
+        if (op->kind == PPSIM_OP_F && (op->flags & PPSIM_OP_FLAG_OVERLAP)) {
+            guint32 id = ppsim_schedule_index_base(r->idx, (int)q[0], 0) + q[1];
+            PpsimTime lo = MAX(start, ppsim_exec_task_start(r->exec, id));
+            PpsimTime hi = MIN(end, ppsim_exec_task_end(r->exec, id + 1));
+            if (hi > lo) {
+                dev->ep_comm_hidden_ps += hi - lo;
+                dev->fb_hidden_ps += hi - lo;
             }
         }
     }

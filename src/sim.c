@@ -33,6 +33,8 @@ replay_clear(Replay *r)
     g_free(r->dp_stream);
     if (r->zero_task != NULL)
         g_array_unref(r->zero_task);
+    if (r->ep_task != NULL)
+        g_array_unref(r->ep_task);
 }
 
 static int
@@ -119,6 +121,9 @@ PpsimTime
 ppsim_sim_duration(const Replay *r, const PpsimOp *op)
 {
     const PpsimStageCost *st = &r->costs->stage[op->stage];
+    if (r->ep_flows && (op->kind == PPSIM_OP_F || op->kind == PPSIM_OP_B ||
+                        op->kind == PPSIM_OP_BW || op->kind == PPSIM_OP_R))
+        return ppsim_sim_ep_compute(r, op); /* MoE all-to-alls: flows of their own */
     switch ((PpsimOpKind)op->kind) {
     case PPSIM_OP_F: /* ZeRO-3's gathers are in the estimates; flows of their own here */
         if (op->flags & PPSIM_OP_FLAG_OVERLAP) /* the F half of an F&B pair */
@@ -314,7 +319,7 @@ replay_describe(GString *out, PpsimTaskId task, gpointer data)
 {
     Replay *r = data;
     if (task >= ppsim_schedule_n_ops(r->sched)) {
-        g_string_append(out, "a DP gradient reduction");
+        g_string_append(out, "a DP gradient reduction, ZeRO-3 gather or MoE all-to-all");
         return;
     }
     PpsimOpPos pos;
@@ -421,6 +426,7 @@ replay_build(Replay *r)
     ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
     ppsim_sim_add_dp_tasks(r);
     ppsim_sim_add_zero_gathers(r);
+    ppsim_sim_add_ep_flows(r);
 }
 
 /* Whether each of the schedule's lists becomes exactly one executor stream, in the same
@@ -509,6 +515,7 @@ ppsim_sim_replay_borrowed(const PpsimScenario *sc, const PpsimCosts *costs,
     }
     r.exec = ppsim_exec_new(r.topo, sched->n_stages, ppsim_schedule_n_ops(sched));
     r.zero_flows = ppsim_sim_zero_flows(&r);
+    r.ep_flows = ppsim_sim_ep_flows(&r);
     ppsim_exec_set_recording(r.exec, (flags & PPSIM_SIM_RECORD) != 0);
     replay_build(&r);
     gint64 t2 = g_get_monotonic_time();

@@ -1,8 +1,8 @@
 /* check-moe.c: mixture-of-experts layers and expert parallelism (src/cost/moe.h) against hand
  * counts: the DeepSeek-V3 and Mixtral presets' parameter counts ([DSV3] 671B / 37B active,
  * [MIXTRAL] 47B / 13B), one MoE layer's FLOP and all-to-all time, the load factors, dense
- * layers, the scenario rules, and the JSON keys of an F&B schedule (ep_comm, fb_hidden,
- * ep_comm_hidden). */
+ * layers, the scenario rules, the JSON keys of an F&B schedule (ep_comm, fb_hidden,
+ * ep_comm_hidden), and the all-to-alls as flows on the NIC, alone and beside pipeline sends. */
 #include "ppsim-test.h"
 #include "cost/moe.h"
 #include "cost/overlap.h"
@@ -181,6 +181,36 @@ START_TEST(test_json_keys)
 }
 END_TEST
 
+/* The all-to-alls as flows: alone on device 0's NIC (pipeline sends on NVLink, placement
+ * tp-pp-dp) each of 1F1B's 16 MoE ops (2 MoE layers on stage 0, 8 F and 8 B) moves
+ * 2 layers x 2 all-to-alls x T k h 2 bytes x 15/16 at 50 GB/s, plus a few microseconds of
+ * path latency; with the pipeline's sends on the same NIC (tp-dp-pp: consecutive pipeline
+ * devices on other nodes) they take longer. */
+START_TEST(test_ep_flows)
+{
+    double bytes = 2 * 2 * 1024.0 * 2 * 1024 * 2 * 15 / 16;
+    PpsimTime lb = 16 * ppsim_time_from_seconds(bytes / 50e9);
+    PpsimTime alone = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *set[] = {k ? "parallel.placement=tp-dp-pp" : "parallel.placement=tp-pp-dp",
+                             NULL};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = parse(moe_yaml, set, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) res = ppsim_test_run_option(sc, "1f1b", NULL, NULL, &error);
+        ppsim_assert_no_error(error);
+        PpsimTime ep = res->devices[0].ep_comm_ps;
+        if (k == 0) {
+            ck_assert_msg(ep >= lb && ep <= lb + 16 * 20 * PPSIM_PS_PER_US,
+                          "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ep, lb);
+            alone = ep;
+        } else {
+            ck_assert_msg(ep > alone, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ep, alone);
+        }
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -191,6 +221,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_load_factors);
     tcase_add_test(tc, test_rules);
     tcase_add_test(tc, test_json_keys);
+    tcase_add_test(tc, test_ep_flows);
     suite_add_tcase(s, tc);
     return s;
 }

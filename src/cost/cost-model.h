@@ -35,6 +35,8 @@ typedef struct {
     PpsimTime tp_comm_b_ps;   /* TP collectives inside one B */
     PpsimTime ep_comm_f_ps;   /* moe.c: MoE all-to-alls inside one F (and one R) */
     PpsimTime ep_comm_b_ps;   /* moe.c: MoE all-to-alls inside one B */
+    guint64 ep_bytes_f;       /* moe.c: bytes each GPU sends in one F's all-to-alls */
+    guint64 ep_bytes_b;       /* moe.c: bytes each GPU sends in one B's all-to-alls */
     PpsimTime zero_gather_ps; /* ZeRO-3 parameter all-gather inside one F and one B */
     PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */
     guint64 dp_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */

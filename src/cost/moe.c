@@ -70,6 +70,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     const PpsimModel *m = &sc->model;
     const PpsimMoe *moe = &m->moe;
     st->ep_comm_f_ps = st->ep_comm_b_ps = 0;
+    st->ep_bytes_f = st->ep_bytes_b = 0;
     int n = ppsim_moe_layers_in(m, st->first_layer, st->layers);
     if (n == 0)
         return;
@@ -101,6 +102,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         PpsimTime a2a = ppsim_time_from_seconds(bytes / bw) + lat;
         st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
         st->ep_comm_b_ps = ppsim_mul_clamped(full ? 4 * n : 2 * n, a2a);
+        st->ep_bytes_f = (guint64)ppsim_round_clamped(2.0 * n * bytes);
+        st->ep_bytes_b = (guint64)ppsim_round_clamped((full ? 4.0 : 2.0) * n * bytes);
     }
     st->est.f_ps = MAX(0, st->est.f_ps + d_f) + st->ep_comm_f_ps;
     st->est.b_ps = MAX(0, st->est.b_ps + d_b) + st->ep_comm_b_ps;

@@ -22,9 +22,12 @@
  *   two in B, four under full recompute), each GPU sending load x top_k x T/tp tokens of 2h
  *   bytes, (ep-1)/ep of them to other GPUs, over the link of an ep-rank group spaced as DP
  *   replicas are (NVLink inside a node, else the NICs): bytes / bandwidth + latency each.
- *   They are part of F and B (ep_comm_f_ps, ep_comm_b_ps) and are what an F&B pair hides
- *   (overlap.h). Not modelled: the all-to-all as flows sharing links with pipeline sends,
- *   node-limited routing, FP8 dispatch.
+ *   These times (ep_comm_f_ps, ep_comm_b_ps) are part of the F and B estimates generators
+ *   see, and what the overlap model lets an F&B pair hide (overlap.h). The replay instead
+ *   runs the same bytes (ep_bytes_f, ep_bytes_b) as flows sharing the links with the
+ *   pipeline's sends and the DP reduction (sim-parallel.c), before each op's compute, or
+ *   beside an F&B pair's. Not modelled: node-limited routing, FP8 dispatch, the split of
+ *   each all-to-all around the expert compute inside an op.
  */
 #pragma once
 

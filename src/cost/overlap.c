@@ -12,6 +12,17 @@ ppsim_cost_overlap_hidden(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_
     return MIN(x_f, c_bw) + MIN(x_bw, c_f);
 }
 
+void
+ppsim_cost_overlap_halves(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw, PpsimTime *fo,
+                          PpsimTime *bwo)
+{
+    x_f = CLAMP(x_f, 0, f);
+    x_bw = CLAMP(x_bw, 0, bw);
+    PpsimTime c_f = f - x_f, c_bw = bw - x_bw;
+    *fo = c_f + MAX(0, x_f - c_bw);
+    *bwo = c_bw + MAX(0, x_bw - c_f);
+}
+
 static void
 overlap_split_explicit(PpsimStageEstimate *e, PpsimTime pair)
 {
@@ -42,11 +53,7 @@ ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario)
             overlap_split_explicit(e, pair);
             continue;
         }
-        PpsimTime bw = e->b_ps + e->w_ps;
-        PpsimTime x_f = CLAMP(st->tp_comm_f_ps + st->ep_comm_f_ps, 0, e->f_ps);
-        PpsimTime x_bw = CLAMP(st->tp_comm_b_ps + st->ep_comm_b_ps, 0, bw);
-        PpsimTime c_f = e->f_ps - x_f, c_bw = bw - x_bw;
-        e->fo_ps = c_f + MAX(0, x_f - c_bw);
-        e->bwo_ps = c_bw + MAX(0, x_bw - c_f);
+        ppsim_cost_overlap_halves(e->f_ps, e->b_ps + e->w_ps, st->tp_comm_f_ps + st->ep_comm_f_ps,
+                                  st->tp_comm_b_ps + st->ep_comm_b_ps, &e->fo_ps, &e->bwo_ps);
     }
 }

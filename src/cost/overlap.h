@@ -22,6 +22,11 @@ G_BEGIN_DECLS
  * split the pair in proportion to F and B + W. */
 void ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario);
 
+/* The two halves of an F&B pair of an F lasting @f and a full backward lasting @bw, @x_f and
+ * @x_bw of which are communication, under the hardware model above. */
+void ppsim_cost_overlap_halves(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw,
+                               PpsimTime *fo, PpsimTime *bwo);
+
 /* The communication of one F (@x_f) and one full backward (@x_bw) of a stage that an F&B
  * pair of that stage hides: x_f + x_bw less what sticks out past the other half's compute
  * (the hardware model above). */
