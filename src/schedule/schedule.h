@@ -146,7 +146,9 @@ gsize ppsim_schedule_n_ops(const PpsimSchedule *sched);
 /* Checks the schedule (validate.c): the stage map is complete; every op sits on its stage's
  * device; ranges; no duplicate op; every F has exactly one backward (B or BW), W only with B
  * and after it on the same device, no W without B; R before its B; OFF after F and RL after
- * OFF, RL only with OFF; OPT after every W/BW of its stage; and no cyclic wait (the
+ * OFF, RL only with OFF; OPT after every W/BW of its stage; an overlapped F directly
+ * followed by an overlapped BW (F&B pairs) and no other op flagged; with two pipelines, each
+ * microbatch starting in exactly one and having ops only there; and no cyclic wait (the
  * per-device orders plus the dependencies of README "Semantics" form an acyclic graph).
  * Errors: PPSIM_SCHED_ERROR_INVALID naming the first offending op and device. */
 gboolean ppsim_schedule_validate(const PpsimSchedule *sched, GError **error);
@@ -165,7 +167,9 @@ gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
  * ops of a device follow its compute cells in the same row, after a `|` cell; a copy cell
  * may end in `@k`, its anchor: it starts only after the row's k-th compute action (0-based)
  * has ended; then in zero or more `^r.i`, cross-device waits: it starts only after row r's
- * i-th copy action (0-based among that row's copy cells) has ended. */
+ * i-th copy action (0-based among that row's copy cells) has ended. An F&B pair is one cell
+ * `<s>F<j>+<s'>B<j'>`; two pipelines are read from where the microbatches start (schedule-csv.c).
+ */
 GString *ppsim_schedule_to_csv(const PpsimSchedule *sched);
 /* Parses CSV text; @display_name prefixes errors with "name:line:col: ". The stage map comes
  * from which row holds which stage; p = rows, S = 1 + max stage, m = 1 + max microbatch.
