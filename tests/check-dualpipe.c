@@ -9,6 +9,7 @@
 #include "sim.h"
 #include "util/ppsim-error.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 #define MS PPSIM_PS_PER_MS
@@ -194,6 +195,25 @@ START_TEST(test_dualpipe_parameters)
         sum_v += v->devices[d].static_memory;
     }
     ck_assert_int_eq(sum_v, sum_one); /* one copy, spread over 2p chunks */
+
+    /* the exported CSV replays to the same makespan and memory in hardware mode: the file's
+     * two pipelines give the reverse stages the forward stages' costs again */
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(dual->schedule);
+    g_autofree char *dir = g_dir_make_tmp("ppsim-dualpipe-XXXXXX", &error);
+    ppsim_assert_no_error(error);
+    g_autofree char *file = g_build_filename(dir, "d.csv", NULL);
+    ck_assert(g_file_set_contents(file, csv->str, (gssize)csv->len, &error));
+    g_autofree char *custom = g_strdup_printf("schedule={name: custom, file: %s}", file);
+    const char *set2[] = {"training.pp=4", "training.microbatches=8", custom, NULL};
+    g_autoptr(PpsimScenario) sc2 = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", set2);
+    g_autoptr(PpsimRunResult) back =
+        ppsim_sim_run_spec(sc2, g_ptr_array_index(sc2->schedules, 0), 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(back->makespan_ps, dual->makespan_ps);
+    for (int d = 0; d < 4; d++)
+        ck_assert_int_eq(back->devices[d].peak_memory, dual->devices[d].peak_memory);
+    g_unlink(file);
+    g_rmdir(dir);
 }
 END_TEST
 
