@@ -223,10 +223,10 @@ trace_counters(Trace *t, const PpsimRunResult *res)
 static char *
 trace_link_name(const PpsimRunResult *res, int src, int lane)
 {
-    int remote = src - res->p - res->n_hosts; /* a DP peer (topology.h) */
+    int remote = src - res->p - res->n_hosts; /* a DP or EP peer (topology.h) */
     g_autofree char *who = src < res->p ? g_strdup_printf("gpu%d", src)
                            : remote < 0 ? g_strdup_printf("host%d", src - res->p)
-                                        : g_strdup_printf("gpu%d's dp peer", remote / 2);
+                                        : g_strdup_printf("gpu%d's dp/ep peer", remote / 2);
     return lane == 0 ? g_strdup_printf("from %s", who)
                      : g_strdup_printf("from %s #%d", who, lane + 1);
 }
