@@ -225,6 +225,40 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
     }
 }
 
+/* F&B pairs and MoE all-to-alls (only when some schedule has either): per schedule the
+ * largest per-device all-to-all time, the time F&B pairs saved, and the all-to-alls' share
+ * of it. */
+static void
+text_overlap(GString *out, const GPtrArray *results, int lw)
+{
+    gboolean any = FALSE;
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        for (int d = 0; d < res->p; d++)
+            any |= res->devices[d].ep_comm_ps > 0 || res->devices[d].fb_hidden_ps > 0;
+    }
+    if (!any)
+        return;
+    g_string_append(out, "\nF&B pairs and MoE all-to-alls per device, max over devices (ms): "
+                         "ep_comm = the all-to-alls' flows, fb_hidden = what the pairs saved, "
+                         "ep_hidden = the all-to-alls' share of it\n");
+    gsize start = out->len;
+    g_string_append(out, "schedule");
+    text_pad(out, start, lw);
+    g_string_append_printf(out, "%12s %12s %12s\n", "ep_comm", "fb_hidden", "ep_hidden");
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        PpsimTime mx[3] = {0, 0, 0};
+        for (int d = 0; d < res->p; d++) {
+            const PpsimDeviceResult *dev = &res->devices[d];
+            mx[0] = MAX(mx[0], dev->ep_comm_ps);
+            mx[1] = MAX(mx[1], dev->fb_hidden_ps);
+            mx[2] = MAX(mx[2], dev->ep_comm_hidden_ps);
+        }
+        text_ms_row(out, res->label, lw, mx, G_N_ELEMENTS(mx));
+    }
+}
+
 /* Choice @key of @res, or NULL. */
 static const PpsimChoice *
 text_choice(const PpsimRunResult *res, const char *key)
@@ -368,5 +402,6 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
     text_devices(out, results, lw, mem_unit);
     text_bubbles(out, results, lw);
     text_parallel(out, scenario, results, lw);
+    text_overlap(out, results, lw);
     text_solvers(out, results);
 }
