@@ -170,6 +170,18 @@ START_TEST(test_json_keys)
     ppsim_report_json(json, sc, list);
     ck_assert(strstr(json->str, "\"ep_comm\":") != NULL);
     ck_assert(strstr(json->str, "\"ep_comm_hidden\":") != NULL);
+    /* the text's table of all-to-alls and F&B savings: there with them, absent without */
+    g_autoptr(GString) text = g_string_new(NULL);
+    ppsim_report_text(text, sc, list);
+    ck_assert(strstr(text->str, "ep_hidden") != NULL);
+    g_autoptr(PpsimScenario) plain = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
+    g_autoptr(PpsimRunResult) pr = ppsim_test_run_option(plain, "1f1b", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GPtrArray) plain_list = g_ptr_array_new();
+    g_ptr_array_add(plain_list, pr);
+    g_autoptr(GString) plain_text = g_string_new(NULL);
+    ppsim_report_text(plain_text, plain, plain_list);
+    ck_assert(strstr(plain_text->str, "ep_hidden") == NULL);
 
     g_autoptr(PpsimScenario) ex = ppsim_scenario_new_explicit(4, 2, 8, "dualpipev");
     ex->costs.forward_backward_ps = 5 * PPSIM_PS_PER_MS / 2;
