@@ -94,6 +94,10 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     ppsim_fmt_ms(out, d->dp_comm_ps);
     g_string_append(out, ",\"dp_comm_exposed\":");
     ppsim_fmt_ms(out, d->dp_exposed_ps);
+    if (res->samples != NULL) { /* --samples: report-samples.c */
+        g_string_append(out, ",\"critical_share\":");
+        ppsim_fmt_double(out, res->samples->critical_share[d->id]);
+    }
     g_string_append_c(out, '}');
 }
 
@@ -170,6 +174,8 @@ json_result(GString *out, const PpsimRunResult *res)
     g_string_append_c(out, '}');
     if (res->has_solver)
         json_solver(out, res);
+    if (res->samples != NULL)
+        ppsim_report_json_samples(out, res->samples);
     g_string_append(out, ",\"devices\":[");
     for (int d = 0; d < res->p; d++) {
         if (d > 0)
