@@ -88,7 +88,10 @@ typedef struct {
     guint64 seed; /* --seed */
     int dp;       /* data-parallel replicas of each sample (parallel.dp) */
     int dp_exact; /* of them, sampled one by one (= dp, or variability.dp_exact below it) */
-    PpsimTime gumbel_shift_ps; /* dp > dp_exact: beta ln(dp / dp_exact) added to each block */
+    /* dp > dp_exact (sim-samples.c extrapolate_dp): the shift of the mean from a block of
+     * dp_exact replicas to dp, and the factor on each sample's distance from the mean */
+    PpsimTime dp_shift_ps;
+    double dp_scale;
     PpsimTime *makespan_ps;    /* [n] in sample order */
     PpsimTime *sorted_ps;      /* [n] ascending */
     double mean_ps, stddev_ps; /* stddev: with n - 1 */

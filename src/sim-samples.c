@@ -21,10 +21,9 @@
  * backward, one stage after the other on the device (as sim-parallel.c), and the sample's
  * makespan is the latest of every replica's ops and every reduction. Up to
  * variability.dp_exact replicas are sampled one by one; beyond, a sample is a block of
- * dp_exact replicas whose makespan is shifted by beta ln(dp / dp_exact), beta = s sqrt(6)/pi
- * from the blocks' sample standard deviation s: the maximum of g independent blocks of a
- * Gumbel law (the limit law of maxima of light-tailed sums) is the same law shifted by
- * beta ln g [GUM58].
+ * dp_exact replicas, carried to dp replicas by the order statistics of the normal law
+ * (extrapolate_dp): a replica's makespan, a longest path of many noisy ops, is read as
+ * normal, and the block's mean and spread give the parent's.
  */
 #include "sim.h"
 #include "cost/cost-model.h"
@@ -43,6 +42,7 @@ typedef struct {
     PpsimTime base_ps; /* deterministic duration x persistent device factor */
     guint8 noise;      /* PpsimNoiseKind */
     guint8 gpu;        /* runs on the device's GPU: device windows apply */
+    guint8 windows;    /* gpu, and the device has slowdown windows */
 } SampOp;
 
 typedef struct {
@@ -71,6 +71,13 @@ typedef struct {
     guint32 *red_op;
     PpsimTime *red_ps;
     int *red_first;
+    /* the noisy durations and latencies, drawn in this order before each pass (the pass
+     * then reads plain arrays): target >= 0 is op target's duration, else edge -1 - target's
+     * latency */
+    int n_slots;
+    gint32 *slot_target;
+    guint8 *slot_kind;
+    guint32 n_edges;
 } Model;
 
 static void
@@ -84,6 +91,8 @@ model_free(Model *m)
     g_free(m->red_op);
     g_free(m->red_ps);
     g_free(m->red_first);
+    g_free(m->slot_target);
+    g_free(m->slot_kind);
 }
 
 static PpsimNoiseKind
@@ -327,6 +336,64 @@ compile_reductions(Model *m, const PpsimRunResult *res, const PpsimScheduleIndex
     m->red_ps = (PpsimTime *)(gpointer)g_array_free(ps_out, FALSE);
 }
 
+/* Renumbers ops by their topological position (and their inputs in that order), so that a
+ * pass reads and writes its arrays front to back; m->order becomes the identity. */
+static void
+compile_relabel(Model *m)
+{
+    int n = m->n_ops;
+    g_autofree guint32 *pos = g_new(guint32, MAX(n, 1));
+    for (int k = 0; k < n; k++)
+        pos[m->order[k]] = (guint32)k;
+    SampOp *op = g_new(SampOp, MAX(n, 1));
+    SampEdge *edge = g_new(SampEdge, MAX(m->n_edges, 1));
+    guint32 e_out = 0;
+    for (int k = 0; k < n; k++) {
+        const SampOp *o = &m->op[m->order[k]];
+        op[k] = *o;
+        op[k].lane_prev = o->lane_prev >= 0 ? (gint32)pos[o->lane_prev] : -1;
+        op[k].pred_first = e_out;
+        for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
+            edge[e_out++] = (SampEdge){pos[m->edge[e].from], m->edge[e].lat_ps};
+    }
+    for (int j = 0; j < m->n_red; j++)
+        m->red_op[j] = pos[m->red_op[j]];
+    for (int k = 0; k < n; k++)
+        m->order[k] = (guint32)k;
+    g_free(m->op);
+    g_free(m->edge);
+    m->op = op;
+    m->edge = edge;
+}
+
+/* The draws of a pass, in topological order: each op's noisy input latencies, then its
+ * noisy duration (zero times stay zero). */
+static void
+compile_slots(Model *m)
+{
+    GArray *target = g_array_new(FALSE, FALSE, sizeof(gint32));
+    GArray *kind = g_array_new(FALSE, FALSE, sizeof(guint8));
+    guint8 comm = PPSIM_NOISE_COMM;
+    for (int k = 0; k < m->n_ops; k++) {
+        guint32 id = m->order[k];
+        const SampOp *o = &m->op[id];
+        for (guint32 e = o->pred_first; m->noisy[comm] && e < o->pred_first + o->pred_n; e++)
+            if (m->edge[e].lat_ps > 0) {
+                gint32 t = -1 - (gint32)e;
+                g_array_append_val(target, t);
+                g_array_append_val(kind, comm);
+            }
+        if (m->noisy[o->noise] && o->base_ps > 0) {
+            gint32 t = (gint32)id;
+            g_array_append_val(target, t);
+            g_array_append_val(kind, o->noise);
+        }
+    }
+    m->n_slots = (int)target->len;
+    m->slot_target = (gint32 *)(gpointer)g_array_free(target, FALSE);
+    m->slot_kind = (guint8 *)(gpointer)g_array_free(kind, FALSE);
+}
+
 static gboolean
 model_compile(Model *m, const PpsimScenario *sc, const PpsimRunResult *res, GError **error)
 {
@@ -373,29 +440,37 @@ model_compile(Model *m, const PpsimScenario *sc, const PpsimRunResult *res, GErr
     g_free(c.count);
     compile_ops(&c, res);
     compile_windows(m, &sc->variability);
+    for (int i = 0; i < m->n_ops; i++)
+        m->op[i].windows =
+            m->op[i].gpu && m->seg_first[m->op[i].device] < m->seg_first[m->op[i].device + 1];
     compile_reductions(m, res, idx, costs);
     for (int k = 0; k < PPSIM_NOISE_N_KINDS; k++) {
         double cv = ppsim_variability_cv(&sc->variability, (PpsimNoiseKind)k);
         m->noisy[k] = cv > 0;
         ppsim_lognormal_params(cv, &m->mu[k], &m->sigma[k]);
     }
+    m->n_edges = total;
     if (!compile_order(m)) {
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_DEADLOCK,
                     "the schedule's wait graph has a cycle");
         return FALSE;
     }
+    compile_relabel(m);
+    compile_slots(m);
     return TRUE;
 }
 
 /* ---- one sample ------------------------------------------------------------------------- */
 
+/* @t > 0 times a lognormal factor, rounded half up (ppsim_round_clamped's result for
+ * positive values, inline: this runs once per op and sample). */
 static inline PpsimTime
 noisy(const Model *m, PpsimPrng *g, int kind, PpsimTime t)
 {
     if (!m->noisy[kind] || t == 0)
         return t;
-    double f = exp(m->mu[kind] + m->sigma[kind] * ppsim_prng_normal(g));
-    return ppsim_round_clamped((double)t * f);
+    double x = (double)t * exp(m->mu[kind] + m->sigma[kind] * ppsim_prng_normal_zig(g));
+    return x < (double)PPSIM_COST_MAX ? (PpsimTime)(x + 0.5) : PPSIM_COST_MAX;
 }
 
 /* The end of @work picoseconds of GPU time started at @t on device @d, through its windows
@@ -424,46 +499,64 @@ advance(const Model *m, int d, PpsimTime t, PpsimTime work)
 }
 
 typedef struct {
+    PpsimTime *dur;       /* [n_ops] this pass's durations (the compiled ones where not noisy) */
+    PpsimTime *lat;       /* [n_edges] this pass's latencies, likewise */
     PpsimTime *end;       /* [n_ops] */
-    gint32 *via;          /* [n_ops] the input (or stream predecessor) that decided its start */
     PpsimTime *last_grad; /* [n_red] latest over the replicas so far */
     guint8 *path;         /* [p] on the critical path of the slowest replica */
 } Work;
 
-/* One replica: every op's end into w->end; returns the latest, its op in *@argmax. */
+/* One replica: its noisy durations and latencies into w->dur and w->lat (a tight loop
+ * of independent draws, which the processor overlaps), then every op's end into w->end;
+ * returns the latest, its op in *@argmax. */
 static PpsimTime
 replica_pass(const Model *m, PpsimPrng *g, Work *w, guint32 *argmax)
 {
+    for (int k = 0; k < m->n_slots; k++) {
+        gint32 t = m->slot_target[k];
+        int kind = m->slot_kind[k];
+        double z = ppsim_prng_normal_zig(g);
+        double f = exp(m->mu[kind] + m->sigma[kind] * z);
+        PpsimTime base = t >= 0 ? m->op[t].base_ps : m->edge[-1 - t].lat_ps;
+        double x = (double)base * f; /* rounded half up, as ppsim_round_clamped for x > 0 */
+        PpsimTime v = x < (double)PPSIM_COST_MAX ? (PpsimTime)(x + 0.5) : PPSIM_COST_MAX;
+        if (t >= 0)
+            w->dur[t] = v;
+        else
+            w->lat[-1 - t] = v;
+    }
     PpsimTime latest = -1;
-    for (int k = 0; k < m->n_ops; k++) {
-        guint32 id = m->order[k];
-        const SampOp *o = &m->op[id];
-        PpsimTime ready = 0;
-        gint32 via = -1;
-        if (o->lane_prev >= 0) {
-            ready = w->end[o->lane_prev];
-            via = o->lane_prev;
-        }
-        for (guint32 e = 0; e < o->pred_n; e++) {
-            const SampEdge *x = &m->edge[o->pred_first + e];
-            PpsimTime at = w->end[x->from] + noisy(m, g, PPSIM_NOISE_COMM, x->lat_ps);
-            if (at > ready) {
-                ready = at;
-                via = (gint32)x->from;
-            }
-        }
-        PpsimTime dur = noisy(m, g, o->noise, o->base_ps);
-        PpsimTime end = o->gpu && m->seg_first[o->device] < m->seg_first[o->device + 1]
-                            ? advance(m, o->device, ready, dur)
-                            : ready + dur;
-        w->end[id] = end;
-        w->via[id] = via;
-        if (end > latest) {
-            latest = end;
-            *argmax = id;
+    const SampOp *o = m->op;
+    PpsimTime *end = w->end;
+    for (int k = 0; k < m->n_ops; k++, o++) {
+        PpsimTime ready = o->lane_prev >= 0 ? end[o->lane_prev] : 0;
+        for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
+            ready = MAX(ready, end[m->edge[e].from] + w->lat[e]);
+        end[k] = o->windows ? advance(m, o->device, ready, w->dur[k]) : ready + w->dur[k];
+        if (end[k] > latest) {
+            latest = end[k];
+            *argmax = (guint32)k;
         }
     }
     return latest;
+}
+
+/* The input that decided op @k's start in the pass just made (its stream predecessor, or
+ * the first input arriving strictly later), -1 at time 0's. */
+static gint32
+decisive_input(const Model *m, const Work *w, guint32 k)
+{
+    const SampOp *o = &m->op[k];
+    PpsimTime ready = o->lane_prev >= 0 ? w->end[o->lane_prev] : 0;
+    gint32 via = o->lane_prev;
+    for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++) {
+        PpsimTime at = w->end[m->edge[e].from] + w->lat[e];
+        if (at > ready) {
+            ready = at;
+            via = (gint32)m->edge[e].from;
+        }
+    }
+    return via;
 }
 
 /* Sample @i: its makespan, and its critical devices into w->path. */
@@ -483,7 +576,8 @@ sample_one(const Model *m, guint64 seed, int i, Work *w)
         if (t > best) { /* the slowest replica so far: its critical path */
             best = t;
             memset(w->path, 0, (gsize)m->p);
-            for (gint32 id = m->n_ops > 0 ? (gint32)argmax : -1; id >= 0; id = w->via[id])
+            for (gint32 id = m->n_ops > 0 ? (gint32)argmax : -1; id >= 0;
+                 id = decisive_input(m, w, (guint32)id))
                 w->path[m->op[id].device] = 1;
         }
     }
@@ -512,21 +606,74 @@ typedef struct {
     guint8 *path;        /* [n x p] */
 } Chunk;
 
+/* Mean and standard deviation of the maximum of @n independent standard normals, by
+ * integrating x n phi(x) Phi(x)^(n-1), the density of the maximum [DAV03] (step 1e-3 over [-9, 12]:
+ * beyond n = 10^9 and below n = 1 the mass outside is negligible). */
+static void
+normal_max_moments(double n, double *mean, double *sd)
+{
+    double m1 = 0, m2 = 0, h = 1e-3;
+    for (double x = -9; x <= 12; x += h) {
+        double cdf = 0.5 * erfc(-x / G_SQRT2);
+        if (cdf <= 0)
+            continue;
+        double pdf = exp(-0.5 * x * x) / sqrt(2 * G_PI);
+        double w = n * pdf * exp((n - 1) * log(cdf)) * h;
+        m1 += x * w;
+        m2 += x * x * w;
+    }
+    *mean = m1;
+    *sd = sqrt(MAX(m2 - m1 * m1, 0));
+}
+
+/* dp > dp_exact: each sample holds the makespan M of a block of E = dp_exact replicas.
+ * Read as the maximum of E independent normal replica times (mean mu, spread sigma), M has
+ * mean mu + sigma e(E) and spread sigma s(E) (normal_max_moments); so sigma = sd(M) / s(E),
+ * and the maximum over dp replicas has mean mu + sigma e(dp) and spread sigma s(dp). Each
+ * sample keeps its place in the block's distribution: M' = mean(M) + sigma (e(dp) - e(E)) +
+ * (M - mean(M)) s(dp) / s(E). */
+static void
+extrapolate_dp(PpsimSampleSummary *s, int dp, int block)
+{
+    int n = s->n;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++)
+        sum += (double)s->makespan_ps[i];
+    double mean = sum / n;
+    for (int i = 0; i < n; i++)
+        sq += ((double)s->makespan_ps[i] - mean) * ((double)s->makespan_ps[i] - mean);
+    double sd = sqrt(sq / (n - 1)), e_block, s_block, e_dp, s_dp;
+    normal_max_moments(block, &e_block, &s_block);
+    normal_max_moments(dp, &e_dp, &s_dp);
+    double sigma = sd / s_block;
+    s->dp_shift_ps = ppsim_round_clamped(sigma * (e_dp - e_block));
+    s->dp_scale = s_dp / s_block;
+    for (int i = 0; i < n; i++)
+        s->makespan_ps[i] = ppsim_round_clamped(mean + (double)s->dp_shift_ps +
+                                                ((double)s->makespan_ps[i] - mean) * s->dp_scale);
+}
+
 static gpointer
 chunk_run(gpointer data)
 {
     Chunk *c = data;
     const Model *m = c->m;
-    Work w = {.end = g_new(PpsimTime, MAX(m->n_ops, 1)),
-              .via = g_new(gint32, MAX(m->n_ops, 1)),
+    Work w = {.dur = g_new(PpsimTime, MAX(m->n_ops, 1)),
+              .lat = g_new(PpsimTime, MAX(m->n_edges, 1)),
+              .end = g_new(PpsimTime, MAX(m->n_ops, 1)),
               .last_grad = g_new(PpsimTime, MAX(m->n_red, 1)),
               .path = g_new0(guint8, MAX(m->p, 1))};
+    for (int i = 0; i < m->n_ops; i++)
+        w.dur[i] = m->op[i].base_ps;
+    for (guint32 e = 0; e < m->n_edges; e++)
+        w.lat[e] = m->edge[e].lat_ps;
     for (int i = c->first; i < c->last; i++) {
         c->makespan[i] = sample_one(m, c->seed, i, &w);
         memcpy(c->path + (gsize)i * m->p, w.path, (gsize)m->p);
     }
+    g_free(w.dur);
+    g_free(w.lat);
     g_free(w.end);
-    g_free(w.via);
     g_free(w.last_grad);
     g_free(w.path);
     return NULL;
@@ -603,6 +750,7 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
     s->dp_exact = m.dp_exact;
     s->p = m.p;
     s->frozen_transfers = !res->explicit_mode;
+    s->dp_scale = 1;
     s->makespan_ps = g_new(PpsimTime, n);
     g_autofree guint8 *path = g_new0(guint8, (gsize)n * MAX(m.p, 1));
     g_autofree Chunk *chunks = g_new(Chunk, threads);
@@ -620,17 +768,8 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
     chunk_run(&chunks[0]);
     for (int k = 1; k < threads; k++)
         g_thread_join(thr[k]);
-    if (m.dp > m.dp_exact && n > 1) { /* Gumbel max-stability: g blocks of dp_exact */
-        double sum = 0, sq = 0;
-        for (int i = 0; i < n; i++)
-            sum += (double)s->makespan_ps[i];
-        for (int i = 0; i < n; i++)
-            sq += ((double)s->makespan_ps[i] - sum / n) * ((double)s->makespan_ps[i] - sum / n);
-        double beta = sqrt(sq / (n - 1)) * sqrt(6.0) / G_PI;
-        s->gumbel_shift_ps = ppsim_round_clamped(beta * log((double)m.dp / m.dp_exact));
-        for (int i = 0; i < n; i++)
-            s->makespan_ps[i] += s->gumbel_shift_ps;
-    }
+    if (m.dp > m.dp_exact && n > 1)
+        extrapolate_dp(s, m.dp, m.dp_exact);
     summary_finish(s, path);
     model_free(&m);
     ppsim_sample_summary_free(res->samples);

@@ -285,7 +285,7 @@ START_TEST(test_dp_replicas)
     g_autoptr(GPtrArray) ra = sample_all(sca, 400, 2, 2);
     const PpsimSampleSummary *s = nth(ra, 0)->samples;
     ck_assert_int_eq(s->dp_exact, 8);
-    ck_assert_int_gt(s->gumbel_shift_ps, 0);
+    ck_assert_int_gt(s->dp_shift_ps, 0);
     double gap = mean[2] - mean[1];
     ck_assert_msg(fabs(s->mean_ps - mean[2]) <= 0.25 * gap, "approx %g exact %g block %g",
                   s->mean_ps, mean[2], mean[1]);

@@ -32,7 +32,9 @@ ppsim_report_json_samples(GString *out, const PpsimSampleSummary *s)
                            "},\"samples\":{\"n\":%d,\"seed\":%" G_GUINT64_FORMAT
                            ",\"dp\":%d,\"dp_exact\":%d,\"dp_shift\":",
                            s->n, s->seed, s->dp, s->dp_exact);
-    ppsim_fmt_ms(out, s->gumbel_shift_ps);
+    ppsim_fmt_ms(out, s->dp_shift_ps);
+    g_string_append(out, ",\"dp_scale\":");
+    ppsim_fmt_double(out, s->dp_scale);
     g_string_append_printf(out, ",\"transfers\":\"%s\"}",
                            s->frozen_transfers ? "frozen" : "latency");
 }
@@ -79,7 +81,7 @@ ppsim_report_text_samples(GString *out, const GPtrArray *results)
         g_string_append(out, ")");
         if (s->dp > 1)
             g_string_append_printf(out, "  dp %d%s", s->dp,
-                                   s->dp > s->dp_exact ? " (Gumbel beyond dp_exact)" : "");
+                                   s->dp > s->dp_exact ? " (extrapolated from dp_exact)" : "");
         g_string_append(out, "  critical:");
         int shown = 0;
         for (int d = 0; d < s->p; d++)
