@@ -7,7 +7,11 @@
  * parallelism: more replicas cost more, and the Gumbel shift beyond dp_exact tracks the
  * exact sampling. */
 #include "ppsim-test.h"
+#include "sweep/sweep.h"
+#include "util/fmt.h"
 #include "util/prng.h"
+
+#include <glib/gstdio.h>
 
 #include <math.h>
 #include <string.h>
@@ -292,6 +296,66 @@ START_TEST(test_dp_replicas)
 }
 END_TEST
 
+static gboolean
+to_gstring(const char *data, gsize len, gpointer user_data, GError **error)
+{
+    (void)error;
+    g_string_append_len(user_data, data, (gssize)len);
+    return TRUE;
+}
+
+/* A sweep with --samples: the percentile columns, equal to a direct run's for the same
+ * seed (cv 0: all equal to the makespan), and the same bytes on 1 and 2 threads. */
+START_TEST(test_sweep_columns)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-samples-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "base.yaml", NULL);
+    ck_assert(g_file_set_contents(path, explicit_yaml, -1, NULL));
+    char *sets[] = {NULL};
+    char *grid[] = {"variability.cv=0,0.1", "schedule=1f1b,zb-h1", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSweep) sw = ppsim_sweep_new_grid(path, sets, grid, &error);
+    ppsim_assert_no_error(error);
+    ppsim_sweep_set_samples(sw, 64, 9);
+    GString *out[2] = {g_string_new(NULL), g_string_new(NULL)};
+    for (int t = 0; t < 2; t++) {
+        PpsimSweepRunOptions o = {.threads = t + 1,
+                                  .shard_k = 1,
+                                  .shard_n = 1,
+                                  .resume_after = G_MAXUINT64,
+                                  .format = PPSIM_SWEEP_CSV,
+                                  .write = to_gstring,
+                                  .write_data = out[t]};
+        g_autoptr(GPtrArray) rows =
+            g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+        ck_assert(ppsim_sweep_run(sw, &o, rows, &error));
+        ck_assert_uint_eq(rows->len, 4);
+    }
+    ck_assert_str_eq(out[0]->str, out[1]->str);
+    g_autofree char *header = ppsim_sweep_csv_header(sw);
+    ck_assert(strstr(header, ",makespan_mean_ms,makespan_p50_ms,makespan_p90_ms,"
+                             "makespan_p99_ms,") != NULL);
+    /* the cv 0.1 1F1B row against a direct run with the same seed */
+    const char *direct_sets[] = {"variability.cv=0.1", "schedule=1f1b", NULL};
+    g_autoptr(PpsimScenario) sc = parse(explicit_yaml, direct_sets);
+    g_autoptr(GPtrArray) res = sample_all(sc, 64, 9, 1);
+    g_autoptr(GString) want = g_string_new(NULL);
+    g_string_append_printf(want, "2,0.1,1f1b,ok,");
+    g_auto(GStrv) lines = g_strsplit(out[0]->str, "\n", -1);
+    ck_assert(g_str_has_prefix(lines[2], want->str));
+    g_auto(GStrv) cells = g_strsplit(lines[2], ",", -1);
+    g_autoptr(GString) p99 = g_string_new(NULL);
+    ppsim_fmt_ms(p99, nth(res, 0)->samples->p99_ps);
+    ck_assert_str_eq(cells[14], p99->str);
+    g_auto(GStrv) first = g_strsplit(lines[0], ",", -1); /* cv 0: p99 = the makespan */
+    ck_assert_str_eq(first[14], first[4]);
+    g_string_free(out[0], TRUE);
+    g_string_free(out[1], TRUE);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -308,6 +372,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_clt_one_device);
     tcase_add_test(tc, test_deterministic_any_threads);
     tcase_add_test(tc, test_dp_replicas);
+    tcase_add_test(tc, test_sweep_columns);
     suite_add_tcase(s, tc);
     return s;
 }

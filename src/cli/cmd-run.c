@@ -434,6 +434,7 @@ run_grid(RunOptions *o, const char *path)
     g_autoptr(PpsimSweep) sweep = ppsim_sweep_new_grid(path, o->sets, o->grid, &error);
     if (sweep == NULL)
         return ppsim_cli_fail(error);
+    ppsim_sweep_set_samples(sweep, o->samples, o->seed == G_MININT64 ? 1 : (guint64)o->seed);
     const char *format = o->format;
     if (format != NULL && strcmp(format, "json") == 0)
         format = "jsonl";
