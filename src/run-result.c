@@ -77,5 +77,7 @@ ppsim_sample_summary_free(PpsimSampleSummary *s)
     g_free(s->makespan_ps);
     g_free(s->sorted_ps);
     g_free(s->critical_share);
+    g_free(s->slack_mean_ps);
+    g_free(s->critical_ops);
     g_free(s);
 }

@@ -92,12 +92,16 @@ typedef struct {
      * dp_exact replicas to dp, and the factor on each sample's distance from the mean */
     PpsimTime dp_shift_ps;
     double dp_scale;
-    PpsimTime *makespan_ps;    /* [n] in sample order */
-    PpsimTime *sorted_ps;      /* [n] ascending */
-    double mean_ps, stddev_ps; /* stddev: with n - 1 */
+    PpsimTime *makespan_ps;           /* [n] in sample order */
+    PpsimTime *sorted_ps;             /* [n] ascending */
+    double mean_ps, stddev_ps;        /* stddev: with n - 1 */
     PpsimTime p50_ps, p90_ps, p99_ps; /* nearest rank: the ceil(q n)-th smallest */
     int p;
     double *critical_share;    /* [p] share of samples where the device was on the critical path */
+    /* [p] over the device's GPU ops in the noiseless replay (slowdowns in, windows out):
+     * the mean total float (how far an op's end may slip before the makespan does), and
+     * the share of ops without any */
+    double *slack_mean_ps, *critical_ops;
     gboolean frozen_transfers; /* hardware mode: transfers kept at their deterministic times */
 } PpsimSampleSummary;
 

@@ -59,7 +59,7 @@ typedef struct {
     int p, n_ops, dp, dp_exact;
     SampOp *op;
     SampEdge *edge;
-    guint32 *order; /* topological */
+    guint32 *order; /* op ids (the schedule index's) in topological order = new numbering */
     gboolean noisy[PPSIM_NOISE_N_KINDS];
     double mu[PPSIM_NOISE_N_KINDS], sigma[PPSIM_NOISE_N_KINDS];
     Segment *seg; /* per device, sorted, disjoint: [seg_first[d], seg_first[d + 1]) */
@@ -337,7 +337,8 @@ compile_reductions(Model *m, const PpsimRunResult *res, const PpsimScheduleIndex
 }
 
 /* Renumbers ops by their topological position (and their inputs in that order), so that a
- * pass reads and writes its arrays front to back; m->order becomes the identity. */
+ * pass reads and writes its arrays front to back; op k is then op m->order[k] of the
+ * schedule index. */
 static void
 compile_relabel(Model *m)
 {
@@ -358,8 +359,6 @@ compile_relabel(Model *m)
     }
     for (int j = 0; j < m->n_red; j++)
         m->red_op[j] = pos[m->red_op[j]];
-    for (int k = 0; k < n; k++)
-        m->order[k] = (guint32)k;
     g_free(m->op);
     g_free(m->edge);
     m->op = op;
@@ -719,6 +718,33 @@ summary_finish(PpsimSampleSummary *s, const guint8 *path)
     }
 }
 
+static PpsimTime *model_float(const Model *m, PpsimTime *makespan);
+
+/* Per device, over its GPU ops: the mean float, and the share of ops with none (on a
+ * critical path of the noiseless replay). */
+static void
+summary_slack(PpsimSampleSummary *s, const Model *m)
+{
+    PpsimTime makespan;
+    g_autofree PpsimTime *fl = model_float(m, &makespan);
+    s->slack_mean_ps = g_new0(double, MAX(s->p, 1));
+    s->critical_ops = g_new0(double, MAX(s->p, 1));
+    g_autofree int *count = g_new0(int, MAX(s->p, 1));
+    for (int k = 0; k < m->n_ops; k++) {
+        const SampOp *o = &m->op[k];
+        if (!o->gpu)
+            continue;
+        count[o->device]++;
+        s->slack_mean_ps[o->device] += (double)fl[k];
+        s->critical_ops[o->device] += fl[k] == 0;
+    }
+    for (int d = 0; d < s->p; d++)
+        if (count[d] > 0) {
+            s->slack_mean_ps[d] /= count[d];
+            s->critical_ops[d] /= count[d];
+        }
+}
+
 gboolean
 ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSampleOptions *opt,
                  GError **error)
@@ -771,9 +797,78 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
     if (m.dp > m.dp_exact && n > 1)
         extrapolate_dp(s, m.dp, m.dp_exact);
     summary_finish(s, path);
+    summary_slack(s, &m);
     model_free(&m);
     ppsim_sample_summary_free(res->samples);
     res->samples = s;
     res->time_samples_us = g_get_monotonic_time() - t0;
     return TRUE;
+}
+
+/* ---- slack ------------------------------------------------------------------------------ */
+
+/* Each op's total float in the compiled graph without noise or windows: how long its end
+ * may slip before the makespan does (latest finish - earliest finish, the latest finishes
+ * found by one backward pass from the makespan). Indexed by the new numbering. */
+static PpsimTime *
+model_float(const Model *m, PpsimTime *makespan)
+{
+    int n = m->n_ops;
+    g_autofree PpsimTime *end = g_new(PpsimTime, MAX(n, 1));
+    PpsimTime *late = g_new(PpsimTime, MAX(n, 1));
+    PpsimTime last = 0;
+    for (int k = 0; k < n; k++) {
+        const SampOp *o = &m->op[k];
+        PpsimTime ready = o->lane_prev >= 0 ? end[o->lane_prev] : 0;
+        for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
+            ready = MAX(ready, end[m->edge[e].from] + m->edge[e].lat_ps);
+        end[k] = ready + o->base_ps;
+        last = MAX(last, end[k]);
+    }
+    for (int k = 0; k < n; k++)
+        late[k] = last;
+    for (int k = n - 1; k >= 0; k--) {
+        const SampOp *o = &m->op[k];
+        PpsimTime start = late[k] - o->base_ps;
+        if (o->lane_prev >= 0)
+            late[o->lane_prev] = MIN(late[o->lane_prev], start);
+        for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
+            late[m->edge[e].from] = MIN(late[m->edge[e].from], start - m->edge[e].lat_ps);
+    }
+    for (int k = 0; k < n; k++)
+        late[k] -= end[k];
+    *makespan = last;
+    return late;
+}
+
+PpsimTime *
+ppsim_sim_slack(const PpsimScenario *sc, const PpsimRunResult *res, GError **error)
+{
+    Model m = {0};
+    PpsimTime *out = NULL;
+    if (model_compile(&m, sc, res, error)) {
+        PpsimTime makespan;
+        g_autofree PpsimTime *fl = model_float(&m, &makespan);
+        out = g_new(PpsimTime, MAX(m.n_ops, 1));
+        for (int k = 0; k < m.n_ops; k++)
+            out[m.order[k]] = fl[k];
+    }
+    model_free(&m);
+    return out;
+}
+
+PpsimTime
+ppsim_sim_delayed_makespan(const PpsimScenario *sc, const PpsimRunResult *res, guint32 op,
+                           PpsimTime delay_ps, GError **error)
+{
+    Model m = {0};
+    PpsimTime makespan = -1;
+    if (model_compile(&m, sc, res, error)) {
+        for (int k = 0; k < m.n_ops; k++)
+            if (m.order[k] == op)
+                m.op[k].base_ps += delay_ps;
+        g_free(model_float(&m, &makespan));
+    }
+    model_free(&m);
+    return makespan;
 }

@@ -65,4 +65,13 @@ typedef struct {
 gboolean ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res,
                           const PpsimSampleOptions *opt, GError **error);
 
+/* Each op's total float in the noiseless replay the sampler compiles from @res (its
+ * slowdowns in, its windows out): how far the op's end may slip before the makespan moves.
+ * Indexed by op id (schedule-index.h numbering). Returns: (transfer full) (nullable). */
+PpsimTime *ppsim_sim_slack(const PpsimScenario *sc, const PpsimRunResult *res, GError **error);
+/* The makespan of that replay when op @op lasts @delay_ps longer (-1 on error): max(makespan,
+ * makespan - float + delay), which the tests check. */
+PpsimTime ppsim_sim_delayed_makespan(const PpsimScenario *sc, const PpsimRunResult *res, guint32 op,
+                                     PpsimTime delay_ps, GError **error);
+
 G_END_DECLS

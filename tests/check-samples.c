@@ -296,6 +296,36 @@ START_TEST(test_dp_replicas)
 }
 END_TEST
 
+/* The slack argument: an op whose end slips by less than its float costs nothing; by its
+ * float plus d, exactly d. Every op of four schedules (p = 4, m = 8, p2p 0.05 ms, a slow
+ * device so that the floats differ), and some ops with float > 0 in each. */
+START_TEST(test_slack)
+{
+    const char *sets[] = {"schedule=[1f1b, zb-h1, zb-v, gpipe]", "variability.devices.1=1.2", NULL};
+    g_autoptr(PpsimScenario) sc = parse(explicit_yaml, sets);
+    g_autoptr(GPtrArray) results = sample_all(sc, 1, 1, 1);
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = nth(results, i);
+        g_autoptr(GError) error = NULL;
+        g_autofree PpsimTime *fl = ppsim_sim_slack(sc, res, &error);
+        ppsim_assert_no_error(error);
+        PpsimTime m0 = res->samples->p50_ps;
+        guint n = (guint)ppsim_schedule_n_ops(res->schedule), with_float = 0;
+        for (guint op = 0; op < n; op++) {
+            ck_assert_int_ge(fl[op], 0);
+            ck_assert_int_eq(ppsim_sim_delayed_makespan(sc, res, op, fl[op], &error), m0);
+            ck_assert_int_eq(ppsim_sim_delayed_makespan(sc, res, op, fl[op] + 12345, &error),
+                             m0 + 12345);
+            if (fl[op] > 1) {
+                with_float++;
+                ck_assert_int_eq(ppsim_sim_delayed_makespan(sc, res, op, fl[op] / 2, &error), m0);
+            }
+        }
+        ck_assert_msg(with_float > 0, "%s: no op with float", res->label);
+    }
+}
+END_TEST
+
 static gboolean
 to_gstring(const char *data, gsize len, gpointer user_data, GError **error)
 {
@@ -373,6 +403,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_deterministic_any_threads);
     tcase_add_test(tc, test_dp_replicas);
     tcase_add_test(tc, test_sweep_columns);
+    tcase_add_test(tc, test_slack);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -97,6 +97,10 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     if (res->samples != NULL) { /* --samples: report-samples.c */
         g_string_append(out, ",\"critical_share\":");
         ppsim_fmt_double(out, res->samples->critical_share[d->id]);
+        g_string_append(out, ",\"slack\":");
+        ppsim_fmt_fixed(out, res->samples->slack_mean_ps[d->id] / PPSIM_PS_PER_MS, 6);
+        g_string_append(out, ",\"critical_ops\":");
+        ppsim_fmt_double(out, res->samples->critical_ops[d->id]);
     }
     g_string_append_c(out, '}');
 }
