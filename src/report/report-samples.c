@@ -100,7 +100,7 @@ ppsim_report_text_samples(GString *out, const GPtrArray *results)
 static const char *const cdf_colors[] = {"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",
                                          "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac"};
 
-#define CDF_W 760.0
+#define CDF_W 840.0
 #define CDF_H 420.0
 #define CDF_LEFT 70.0
 #define CDF_TOP 40.0
