@@ -12,6 +12,7 @@
 #include "util/prng.h"
 
 #include <glib/gstdio.h>
+#include <sys/wait.h>
 
 #include <math.h>
 #include <string.h>
@@ -386,6 +387,96 @@ START_TEST(test_sweep_columns)
 }
 END_TEST
 
+/* Runs the ppsim binary with @args (NULL-terminated) on scenario text @yaml; returns the
+ * exit status, stdout and stderr. */
+static int
+run_cli(const char *yaml, const char *const *args, char **out, char **err)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-cli-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "s.yaml", NULL);
+    ck_assert(g_file_set_contents(path, yaml, -1, NULL));
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
+    g_ptr_array_add(argv, "run");
+    g_ptr_array_add(argv, path);
+    for (int i = 0; args[i]; i++)
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    g_ptr_array_add(argv, NULL);
+    int status = 0;
+    g_autoptr(GError) error = NULL;
+    ck_assert(g_spawn_sync(dir, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                           &status, &error));
+    g_unlink(path);
+    g_autofree char *svg = g_build_filename(dir, "plots", "makespan-cdf.svg", NULL);
+    if (g_file_test(svg, G_FILE_TEST_EXISTS)) { /* --plot plots: keep its first bytes */
+        g_autofree char *text = NULL;
+        ck_assert(g_file_get_contents(svg, &text, NULL, NULL));
+        char *both = g_strconcat(*out, "\nSVG:", text, NULL);
+        g_free(*out);
+        *out = both;
+        g_unlink(svg);
+        g_autofree char *plots = g_build_filename(dir, "plots", NULL);
+        g_rmdir(plots);
+    }
+    g_rmdir(dir);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The command line: the same bytes for -j 1 and -j 3 (text and JSON), the JSON keys, the
+ * CDF chart, and usage errors (exit 2) and the warning without --samples. */
+START_TEST(test_cli)
+{
+    static const char yaml[] = "training: {pp: 4, microbatches: 8}\n"
+                               "costs: {forward: 1, backward_input: 1, backward_weight: 1}\n"
+                               "schedule: [1f1b, zb-h1]\nvariability: {cv: 0.1}\n";
+    g_autofree char *o1 = NULL, *o3 = NULL, *j1 = NULL, *j3 = NULL, *e = NULL;
+    const char *a1[] = {"--no-artifacts", "--samples", "300", "--seed", "4", "-j", "1", NULL};
+    const char *a3[] = {"--no-artifacts", "--samples", "300", "--seed", "4", "-j", "3", NULL};
+    ck_assert_int_eq(run_cli(yaml, a1, &o1, &e), 0);
+    g_clear_pointer(&e, g_free);
+    ck_assert_int_eq(run_cli(yaml, a3, &o3, &e), 0);
+    g_clear_pointer(&e, g_free);
+    ck_assert_str_eq(o1, o3);
+    ck_assert(strstr(o1, "makespan over 300 samples (seed 4)") != NULL);
+    const char *b1[] = {"--no-artifacts", "--samples", "300", "--seed", "4", "-j", "1",
+                        "--format",       "json",      NULL};
+    const char *b3[] = {"--no-artifacts", "--samples", "300",    "--seed", "4", "-j", "3",
+                        "--format",       "json",      "--plot", "plots",  NULL};
+    ck_assert_int_eq(run_cli(yaml, b1, &j1, &e), 0);
+    g_clear_pointer(&e, g_free);
+    ck_assert_int_eq(run_cli(yaml, b3, &j3, &e), 0);
+    g_clear_pointer(&e, g_free);
+    ck_assert(g_str_has_prefix(j3, j1));
+    ck_assert(strstr(j3, "\nSVG:<svg") != NULL);
+    ck_assert(strstr(j1, "\"makespan_percentiles\":{\"mean\":") != NULL);
+    ck_assert(strstr(j1, "\"p50\":") && strstr(j1, "\"p90\":") && strstr(j1, "\"p99\":"));
+    ck_assert(strstr(j1, "\"critical_share\":") != NULL);
+    ck_assert(strstr(j1, "\"samples\":{\"n\":300,\"seed\":4,") != NULL);
+    struct {
+        const char *args[6];
+        const char *message;
+    } bad[] = {
+        {{"--seed", "3", NULL}, "--seed and --plot go with --samples"},
+        {{"--samples", "-5", NULL}, "--samples must be from 1"},
+        {{"--samples", "5", "--seed", "-2", NULL}, "--seed must be >= 0"},
+        {{"-j", "2", NULL}, "--jobs goes with --grid or --samples"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *out = NULL, *err = NULL;
+        const char *args[8] = {"--no-artifacts"};
+        for (int k = 0; bad[i].args[k]; k++)
+            args[k + 1] = bad[i].args[k];
+        ck_assert_int_eq(run_cli(yaml, args, &out, &err), 2);
+        ck_assert_msg(strstr(err, bad[i].message) != NULL, "got '%s'", err);
+    }
+    g_autofree char *out = NULL, *err = NULL;
+    const char *plain[] = {"--no-artifacts", NULL};
+    ck_assert_int_eq(run_cli(yaml, plain, &out, &err), 0);
+    ck_assert(strstr(err, "variability: section applies with --samples N only") != NULL);
+    ck_assert(strstr(out, "makespan over") == NULL);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -404,6 +495,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_dp_replicas);
     tcase_add_test(tc, test_sweep_columns);
     tcase_add_test(tc, test_slack);
+    tcase_add_test(tc, test_cli);
     suite_add_tcase(s, tc);
     return s;
 }
