@@ -16,7 +16,8 @@
  * noise: the link sharing that would shift them under noise is not replayed ("frozen
  * transfers"). Optimizer steps on CPU workers wait for their inputs only.
  *
- * Data parallelism: replicas run the same schedule with their own noise; each stage's
+ * Data parallelism: replicas run the same schedule with their own noise, and the
+ * slowdowns (devices, links, windows) hit replica 0 only, one physical GPU or link; each stage's
  * gradient reduction starts when the last of the replicas has finished that stage's last
  * backward, one stage after the other on the device (as sim-parallel.c), and the sample's
  * makespan is the latest of every replica's ops and every reduction. Up to
@@ -39,7 +40,8 @@ typedef struct {
     guint32 pred_first; /* its inputs: edges[pred_first, + pred_n) */
     guint32 pred_n;
     gint32 device;
-    PpsimTime base_ps; /* deterministic duration x persistent device factor */
+    PpsimTime base_ps; /* deterministic duration */
+    PpsimTime slow_ps; /* x the persistent device factor (replica 0) */
     guint8 noise;      /* PpsimNoiseKind */
     guint8 gpu;        /* runs on the device's GPU: device windows apply */
     guint8 windows;    /* gpu, and the device has slowdown windows */
@@ -47,7 +49,8 @@ typedef struct {
 
 typedef struct {
     guint32 from;
-    PpsimTime lat_ps; /* x persistent link factor */
+    PpsimTime lat_ps;  /* the deterministic latency */
+    PpsimTime slow_ps; /* x the persistent link factor (replica 0) */
 } SampEdge;
 
 typedef struct {
@@ -57,6 +60,7 @@ typedef struct {
 
 typedef struct {
     int p, n_ops, dp, dp_exact;
+    gboolean slowed; /* slowdowns (devices, links, events): replica 0 only takes them */
     SampOp *op;
     SampEdge *edge;
     guint32 *order; /* op ids (the schedule index's) in topological order = new numbering */
@@ -155,7 +159,7 @@ compile_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer 
         return;
     }
     int a = ppsim_schedule_index_device(c->idx, from), b = ppsim_schedule_index_device(c->idx, to);
-    PpsimTime lat = 0;
+    PpsimTime lat = 0, slow = 0;
     if (kind != PPSIM_DEP_LOCAL && kind != PPSIM_DEP_SYNC && a != b) {
         if (c->transfer_lat != NULL) {
             gpointer v =
@@ -164,9 +168,9 @@ compile_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer 
         } else {
             lat = c->costs->p2p_latency_ps;
         }
-        lat = scaled(lat, link_factor(c->sc, a, b));
+        slow = scaled(lat, link_factor(c->sc, a, b));
     }
-    c->m->edge[c->count[to]++] = (SampEdge){from, lat};
+    c->m->edge[c->count[to]++] = (SampEdge){from, lat, slow};
 }
 
 /* The ops, their streams and inputs. */
@@ -200,7 +204,8 @@ compile_ops(Compile *c, const PpsimRunResult *res)
                 o->noise = (guint8)noise_of(op);
                 o->gpu = list == 0 && !cpu;
                 o->lane_prev = cpu ? -1 : prev[stream];
-                o->base_ps = scaled(ti->end_ps - ti->start_ps, o->gpu ? dev_factor[d] : 1.0);
+                o->base_ps = ti->end_ps - ti->start_ps;
+                o->slow_ps = scaled(o->base_ps, o->gpu ? dev_factor[d] : 1.0);
                 if (!cpu)
                     prev[stream] = (gint32)(base + i);
             }
@@ -355,7 +360,7 @@ compile_relabel(Model *m)
         op[k].lane_prev = o->lane_prev >= 0 ? (gint32)pos[o->lane_prev] : -1;
         op[k].pred_first = e_out;
         for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
-            edge[e_out++] = (SampEdge){pos[m->edge[e].from], m->edge[e].lat_ps};
+            edge[e_out++] = (SampEdge){pos[m->edge[e].from], m->edge[e].lat_ps, m->edge[e].slow_ps};
     }
     for (int j = 0; j < m->n_red; j++)
         m->red_op[j] = pos[m->red_op[j]];
@@ -406,7 +411,12 @@ model_compile(Model *m, const PpsimScenario *sc, const PpsimRunResult *res, GErr
     m->p = sched->n_devices;
     m->n_ops = (int)ppsim_schedule_n_ops(sched);
     m->dp = MAX(sc->parallel.dp, 1);
-    m->dp_exact = MIN(m->dp, MAX(sc->variability.dp_exact, 1));
+    const PpsimVariability *var = &sc->variability;
+    m->slowed = (var->devices != NULL && var->devices->len > 0) ||
+                (var->links != NULL && var->links->len > 0) ||
+                (var->events != NULL && var->events->len > 0);
+    /* with slowdowns, replica 0 and at least one nominal replica */
+    m->dp_exact = MIN(m->dp, MAX(var->dp_exact, m->slowed ? 2 : 1));
     m->op = g_new0(SampOp, MAX(m->n_ops, 1));
     m->order = g_new(guint32, MAX(m->n_ops, 1));
     Compile c = {.m = m, .idx = idx, .costs = costs, .sc = sc};
@@ -498,40 +508,45 @@ advance(const Model *m, int d, PpsimTime t, PpsimTime work)
 }
 
 typedef struct {
-    PpsimTime *dur;       /* [n_ops] this pass's durations (the compiled ones where not noisy) */
-    PpsimTime *lat;       /* [n_edges] this pass's latencies, likewise */
-    PpsimTime *end;       /* [n_ops] */
-    PpsimTime *last_grad; /* [n_red] latest over the replicas so far */
-    guint8 *path;         /* [p] on the critical path of the slowest replica */
+    /* [2]: replica 0 (slowed), the others: */
+    PpsimTime *dur[2]; /* [n_ops] this pass's durations (the compiled ones where not noisy) */
+    PpsimTime *lat[2]; /* [n_edges] this pass's latencies, likewise */
+    PpsimTime *end;    /* [n_ops] */
+    const PpsimTime *lat_used; /* the last pass's lat */
+    PpsimTime *last_grad;      /* [n_red] latest over the replicas so far */
+    guint8 *path;              /* [p] on the critical path of the slowest replica */
 } Work;
 
 /* One replica: its noisy durations and latencies into w->dur and w->lat (a tight loop
  * of independent draws, which the processor overlaps), then every op's end into w->end;
  * returns the latest, its op in *@argmax. */
 static PpsimTime
-replica_pass(const Model *m, PpsimPrng *g, Work *w, guint32 *argmax)
+replica_pass(const Model *m, PpsimPrng *g, Work *w, gboolean slow, guint32 *argmax)
 {
+    PpsimTime *dur = w->dur[slow ? 0 : 1], *lat = w->lat[slow ? 0 : 1];
     for (int k = 0; k < m->n_slots; k++) {
         gint32 t = m->slot_target[k];
         int kind = m->slot_kind[k];
         double z = ppsim_prng_normal_zig(g);
         double f = exp(m->mu[kind] + m->sigma[kind] * z);
-        PpsimTime base = t >= 0 ? m->op[t].base_ps : m->edge[-1 - t].lat_ps;
+        PpsimTime base = t >= 0 ? (slow ? m->op[t].slow_ps : m->op[t].base_ps)
+                                : (slow ? m->edge[-1 - t].slow_ps : m->edge[-1 - t].lat_ps);
         double x = (double)base * f; /* rounded half up, as ppsim_round_clamped for x > 0 */
         PpsimTime v = x < (double)PPSIM_COST_MAX ? (PpsimTime)(x + 0.5) : PPSIM_COST_MAX;
         if (t >= 0)
-            w->dur[t] = v;
+            dur[t] = v;
         else
-            w->lat[-1 - t] = v;
+            lat[-1 - t] = v;
     }
+    w->lat_used = lat;
     PpsimTime latest = -1;
     const SampOp *o = m->op;
     PpsimTime *end = w->end;
     for (int k = 0; k < m->n_ops; k++, o++) {
         PpsimTime ready = o->lane_prev >= 0 ? end[o->lane_prev] : 0;
         for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
-            ready = MAX(ready, end[m->edge[e].from] + w->lat[e]);
-        end[k] = o->windows ? advance(m, o->device, ready, w->dur[k]) : ready + w->dur[k];
+            ready = MAX(ready, end[m->edge[e].from] + lat[e]);
+        end[k] = slow && o->windows ? advance(m, o->device, ready, dur[k]) : ready + dur[k];
         if (end[k] > latest) {
             latest = end[k];
             *argmax = (guint32)k;
@@ -549,7 +564,7 @@ decisive_input(const Model *m, const Work *w, guint32 k)
     PpsimTime ready = o->lane_prev >= 0 ? w->end[o->lane_prev] : 0;
     gint32 via = o->lane_prev;
     for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++) {
-        PpsimTime at = w->end[m->edge[e].from] + w->lat[e];
+        PpsimTime at = w->end[m->edge[e].from] + w->lat_used[e];
         if (at > ready) {
             ready = at;
             via = (gint32)m->edge[e].from;
@@ -558,18 +573,23 @@ decisive_input(const Model *m, const Work *w, guint32 k)
     return via;
 }
 
-/* Sample @i: its makespan, and its critical devices into w->path. */
+/* Sample @i: its makespan, and its critical devices into w->path; *@rest: the latest end of
+ * the nominal replicas (1 and up) when replica 0 is slowed. */
 static PpsimTime
-sample_one(const Model *m, guint64 seed, int i, Work *w)
+sample_one(const Model *m, guint64 seed, int i, Work *w, PpsimTime *rest)
 {
     PpsimTime best = -1;
+    *rest = 0;
     for (int j = 0; j < m->n_red; j++)
         w->last_grad[j] = 0;
     for (int r = 0; r < m->dp_exact; r++) {
         PpsimPrng g;
         ppsim_prng_init(&g, seed, (guint64)i, (guint64)r);
         guint32 argmax = 0;
-        PpsimTime t = m->n_ops > 0 ? replica_pass(m, &g, w, &argmax) : 0;
+        gboolean slow = m->slowed && r == 0;
+        PpsimTime t = m->n_ops > 0 ? replica_pass(m, &g, w, slow, &argmax) : 0;
+        if (!slow)
+            *rest = MAX(*rest, t);
         for (int j = 0; j < m->n_red; j++)
             w->last_grad[j] = MAX(w->last_grad[j], w->end[m->red_op[j]]);
         if (t > best) { /* the slowest replica so far: its critical path */
@@ -602,6 +622,7 @@ typedef struct {
     guint64 seed;
     int first, last;
     PpsimTime *makespan; /* [n] */
+    PpsimTime *rest;     /* [n] sample_one's *rest */
     guint8 *path;        /* [n x p] */
 } Chunk;
 
@@ -632,15 +653,15 @@ normal_max_moments(double n, double *mean, double *sd)
  * sample keeps its place in the block's distribution: M' = mean(M) + sigma (e(dp) - e(E)) +
  * (M - mean(M)) s(dp) / s(E). */
 static void
-extrapolate_dp(PpsimSampleSummary *s, int dp, int block)
+extrapolate_dp(PpsimSampleSummary *s, PpsimTime *x, int dp, int block)
 {
     int n = s->n;
     double sum = 0, sq = 0;
     for (int i = 0; i < n; i++)
-        sum += (double)s->makespan_ps[i];
+        sum += (double)x[i];
     double mean = sum / n;
     for (int i = 0; i < n; i++)
-        sq += ((double)s->makespan_ps[i] - mean) * ((double)s->makespan_ps[i] - mean);
+        sq += ((double)x[i] - mean) * ((double)x[i] - mean);
     double sd = sqrt(sq / (n - 1)), e_block, s_block, e_dp, s_dp;
     normal_max_moments(block, &e_block, &s_block);
     normal_max_moments(dp, &e_dp, &s_dp);
@@ -648,8 +669,8 @@ extrapolate_dp(PpsimSampleSummary *s, int dp, int block)
     s->dp_shift_ps = ppsim_round_clamped(sigma * (e_dp - e_block));
     s->dp_scale = s_dp / s_block;
     for (int i = 0; i < n; i++)
-        s->makespan_ps[i] = ppsim_round_clamped(mean + (double)s->dp_shift_ps +
-                                                ((double)s->makespan_ps[i] - mean) * s->dp_scale);
+        x[i] = ppsim_round_clamped(mean + (double)s->dp_shift_ps +
+                                   ((double)x[i] - mean) * s->dp_scale);
 }
 
 static gpointer
@@ -657,21 +678,27 @@ chunk_run(gpointer data)
 {
     Chunk *c = data;
     const Model *m = c->m;
-    Work w = {.dur = g_new(PpsimTime, MAX(m->n_ops, 1)),
-              .lat = g_new(PpsimTime, MAX(m->n_edges, 1)),
+    Work w = {.dur = {g_new(PpsimTime, MAX(m->n_ops, 1)), g_new(PpsimTime, MAX(m->n_ops, 1))},
+              .lat = {g_new(PpsimTime, MAX(m->n_edges, 1)), g_new(PpsimTime, MAX(m->n_edges, 1))},
               .end = g_new(PpsimTime, MAX(m->n_ops, 1)),
               .last_grad = g_new(PpsimTime, MAX(m->n_red, 1)),
               .path = g_new0(guint8, MAX(m->p, 1))};
-    for (int i = 0; i < m->n_ops; i++)
-        w.dur[i] = m->op[i].base_ps;
-    for (guint32 e = 0; e < m->n_edges; e++)
-        w.lat[e] = m->edge[e].lat_ps;
+    for (int i = 0; i < m->n_ops; i++) {
+        w.dur[0][i] = m->op[i].slow_ps;
+        w.dur[1][i] = m->op[i].base_ps;
+    }
+    for (guint32 e = 0; e < m->n_edges; e++) {
+        w.lat[0][e] = m->edge[e].slow_ps;
+        w.lat[1][e] = m->edge[e].lat_ps;
+    }
     for (int i = c->first; i < c->last; i++) {
-        c->makespan[i] = sample_one(m, c->seed, i, &w);
+        c->makespan[i] = sample_one(m, c->seed, i, &w, &c->rest[i]);
         memcpy(c->path + (gsize)i * m->p, w.path, (gsize)m->p);
     }
-    g_free(w.dur);
-    g_free(w.lat);
+    for (int k = 0; k < 2; k++) {
+        g_free(w.dur[k]);
+        g_free(w.lat[k]);
+    }
     g_free(w.end);
     g_free(w.last_grad);
     g_free(w.path);
@@ -779,6 +806,7 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
     s->dp_scale = 1;
     s->makespan_ps = g_new(PpsimTime, n);
     g_autofree guint8 *path = g_new0(guint8, (gsize)n * MAX(m.p, 1));
+    g_autofree PpsimTime *rest = g_new0(PpsimTime, n);
     g_autofree Chunk *chunks = g_new(Chunk, threads);
     g_autofree GThread **thr = g_new0(GThread *, threads);
     for (int k = 0; k < threads; k++) {
@@ -787,6 +815,7 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
                             (int)((gint64)n * k / threads),
                             (int)((gint64)n * (k + 1) / threads),
                             s->makespan_ps,
+                            rest,
                             path};
         if (k > 0)
             thr[k] = g_thread_new("ppsim-sample", chunk_run, &chunks[k]);
@@ -794,8 +823,15 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
     chunk_run(&chunks[0]);
     for (int k = 1; k < threads; k++)
         g_thread_join(thr[k]);
-    if (m.dp > m.dp_exact && n > 1)
-        extrapolate_dp(s, m.dp, m.dp_exact);
+    if (m.dp > m.dp_exact && n > 1 && !m.slowed) {
+        extrapolate_dp(s, s->makespan_ps, m.dp, m.dp_exact);
+    } else if (m.dp > m.dp_exact && n > 1) {
+        /* replica 0 (slowed) stays as sampled; the nominal block of dp_exact - 1 is carried
+         * to dp - 1 replicas, and the step waits for whichever is later */
+        extrapolate_dp(s, rest, m.dp - 1, m.dp_exact - 1);
+        for (int i = 0; i < n; i++)
+            s->makespan_ps[i] = MAX(s->makespan_ps[i], rest[i]);
+    }
     summary_finish(s, path);
     summary_slack(s, &m);
     model_free(&m);
@@ -821,19 +857,19 @@ model_float(const Model *m, PpsimTime *makespan)
         const SampOp *o = &m->op[k];
         PpsimTime ready = o->lane_prev >= 0 ? end[o->lane_prev] : 0;
         for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
-            ready = MAX(ready, end[m->edge[e].from] + m->edge[e].lat_ps);
-        end[k] = ready + o->base_ps;
+            ready = MAX(ready, end[m->edge[e].from] + m->edge[e].slow_ps);
+        end[k] = ready + o->slow_ps;
         last = MAX(last, end[k]);
     }
     for (int k = 0; k < n; k++)
         late[k] = last;
     for (int k = n - 1; k >= 0; k--) {
         const SampOp *o = &m->op[k];
-        PpsimTime start = late[k] - o->base_ps;
+        PpsimTime start = late[k] - o->slow_ps;
         if (o->lane_prev >= 0)
             late[o->lane_prev] = MIN(late[o->lane_prev], start);
         for (guint32 e = o->pred_first; e < o->pred_first + o->pred_n; e++)
-            late[m->edge[e].from] = MIN(late[m->edge[e].from], start - m->edge[e].lat_ps);
+            late[m->edge[e].from] = MIN(late[m->edge[e].from], start - m->edge[e].slow_ps);
     }
     for (int k = 0; k < n; k++)
         late[k] -= end[k];
@@ -866,7 +902,7 @@ ppsim_sim_delayed_makespan(const PpsimScenario *sc, const PpsimRunResult *res, g
     if (model_compile(&m, sc, res, error)) {
         for (int k = 0; k < m.n_ops; k++)
             if (m.order[k] == op)
-                m.op[k].base_ps += delay_ps;
+                m.op[k].slow_ps += delay_ps;
         g_free(model_float(&m, &makespan));
     }
     model_free(&m);

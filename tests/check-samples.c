@@ -294,6 +294,23 @@ START_TEST(test_dp_replicas)
     double gap = mean[2] - mean[1];
     ck_assert_msg(fabs(s->mean_ps - mean[2]) <= 0.25 * gap, "approx %g exact %g block %g",
                   s->mean_ps, mean[2], mean[1]);
+
+    /* a slow GPU is in one replica: with cv 0 the step is that replica's, at any dp */
+    const char *one[] = {"variability.devices.2=1.5", NULL};
+    g_autoptr(PpsimScenario) sc1 = parse(explicit_yaml, one);
+    g_autoptr(GPtrArray) r1 = sample_all(sc1, 3, 1, 1);
+    const char *many[] = {"variability.devices.2=1.5", "parallel.dp=16", NULL};
+    g_autoptr(PpsimScenario) sc16 = parse(explicit_yaml, many);
+    g_autoptr(GPtrArray) r16 = sample_all(sc16, 3, 1, 1);
+    ck_assert_int_gt(nth(r1, 0)->samples->p50_ps, nth(r1, 0)->makespan_ps);
+    ck_assert_int_eq(nth(r16, 0)->samples->p50_ps, nth(r1, 0)->samples->p50_ps);
+    /* under noise the nominal replicas, extrapolated beyond dp_exact, may overtake it */
+    const char *noisy[] = {"variability.devices.2=1.05", "variability.cv=0.1", "parallel.dp=1024",
+                           "variability.dp_exact=8", NULL};
+    g_autoptr(PpsimScenario) scn = parse(explicit_yaml, noisy);
+    g_autoptr(GPtrArray) rn = sample_all(scn, 200, 1, 2);
+    ck_assert_int_eq(nth(rn, 0)->samples->dp_exact, 8);
+    ck_assert(nth(rn, 0)->samples->mean_ps > mean[2]);
 }
 END_TEST
 
