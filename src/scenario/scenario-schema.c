@@ -374,6 +374,8 @@ ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *
         case KEY_FLOPS:
         case KEY_COUNT:
             *out = *(const double *)field;
+            if (*out < 0 && g_str_has_prefix(path, "variability.cv_")) /* unset: cv's */
+                *out = sc->variability.cv;
             return TRUE;
         case KEY_BYTES:
             *out = (double)*(const guint64 *)field;
