@@ -97,7 +97,7 @@ typedef struct {
     double mean_ps, stddev_ps;        /* stddev: with n - 1 */
     PpsimTime p50_ps, p90_ps, p99_ps; /* nearest rank: the ceil(q n)-th smallest */
     int p;
-    double *critical_share;    /* [p] share of samples where the device was on the critical path */
+    double *critical_share; /* [p] share of samples where the device was on the critical path */
     /* [p] over the device's GPU ops in the noiseless replay (slowdowns in, windows out):
      * the mean total float (how far an op's end may slip before the makespan does), and
      * the share of ops without any */
