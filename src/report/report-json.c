@@ -179,7 +179,7 @@ json_result(GString *out, const PpsimRunResult *res)
     if (res->has_solver)
         json_solver(out, res);
     if (res->samples != NULL)
-        ppsim_report_json_samples(out, res->samples);
+        ppsim_report_json_samples(out, res->samples, res->makespan_ps);
     g_string_append(out, ",\"devices\":[");
     for (int d = 0; d < res->p; d++) {
         if (d > 0)

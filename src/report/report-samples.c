@@ -12,7 +12,7 @@ fmt_ms_double(GString *out, double ps)
 }
 
 void
-ppsim_report_json_samples(GString *out, const PpsimSampleSummary *s)
+ppsim_report_json_samples(GString *out, const PpsimSampleSummary *s, PpsimTime deterministic_ps)
 {
     g_string_append(out, ",\"makespan_percentiles\":{\"mean\":");
     fmt_ms_double(out, s->mean_ps);
@@ -28,6 +28,8 @@ ppsim_report_json_samples(GString *out, const PpsimSampleSummary *s)
     ppsim_fmt_ms(out, s->sorted_ps[0]);
     g_string_append(out, ",\"max\":");
     ppsim_fmt_ms(out, s->sorted_ps[s->n - 1]);
+    g_string_append(out, ",\"deterministic\":");
+    ppsim_fmt_ms(out, deterministic_ps);
     g_string_append_printf(out,
                            "},\"samples\":{\"n\":%d,\"seed\":%" G_GUINT64_FORMAT
                            ",\"dp\":%d,\"dp_exact\":%d,\"dp_shift\":",
