@@ -105,17 +105,19 @@ noise_of(const PpsimOp *op)
     switch ((PpsimOpKind)op->kind) {
     case PPSIM_OP_F:
         return PPSIM_NOISE_FORWARD;
-    case PPSIM_OP_B:
-    case PPSIM_OP_BW:
-        return PPSIM_NOISE_BACKWARD;
     case PPSIM_OP_W:
         return PPSIM_NOISE_WEIGHT;
     case PPSIM_OP_R:
         return PPSIM_NOISE_RECOMPUTE;
     case PPSIM_OP_OPT:
         return PPSIM_NOISE_OPTIMIZER;
-    default:
+    case PPSIM_OP_OFF:
+    case PPSIM_OP_RL:
+    case PPSIM_OP_GOFF:
+    case PPSIM_OP_WRL:
         return PPSIM_NOISE_OFFLOAD;
+    default: /* B, BW, and compute kinds added later (an overlapped F&B): cv_backward */
+        return PPSIM_NOISE_BACKWARD;
     }
 }
 
