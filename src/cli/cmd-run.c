@@ -182,6 +182,7 @@ static const char run_description[] =
     "  ppsim run x.yaml --format json --no-artifacts | jq '.results[].makespan'\n"
     "  ppsim run x.yaml --schedule 1f1b --export-schedule 1f1b.csv\n"
     "  ppsim plan x.yaml --schedule 1f1b -o plan.yaml && ppsim run x.yaml --with plan.yaml\n"
+    "  ppsim run x.yaml --samples 1000 --set variability.cv=0.1 --plot plots/\n"
     "\n"
     "Exit status: 0 ok, 1 bad scenario, deadlock or I/O error, 2 usage error.";
 
