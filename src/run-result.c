@@ -29,6 +29,7 @@ ppsim_run_result_free(PpsimRunResult *res)
     if (res->choices)
         g_array_unref(res->choices);
     ppsim_schedule_free(res->schedule);
+    ppsim_sample_summary_free(res->samples);
     g_free(res->devices);
     g_free(res->stages);
     g_free(res->hosts);
@@ -66,4 +67,17 @@ ppsim_run_result_any_oom(const PpsimRunResult *res)
         if (res->hosts[h].oom)
             return TRUE;
     return FALSE;
+}
+
+void
+ppsim_sample_summary_free(PpsimSampleSummary *s)
+{
+    if (s == NULL)
+        return;
+    g_free(s->makespan_ps);
+    g_free(s->sorted_ps);
+    g_free(s->critical_share);
+    g_free(s->slack_mean_ps);
+    g_free(s->critical_ops);
+    g_free(s);
 }

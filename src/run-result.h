@@ -85,6 +85,33 @@ typedef struct {
     guint64 bytes; /* 0 in explicit mode */
 } PpsimTransfer;
 
+/* What `ppsim run --samples N` adds to a result (sim-samples.c, README "Variability"): the
+ * makespans of N Monte-Carlo replays of the same schedule under the scenario's
+ * `variability:`, and how often each device was on the critical path. */
+typedef struct {
+    int n;        /* samples */
+    guint64 seed; /* --seed */
+    int dp;       /* data-parallel replicas of each sample (parallel.dp) */
+    int dp_exact; /* of them, sampled one by one (= dp, or variability.dp_exact below it) */
+    /* dp > dp_exact (sim-samples.c extrapolate_dp): the shift of the mean from a block of
+     * dp_exact replicas to dp, and the factor on each sample's distance from the mean */
+    PpsimTime dp_shift_ps;
+    double dp_scale;
+    PpsimTime *makespan_ps;           /* [n] in sample order */
+    PpsimTime *sorted_ps;             /* [n] ascending */
+    double mean_ps, stddev_ps;        /* stddev: with n - 1 */
+    PpsimTime p50_ps, p90_ps, p99_ps; /* nearest rank: the ceil(q n)-th smallest */
+    int p;
+    double *critical_share; /* [p] share of samples where the device was on the critical path */
+    /* [p] over the device's GPU ops in the noiseless replay (slowdowns in, windows out):
+     * the mean total float (how far an op's end may slip before the makespan does), and
+     * the share of ops without any */
+    double *slack_mean_ps, *critical_ops;
+    gboolean frozen_transfers; /* hardware mode: transfers kept at their deterministic times */
+} PpsimSampleSummary;
+
+void ppsim_sample_summary_free(PpsimSampleSummary *s);
+
 typedef struct {
     char *label;     /* display name of the schedule ("1f1b", "zb {memory_limit: 8}") */
     char *generator; /* generator name, or "custom" */
@@ -134,6 +161,8 @@ typedef struct {
      * the schedule (cost estimates and the generator, or reading the CSV), checking it,
      * building the task graph, running the event loop, computing metrics. */
     gint64 time_schedule_us, time_validate_us, time_build_us, time_replay_us, time_metrics_us;
+    PpsimSampleSummary *samples; /* (nullable) --samples: the Monte-Carlo replays */
+    gint64 time_samples_us;      /* their wall-clock time (diagnostics only) */
 } PpsimRunResult;
 
 PpsimRunResult *ppsim_run_result_new(void);

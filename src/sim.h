@@ -51,4 +51,27 @@ GPtrArray *ppsim_sim_run_all(const PpsimScenario *scenario, PpsimSimFlags flags,
  * each once. Returns: (transfer full) a GPtrArray of char*. */
 GPtrArray *ppsim_sim_warnings(const PpsimScenario *scenario, const GPtrArray *results);
 
+/* `ppsim run --samples N --seed S -j T` (sim-samples.c, README "Variability"). */
+typedef struct {
+    int samples;  /* N >= 1 */
+    guint64 seed; /* S: the same seed gives the same samples, whatever T */
+    int threads;  /* T >= 1 */
+} PpsimSampleOptions;
+
+/* Replays the schedule of @res (a finished deterministic replay of @sc, kept with its
+ * timings; recorded, PPSIM_SIM_RECORD, in hardware mode) @opt->samples times under
+ * @sc's `variability:` and parallel.dp, and sets res->samples. Returns: FALSE with @error
+ * when the replay cannot be sampled. */
+gboolean ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res,
+                          const PpsimSampleOptions *opt, GError **error);
+
+/* Each op's total float in the noiseless replay the sampler compiles from @res (its
+ * slowdowns in, its windows out): how far the op's end may slip before the makespan moves.
+ * Indexed by op id (schedule-index.h numbering). Returns: (transfer full) (nullable). */
+PpsimTime *ppsim_sim_slack(const PpsimScenario *sc, const PpsimRunResult *res, GError **error);
+/* The makespan of that replay when op @op lasts @delay_ps longer (-1 on error): max(makespan,
+ * makespan - float + delay), which the tests check. */
+PpsimTime ppsim_sim_delayed_makespan(const PpsimScenario *sc, const PpsimRunResult *res, guint32 op,
+                                     PpsimTime delay_ps, GError **error);
+
 G_END_DECLS

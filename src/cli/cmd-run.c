@@ -31,6 +31,9 @@ typedef struct {
     int jobs;
     char *shard;
     gboolean resume;
+    int samples; /* --samples: Monte-Carlo replays under `variability:` */
+    gint64 seed; /* --seed */
+    char *plot;  /* --plot DIR: the makespan CDF chart */
 } RunOptions;
 
 static void
@@ -45,6 +48,7 @@ run_options_clear(RunOptions *o)
     g_free(o->svg_window);
     g_strfreev(o->grid);
     g_free(o->shard);
+    g_free(o->plot);
 }
 
 /* One name of --schedule: the scenario's spec of that name or label when it has one (with
@@ -178,6 +182,7 @@ static const char run_description[] =
     "  ppsim run x.yaml --format json --no-artifacts | jq '.results[].makespan'\n"
     "  ppsim run x.yaml --schedule 1f1b --export-schedule 1f1b.csv\n"
     "  ppsim plan x.yaml --schedule 1f1b -o plan.yaml && ppsim run x.yaml --with plan.yaml\n"
+    "  ppsim run x.yaml --samples 1000 --set variability.cv=0.1 --plot plots/\n"
     "\n"
     "Exit status: 0 ok, 1 bad scenario, deadlock or I/O error, 2 usage error.";
 
@@ -213,12 +218,24 @@ run_context(RunOptions *o)
          "training.microbatches=8,16,32 or schedule=1f1b,zb-v; --output then names the rows "
          "file",
          "KEY.PATH=LIST"},
-        {"jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "With --grid: threads (default: the cores)",
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs,
+         "With --grid or --samples: threads (default: the cores; the output is the same for "
+         "any N)",
          "N"},
         {"shard", 0, 0, G_OPTION_ARG_STRING, &o->shard,
          "With --grid: run only shard K of N (join the parts with 'ppsim merge')", "K/N"},
         {"resume", 0, 0, G_OPTION_ARG_NONE, &o->resume,
          "With --grid: keep the rows already in --output FILE and run the rest", NULL},
+        {"samples", 'n', 0, G_OPTION_ARG_INT, &o->samples,
+         "Replay each schedule N times under the scenario's variability: section (per-op "
+         "lognormal noise, slow devices and links, slowdown windows) and report makespan "
+         "percentiles and critical-path shares; with --grid, N per point",
+         "N"},
+        {"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed,
+         "With --samples: the random seed (default 1); the same seed gives the same output", "S"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o->plot,
+         "With --samples: write DIR/makespan-cdf.svg, every schedule's makespan CDF on one chart",
+         "DIR"},
         G_OPTION_ENTRY_NULL};
     GOptionContext *ctx = g_option_context_new("SCENARIO - simulate pipeline schedules");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -260,6 +277,43 @@ run_check_window(const PpsimSvgOptions *svg, const GPtrArray *results, GError **
     return TRUE;
 }
 
+/* --samples: the Monte-Carlo replays of every schedule, on -j threads. */
+static gboolean
+run_samples(const RunOptions *o, const PpsimScenario *sc, GPtrArray *results, GError **error)
+{
+    PpsimSampleOptions opt = {.samples = o->samples,
+                              .seed = o->seed == G_MININT64 ? 1 : (guint64)o->seed,
+                              .threads = o->jobs > 0 ? o->jobs : (int)g_get_num_processors()};
+    for (guint i = 0; i < results->len; i++) {
+        PpsimRunResult *res = g_ptr_array_index(results, i);
+        if (!ppsim_sim_sample(sc, res, &opt, error)) {
+            g_prefix_error(error, "schedule '%s': ", res->label);
+            return FALSE;
+        }
+        if (o->timings)
+            fprintf(stderr, "ppsim: timings '%s': %d samples in %.1f ms (%.0f samples/s)\n",
+                    res->label, o->samples, res->time_samples_us / 1e3,
+                    o->samples / (MAX(res->time_samples_us, 1) / 1e6));
+    }
+    return TRUE;
+}
+
+/* --plot DIR: DIR/makespan-cdf.svg. */
+static gboolean
+run_plot(const char *dir, const PpsimScenario *sc, const GPtrArray *results, GError **error)
+{
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        int e = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+                    "--plot: cannot create '%s': %s", dir, g_strerror(e));
+        return FALSE;
+    }
+    g_autoptr(GString) svg = g_string_new(NULL);
+    ppsim_report_svg_cdf(svg, sc->name, results);
+    g_autofree char *path = g_build_filename(dir, "makespan-cdf.svg", NULL);
+    return ppsim_cli_write_file(path, svg->str, svg->len, error);
+}
+
 static int
 run_main(RunOptions *o, const char *path)
 {
@@ -276,9 +330,16 @@ run_main(RunOptions *o, const char *path)
         return ppsim_cli_fail(error);
     us[0] = g_get_monotonic_time() - t;
     PpsimSimFlags flags = o->no_artifacts ? 0 : PPSIM_SIM_RECORD;
+    if (o->samples > 0 && !sc->costs.present) /* the sampler reads the transfers' times */
+        flags |= PPSIM_SIM_RECORD;
     g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, flags, &error);
     if (results == NULL)
         return ppsim_cli_fail(error);
+    if (o->samples > 0 && !run_samples(o, sc, results, &error))
+        return ppsim_cli_fail(error);
+    if (o->samples == 0 && sc->variability.present && !o->quiet)
+        fprintf(stderr, "ppsim: warning: the variability: section applies with --samples N "
+                        "only; this run is the deterministic one\n");
     g_autoptr(GPtrArray) warnings = ppsim_sim_warnings(sc, results);
     for (guint i = 0; i < warnings->len; i++)
         fprintf(stderr, "ppsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
@@ -300,9 +361,10 @@ run_main(RunOptions *o, const char *path)
         ppsim_report_json(json, sc, results);
     if (want_csv)
         ppsim_report_csv(csv, sc, results);
-    if (text)
+    if (text) {
         ppsim_report_text(out, sc, results);
-    else
+        ppsim_report_text_samples(out, results);
+    } else
         g_string_append_len(out, strcmp(o->format, "json") == 0 ? json->str : csv->str,
                             strcmp(o->format, "json") == 0 ? json->len : csv->len);
     if (fwrite(out->str, 1, out->len, stdout) != out->len || fflush(stdout) != 0)
@@ -325,6 +387,8 @@ run_main(RunOptions *o, const char *path)
         dir = o->output ? g_strdup(o->output) : g_build_filename("results", stem, NULL);
         ok = ppsim_artifacts_write(dir, sc, results, json, csv, &o->svg, &error);
     }
+    if (ok && o->plot != NULL)
+        ok = run_plot(o->plot, sc, results, &error);
     sigprocmask(SIG_SETMASK, &old, NULL);
     us[4] = g_get_monotonic_time() - t - us[0] - us[1] - us[2] - us[3];
     if (!ok)
@@ -371,6 +435,7 @@ run_grid(RunOptions *o, const char *path)
     g_autoptr(PpsimSweep) sweep = ppsim_sweep_new_grid(path, o->sets, o->grid, &error);
     if (sweep == NULL)
         return ppsim_cli_fail(error);
+    ppsim_sweep_set_samples(sweep, o->samples, o->seed == G_MININT64 ? 1 : (guint64)o->seed);
     const char *format = o->format;
     if (format != NULL && strcmp(format, "json") == 0)
         format = "jsonl";
@@ -404,7 +469,7 @@ run_apply_with(RunOptions *o, GError **error)
 int
 ppsim_cmd_run(int argc, char **argv)
 {
-    RunOptions o = {0};
+    RunOptions o = {.seed = G_MININT64}; /* unset: 1 */
     g_autoptr(GOptionContext) ctx = run_context(&o);
     g_autoptr(GError) error = NULL;
     int rc;
@@ -419,12 +484,22 @@ ppsim_cmd_run(int argc, char **argv)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim run --help')"
                                       : "expected one SCENARIO, got %d arguments",
                              argc - 1);
-    else if (o.grid == NULL && (o.jobs || o.shard || o.resume))
-        rc = ppsim_cli_usage("--jobs, --shard and --resume go with --grid");
+    else if (o.grid == NULL && (o.shard || o.resume))
+        rc = ppsim_cli_usage("--shard and --resume go with --grid");
+    else if (o.grid == NULL && o.jobs && o.samples == 0)
+        rc = ppsim_cli_usage("--jobs goes with --grid or --samples");
+    else if (o.samples < 0 || o.samples > 10000000)
+        rc = ppsim_cli_usage("--samples must be from 1 to 10000000, got %d", o.samples);
+    else if (o.seed < 0 && o.seed != G_MININT64)
+        rc = ppsim_cli_usage("--seed must be >= 0, got %" G_GINT64_FORMAT, o.seed);
+    else if (o.samples == 0 && (o.seed != G_MININT64 || o.plot))
+        rc = ppsim_cli_usage("--seed and --plot go with --samples");
+    else if (o.grid != NULL && o.plot)
+        rc = ppsim_cli_usage("--plot is for one run, not --grid");
     else if (o.grid != NULL && (o.schedules || o.export_schedule || o.svg_window || o.timings))
         rc = ppsim_cli_usage("with --grid, choose schedules with --grid schedule=A,B; "
                              "--export-schedule, --svg-window and --timings are for one run");
-    else if (o.grid != NULL && o.jobs < 0)
+    else if (o.jobs < 0)
         rc = ppsim_cli_usage("--jobs must be >= 1, got %d", o.jobs);
     else {
         if (o.with != NULL && !run_apply_with(&o, &error))

@@ -257,6 +257,8 @@ int
 ppsim_cmd_sweep(int argc, char **argv)
 {
     PpsimCliSweepOptions o = {0};
+    int samples = 0;
+    gint64 seed = 1;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
          "Write the rows to FILE (default: stdout)", "FILE"},
@@ -270,6 +272,13 @@ ppsim_cmd_sweep(int argc, char **argv)
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o.plot,
          "Write pareto.svg (and bubble.svg when training.microbatches is an axis) to DIR", "DIR"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No progress bar", NULL},
+        {"samples", 'n', 0, G_OPTION_ARG_INT, &samples,
+         "Also replay each point's schedules N times under the scenario's variability: section "
+         "and add the columns makespan_mean_ms, makespan_p50_ms, makespan_p90_ms, "
+         "makespan_p99_ms",
+         "N"},
+        {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "With --samples: the random seed (default 1)",
+         "S"},
         G_OPTION_ENTRY_NULL};
     g_autoptr(GOptionContext) ctx = g_option_context_new("FILE - run a design-space sweep");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -281,9 +290,13 @@ ppsim_cmd_sweep(int argc, char **argv)
         rc = ppsim_cli_usage("expected one sweep FILE (see 'ppsim sweep --help')");
     } else if (o.threads < 0) {
         rc = ppsim_cli_usage("--jobs must be >= 1, got %d", o.threads);
+    } else if (samples < 0 || samples > 10000000 || seed < 0) {
+        rc = ppsim_cli_usage("--samples must be from 1 to 10000000 and --seed >= 0");
     } else {
         g_autoptr(GError) error = NULL;
         g_autoptr(PpsimSweep) s = ppsim_sweep_load_file(argv[1], &error);
+        if (s != NULL)
+            ppsim_sweep_set_samples(s, samples, (guint64)seed);
         rc = s ? ppsim_cli_sweep(s, &o) : ppsim_cli_fail(error);
     }
     g_free(o.output);

@@ -101,6 +101,14 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     ppsim_fmt_ms(out, d->fb_hidden_ps);
     g_string_append(out, ",\"ep_comm_hidden\":");
     ppsim_fmt_ms(out, d->ep_comm_hidden_ps);
+    if (res->samples != NULL) { /* --samples: report-samples.c */
+        g_string_append(out, ",\"critical_share\":");
+        ppsim_fmt_double(out, res->samples->critical_share[d->id]);
+        g_string_append(out, ",\"slack\":");
+        ppsim_fmt_fixed(out, res->samples->slack_mean_ps[d->id] / PPSIM_PS_PER_MS, 6);
+        g_string_append(out, ",\"critical_ops\":");
+        ppsim_fmt_double(out, res->samples->critical_ops[d->id]);
+    }
     g_string_append_c(out, '}');
 }
 
@@ -177,6 +185,8 @@ json_result(GString *out, const PpsimRunResult *res)
     g_string_append_c(out, '}');
     if (res->has_solver)
         json_solver(out, res);
+    if (res->samples != NULL)
+        ppsim_report_json_samples(out, res->samples, res->makespan_ps);
     g_string_append(out, ",\"devices\":[");
     for (int d = 0; d < res->p; d++) {
         if (d > 0)

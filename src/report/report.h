@@ -17,6 +17,15 @@ G_BEGIN_DECLS
 void ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
 /* The JSON object (README "Command line"): schema_version, scenario, results[...]. */
 void ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
+/* report-samples.c, `ppsim run --samples N` (README "Variability"): the result's
+ * ,"makespan_percentiles":{...} members (with the deterministic makespan beside the
+ * percentiles); after the table, one line per schedule; and an SVG
+ * of every schedule's empirical makespan CDF on one chart (results without samples are
+ * left out). */
+void ppsim_report_json_samples(GString *out, const PpsimSampleSummary *s,
+                               PpsimTime deterministic_ps);
+void ppsim_report_text_samples(GString *out, const GPtrArray *results);
+void ppsim_report_svg_cdf(GString *out, const char *title, const GPtrArray *results);
 /* One row per (schedule, device). */
 void ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
 

@@ -50,3 +50,8 @@ gboolean scn_scalar_quantity(Parser *P, int id, const char *path, PpsimDimension
 gboolean scn_apply_override(Parser *P, const char *text, GError **error);
 /* scenario-schedule.c: `schedule` and `memory.limit`. */
 gboolean scn_parse_special(Parser *P, int id, const char *path, GError **error);
+
+/* scenario-variability.c: `variability.devices`, `.links` and `.events`, and the checks
+ * that need the pipeline's size (run after the walk; errors name the entry). */
+gboolean scn_parse_variability(Parser *P, int id, const char *path, GError **error);
+gboolean scn_check_variability(const PpsimScenario *sc, GError **error);

@@ -488,7 +488,7 @@ parser_run(Parser *P, const char *const *overrides, GError **error)
         g_prefix_error(error, "%s:", P->display);
         return FALSE;
     }
-    return TRUE;
+    return scn_check_variability(P->sc, error);
 }
 
 static PpsimScenario *scenario_parse(const char *bytes, gsize len, const char *display_name,

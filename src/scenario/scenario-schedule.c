@@ -138,6 +138,8 @@ scn_parse_special(Parser *P, int id, const char *path, GError **error)
 {
     if (strcmp(path, "schedule") == 0)
         return scn_parse_schedule(P, id, error);
+    if (g_str_has_prefix(path, "variability."))
+        return scn_parse_variability(P, id, path, error);
     g_assert(strcmp(path, "memory.limit") == 0);
     if (P->sc->costs.present) {
         SchemaKey k = {.min = 0};

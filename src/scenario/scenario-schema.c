@@ -133,6 +133,25 @@ static const SchemaKey costs_keys[] = {
     {"stage_activation", KEY_DOUBLE_LIST, OFF(costs.stage_activation), NULL, FALSE, 0, 0},
     {NULL}};
 
+#define CV(n, kind)                                                                                \
+    {                                                                                              \
+        n, KEY_DOUBLE, OFF(variability.cv_kind[kind]), NULL, FALSE, 0, 0                           \
+    }
+static const SchemaKey variability_keys[] = {
+    {"cv", KEY_DOUBLE, OFF(variability.cv), NULL, FALSE, 0, 0},
+    CV("cv_forward", PPSIM_NOISE_FORWARD),
+    CV("cv_backward", PPSIM_NOISE_BACKWARD),
+    CV("cv_weight", PPSIM_NOISE_WEIGHT),
+    CV("cv_recompute", PPSIM_NOISE_RECOMPUTE),
+    CV("cv_optimizer", PPSIM_NOISE_OPTIMIZER),
+    CV("cv_offload", PPSIM_NOISE_OFFLOAD),
+    CV("cv_comm", PPSIM_NOISE_COMM),
+    {"devices", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    {"links", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    {"events", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    {"dp_exact", KEY_INT, OFF(variability.dp_exact), NULL, FALSE, 1, 4096},
+    {NULL}};
+
 const SchemaKey ppsim_scenario_schema[] = {{"name", KEY_STRING, OFF(name), NULL, FALSE, 0, 0},
                                            SECTION("hardware", hardware_keys),
                                            SECTION("model", model_keys),
@@ -141,6 +160,7 @@ const SchemaKey ppsim_scenario_schema[] = {{"name", KEY_STRING, OFF(name), NULL,
                                            SECTION("memory", memory_keys),
                                            SECTION("costs", costs_keys),
                                            SECTION("parallel", parallel_keys),
+                                           SECTION("variability", variability_keys),
                                            {NULL}};
 
 void
@@ -160,6 +180,9 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
         PPSIM_PS_PER_MS;
     sc->costs.activation = 1;
+    for (int k = 0; k < PPSIM_NOISE_N_KINDS; k++)
+        sc->variability.cv_kind[k] = -1;
+    sc->variability.dp_exact = 64;
 }
 
 void
@@ -193,6 +216,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
     sc->has_hardware = !sc->costs.present || g_hash_table_contains(seen, "hardware");
     sc->has_model = g_hash_table_contains(seen, "model");
     sc->training.chunks_set = g_hash_table_contains(seen, "training.chunks");
+    sc->variability.present = g_hash_table_contains(seen, "variability");
 }
 
 static gboolean
@@ -390,6 +414,8 @@ ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *
         case KEY_FLOPS:
         case KEY_COUNT:
             *out = *(const double *)field;
+            if (*out < 0 && g_str_has_prefix(path, "variability.cv_")) /* unset: cv's */
+                *out = sc->variability.cv;
             return TRUE;
         case KEY_BYTES:
             *out = (double)*(const guint64 *)field;

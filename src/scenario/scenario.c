@@ -53,6 +53,7 @@ ppsim_scenario_free(PpsimScenario *sc)
             g_array_free(lists[i], TRUE);
     if (sc->schedules)
         g_ptr_array_unref(sc->schedules);
+    ppsim_variability_clear(&sc->variability);
     g_free(sc);
 }
 

@@ -161,6 +161,52 @@ typedef struct {
     PpsimMark mark;
 } PpsimCostsSpec;
 
+/* Kinds of op noise of `variability:` (scenario-variability.c), each with its own cv. */
+typedef enum {
+    PPSIM_NOISE_FORWARD,   /* F */
+    PPSIM_NOISE_BACKWARD,  /* B, and BW */
+    PPSIM_NOISE_WEIGHT,    /* W */
+    PPSIM_NOISE_RECOMPUTE, /* R */
+    PPSIM_NOISE_OPTIMIZER, /* OPT */
+    PPSIM_NOISE_OFFLOAD,   /* OFF, RL, GOFF, WRL (copy-engine transfers) */
+    PPSIM_NOISE_COMM,      /* cross-device transfers and DP gradient reductions */
+    PPSIM_NOISE_N_KINDS
+} PpsimNoiseKind;
+
+/* One persistent slowdown: a device (`devices:`) or the link between two devices
+ * (`links: {"A-B": factor}`, b = -1 for a device). */
+typedef struct {
+    int a, b;
+    double factor;
+    char *where; /* "file:line:col" (or "--set key") of the entry, for messages; owned */
+} PpsimSlowdown;
+
+/* A transient slowdown window of `events:`: the device's compute runs @factor times slower
+ * from @from_ps to @to_ps. */
+typedef struct {
+    int device;
+    PpsimTime from_ps, to_ps;
+    double factor;
+    char *where; /* as PpsimSlowdown's */
+} PpsimSlowEvent;
+
+/* `variability:` (README "Variability"): per-op lognormal noise and slowdowns, applied by
+ * `ppsim run --samples N`. */
+typedef struct {
+    gboolean present;
+    double cv;                           /* every kind's default */
+    double cv_kind[PPSIM_NOISE_N_KINDS]; /* -1: cv */
+    GArray *devices;                     /* (nullable) PpsimSlowdown */
+    GArray *links;                       /* (nullable) PpsimSlowdown */
+    GArray *events;                      /* (nullable) PpsimSlowEvent */
+    int dp_exact;                        /* DP replicas sampled exactly per sample (default 64) */
+} PpsimVariability;
+
+/* The cv of op-noise kind @kind. */
+double ppsim_variability_cv(const PpsimVariability *v, PpsimNoiseKind kind);
+/* Frees @v's lists (the struct itself is embedded). */
+void ppsim_variability_clear(PpsimVariability *v);
+
 typedef struct {
     char *name;
     char *path;    /* file it was loaded from (display name), owned */
@@ -176,6 +222,7 @@ typedef struct {
     double memory_limit_units;  /* explicit mode; 0 = none */
     gboolean memory_limit_set;  /* memory.limit written (and > 0 in explicit mode) */
     PpsimCostsSpec costs;
+    PpsimVariability variability;
 } PpsimScenario;
 
 /* Parses a scenario from YAML @bytes. @display_name prefixes errors ("a.yaml:3:7: ...") and

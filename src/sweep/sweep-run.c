@@ -95,6 +95,16 @@ metric_text(GString *out, const char *name, const PpsimRunResult *res)
         g_string_append(out, ppsim_run_result_any_oom(res) ? "true" : "false");
     else if (strcmp(name, "mfu") == 0)
         ppsim_fmt_double(out, res->mfu);
+    else if (g_str_has_prefix(name, "makespan_") && res->samples == NULL)
+        return; /* a sample column without --samples: empty (JSON: null) */
+    else if (strcmp(name, "makespan_mean_ms") == 0)
+        ppsim_fmt_fixed(out, res->samples->mean_ps / PPSIM_PS_PER_MS, 6);
+    else if (strcmp(name, "makespan_p50_ms") == 0)
+        ppsim_fmt_ms(out, res->samples->p50_ps);
+    else if (strcmp(name, "makespan_p90_ms") == 0)
+        ppsim_fmt_ms(out, res->samples->p90_ps);
+    else if (strcmp(name, "makespan_p99_ms") == 0)
+        ppsim_fmt_ms(out, res->samples->p99_ps);
     else
         g_assert_not_reached();
 }
@@ -166,6 +176,8 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
             g_string_append(out, "null");
         } else if (strcmp(name, "memory_unit") == 0) {
             ppsim_fmt_json_string(out, res->memory_unit);
+        } else if (g_str_has_prefix(name, "makespan_") && res->samples == NULL) {
+            g_string_append(out, "null");
         } else {
             metric_text(out, name, res);
         }
@@ -261,7 +273,14 @@ point_run(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, GString *out
     for (guint i = 0; i < sc->schedules->len; i++) {
         const PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, i);
         const char *label = spec->label ? spec->label : spec->name;
-        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &local);
+        /* hardware mode: the sampler reads the deterministic replay's transfers */
+        PpsimSimFlags flags = s->samples > 0 && !sc->costs.present ? PPSIM_SIM_RECORD : 0;
+        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, flags, &local);
+        PpsimSampleOptions so = {.samples = s->samples, .seed = s->seed, .threads = 1};
+        if (res != NULL && s->samples > 0 && !ppsim_sim_sample(sc, res, &so, &local)) {
+            g_prefix_error(&local, "schedule '%s': ", label);
+            g_clear_pointer(&res, ppsim_run_result_free);
+        }
         if (res == NULL) {
             row_emit(s, fmt, point, index, label, status_of(local), NULL, local->message, out,
                      rows);

@@ -19,6 +19,11 @@ static const char *const metric_names[] = {
     "memory_unit",
     "oom",
     "mfu", /* not a default column: sweeps without it keep their columns */
+    /* --samples (README "Variability"): the Monte-Carlo makespans; empty without it */
+    "makespan_mean_ms",
+    "makespan_p50_ms",
+    "makespan_p90_ms",
+    "makespan_p99_ms",
     NULL,
 };
 #define SWEEP_DEFAULT_METRICS 7
@@ -161,6 +166,22 @@ ppsim_sweep_finish(PpsimSweep *s, GError **error)
         for (int i = 0; i < SWEEP_DEFAULT_METRICS; i++)
             g_ptr_array_add(s->metrics, (gpointer)metric_names[i]);
     return TRUE;
+}
+
+void
+ppsim_sweep_set_samples(PpsimSweep *s, int samples, guint64 seed)
+{
+    s->samples = samples;
+    s->seed = seed;
+    if (samples <= 0)
+        return;
+    for (int i = SWEEP_DEFAULT_METRICS + 1; metric_names[i] != NULL; i++) {
+        gboolean have = FALSE;
+        for (guint k = 0; k < s->metrics->len; k++)
+            have |= strcmp(g_ptr_array_index(s->metrics, k), metric_names[i]) == 0;
+        if (!have)
+            g_ptr_array_add(s->metrics, (gpointer)metric_names[i]);
+    }
 }
 
 gboolean

@@ -55,6 +55,8 @@ typedef struct {
     GPtrArray *metrics;     /* const char* (static): metric columns, in order */
     PpsimScenario *base_sc; /* the base with `sets`, for names no axis sets */
     guint64 n_points;
+    int samples;  /* Monte-Carlo replays per point and schedule (0: none; --samples) */
+    guint64 seed; /* their seed (--seed) */
 } PpsimSweep;
 
 /* Loads a sweep file (YAML):
@@ -75,6 +77,12 @@ PpsimSweep *ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **
                                  GError **error);
 void ppsim_sweep_free(PpsimSweep *sweep);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimSweep, ppsim_sweep_free)
+
+/* `--samples N --seed S` on a sweep: every point's schedules are also replayed N times
+ * under the scenario's variability (sim.h ppsim_sim_sample, one thread per point), and the
+ * columns makespan_mean_ms, makespan_p50_ms, makespan_p90_ms and makespan_p99_ms are added
+ * unless the sweep's columns already name them. */
+void ppsim_sweep_set_samples(PpsimSweep *sweep, int samples, guint64 seed);
 
 /* The value index of every axis at @point ([axes->len]). */
 void ppsim_sweep_point_values(const PpsimSweep *sweep, guint64 point, guint *index);
