@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "sweep/sweep.h"
 #include "util/ppsim-error.h"
+#include "util/read-file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *r
     gsize len = 0;
     if (!g_file_test(path, G_FILE_TEST_EXISTS))
         return TRUE;
-    if (!g_file_get_contents(path, &text, &len, error))
+    if (!ppsim_read_file(path, PPSIM_CSV_MAX_BYTES, "a sweep's rows", &text, &len, error))
         return FALSE;
     while (len > 0 && text[len - 1] != '\n') /* a row cut mid-way */
         len--;
@@ -176,14 +177,14 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     if (o->format != NULL && strcmp(o->format, "jsonl") == 0)
         run.format = PPSIM_SWEEP_JSONL;
     else if (o->format != NULL && strcmp(o->format, "csv") != 0)
-        return ppsim_cli_usage("--format must be csv or jsonl for a sweep, got '%s'", o->format);
+        return ppsim_cli_usage_quoted("--format must be csv or jsonl for a sweep, got", o->format);
     if (o->shard != NULL) {
         char *end = NULL;
         gint64 k = g_ascii_strtoll(o->shard, &end, 10), n = 0;
         if (end != o->shard && *end == '/')
             n = g_ascii_strtoll(end + 1, &end, 10);
         if (*end != '\0' || n < 1 || k < 1 || k > n || n > G_MAXINT)
-            return ppsim_cli_usage("--shard must be K/N with 1 <= K <= N, got '%s'", o->shard);
+            return ppsim_cli_usage_quoted("--shard must be K/N with 1 <= K <= N, got", o->shard);
         run.shard_k = (int)k;
         run.shard_n = (int)n;
     }
@@ -346,7 +347,7 @@ ppsim_cmd_merge(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char *text = NULL;
         gsize len = 0;
-        if (!g_file_get_contents(argv[i], &text, &len, &error))
+        if (!ppsim_read_file(argv[i], PPSIM_CSV_MAX_BYTES, "a sweep part", &text, &len, &error))
             return ppsim_cli_fail(error);
         g_ptr_array_add(texts, text);
         const char *nl = memchr(text, '\n', len);

@@ -8,6 +8,7 @@
 #include "sim.h"
 #include "util/ppsim-error.h"
 #include "util/units.h"
+#include "util/quote.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -235,9 +236,10 @@ ppsim_cmd_validate(int argc, char **argv)
             PpsimFormula probe;
             PpsimFormulaInput in = {2, 1, 2, 1, 1, 1, 1, 1};
             if (!ppsim_sched_registry_lookup(names[i]) ||
-                !ppsim_formula_predict(names[i], &in, &probe))
-                rc = ppsim_cli_usage("no formula for schedule '%s' (have: %s)", names[i], have);
-            else
+                !ppsim_formula_predict(names[i], &in, &probe)) {
+                g_autofree char *q = ppsim_quote(names[i]);
+                rc = ppsim_cli_usage("no formula for schedule '%s' (have: %s)", q, have);
+            } else
                 g_free(probe.peak);
         }
         if (rc == PPSIM_EXIT_OK)

@@ -15,6 +15,7 @@
 #include "sched/optpipe/op-milp.h"
 #include "sched/zb/zb-auto.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <math.h>
 #include <string.h>
@@ -77,8 +78,9 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
     mo->solver.threads = (int)ppsim_options_get_int(o, "threads");
     *max_bin = ppsim_options_get_int(o, "max_binaries");
     if (strcmp(off, "auto") != 0 && strcmp(off, "none") != 0) {
+        g_autofree char *q_off = ppsim_quote(off);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "optpipe: option 'offload' must be auto or none, got '%s'", off);
+                    "optpipe: option 'offload' must be auto or none, got '%s'", q_off);
         return FALSE;
     }
     if (mo->solver.threads < 1 || !(mo->solver.gap >= 0) || mo->solver.node_limit < 0) {
@@ -88,8 +90,9 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
         return FALSE;
     }
     if (strcmp(sw, "auto") != 0 && strcmp(sw, "ignore") != 0) {
+        g_autofree char *q_sw = ppsim_quote(sw);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "optpipe: option 'shared_switch' must be auto or ignore, got '%s'", sw);
+                    "optpipe: option 'shared_switch' must be auto or ignore, got '%s'", q_sw);
         return FALSE;
     }
     mo->offload = strcmp(off, "auto") == 0;
