@@ -66,7 +66,34 @@ gboolean
 ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
     g_autoptr(GError) error = NULL;
+    /* GLib converts string options from the locale's encoding and, on a byte it cannot,
+     * fails without naming the option: name it, and show the value escaped */
+    g_autofree char *flag = NULL;
+    const char *bad = NULL;
+    for (int i = 1; i < *argc && bad == NULL; i++) {
+        const char *a = (*argv)[i];
+        if (g_utf8_validate(a, -1, NULL))
+            continue;
+        bad = a;
+        const char *eq = strchr(a, '=');
+        if (a[0] == '-' && eq != NULL) /* --flag=value */
+            flag = g_strndup(a, eq - a), bad = eq + 1;
+        else if (i > 1 && (*argv)[i - 1][0] == '-' && strchr((*argv)[i - 1], '=') == NULL)
+            flag = g_strdup((*argv)[i - 1]);
+    }
     if (!g_option_context_parse(ctx, argc, argv, &error)) {
+        if (g_error_matches(error, G_CONVERT_ERROR, G_CONVERT_ERROR_ILLEGAL_SEQUENCE) &&
+            bad != NULL) {
+            g_autofree char *q = ppsim_quote(bad);
+            g_autofree char *msg =
+                flag != NULL
+                    ? g_strdup_printf("%s: the value '%s' is not UTF-8 text\n(see '%s --help')",
+                                      flag, q, g_get_prgname())
+                    : g_strdup_printf("the argument '%s' is not UTF-8 text\n(see '%s --help')", q,
+                                      g_get_prgname());
+            cli_print_error(msg);
+            return FALSE;
+        }
         g_autofree char *msg =
             g_strdup_printf("%s\n(see '%s --help')", error->message, g_get_prgname());
         cli_print_error(msg);

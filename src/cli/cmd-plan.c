@@ -267,6 +267,9 @@ plan_main(const PlanOptions *o, const char *path)
     else
         plan_text(out, sc, plan, rows);
     fputs(out->str, stdout);
+    if (strcmp(plan->status, "crashed") == 0)
+        ppsim_cli_warning("the ILP solver (CBC) died before it answered; the plan is the local "
+                          "search's (its start)");
     if (o->timings)
         fprintf(stderr, "ppsim: timings: plan %s %.2f s\n", plan->method, plan->seconds);
     if (o->output != NULL) {

@@ -137,8 +137,14 @@ resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *r
         return FALSE;
     while (len > 0 && text[len - 1] != '\n') /* a row cut mid-way */
         len--;
-    if (len == 0)
+    if (len == 0) { /* nothing whole, not even the header (cut by a kill or a full disk) */
+        if (truncate(path, 0) != 0) {
+            g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--resume: truncating %s: %s",
+                        path, g_strerror(errno));
+            return FALSE;
+        }
         return TRUE;
+    }
     g_autoptr(GArray) offsets = g_array_new(FALSE, FALSE, sizeof(gsize));
     g_autoptr(GPtrArray) got = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     if (!ppsim_sweep_parse_csv(text, len, path, header, got, offsets, error)) {

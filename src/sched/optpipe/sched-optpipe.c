@@ -266,6 +266,24 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                            io->message);
         }
         *out = g_steal_pointer(&inc);
+    } else if (info.milp.died) {
+        /* the solver's process died (a crash, or killed): the warm start stands, said in the
+         * report and as a warning */
+        double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;
+        report_path(rep, "warm-start", "crashed",
+                    "the MILP solver died before it answered; the warm start is kept");
+        if (rep != NULL) {
+            rep->objective_ms = obj;
+            rep->bound_ms = bound;
+            rep->gap = isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
+            g_snprintf(rep->warning, sizeof rep->warning,
+                       "the MILP solver (CBC) died (%s); the warm start (%s) is used",
+                       info.milp.died_why,
+                       from_cache  ? "the cached schedule"
+                       : warm_from ? warm_from
+                                   : "adaoffload");
+        }
+        *out = g_steal_pointer(&warm);
     } else if (info.milp.cut_off) {
         /* the warm start is the incumbent; the LP bound streamed before the cut may prove it */
         double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;
