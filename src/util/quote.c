@@ -46,8 +46,8 @@ quote_char(GString *out, const char *p, const char *end, gboolean keep_newline)
     return 1;
 }
 
-void
-ppsim_quote_append(GString *out, const char *text, gssize len)
+static void
+quote_append_max(GString *out, const char *text, gssize len, int max)
 {
     if (text == NULL) {
         g_string_append(out, "(null)");
@@ -55,12 +55,26 @@ ppsim_quote_append(GString *out, const char *text, gssize len)
     }
     const char *p = text, *end = text + (len < 0 ? (gssize)strlen(text) : len);
     for (int shown = 0; p < end; shown++) {
-        if (shown == PPSIM_QUOTE_MAX) {
+        if (shown == max) {
             g_string_append(out, "…");
             return;
         }
         p += quote_char(out, p, end, FALSE);
     }
+}
+
+void
+ppsim_quote_append(GString *out, const char *text, gssize len)
+{
+    quote_append_max(out, text, len, PPSIM_QUOTE_MAX);
+}
+
+char *
+ppsim_quote_path(const char *path)
+{
+    GString *out = g_string_new(NULL);
+    quote_append_max(out, path, -1, PPSIM_QUOTE_PATH_MAX);
+    return g_string_free(out, FALSE);
 }
 
 char *

@@ -22,6 +22,11 @@ void ppsim_quote_append(GString *out, const char *text, gssize len);
 char *ppsim_quote(const char *text);
 char *ppsim_quote_len(const char *text, gssize len);
 
+/* A file name as messages show it: escaped as ppsim_quote() does, capped at
+ * PPSIM_QUOTE_PATH_MAX characters (a real path can be longer than 100). (transfer full) */
+#define PPSIM_QUOTE_PATH_MAX 1024
+char *ppsim_quote_path(const char *path);
+
 /* A whole message made safe to print: control characters other than newline escaped,
  * bytes that are not UTF-8 as \xNN, and cut after @max_bytes with "…". The last guard of
  * the CLI's error printing, for any message that quotes input unescaped. (transfer full) */
