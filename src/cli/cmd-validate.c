@@ -59,7 +59,8 @@ grid_costs(const char *list, GArray *out, GError **error)
         double c[3];
         for (int i = 0; i < 3; i++) {
             if (!ppsim_units_parse(fbw[i], PPSIM_DIM_TIME, "ms", &c[i], error)) {
-                g_prefix_error(error, "--grid costs, %c of '%s': ", "FBW"[i], *s);
+                g_autofree char *q = ppsim_quote(*s);
+                g_prefix_error(error, "--grid costs, %c of '%s': ", "FBW"[i], q);
                 return FALSE;
             }
             c[i] *= 1e3; /* seconds -> ms */
