@@ -166,9 +166,15 @@ axis_range(PpsimSweep *s, PpsimSweepAxis *a, Doc *D, int id, GError **error)
         }
         char *end = NULL;
         double x = t ? g_ascii_strtod(t, &end) : NAN;
-        if (t == NULL || end == t || *end != '\0' || !isfinite(x))
+        if (t == NULL || end == t || *end != '\0' || !isfinite(x)) {
+            yaml_node_t *vn = node_at(D, p->value);
+            g_autofree char *q = t != NULL ? ppsim_quote(t) : NULL;
+            g_autofree char *given = t != NULL                        ? g_strdup_printf("'%s'", q)
+                                     : vn->type == YAML_SEQUENCE_NODE ? g_strdup("a list")
+                                                                      : g_strdup("a mapping");
             return doc_fail(D, p->value, error, PPSIM_SCENARIO_ERROR_VALUE,
-                            "axis '%s': '%s' must be a number", qp, k);
+                            "axis '%s': '%s' must be a finite number, got %s", qp, k, given);
+        }
         geometric |= which == 3;
         v[which == 3 ? 2 : which] = x;
     }
