@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cli/cli.h"
 #include "util/suggest.h"
+#include "util/quote.h"
 
 #include <locale.h>
 #include <stdio.h>
@@ -53,9 +54,10 @@ unknown_command(const char *name)
         names[i] = commands[i].name;
     names[G_N_ELEMENTS(commands)] = NULL;
     const char *hint = ppsim_suggest(name, names);
+    g_autofree char *q = ppsim_quote(name);
     if (hint)
-        return ppsim_cli_usage("unknown command '%s' (did you mean '%s'?)", name, hint);
-    return ppsim_cli_usage("unknown command '%s' (see 'ppsim --help')", name);
+        return ppsim_cli_usage("unknown command '%s' (did you mean '%s'?)", q, hint);
+    return ppsim_cli_usage("unknown command '%s' (see 'ppsim --help')", q);
 }
 
 static int
@@ -122,7 +124,7 @@ main(int argc, char **argv)
         return finish(cmd_version(0, NULL));
     const PpsimCommand *cmd = find_command(name);
     if (cmd == NULL)
-        return name[0] == '-' ? ppsim_cli_usage("unknown option '%s' (see 'ppsim --help')", name)
+        return name[0] == '-' ? ppsim_cli_usage_quoted("unknown option", name)
                               : unknown_command(name);
     return finish(dispatch(cmd, argc - 1, argv + 1));
 }

@@ -3,6 +3,10 @@
 #include "sim-internal.h"
 #include "sched/registry.h"
 #include "util/ppsim-error.h"
+#include "util/read-file.h"
+
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 
 #include <string.h>
 
@@ -32,12 +36,16 @@ sim_build_custom(const PpsimScenario *sc, const PpsimScheduleSpec *spec, GError 
                     spec->mark.line, spec->mark.col);
         return NULL;
     }
-    /* mapped, not copied: the page cache already holds it; on failure, read it the usual
-     * way for the usual error message */
-    g_autoptr(GMappedFile) map = g_mapped_file_new(spec->file, FALSE, NULL);
+    /* a regular file is mapped, not copied: the page cache already holds it (its size is
+     * checked by the reader); anything else (a pipe, a device) is read with the size limit
+     * checked while reading, as is a file that cannot be mapped (for the usual message) */
+    struct stat st;
+    gboolean regular = g_stat(spec->file, &st) == 0 && S_ISREG(st.st_mode);
+    g_autoptr(GMappedFile) map = regular ? g_mapped_file_new(spec->file, FALSE, NULL) : NULL;
     g_autofree char *text = NULL;
     gsize len = 0;
-    if (map == NULL && !g_file_get_contents(spec->file, &text, &len, error))
+    if (map == NULL &&
+        !ppsim_read_file(spec->file, PPSIM_CSV_MAX_BYTES, "a schedule CSV", &text, &len, error))
         return NULL;
     const char *data = map ? g_mapped_file_get_contents(map) : text;
     if (map != NULL)

@@ -45,10 +45,15 @@ ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
              "%s: 'model.recompute: selective' saves nothing with flash_attention (no s^2 "
              "attention scores are stored); it is treated as none",
              path);
-    if (!sc->costs.present && sc->memory_limit_bytes == 0)
+    if (!sc->costs.present && sc->memory_limit_bytes == 0 && sc->memory_limit_set)
         warn(out,
              "%s: 'memory.limit' is 0, which means no limit: no device can run out of "
              "memory",
+             path);
+    else if (!sc->costs.present && sc->memory_limit_bytes == 0)
+        warn(out,
+             "%s: 'hardware.gpu.memory' is 0 bytes: every device is out of memory (the limit "
+             "is reported as 1 byte)",
              path);
     const PpsimParallel *par = &sc->parallel;
     if (par->present && par->sequence_parallel && par->tp == 1)

@@ -12,6 +12,7 @@
 #include "hw/exec.h"
 #include "cost/parallel.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 /* ---- replay ---------------------------------------------------------------------------- */
 
@@ -589,8 +590,10 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
         res->solver_gap = solver.gap;
         res->solver_seconds = solver.seconds;
     }
-    if (res == NULL)
-        g_propagate_prefixed_error(error, local, "schedule '%s': ", label);
+    if (res == NULL) {
+        g_autofree char *q = ppsim_quote(label);
+        g_propagate_prefixed_error(error, local, "schedule '%s': ", q);
+    }
     return res;
 }
 

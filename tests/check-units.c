@@ -1,12 +1,17 @@
-/* check-units.c: the quantity grammar, did-you-mean and locale-free formatting. */
+/* check-units.c: the quantity grammar, did-you-mean, locale-free formatting, and input as
+ * messages quote it (capped, escaped) and as the size-limited reader reads it. */
 #include "ppsim-test.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
+#include "util/read-file.h"
 #include "util/suggest.h"
 #include "util/units.h"
 
+#include <glib/gstdio.h>
 #include <locale.h>
 #include <math.h>
+#include <string.h>
 
 static double
 parse_ok(const char *text, PpsimDimension dim, const char *def)
@@ -118,6 +123,64 @@ START_TEST(test_fmt_locale_free)
 }
 END_TEST
 
+/* Quoted input: 100 characters then "…", control bytes and non-UTF-8 bytes escaped, valid
+ * multi-byte characters kept (counted once), NUL inside a counted string shown. */
+START_TEST(test_quote)
+{
+    g_autofree char *x100 = g_strnfill(100, 'x'), *x101 = g_strnfill(101, 'x');
+    g_autofree char *q100 = ppsim_quote(x100), *q101 = ppsim_quote(x101);
+    ck_assert_str_eq(q100, x100);
+    g_autofree char *want101 = g_strconcat(x100, "…", NULL);
+    ck_assert_str_eq(q101, want101);
+    g_autofree char *ctl = ppsim_quote_len("a\r\n\t\x1b[2J\0b\xff\xc3\xa9\xc2\x9b", 15);
+    ck_assert_str_eq(ctl, "a\\r\\n\\t\\x1B[2J\\x00b\\xFFé\\xC2\\x9B");
+    g_autoptr(GString) many = g_string_new(NULL);
+    for (int i = 0; i < 150; i++)
+        g_string_append(many, "é");
+    g_autofree char *qm = ppsim_quote(many->str);
+    ck_assert_int_eq(g_utf8_strlen(qm, -1), 101); /* 100 characters, then … */
+    g_autofree char *safe = ppsim_message_sanitize("line 1\nline\r2 \x1b[31m", 4096);
+    ck_assert_str_eq(safe, "line 1\nline\\r2 \\x1B[31m");
+    g_autofree char *big = g_strnfill(10000, 'y');
+    g_autofree char *cut = ppsim_message_sanitize(big, 4096);
+    ck_assert_uint_eq(strlen(cut), 4096 + strlen("…"));
+}
+END_TEST
+
+/* The reader stops at its limit (a regular file by its size, /dev/zero at its first NUL)
+ * and names the file and the limit. */
+START_TEST(test_read_file_limits)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-read-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "f.txt", NULL);
+    ck_assert(g_file_set_contents(path, "0123456789", 10, NULL));
+    char *text = NULL;
+    gsize len = 0;
+    GError *error = NULL;
+    ck_assert(ppsim_read_file(path, 10, "a test file", &text, &len, &error));
+    ck_assert_uint_eq(len, 10);
+    ck_assert_str_eq(text, "0123456789");
+    g_free(text);
+    ck_assert(!ppsim_read_file(path, 9, "a test file", &text, &len, &error));
+    ck_assert_msg(strstr(error->message, "more than 9 bytes, the limit for a test file"), "%s",
+                  error->message);
+    g_clear_error(&error);
+    ck_assert(g_file_set_contents(path, "ab\ncd\0e", 8, NULL));
+    ck_assert(!ppsim_read_file(path, 100, "a test file", &text, &len, &error));
+    ck_assert_msg(strstr(error->message, "f.txt:2:3: a NUL byte (a test file is text"), "%s",
+                  error->message);
+    g_clear_error(&error);
+    if (g_file_test("/dev/zero", G_FILE_TEST_EXISTS)) {
+        ck_assert(
+            !ppsim_read_file("/dev/zero", (gsize)1 << 30, "a test file", &text, &len, &error));
+        ck_assert_msg(strstr(error->message, "/dev/zero:1:1: a NUL byte"), "%s", error->message);
+        g_clear_error(&error);
+    }
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -128,6 +191,8 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_time_rounding);
     tcase_add_test(tc, test_suggest);
     tcase_add_test(tc, test_fmt_locale_free);
+    tcase_add_test(tc, test_quote);
+    tcase_add_test(tc, test_read_file_limits);
     suite_add_tcase(s, tc);
     return s;
 }

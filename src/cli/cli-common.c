@@ -1,6 +1,7 @@
 /* cli-common.c: error printing and option parsing shared by the subcommands. */
 #include "cli/cli.h"
 #include "util/file-replace.h"
+#include "util/quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,10 +11,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Longest message printed: quoted input is capped where it is quoted (util/quote.h); this
+ * is the last guard, for a message that quotes input some other way. */
+#define CLI_MESSAGE_MAX 4096
+
+static void
+cli_print_error(const char *message)
+{
+    g_autofree char *safe = ppsim_message_sanitize(message, CLI_MESSAGE_MAX);
+    fprintf(stderr, "ppsim: error: %s\n", safe);
+}
+
+void
+ppsim_cli_warning(const char *message)
+{
+    g_autofree char *safe = ppsim_message_sanitize(message, CLI_MESSAGE_MAX);
+    fprintf(stderr, "ppsim: warning: %s\n", safe);
+}
+
 int
 ppsim_cli_fail(const GError *error)
 {
-    fprintf(stderr, "ppsim: error: %s\n", error->message);
+    cli_print_error(error->message);
     return PPSIM_EXIT_FAILURE;
 }
 
@@ -24,14 +43,22 @@ ppsim_cli_usage(const char *fmt, ...)
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ppsim: error: %s\n", msg);
+    cli_print_error(msg);
     return PPSIM_EXIT_USAGE;
+}
+
+int
+ppsim_cli_usage_quoted(const char *what, const char *input)
+{
+    g_autofree char *q = ppsim_quote(input);
+    return ppsim_cli_usage("%s '%s'", what, q);
 }
 
 int
 ppsim_cli_usage_io(const char *what)
 {
-    fprintf(stderr, "ppsim: error: %s: %s\n", what, g_strerror(errno ? errno : EIO));
+    g_autofree char *msg = g_strdup_printf("%s: %s", what, g_strerror(errno ? errno : EIO));
+    cli_print_error(msg);
     return PPSIM_EXIT_FAILURE;
 }
 
@@ -39,8 +66,37 @@ gboolean
 ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
     g_autoptr(GError) error = NULL;
+    /* GLib converts string options from the locale's encoding and, on a byte it cannot,
+     * fails without naming the option: name it, and show the value escaped */
+    g_autofree char *flag = NULL;
+    const char *bad = NULL;
+    for (int i = 1; i < *argc && bad == NULL; i++) {
+        const char *a = (*argv)[i];
+        if (g_utf8_validate(a, -1, NULL))
+            continue;
+        bad = a;
+        const char *eq = strchr(a, '=');
+        if (a[0] == '-' && eq != NULL) /* --flag=value */
+            flag = g_strndup(a, eq - a), bad = eq + 1;
+        else if (i > 1 && (*argv)[i - 1][0] == '-' && strchr((*argv)[i - 1], '=') == NULL)
+            flag = g_strdup((*argv)[i - 1]);
+    }
     if (!g_option_context_parse(ctx, argc, argv, &error)) {
-        fprintf(stderr, "ppsim: error: %s\n(see '%s --help')\n", error->message, g_get_prgname());
+        if (g_error_matches(error, G_CONVERT_ERROR, G_CONVERT_ERROR_ILLEGAL_SEQUENCE) &&
+            bad != NULL) {
+            g_autofree char *q = ppsim_quote(bad);
+            g_autofree char *msg =
+                flag != NULL
+                    ? g_strdup_printf("%s: the value '%s' is not UTF-8 text\n(see '%s --help')",
+                                      flag, q, g_get_prgname())
+                    : g_strdup_printf("the argument '%s' is not UTF-8 text\n(see '%s --help')", q,
+                                      g_get_prgname());
+            cli_print_error(msg);
+            return FALSE;
+        }
+        g_autofree char *msg =
+            g_strdup_printf("%s\n(see '%s --help')", error->message, g_get_prgname());
+        cli_print_error(msg);
         return FALSE;
     }
     return TRUE;

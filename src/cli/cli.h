@@ -44,10 +44,17 @@ typedef struct {
 /* Runs @sweep as @o says: rows, then the summary and plots. Returns the exit code. */
 int ppsim_cli_sweep(const PpsimSweep *sweep, const PpsimCliSweepOptions *o);
 
+/* Error and warning lines are printed with control characters escaped and cut after a few
+ * KiB (util/quote.h), so that no message floods or garbles the terminal. */
+/* Prints "ppsim: warning: MESSAGE" to stderr. */
+void ppsim_cli_warning(const char *message);
 /* Prints "ppsim: error: MESSAGE" to stderr and returns PPSIM_EXIT_FAILURE. */
 int ppsim_cli_fail(const GError *error);
 /* Prints "ppsim: error: MESSAGE" (printf-style) and returns PPSIM_EXIT_USAGE. */
 int ppsim_cli_usage(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Prints "ppsim: error: @what '@input'" with @input quoted (util/quote.h) and returns
+ * PPSIM_EXIT_USAGE. */
+int ppsim_cli_usage_quoted(const char *what, const char *input);
 /* Prints "ppsim: error: WHAT: <strerror(errno)>" and returns PPSIM_EXIT_FAILURE. */
 int ppsim_cli_usage_io(const char *what);
 /* Parses options; on error prints the message and a hint and returns FALSE. With --help,

@@ -2,6 +2,7 @@
  * every schedule it names, without simulating. */
 #include "cli/cli.h"
 #include "sim.h"
+#include "util/quote.h"
 
 #include <stdio.h>
 
@@ -41,16 +42,17 @@ ppsim_cmd_check(int argc, char **argv)
                 printf("ok: %s: schedule '%s': p=%d v=%d m=%d, %zu ops\n", argv[1], spec->label,
                        sched->n_devices, sched->n_stages / sched->n_devices, sched->n_microbatches,
                        (size_t)ppsim_schedule_n_ops(sched));
-            else if (error != NULL)
-                g_prefix_error(&error, "schedule '%s': ", spec->label);
+            else if (error != NULL) {
+                g_autofree char *q = ppsim_quote(spec->label);
+                g_prefix_error(&error, "schedule '%s': ", q);
+            }
         }
         if (error != NULL) {
             rc = ppsim_cli_fail(error);
         } else {
             g_autoptr(GPtrArray) warnings = ppsim_sim_warnings(sc, NULL);
             for (guint i = 0; i < warnings->len; i++)
-                fprintf(stderr, "ppsim: warning: %s\n",
-                        (const char *)g_ptr_array_index(warnings, i));
+                ppsim_cli_warning(g_ptr_array_index(warnings, i));
         }
     }
     g_strfreev(sets);

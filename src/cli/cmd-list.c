@@ -6,6 +6,7 @@
 #include "sched/registry.h"
 #include "sim.h"
 #include "util/fmt.h"
+#include "util/quote.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -134,8 +135,10 @@ ppsim_cmd_list(int argc, char **argv)
         list_presets();
     else if (strcmp(argv[1], "models") == 0)
         list_models();
-    else
+    else {
+        g_autofree char *q = ppsim_quote(argv[1]);
         return ppsim_cli_usage("unknown list '%s' (expected 'schedules', 'presets' or 'models')",
-                               argv[1]);
+                               q);
+    }
     return PPSIM_EXIT_OK;
 }

@@ -267,6 +267,9 @@ plan_main(const PlanOptions *o, const char *path)
     else
         plan_text(out, sc, plan, rows);
     fputs(out->str, stdout);
+    if (strcmp(plan->status, "crashed") == 0)
+        ppsim_cli_warning("the ILP solver (CBC) died before it answered; the plan is the local "
+                          "search's (its start)");
     if (o->timings)
         fprintf(stderr, "ppsim: timings: plan %s %.2f s\n", plan->method, plan->seconds);
     if (o->output != NULL) {
@@ -313,7 +316,7 @@ ppsim_cmd_plan(int argc, char **argv)
     if (!ppsim_cli_parse(ctx, &argc, &argv))
         rc = PPSIM_EXIT_USAGE;
     else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json"))
-        rc = ppsim_cli_usage("--format must be text or json, got '%s'", o.format);
+        rc = ppsim_cli_usage_quoted("--format must be text or json, got", o.format);
     else if (!isfinite(o.time_limit) || o.time_limit < 0)
         rc = ppsim_cli_usage(
             "--time-limit must be a number of seconds (0: the default, 60), got %g", o.time_limit);

@@ -9,6 +9,7 @@
 #include "util/ppsim-error.h"
 #include "util/fmt.h"
 #include "util/units.h"
+#include "util/quote.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -342,11 +343,14 @@ run_main(RunOptions *o, const char *path)
                         "only; this run is the deterministic one\n");
     g_autoptr(GPtrArray) warnings = ppsim_sim_warnings(sc, results);
     for (guint i = 0; i < warnings->len; i++)
-        fprintf(stderr, "ppsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
+        ppsim_cli_warning(g_ptr_array_index(warnings, i));
     for (guint i = 0; i < results->len && !o->quiet; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        if (res->has_solver && res->solver_warning[0])
-            fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver_warning);
+        if (res->has_solver && res->solver_warning[0]) {
+            g_autofree char *w =
+                g_strdup_printf("schedule '%s': %s", res->label, res->solver_warning);
+            ppsim_cli_warning(w);
+        }
     }
     if (o->svg_window && !o->no_artifacts && !run_check_window(&o->svg, results, &error))
         return ppsim_cli_fail(error);
@@ -408,8 +412,9 @@ run_parse_window(const char *text, PpsimSvgOptions *svg, GError **error)
     g_auto(GStrv) parts = g_strsplit(text, ":", 2);
     double t[2];
     if (g_strv_length(parts) != 2) {
+        g_autofree char *q = ppsim_quote(text);
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                    "--svg-window must be T0:T1 in ms, got '%s'", text);
+                    "--svg-window must be T0:T1 in ms, got '%s'", q);
         return FALSE;
     }
     for (int i = 0; i < 2; i++)
@@ -420,8 +425,9 @@ run_parse_window(const char *text, PpsimSvgOptions *svg, GError **error)
     svg->t0_ps = ppsim_time_from_seconds(t[0]);
     svg->t1_ps = ppsim_time_from_seconds(t[1]);
     if (svg->t1_ps <= svg->t0_ps) {
+        g_autofree char *q = ppsim_quote(text);
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                    "--svg-window must be T0:T1 with T0 < T1, got '%s'", text);
+                    "--svg-window must be T0:T1 with T0 < T1, got '%s'", q);
         return FALSE;
     }
     return TRUE;
@@ -477,7 +483,7 @@ ppsim_cmd_run(int argc, char **argv)
         rc = PPSIM_EXIT_USAGE;
     else if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json") &&
              strcmp(o.format, "csv"))
-        rc = ppsim_cli_usage("--format must be text, json or csv, got '%s'", o.format);
+        rc = ppsim_cli_usage_quoted("--format must be text, json or csv, got", o.format);
     else if (o.svg_window && !run_parse_window(o.svg_window, &o.svg, &error))
         rc = ppsim_cli_usage("%s", error->message);
     else if (argc != 2)

@@ -3,10 +3,14 @@
 #include "cli/cli.h"
 #include "sweep/sweep.h"
 #include "util/ppsim-error.h"
+#include "util/read-file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- output ---------------------------------------------------------------------------------- */
@@ -14,17 +18,38 @@
 typedef struct {
     FILE *fp;
     const char *name;
+    gboolean is_file; /* --output FILE: a failed write can be resumed */
+    /* test hook (PPSIM_TEST_WRITE_FAIL_AFTER=N): writes past N bytes of this run fail with
+     * ENOSPC, as on a full disk; -1 when unset */
+    gint64 fail_after, written;
 } Out;
+
+static gboolean
+out_fail(Out *o, int err, GError **error)
+{
+    g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "writing %s: %s%s", o->name,
+                g_strerror(err),
+                o->is_file ? " (the rows written so far are kept: make room, then run the same "
+                             "command with --resume)"
+                           : "");
+    return FALSE;
+}
 
 static gboolean
 out_write(const char *data, gsize len, gpointer user_data, GError **error)
 {
     Out *o = user_data;
-    if (fwrite(data, 1, len, o->fp) != len) {
-        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "writing %s: %s", o->name,
-                    g_strerror(errno));
-        return FALSE;
+    if (o->fail_after >= 0 && o->written + (gint64)len > o->fail_after) {
+        /* what a full disk does: the bytes that fit go out, the rest fails */
+        gsize fit = (gsize)MAX(o->fail_after - o->written, 0);
+        if (fwrite(data, 1, fit, o->fp) == fit)
+            fflush(o->fp);
+        o->written += (gint64)fit;
+        return out_fail(o, ENOSPC, error);
     }
+    if (fwrite(data, 1, len, o->fp) != len)
+        return out_fail(o, errno, error);
+    o->written += (gint64)len;
     return TRUE;
 }
 
@@ -36,10 +61,33 @@ out_close(Out *o, GError **error)
     if (o->fp != stdout)
         ok = fclose(o->fp) == 0 && ok;
     if (!ok && (error == NULL || *error == NULL))
-        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "writing %s: %s", o->name,
-                    g_strerror(saved ? saved : errno));
+        out_fail(o, saved ? saved : errno ? errno : EIO, error);
     o->fp = NULL;
     return ok;
+}
+
+/* Opens --output @path for a sweep without truncating it and takes an exclusive lock on it
+ * (flock; released when the process ends, however it ends), so that two sweeps never write
+ * the same file at once: the second refuses, naming the file, before touching a byte. A file
+ * system without locks (EOPNOTSUPP, ENOLCK) goes without. Returns the descriptor or -1. */
+static int
+out_lock(const char *path, GError **error)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "opening %s: %s", path,
+                    g_strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EAGAIN)) {
+        close(fd);
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                    "%s is being written by another ppsim sweep (it holds the file's lock); wait "
+                    "for it to end, or write to another --output",
+                    path);
+        return -1;
+    }
+    return fd;
 }
 
 /* ---- progress ---------------------------------------------------------------------------------
@@ -85,12 +133,18 @@ resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *r
     gsize len = 0;
     if (!g_file_test(path, G_FILE_TEST_EXISTS))
         return TRUE;
-    if (!g_file_get_contents(path, &text, &len, error))
+    if (!ppsim_read_file(path, PPSIM_CSV_MAX_BYTES, "a sweep's rows", &text, &len, error))
         return FALSE;
     while (len > 0 && text[len - 1] != '\n') /* a row cut mid-way */
         len--;
-    if (len == 0)
+    if (len == 0) { /* nothing whole, not even the header (cut by a kill or a full disk) */
+        if (truncate(path, 0) != 0) {
+            g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--resume: truncating %s: %s",
+                        path, g_strerror(errno));
+            return FALSE;
+        }
         return TRUE;
+    }
     g_autoptr(GArray) offsets = g_array_new(FALSE, FALSE, sizeof(gsize));
     g_autoptr(GPtrArray) got = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     if (!ppsim_sweep_parse_csv(text, len, path, header, got, offsets, error)) {
@@ -176,14 +230,14 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     if (o->format != NULL && strcmp(o->format, "jsonl") == 0)
         run.format = PPSIM_SWEEP_JSONL;
     else if (o->format != NULL && strcmp(o->format, "csv") != 0)
-        return ppsim_cli_usage("--format must be csv or jsonl for a sweep, got '%s'", o->format);
+        return ppsim_cli_usage_quoted("--format must be csv or jsonl for a sweep, got", o->format);
     if (o->shard != NULL) {
         char *end = NULL;
         gint64 k = g_ascii_strtoll(o->shard, &end, 10), n = 0;
         if (end != o->shard && *end == '/')
             n = g_ascii_strtoll(end + 1, &end, 10);
         if (*end != '\0' || n < 1 || k < 1 || k > n || n > G_MAXINT)
-            return ppsim_cli_usage("--shard must be K/N with 1 <= K <= N, got '%s'", o->shard);
+            return ppsim_cli_usage_quoted("--shard must be K/N with 1 <= K <= N, got", o->shard);
         run.shard_k = (int)k;
         run.shard_n = (int)n;
     }
@@ -195,16 +249,37 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     g_autoptr(GPtrArray) rows =
         g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     gboolean have_header = FALSE;
-    if (o->resume &&
-        !resume_prepare(o->output, header, rows, &run.resume_after, &have_header, &error))
-        return ppsim_cli_fail(error);
-    Out out = {stdout, "stdout"};
+    Out out = {.fp = stdout, .name = "stdout", .fail_after = -1};
+    const char *hook = g_getenv("PPSIM_TEST_WRITE_FAIL_AFTER");
+    if (hook != NULL && *hook != '\0')
+        out.fail_after = g_ascii_strtoll(hook, NULL, 10);
     if (o->output != NULL) {
+        /* the lock first: a second sweep must not truncate (or resume) a file in use */
+        int fd = out_lock(o->output, &error);
+        if (fd < 0)
+            return ppsim_cli_fail(error);
+        struct stat st;
+        gboolean regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (o->resume &&
+            !resume_prepare(o->output, header, rows, &run.resume_after, &have_header, &error)) {
+            close(fd);
+            return ppsim_cli_fail(error);
+        }
+        if (regular && !o->resume && ftruncate(fd, 0) != 0) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "opening %s: %s", o->output,
+                        g_strerror(errno));
+            close(fd);
+            return ppsim_cli_fail(error);
+        }
+        if (regular)
+            lseek(fd, 0, SEEK_END);
         out.name = o->output;
-        out.fp = fopen(o->output, o->resume ? "a" : "w");
+        out.is_file = regular;
+        out.fp = fdopen(fd, "w");
         if (out.fp == NULL) {
             g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "opening %s: %s", o->output,
                         g_strerror(errno));
+            close(fd);
             return ppsim_cli_fail(error);
         }
     }
@@ -241,6 +316,9 @@ static const char sweep_description[] =
     "is a row, never an abort. A summary follows: the fastest configuration that fits, per\n"
     "schedule, and the Pareto front of makespan against peak memory (on stdout when rows go\n"
     "to --output, else on stderr).\n\n"
+    "--output FILE is locked while a sweep writes it: a second sweep on the same file\n"
+    "refuses. After an interruption (a kill, a full disk) --resume keeps the rows written\n"
+    "and runs the rest; the file ends as an uninterrupted run's, byte for byte.\n\n"
     "Example sweep file:\n"
     "  scenario: ../scenarios/zb_table5.yaml\n"
     "  axes:\n"
@@ -359,7 +437,7 @@ ppsim_cmd_merge(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         char *text = NULL;
         gsize len = 0;
-        if (!g_file_get_contents(argv[i], &text, &len, &error))
+        if (!ppsim_read_file(argv[i], PPSIM_CSV_MAX_BYTES, "a sweep part", &text, &len, &error))
             return ppsim_cli_fail(error);
         g_ptr_array_add(texts, text);
         const char *nl = memchr(text, '\n', len);
@@ -401,7 +479,7 @@ ppsim_cmd_merge(int argc, char **argv)
             return ppsim_cli_fail(error);
         }
     }
-    Out out = {stdout, "stdout"};
+    Out out = {.fp = stdout, .name = "stdout", .fail_after = -1};
     if (out_name != NULL) {
         out.name = out_name;
         out.fp = fopen(out_name, "w");

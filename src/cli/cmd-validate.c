@@ -8,6 +8,7 @@
 #include "sim.h"
 #include "util/ppsim-error.h"
 #include "util/units.h"
+#include "util/quote.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,17 +19,23 @@ typedef struct {
     GArray *costs;                  /* double[4]: F, B, W, F&B (0: F+B+W) */
 } Grid;
 
+/* Largest p, m or v (or multiple of p) a grid takes: the scenario's bound on integers. */
+#define GRID_MAX_INT 16777216
+
+/* An empty list ("p=") is an error, not the default grid. */
 static gboolean
 grid_ints(const char *list, GArray *out, GArray *mult)
 {
     g_auto(GStrv) parts = g_strsplit(list, ",", -1);
+    if (parts[0] == NULL)
+        return FALSE;
     for (char **s = parts; *s; s++) {
         char *end = NULL;
         gint64 v = g_ascii_strtoll(*s, &end, 10);
         gboolean times_p = mult != NULL && *end == 'p' && end[1] == '\0';
         if (end == *s && mult != NULL && strcmp(*s, "p") == 0)
             v = 1, times_p = TRUE, end = *s + 1;
-        if ((!times_p && *end != '\0') || v <= 0)
+        if ((!times_p && *end != '\0') || v <= 0 || v > GRID_MAX_INT)
             return FALSE;
         int iv = (int)v;
         g_array_append_val(times_p ? mult : out, iv);
@@ -44,6 +51,8 @@ static gboolean
 grid_costs(const char *list, GArray *out, GError **error)
 {
     g_auto(GStrv) parts = g_strsplit(list, ",", -1);
+    if (parts[0] == NULL)
+        return FALSE;
     for (char **s = parts; *s; s++) {
         g_auto(GStrv) fbw = g_strsplit(*s, ":", -1);
         guint n = g_strv_length(fbw);
@@ -53,7 +62,8 @@ grid_costs(const char *list, GArray *out, GError **error)
         double c[4] = {0, 0, 0, 0};
         for (guint i = 0; i < n; i++) {
             if (!ppsim_units_parse(fbw[i], PPSIM_DIM_TIME, "ms", &c[i], error)) {
-                g_prefix_error(error, "--grid costs, %s of '%s': ", what[i], *s);
+                g_autofree char *q = ppsim_quote(*s);
+                g_prefix_error(error, "--grid costs, %s of '%s': ", what[i], q);
                 return FALSE;
             }
             c[i] *= 1e3; /* seconds -> ms */
@@ -83,6 +93,20 @@ grid_parse(Grid *g, char **specs, GError **error)
             ok = grid_costs(*s + 6, g->costs, error);
         else
             ok = FALSE;
+        if (!ok && (error == NULL || *error == NULL)) {
+            const char *eq = strchr(*s, '=');
+            g_autofree char *q = ppsim_quote(*s);
+            gboolean costs = g_str_has_prefix(*s, "costs=");
+            gboolean known = costs || g_str_has_prefix(*s, "p=") || g_str_has_prefix(*s, "m=") ||
+                             g_str_has_prefix(*s, "v=");
+            const char *why = !known          ? "unknown key"
+                              : eq[1] == '\0' ? "an empty list"
+                              : costs         ? "expected F:B:W triples such as 1:1:1,2:2:1"
+                                      : "expected whole numbers from 1 to 2^24 (m also takes "
+                                        "multiples of p: p, 2p)";
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "--grid '%s': %s (keys: p, m, v, costs)", q, why);
+        }
     }
     /* defaults: a fast grid that still covers m < p, m = p and several multiples */
     if (ok && g->p->len == 0)
@@ -181,6 +205,37 @@ validate_schedule(const char *name, const Grid *g, Tally *t)
     }
 }
 
+/* Most ops of one grid point: the bound a scenario's run has (README "Limits"), so that a
+ * huge grid fails at once instead of running for minutes or exhausting memory. */
+#define GRID_MAX_OPS 8388608.0
+
+/* The first point of @g for schedule @name past GRID_MAX_OPS; FALSE with @error set. */
+static gboolean
+grid_check(const char *name, const Grid *g, GError **error)
+{
+    const PpsimScheduleClass *k = ppsim_sched_registry_lookup(name);
+    for (guint i = 0; i < g->p->len; i++) {
+        int p = g_array_index(g->p, int, i);
+        double m_max = 0;
+        for (guint j = 0; j < g->m_abs->len; j++)
+            m_max = MAX(m_max, g_array_index(g->m_abs, int, j));
+        for (guint j = 0; j < g->m_mult->len; j++)
+            m_max = MAX(m_max, (double)g_array_index(g->m_mult, int, j) * p);
+        int v = k->chunks;
+        for (guint j = 0; k->chunks == 0 && j < g->v->len; j++)
+            v = MAX(v, g_array_index(g->v, int, j));
+        double ops = 4.0 * p * v * m_max;
+        if (ops > GRID_MAX_OPS) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "--grid: %s at p = %d, v = %d, m = %.0f makes about %.3g ops, more than "
+                        "the %.3g one run replays",
+                        name, p, v, m_max, ops, GRID_MAX_OPS);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static const char validate_description[] =
     "Replays each schedule in explicit-cost mode (p2p = 0, uniform stages, activation 1,\n"
     "weight_activation 0.5) over a grid and prints the published prediction next to the\n"
@@ -193,7 +248,11 @@ static const char validate_description[] =
     "v=2 (chunks, for schedules that take them)  costs=1:1:1,2:2:1 (F:B:W in ms, or\n"
     "F:B:W:F&B with an overlapped pair's time for DualPipe; default F&B = F+B+W).\n"
     "\n"
-    "Exit status: 0 all exact rows match, 1 an exact row disagrees, 2 usage error.";
+    "An empty list (p=) is an error; values go up to 2^24, and a point may have at most\n"
+    "2^23 ops (4 p v m), as a scenario's run.\n"
+    "\n"
+    "Exit status: 0 all exact rows match, 1 an exact row disagrees or a run fails (said on\n"
+    "stderr), 2 usage error.";
 
 int
 ppsim_cmd_validate(int argc, char **argv)
@@ -242,11 +301,15 @@ ppsim_cmd_validate(int argc, char **argv)
         for (int i = 0; names[i] && rc == PPSIM_EXIT_OK; i++) { /* all names first */
             PpsimFormula probe;
             PpsimFormulaInput in = {2, 1, 2, 1, 1, 1, 1, 1};
-            if (!ppsim_sched_registry_lookup(names[i]) ||
-                !ppsim_formula_predict(names[i], &in, &probe))
-                rc = ppsim_cli_usage("no formula for schedule '%s' (have: %s)", names[i], have);
-            else
+            if (ppsim_sched_registry_lookup(names[i]) &&
+                ppsim_formula_predict(names[i], &in, &probe)) {
                 g_free(probe.peak);
+                if (!grid_check(names[i], &g, &error))
+                    rc = ppsim_cli_usage("%s", error->message);
+            } else {
+                g_autofree char *q = ppsim_quote(names[i]);
+                rc = ppsim_cli_usage("no formula for schedule '%s' (have: %s)", q, have);
+            }
         }
         if (rc == PPSIM_EXIT_OK)
             printf("%-12s %3s %2s %4s %9s %10s %10s %7s %7s %7s %7s %8s  %s\n", "schedule", "p",
@@ -260,6 +323,12 @@ ppsim_cmd_validate(int argc, char **argv)
                    "%u refused by the generator\n",
                    t.rows, t.exact_ok, t.exact_bad, t.approx, t.refused);
             rc = t.exact_bad > 0 ? PPSIM_EXIT_FAILURE : PPSIM_EXIT_OK;
+            /* every failing exit says why on stderr, not only in the table */
+            if (rc != PPSIM_EXIT_OK)
+                fprintf(stderr,
+                        "ppsim: error: %u of %u rows failed: exact rows that disagree with their "
+                        "formula or runs that failed (marked EXACT MISMATCH or ERROR above)\n",
+                        t.exact_bad, t.rows);
         }
     }
     grid_clear(&g);

@@ -398,6 +398,11 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
     c->mem_scale = 1.0;
     c->memory_unit = "bytes";
     c->memory_limit = (gint64)sc->memory_limit_bytes;
+    /* 0 means "no limit" only when memory.limit says so; a GPU of 0 bytes (the limit's
+     * default) holds nothing: the smallest limit a pool enforces, 1 byte, makes every device
+     * that holds a byte out of memory */
+    if (c->memory_limit == 0 && !sc->memory_limit_set)
+        c->memory_limit = 1;
     c->offload_ratio_k =
         ppsim_cost_offload_ratio(sc->model.hidden, sc->model.seq_len, rate, hw->pcie_bytes_per_s);
     /* T_o / T_c of one layer as this scenario stores it: the round trip of its activation

@@ -20,7 +20,10 @@
  * and its cut callback sees node LPs, not incumbents), so incumbents cannot be streamed one
  * by one: what CBC finds at a root node that runs past the deadline is lost.
  *
- * A child that dies (CBC crashing) is an error, not a crash of ppsim. Where fork() fails the
+ * A child that dies (CBC crashing, or killed by someone) is neither a crash of ppsim nor an
+ * error: the result says so (died) with the LP bound if it came, and callers keep their MIP
+ * start, as at the deadline. Test hook: PPSIM_TEST_CBC_SIGNAL=N makes the child raise signal N
+ * once the LP bound is sent, in the middle of the solve. Where fork() fails the
  * solve runs in this process with CBC's own, soft, limit. Determinism: the child runs the
  * same CBC search as an in-process solve would, so whenever CBC returns by itself (proved,
  * node limit, gap) the answer is the same on every run.
@@ -276,6 +279,9 @@ child_run(const PpsimMilp *milp, const PpsimMilpOptions *opts, int fd, pid_t par
     if (null >= 0) /* whatever CBC prints stays off the caller's output */
         dup2(null, STDOUT_FILENO);
     child_relaxation(milp, fd);
+    const char *hook = g_getenv("PPSIM_TEST_CBC_SIGNAL");
+    if (hook != NULL && atoi(hook) > 0)
+        raise(atoi(hook));
     double soft = opts->time_limit_s > 0 ? soft_limit(t0, opts->time_limit_s) : 0;
     Cbc_Model *model = milp_configure(milp, opts, soft);
     int rc = Cbc_solve(model);
@@ -430,13 +436,16 @@ milp_solve_child(const PpsimMilp *milp, const PpsimMilpOptions *opts, gint64 t0,
         out->cut_off = TRUE;
         return TRUE;
     }
+    /* the child died before its answer: no incumbent, the LP bound if it was sent */
+    (void)error;
+    out->status = PPSIM_MILP_NO_SOLUTION;
+    out->died = TRUE;
     if (WIFSIGNALED(wstatus))
-        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
-                    "the MILP solver (CBC) crashed (signal %d)", WTERMSIG(wstatus));
+        g_snprintf(out->died_why, sizeof out->died_why, "killed by signal %d (%s)",
+                   WTERMSIG(wstatus), g_strsignal(WTERMSIG(wstatus)));
     else
-        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
-                    "the MILP solver (CBC) ended without an answer (exit status %d)",
-                    WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+        g_snprintf(out->died_why, sizeof out->died_why, "exit status %d without an answer",
+                   WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
     *bad = 0;
     return TRUE;
 }

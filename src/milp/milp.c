@@ -103,6 +103,8 @@ ppsim_milp_result_clear(PpsimMilpResult *res)
 const char *
 ppsim_milp_status_name(const PpsimMilpResult *res)
 {
+    if (res->died)
+        return "crashed";
     switch (res->status) {
     case PPSIM_MILP_OPTIMAL:
         return "optimal";

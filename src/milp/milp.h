@@ -8,7 +8,8 @@
  * The time limit is a hard wall-clock bound (milp-cbc.c: the solve runs in a child process
  * that is killed at the deadline): a solve returns within it plus a few milliseconds, and
  * when CBC itself has not returned by then the result has no incumbent (cut_off), so the
- * caller keeps its MIP start.
+ * caller keeps its MIP start. A solver process that dies (CBC crashing, or killed) is no
+ * error either: the result has no incumbent (died), and the caller keeps its MIP start.
  * Built without CBC (meson found no `cbc`), ppsim_milp_available() is FALSE and
  * ppsim_milp_solve() fails with PPSIM_SCHED_ERROR_UNSUPPORTED.
  */
@@ -44,7 +45,11 @@ typedef struct {
     double bound;            /* best lower bound */
     double gap;              /* (objective - bound) / |objective|, 0 when proved */
     double seconds;          /* wall time of the solve */
-    double *x;               /* [n_cols] incumbent (NULL without one), owned */
+    gboolean died;           /* the solver's process died before it answered (a CBC crash,
+                              * or killed by someone): x is NULL as with cut_off, bound the
+                              * LP relaxation's if it was sent; died_why says how it ended */
+    char died_why[64];
+    double *x; /* [n_cols] incumbent (NULL without one), owned */
 } PpsimMilpResult;
 
 gboolean ppsim_milp_available(void);
@@ -73,7 +78,7 @@ gboolean ppsim_milp_solve(const PpsimMilp *milp, const PpsimMilpOptions *opts, P
                           GError **error);
 void ppsim_milp_result_clear(PpsimMilpResult *res);
 
-/* "optimal", "time_limit", "node_limit", "no_solution", "infeasible". */
+/* "optimal", "time_limit", "node_limit", "no_solution", "infeasible", "crashed". */
 const char *ppsim_milp_status_name(const PpsimMilpResult *res);
 
 G_END_DECLS

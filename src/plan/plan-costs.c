@@ -311,6 +311,8 @@ ppsim_plan_problem_new(const PpsimScenario *sc, const char *schedule, GError **e
     pb->layers = sc->model.layers;
     pb->stage_device = g_memdup2(sched->stage_device, sizeof(int) * pb->n_stages);
     pb->limit = (double)sc->memory_limit_bytes;
+    if (pb->limit == 0 && !sc->memory_limit_set)
+        pb->limit = 1; /* a GPU of 0 bytes holds nothing (as in the cost model) */
     if (!costs_modes(pb, sc, error))
         return NULL;
     costs_family(pb);

@@ -271,8 +271,13 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
     }
     PpsimPlanAssignment *a = res.x != NULL ? ilp_read(&ilp, pb, res.x) : NULL;
     /* stopped at the time limit before the solver answered: the MIP start stands, if any */
-    if (res.cut_off && (start->fits || min_memory))
+    if ((res.cut_off || res.died) && (start->fits || min_memory))
         a = g_steal_pointer(&start);
+    else if (res.died)
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
+                    "the ILP solver died (%s) before it found a plan and the local search has "
+                    "none that fits",
+                    res.died_why);
     else if (res.cut_off)
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
                     "the ILP solver was stopped at its time limit (%g s) before it found a plan "

@@ -39,6 +39,10 @@ PpsimMark scn_mark(Parser *P, int id);
 gboolean scn_fail(Parser *P, GError **error, int id, int code, const char *fmt, ...)
     G_GNUC_PRINTF(5, 6);
 const char *scn_scalar_text(yaml_node_t *n);
+/* What node @n holds, for "got ..." in messages: its text quoted and capped ('x', at most
+ * about 100 characters, control characters escaped: util/quote.h), or "a list", "a mapping".
+ * (transfer full) */
+char *scn_given(yaml_node_t *n);
 /* The value node of @key in mapping @map (0 when absent), and the pair's index. */
 int scn_mapping_find(Parser *P, int map, const char *key, gsize *pair_index);
 gboolean scn_scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, double *dst,

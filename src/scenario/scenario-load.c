@@ -1,6 +1,7 @@
 /* scenario-load.c: the I/O edge of scenario loading: read the file, parse the bytes. */
 #include "scenario/scenario.h"
 #include "util/ppsim-error.h"
+#include "util/read-file.h"
 #include "util/yaml-depth.h"
 
 #include <yaml.h>
@@ -13,7 +14,7 @@ ppsim_scenario_load_file(const char *path, const char *const *overrides, GError 
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    if (!g_file_get_contents(path, &text, &len, error))
+    if (!ppsim_read_file(path, PPSIM_SCENARIO_MAX_BYTES, "a scenario file", &text, &len, error))
         return NULL;
     g_autofree char *dir = g_path_get_dirname(path);
     return ppsim_scenario_parse(text, len, path, dir, overrides, error);
@@ -94,7 +95,7 @@ ppsim_scenario_fragment_overrides(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    if (!g_file_get_contents(path, &text, &len, error))
+    if (!ppsim_read_file(path, PPSIM_SCENARIO_MAX_BYTES, "a scenario fragment", &text, &len, error))
         return NULL;
     yaml_document_t doc;
     if (!ppsim_yaml_load_checked(text, len, path, &doc, PPSIM_SCENARIO_ERROR,

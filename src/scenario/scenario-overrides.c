@@ -3,6 +3,8 @@
  * name "--set key.path" instead of a file position. */
 #include "scenario/scenario-internal.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
+#include "util/read-file.h"
 #include "util/yaml-depth.h"
 
 #include <string.h>
@@ -11,6 +13,8 @@
  * spell out more without aliases, and aliases are expanded by the copy below, so a
  * "billion laughs" value (each level listing the previous one many times) must stop here. */
 #define OVERRIDE_MAX_NODES 65536
+/* Longest key path of a --set (the longest real one has about 40 characters). */
+#define OVERRIDE_MAX_PATH 256
 
 typedef struct {
     yaml_document_t *dst, *src;
@@ -97,11 +101,40 @@ scn_apply_override(Parser *P, const char *text, GError **error)
     /* libyaml refuses (and then asserts on) key scalars that are not UTF-8 */
     if (eq == NULL || *path == '\0' || strstr(path, "..") || path[0] == '.' ||
         g_str_has_suffix(path, ".") || !g_utf8_validate(path, -1, NULL)) {
+        g_autofree char *q = ppsim_quote(text);
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                    "--set '%s': expected KEY.PATH=VALUE, e.g. training.pp=4", text);
+                    "--set '%s': expected KEY.PATH=VALUE, e.g. training.pp=4%s", q,
+                    eq != NULL && !g_utf8_validate(path, -1, NULL)
+                        ? " (the key path is not UTF-8 text)"
+                        : "");
+        return FALSE;
+    }
+    if (strlen(path) > OVERRIDE_MAX_PATH) {
+        g_autofree char *q = ppsim_quote(path);
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--set '%s': a key path of more than %d characters (no key has one)", q,
+                    OVERRIDE_MAX_PATH);
         return FALSE;
     }
     const char *value = eq + 1;
+    gsize value_len = strlen(value);
+    if (value_len > PPSIM_SET_MAX_BYTES) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "--set %s: the value has %" G_GSIZE_FORMAT
+                    " bytes, more than the %" G_GSIZE_FORMAT " MiB one value may have",
+                    path, value_len, PPSIM_SET_MAX_BYTES >> 20);
+        return FALSE;
+    }
+    if (!g_utf8_validate(value, (gssize)value_len, NULL)) {
+        const char *bad = NULL;
+        g_utf8_validate(value, (gssize)value_len, &bad);
+        g_autofree char *q = ppsim_quote(value);
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
+                    "--set %s: the value '%s' is not UTF-8 text (byte %" G_GSIZE_FORMAT
+                    "); scenario values are UTF-8",
+                    path, q, (gsize)(bad - value) + 1);
+        return FALSE;
+    }
     yaml_mark_t deep;
     if (!ppsim_yaml_check_depth(value, strlen(value), &deep)) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
@@ -115,8 +148,9 @@ scn_apply_override(Parser *P, const char *text, GError **error)
     yaml_parser_set_input_string(&parser, (const unsigned char *)value, strlen(value));
     gboolean ok = yaml_parser_load(&parser, &value_doc);
     if (!ok) {
+        g_autofree char *q = ppsim_quote(value);
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
-                    "--set %s: bad value '%s': %s", path, value,
+                    "--set %s: bad value '%s': %s", path, q,
                     parser.problem ? parser.problem : "not YAML");
         yaml_parser_delete(&parser);
         return FALSE;

@@ -7,6 +7,7 @@
  */
 #include "scenario/scenario-internal.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 #include "util/suggest.h"
 #include "util/yaml-depth.h"
 
@@ -44,12 +45,13 @@ scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst, G
     gboolean ok = text && *text && *end == '\0' && errno == 0 && v >= k->min && v <= max;
     if (!ok) {
         const char *want = k->min >= 1 ? "a positive integer" : "a non-negative integer";
+        g_autofree char *given = scn_given(scn_node_at(P, id));
         if (k->max > 0 || (text && v > max))
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' must be an integer from %.0f to %.0f, got '%s'", path, k->min,
-                            max, text ? text : "a collection");
-        return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE, "'%s' must be %s, got '%s'", path,
-                        want, text ? text : "a collection");
+                            "'%s' must be an integer from %.0f to %.0f, got %s", path, k->min, max,
+                            given);
+        return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE, "'%s' must be %s, got %s", path,
+                        want, given);
     }
     *(int *)dst = (int)v;
     return TRUE;
@@ -96,10 +98,10 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
             return TRUE;
         }
     const char *hint = text ? ppsim_suggest(text, names) : NULL;
+    g_autofree char *given = scn_given(scn_node_at(P, id));
     return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                    "'%s' must be none, selective, full or light, got '%s'%s%s%s", path,
-                    text ? text : "a collection", hint ? " (did you mean '" : "", hint ? hint : "",
-                    hint ? "'?)" : "");
+                    "'%s' must be none, selective, full or light, got %s%s%s%s", path, given,
+                    hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 }
 
 /* One item of model.stage_recompute: a mode (the whole stage), or a mapping {mode: k}, k
@@ -169,10 +171,10 @@ parse_enum(Parser *P, int id, const char *path, const char *const *names, int *d
         }
     g_autofree char *all = g_strjoinv(", ", (char **)names);
     const char *hint = text ? ppsim_suggest(text, names) : NULL;
+    g_autofree char *given = scn_given(scn_node_at(P, id));
     return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                    "'%s' must be one of %s, got '%s'%s%s%s", path, all,
-                    text ? text : "a collection", hint ? " (did you mean '" : "", hint ? hint : "",
-                    hint ? "'?)" : "");
+                    "'%s' must be one of %s, got %s%s%s%s", path, all, given,
+                    hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 }
 
 static gboolean parse_section(Parser *P, int id, const SchemaKey *table, const char *prefix,
@@ -206,9 +208,11 @@ parse_value(Parser *P, int id, const SchemaKey *k, const char *path, GError **er
         const char *t = scn_scalar_text(scn_node_at(P, id));
         gboolean yes = t && (!strcmp(t, "true") || !strcmp(t, "yes") || !strcmp(t, "on"));
         gboolean no = t && (!strcmp(t, "false") || !strcmp(t, "no") || !strcmp(t, "off"));
-        if (!yes && !no)
+        if (!yes && !no) {
+            g_autofree char *given = scn_given(scn_node_at(P, id));
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' must be true or false, got '%s'", path, t ? t : "?");
+                            "'%s' must be true or false, got %s", path, given);
+        }
         *(gboolean *)dst = yes;
         return TRUE;
     }
@@ -271,7 +275,8 @@ unknown_key(Parser *P, int key_id, const SchemaKey *table, const char *prefix, c
         g_ptr_array_add(names, (gpointer)k->name);
     g_ptr_array_add(names, NULL);
     const char *hint = ppsim_suggest(name, (const char *const *)names->pdata);
-    g_autofree char *full = *prefix ? g_strdup_printf("%s.%s", prefix, name) : g_strdup(name);
+    g_autofree char *qname = ppsim_quote(name);
+    g_autofree char *full = *prefix ? g_strdup_printf("%s.%s", prefix, qname) : g_strdup(qname);
     if (hint)
         return scn_fail(P, error, key_id, PPSIM_SCENARIO_ERROR_SCHEMA,
                         "unknown key '%s' (did you mean '%s'?)", full, hint);
@@ -300,10 +305,16 @@ find_preset(Parser *P, int map, const char *what, const char *listing, GPtrArray
             *index = (int)i;
     if (*index >= 0)
         return TRUE;
-    const char *hint = name ? ppsim_suggest(name, (const char *const *)names->pdata) : NULL;
+    if (name == NULL) {
+        g_autofree char *given = scn_given(scn_node_at(P, v));
+        return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE,
+                        "'%s.preset' must be a preset name (a string), got %s (%s)", what, given,
+                        listing);
+    }
+    const char *hint = ppsim_suggest(name, (const char *const *)names->pdata);
+    g_autofree char *q = ppsim_quote(name);
     return scn_fail(P, error, v, PPSIM_SCENARIO_ERROR_VALUE, "unknown %s preset '%s' (%s%s%s)",
-                    what, name ? name : "?", hint ? "did you mean '" : listing, hint ? hint : "",
-                    hint ? "'?" : "");
+                    what, q, hint ? "did you mean '" : listing, hint ? hint : "", hint ? "'?" : "");
 }
 
 /* A preset is applied before the other keys of `hardware`, whatever their order. */

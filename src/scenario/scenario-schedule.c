@@ -2,6 +2,7 @@
  * `memory.limit`, whose unit depends on the cost mode. */
 #include "scenario/scenario-internal.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <string.h>
 
@@ -63,9 +64,11 @@ schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
         for (gsize j = 0; j < i; j++) {
             const char *prev = scn_scalar_text(
                 scn_node_at(P, scn_node_at(P, id)->data.mapping.pairs.start[j].key));
-            if (prev && strcmp(prev, key) == 0)
+            if (prev && strcmp(prev, key) == 0) {
+                g_autofree char *q = ppsim_quote(key);
                 return scn_fail(P, error, pair.key, PPSIM_SCENARIO_ERROR_SCHEMA,
-                                "duplicate key '%s' in schedule", key);
+                                "duplicate key '%s' in schedule", q);
+            }
         }
         if (strcmp(key, "name") == 0) {
             g_free(spec->name);

@@ -5,6 +5,7 @@
  */
 #include "scenario/scenario-internal.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <string.h>
 
@@ -20,8 +21,10 @@ scn_where(Parser *P, int id)
 {
     for (guint i = 0; i < P->spans->len; i++) {
         OverrideSpan *s = &g_array_index(P->spans, OverrideSpan, i);
-        if (id >= s->first && id <= s->last)
-            return g_strdup_printf("--set %s", s->path);
+        if (id >= s->first && id <= s->last) {
+            g_autofree char *q = ppsim_quote(s->path);
+            return g_strdup_printf("--set %s", q);
+        }
     }
     yaml_node_t *n = id > 0 ? scn_node_at(P, id) : NULL;
     if (n == NULL)
@@ -62,6 +65,20 @@ scn_scalar_text(yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+char *
+scn_given(yaml_node_t *n)
+{
+    if (n == NULL)
+        return g_strdup("nothing");
+    if (n->type == YAML_SEQUENCE_NODE)
+        return g_strdup("a list");
+    if (n->type == YAML_MAPPING_NODE)
+        return g_strdup("a mapping");
+    g_autofree char *q =
+        ppsim_quote_len((const char *)n->data.scalar.value, (gssize)n->data.scalar.length);
+    return g_strdup_printf("'%s'", q);
+}
+
 /* The value node of @key in mapping @map, and the pair's index (-1 when absent). */
 int
 scn_mapping_find(Parser *P, int map, const char *key, gsize *pair_index)
@@ -88,13 +105,16 @@ scn_scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, doubl
     gboolean ok = text && *text && end && *end == '\0' && v == v && v >= k->min &&
                   (k->max == 0 || v <= k->max) && v <= PPSIM_SCENARIO_DOUBLE_MAX;
     if (!ok) {
+        g_autofree char *given = scn_given(scn_node_at(P, id));
+        const char *inf = text && end && *end == '\0' && (v == v) && (v > 1e308 || v < -1e308)
+                              ? " (infinity is not a value here)"
+                              : "";
         if (k->max > 0)
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' must be a number in (0, %g], got '%s'", path, k->max,
-                            text ? text : "a collection");
+                            "'%s' must be a number in (0, %g], got %s%s", path, k->max, given, inf);
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                        "'%s' must be a number from 0 to %g, got '%s'", path,
-                        PPSIM_SCENARIO_DOUBLE_MAX, text ? text : "a collection");
+                        "'%s' must be a number from 0 to %g, got %s%s", path,
+                        PPSIM_SCENARIO_DOUBLE_MAX, given, inf);
     }
     *dst = v;
     return TRUE;
@@ -106,9 +126,11 @@ scn_scalar_quantity(Parser *P, int id, const char *path, PpsimDimension dim, con
 {
     const char *text = scn_scalar_text(scn_node_at(P, id));
     GError *local = NULL;
-    if (text == NULL)
-        return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_UNIT, "'%s' must be %s", path,
-                        ppsim_units_dimension_name(dim));
+    if (text == NULL) {
+        g_autofree char *given = scn_given(scn_node_at(P, id));
+        return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_UNIT, "'%s' must be %s, got %s", path,
+                        ppsim_units_dimension_name(dim), given);
+    }
     if (!ppsim_units_parse(text, dim, def_unit, out, &local)) {
         scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_UNIT, "'%s': %s", path, local->message);
         g_error_free(local);

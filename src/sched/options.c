@@ -6,6 +6,7 @@
  */
 #include "sched/generator.h"
 #include "scenario/scenario.h"
+#include "util/quote.h"
 #include "util/ppsim-error.h"
 #include "util/suggest.h"
 
@@ -35,17 +36,23 @@ option_parse(OptionSlot *slot, const char *text, GError **error)
     case PPSIM_OPTION_INT:
         slot->i = g_ascii_strtoll(text, &end, 10);
         if (end == text || *end != '\0' || errno != 0) {
+            g_autofree char *q = ppsim_quote(text);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "option '%s' must be an integer, got '%s'", slot->spec->name, text);
+                        "option '%s' must be an integer, got '%s'", slot->spec->name, q);
             return FALSE;
         }
         slot->d = (double)slot->i;
         break;
     case PPSIM_OPTION_DOUBLE:
         slot->d = g_ascii_strtod(text, &end);
-        if (end == text || *end != '\0' || errno != 0) {
+        if (end == text || *end != '\0' || errno != 0 || !isfinite(slot->d)) {
+            g_autofree char *q = ppsim_quote(text);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "option '%s' must be a number, got '%s'", slot->spec->name, text);
+                        "option '%s' must be a finite number, got '%s'%s", slot->spec->name, q,
+                        end != text && *end == '\0' && !isfinite(slot->d)
+                            ? " (infinity and NaN are not values; leave the option out for its "
+                              "default)"
+                            : "");
             return FALSE;
         }
         break;
@@ -75,17 +82,18 @@ options_unknown(const PpsimScheduleClass *klass, const char *key, GError **error
         g_ptr_array_add(names, (gpointer)o->name);
     g_ptr_array_add(names, NULL);
     const char *hint = ppsim_suggest(key, (const char *const *)names->pdata);
+    g_autofree char *q = ppsim_quote(key);
     if (hint)
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
-                    "unknown option '%s' for schedule '%s' (did you mean '%s'?)", key, klass->name,
+                    "unknown option '%s' for schedule '%s' (did you mean '%s'?)", q, klass->name,
                     hint);
     else if (names->len > 1)
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
-                    "unknown option '%s' for schedule '%s' (see 'ppsim list schedules')", key,
+                    "unknown option '%s' for schedule '%s' (see 'ppsim list schedules')", q,
                     klass->name);
     else
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
-                    "schedule '%s' takes no option, got '%s'", klass->name, key);
+                    "schedule '%s' takes no option, got '%s'", klass->name, q);
 }
 
 PpsimOptions *
@@ -222,8 +230,9 @@ ppsim_options_get_recompute(const PpsimOptions *opts, const char *name, gboolean
         *share_pct = (int)round(ratio * 100);
         return TRUE;
     }
+    g_autofree char *q = ppsim_quote(text);
     g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                 "option '%s' must be 'none'%s or a ratio in (0, 1] in whole percents, got '%s'",
-                name, allow_t_recomp ? ", 't-recomp'" : "", text);
+                name, allow_t_recomp ? ", 't-recomp'" : "", q);
     return FALSE;
 }

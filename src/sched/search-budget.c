@@ -4,6 +4,7 @@
  */
 #include "sched/generator.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <errno.h>
 
@@ -26,10 +27,11 @@ ppsim_search_budget_get(const PpsimOptions *opts, const char *what, gint64 auto_
     double v = g_ascii_strtod(text, &end);
     if (end == text || *end != '\0' || errno != 0 || !(v >= 0) || v > 1e18 ||
         v != (double)(gint64)v) {
+        g_autofree char *q_text = ppsim_quote(text);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "%s: option 'budget' must be auto, unlimited or a whole number of simulated "
                     "ops >= 0 (0: unlimited), got '%s'",
-                    what, text);
+                    what, q_text);
         return FALSE;
     }
     *budget = (gint64)v;

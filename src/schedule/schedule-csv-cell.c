@@ -2,6 +2,7 @@
  * as data"): the full grammar with its messages, and the fast path for the usual cells;
  * schedule-csv.c splits the file into cells and places the ops. */
 #include "schedule/schedule-csv-internal.h"
+#include "util/quote.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>
@@ -9,8 +10,10 @@
 gboolean
 csv_fail(GError **error, const CsvLoc *loc, const char *cell, const char *why)
 {
-    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: %s '%s'", loc->name,
-                loc->line, loc->col, why, cell);
+    g_autofree char *q = ppsim_quote(cell);
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, "%s:%d:%d: %s '%s'%s", loc->name,
+                loc->line, loc->col, why, q,
+                strchr(cell, '\r') ? " (a CR inside a line: lines end in LF or CRLF)" : "");
     return FALSE;
 }
 

@@ -27,12 +27,13 @@
  */
 #include "schedule/schedule-csv-internal.h"
 #include "util/ppsim-error.h"
+#include "util/read-file.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Largest schedule file read: far beyond the 2^23 ops of one run, and line numbers fit an int. */
-#define CSV_MAX_BYTES ((gsize)1 << 30)
+#define CSV_MAX_BYTES PPSIM_CSV_MAX_BYTES
 /* Below this many (stage, microbatch) slots the checker's tables are cheap: a missing forward
  * is left to it, which names the op. */
 #define CSV_SMALL_TABLE 1048576.0
@@ -415,6 +416,12 @@ ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, G
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
                     "%s: %" G_GSIZE_FORMAT " bytes, more than the %d MiB a schedule file may have",
                     name, len, (int)(CSV_MAX_BYTES >> 20));
+        return NULL;
+    }
+    GError *nul = NULL;
+    if (!ppsim_text_check_nul(text, len, name, "a schedule CSV", &nul)) {
+        g_set_error_literal(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE, nul->message);
+        g_error_free(nul);
         return NULL;
     }
     CsvReader rd = {.name = name,

@@ -6,6 +6,7 @@
  */
 #include "sweep/sweep.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <math.h>
 #include <string.h>
@@ -57,9 +58,11 @@ static const struct {
 static int
 expr_fail(ExprParser *P, const char *what)
 {
-    if (!P->failed)
+    if (!P->failed) {
+        g_autofree char *q = ppsim_quote(P->text);
         g_set_error(P->error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
-                    "constraint '%s', column %d: %s", P->text, (int)(P->at - P->text) + 1, what);
+                    "constraint '%s', column %d: %s", q, (int)(P->at - P->text) + 1, what);
+    }
     P->failed = TRUE;
     return -1;
 }
@@ -270,8 +273,9 @@ expr_eval(const PpsimSweepExpr *e, int i, PpsimSweepLookup lookup, gpointer data
         return TRUE;
     case N_NAME:
         if (!lookup(n->name, out, data)) {
+            g_autofree char *q = ppsim_quote(e->text), *qn = ppsim_quote(n->name);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_SCHEMA,
-                        "constraint '%s': '%s' names no number of the scenario", e->text, n->name);
+                        "constraint '%s': '%s' names no number of the scenario", q, qn);
             return FALSE;
         }
         return TRUE;
@@ -309,8 +313,9 @@ expr_eval(const PpsimSweepExpr *e, int i, PpsimSweepLookup lookup, gpointer data
     case '/':
     case '%':
         if (b == 0) {
+            g_autofree char *q = ppsim_quote(e->text);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "constraint '%s': division by zero", e->text);
+                        "constraint '%s': division by zero", q);
             return FALSE;
         }
         *out = n->op == '/' ? a / b : fmod(a, b);

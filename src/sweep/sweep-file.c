@@ -8,8 +8,10 @@
 #include "sweep/sweep-internal.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
+#include "util/read-file.h"
 #include "util/suggest.h"
 #include "util/yaml-depth.h"
+#include "util/quote.h"
 
 #include <math.h>
 #include <string.h>
@@ -145,6 +147,7 @@ axis_range(PpsimSweep *s, PpsimSweepAxis *a, Doc *D, int id, GError **error)
 {
     double v[3] = {NAN, NAN, NAN};
     gboolean geometric = FALSE;
+    g_autofree char *qp = ppsim_quote(a->path);
     yaml_node_t *n = node_at(D, id);
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         const char *k = scalar(D, p->key), *t = scalar(D, p->value);
@@ -155,35 +158,41 @@ axis_range(PpsimSweep *s, PpsimSweepAxis *a, Doc *D, int id, GError **error)
                 which = i;
         if (which < 0) {
             const char *hint = k ? ppsim_suggest(k, keys) : NULL;
+            g_autofree char *qk = k ? ppsim_quote(k) : g_strdup("?");
             return doc_fail(D, p->key, error, PPSIM_SCENARIO_ERROR_SCHEMA,
                             "axis '%s': a range takes from, to and step or times, got '%s'%s%s%s",
-                            a->path, k ? k : "?", hint ? " (did you mean '" : "", hint ? hint : "",
+                            qp, qk, hint ? " (did you mean '" : "", hint ? hint : "",
                             hint ? "'?)" : "");
         }
         char *end = NULL;
         double x = t ? g_ascii_strtod(t, &end) : NAN;
-        if (t == NULL || end == t || *end != '\0' || !isfinite(x))
+        if (t == NULL || end == t || *end != '\0' || !isfinite(x)) {
+            yaml_node_t *vn = node_at(D, p->value);
+            g_autofree char *q = t != NULL ? ppsim_quote(t) : NULL;
+            g_autofree char *given = t != NULL                        ? g_strdup_printf("'%s'", q)
+                                     : vn->type == YAML_SEQUENCE_NODE ? g_strdup("a list")
+                                                                      : g_strdup("a mapping");
             return doc_fail(D, p->value, error, PPSIM_SCENARIO_ERROR_VALUE,
-                            "axis '%s': '%s' must be a number", a->path, k);
+                            "axis '%s': '%s' must be a finite number, got %s", qp, k, given);
+        }
         geometric |= which == 3;
         v[which == 3 ? 2 : which] = x;
     }
     if (isnan(v[0]) || isnan(v[1]) || isnan(v[2]))
         return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_SCHEMA,
-                        "axis '%s': a range needs from, to and step (or times)", a->path);
+                        "axis '%s': a range needs from, to and step (or times)", qp);
     if ((geometric && !(v[2] > 1 && v[0] > 0)) || (!geometric && !(v[2] > 0)))
         return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE,
                         geometric ? "axis '%s': times must be > 1 and from > 0"
                                   : "axis '%s': step must be > 0",
-                        a->path);
+                        qp);
     PpsimMark m = node_mark(D, id);
     g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
     g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func(g_free);
     for (double x = v[0]; x <= v[1] * (1 + 1e-12); x = geometric ? x * v[2] : x + v[2]) {
         if ((int)texts->len >= SWEEP_MAX_RANGE)
             return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE,
-                            "axis '%s': the range makes more than %d values", a->path,
-                            SWEEP_MAX_RANGE);
+                            "axis '%s': the range makes more than %d values", qp, SWEEP_MAX_RANGE);
         GString *t = g_string_new(NULL);
         number_text(t, x);
         g_ptr_array_add(texts, g_string_free(t, FALSE));
@@ -205,10 +214,11 @@ axis_range(PpsimSweep *s, PpsimSweepAxis *a, Doc *D, int id, GError **error)
 static gboolean
 axis_parse(PpsimSweep *s, Doc *D, const char *path, int key_id, int id, int group, GError **error)
 {
+    g_autofree char *qpath = ppsim_quote(path);
     for (guint i = 0; i < s->axes->len; i++)
         if (strcmp(((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->path, path) == 0)
             return doc_fail(D, key_id, error, PPSIM_SCENARIO_ERROR_SCHEMA,
-                            "axis '%s' is given twice", path);
+                            "axis '%s' is given twice", qpath);
     PpsimSweepAxis *a = ppsim_sweep_axis_new(path, node_mark(D, key_id), group);
     g_ptr_array_add(s->axes, a);
     yaml_node_t *n = node_at(D, id);
@@ -221,7 +231,7 @@ axis_parse(PpsimSweep *s, Doc *D, const char *path, int key_id, int id, int grou
         count = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
     }
     if (count == 0 || (n->type == YAML_SCALAR_NODE && *scalar(D, id) == '\0'))
-        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE, "axis '%s' is empty", path);
+        return doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE, "axis '%s' is empty", qpath);
     for (int i = 0; i < count; i++) {
         g_autoptr(GString) t = g_string_new(NULL);
         if (!flow_text(t, D, items[i], error))
@@ -246,7 +256,9 @@ sweep_scenario(PpsimSweep *s, Doc *D, int id, const char *dir, GError **error)
             g_path_is_absolute(path) ? g_strdup(path) : g_build_filename(dir, path, NULL);
         s->basedir = g_path_get_dirname(s->scenario_path);
         GError *local = NULL;
-        if (!g_file_get_contents(s->scenario_path, &s->base, NULL, &local)) {
+        gsize len = 0;
+        if (!ppsim_read_file(s->scenario_path, PPSIM_SCENARIO_MAX_BYTES, "a scenario file",
+                             &s->base, &len, &local)) {
             doc_fail(D, id, error, PPSIM_SCENARIO_ERROR_VALUE, "scenario: %s", local->message);
             g_error_free(local);
             return FALSE;
@@ -315,8 +327,9 @@ sweep_columns(PpsimSweep *s, Doc *D, int id, GError **error)
         if (metric_names[k] == NULL) {
             const char *hint = ppsim_suggest(c, metric_names);
             g_autofree char *all = g_strjoinv(", ", (char **)metric_names);
+            g_autofree char *qc = ppsim_quote(c);
             return doc_fail(D, *it, error, PPSIM_SCENARIO_ERROR_SCHEMA,
-                            "unknown column '%s'%s%s%s (columns: %s)", c,
+                            "unknown column '%s'%s%s%s (columns: %s)", qc,
                             hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "",
                             all);
         }
@@ -345,10 +358,11 @@ sweep_walk(PpsimSweep *s, Doc *D, const char *dir, GError **error)
             i++;
         if (keys[i] == NULL) {
             const char *hint = k ? ppsim_suggest(k, keys) : NULL;
+            g_autofree char *qk = k ? ppsim_quote(k) : g_strdup("?");
             return doc_fail(D, p->key, error, PPSIM_SCENARIO_ERROR_SCHEMA,
                             "unknown key '%s'%s%s%s (keys: scenario, set, axes, zip, columns, "
                             "constraints)",
-                            k ? k : "?", hint ? " (did you mean '" : "", hint ? hint : "",
+                            qk, hint ? " (did you mean '" : "", hint ? hint : "",
                             hint ? "'?)" : "");
         }
         if (at[i] != 0)
@@ -413,7 +427,7 @@ ppsim_sweep_load_file(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    if (!g_file_get_contents(path, &text, &len, error))
+    if (!ppsim_read_file(path, PPSIM_SCENARIO_MAX_BYTES, "a sweep file", &text, &len, error))
         return NULL;
     Doc D = {.display = path};
     if (!ppsim_yaml_load_checked(text, len, path, &D.doc, PPSIM_SCENARIO_ERROR,
@@ -434,7 +448,9 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
     g_autoptr(PpsimSweep) s = ppsim_sweep_new_empty("--grid");
     s->scenario_path = g_strdup(scenario_path);
     s->basedir = g_path_get_dirname(scenario_path);
-    if (!g_file_get_contents(scenario_path, &s->base, NULL, error))
+    gsize base_len = 0;
+    if (!ppsim_read_file(scenario_path, PPSIM_SCENARIO_MAX_BYTES, "a scenario file", &s->base,
+                         &base_len, error))
         return NULL;
     for (char **set = sets; set && *set; set++)
         g_ptr_array_add(s->sets, g_strdup(*set));
@@ -443,12 +459,14 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
     for (char **g = grid; g && *g; g++) {
         const char *eq = strchr(*g, '=');
         if (eq == NULL || eq == *g) {
+            g_autofree char *qg = ppsim_quote(*g);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_PARSE,
-                        "--grid '%s': expected KEY.PATH=V1,V2,...", *g);
+                        "--grid '%s': expected KEY.PATH=V1,V2,...", qg);
             return NULL;
         }
         g_autofree char *path = g_strndup(*g, eq - *g);
-        g_autofree char *where = g_strdup_printf("--grid %s", path);
+        g_autofree char *qpath = ppsim_quote(path);
+        g_autofree char *where = g_strdup_printf("--grid %s", qpath);
         PpsimSweepAxis *a = ppsim_sweep_axis_new(path, (PpsimMark){0, 0}, (int)s->axes->len);
         g_ptr_array_add(s->axes, a);
         if (eq[1] == '[') { /* a YAML list: parse it to split the items */

@@ -12,6 +12,7 @@
 #include "sim.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <string.h>
 
@@ -485,8 +486,9 @@ ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const ch
         row->point = g_ascii_strtoull(pt, &endp, 10);
         if (endp == pt || *endp != '\0') {
             ppsim_sweep_row_free(row);
+            g_autofree char *q = ppsim_quote(pt);
             g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "%s:%d: bad point '%s'",
-                        display, line_no, pt);
+                        display, line_no, q);
             return FALSE;
         }
         row->labels = g_new0(char *, i_sched);

@@ -4,6 +4,7 @@
  * and --grid into it. */
 #include "sweep/sweep-internal.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <string.h>
 
@@ -121,8 +122,9 @@ ppsim_sweep_axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value, const 
         const char *msg = local->message, *prefix_end = NULL;
         if (g_str_has_prefix(msg, "--set ") && (prefix_end = strstr(msg, ": ")) != NULL)
             msg = prefix_end + 2;
+        g_autofree char *q_path = ppsim_quote(a->path), *q_label = ppsim_quote(label);
         g_set_error(error, PPSIM_SCENARIO_ERROR, local->code, "%s: axis '%s' value '%s': %s", where,
-                    a->path, label, msg);
+                    q_path, q_label, msg);
         g_error_free(local);
         return FALSE;
     }

@@ -1,5 +1,6 @@
 /* file-replace.c: atomic whole-file writes (see file-replace.h). */
 #include "util/file-replace.h"
+#include "util/quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +10,8 @@
 static gboolean
 replace_fail(GError **error, const char *path, int err)
 {
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "cannot write '%s': %s", path,
+    g_autofree char *q = ppsim_quote_path(path);
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "cannot write '%s': %s", q,
                 g_strerror(err));
     return FALSE;
 }

@@ -7,6 +7,7 @@
  */
 #include "util/units.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <math.h>
 #include <string.h>
@@ -126,11 +127,12 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
                   GError **error)
 {
     const char *what = ppsim_units_dimension_name(dim);
+    g_autofree char *q_text = ppsim_quote(text);
     char *end = NULL;
     double value = g_ascii_strtod(text, &end);
     if (end == text || !isfinite(value) || value < 0 || g_ascii_isspace(*text)) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_UNIT,
-                    "expected %s like %s, got '%s'", what, units_example(dim), text);
+                    "expected %s like %s, got '%s'", what, units_example(dim), q_text);
         return FALSE;
     }
     while (*end == ' ')
@@ -138,13 +140,13 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
     const char *unit = *end ? end : default_unit;
     if (unit == NULL && dim != PPSIM_DIM_COUNT) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_UNIT,
-                    "missing unit in '%s' (expected %s like %s)", text, what, units_example(dim));
+                    "missing unit in '%s' (expected %s like %s)", q_text, what, units_example(dim));
         return FALSE;
     }
     double factor = 1;
     if (unit != NULL && !units_factor(dim, unit, &factor)) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_UNIT,
-                    "expected %s like %s, got '%s'", what, units_example(dim), text);
+                    "expected %s like %s, got '%s'", what, units_example(dim), q_text);
         return FALSE;
     }
     double q = value * factor;
@@ -162,7 +164,7 @@ ppsim_units_parse(const char *text, PpsimDimension dim, const char *default_unit
                                                [PPSIM_DIM_COUNT] = "1e18"};
     if (!(q <= largest[dim])) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_UNIT,
-                    "'%s' is more than %s, the largest %s ppsim takes", text, largest_text[dim],
+                    "'%s' is more than %s, the largest %s ppsim takes", q_text, largest_text[dim],
                     what);
         return FALSE;
     }

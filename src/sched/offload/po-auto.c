@@ -12,6 +12,7 @@
 #include "sched/offload/pipeoffload.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <errno.h>
 #include <string.h>
@@ -124,10 +125,11 @@ po_trial_m(const PpsimOptions *opts, const PpsimPipelineShape *shape, int *trial
     errno = 0;
     gint64 n = g_ascii_strtoll(text, &end, 10);
     if (end == text || *end != '\0' || errno != 0 || n < 1) {
+        g_autofree char *q_text = ppsim_quote(text);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "pipeoffload: option 'co_microbatches' must be auto, all or a whole number "
                     "of microbatches >= 1, got '%s'",
-                    text);
+                    q_text);
         return FALSE;
     }
     *trial = (int)MIN(n, (gint64)shape->m);

@@ -28,6 +28,7 @@
 #include "sched/offload/stream-plan.h"
 #include "sched/offload/uniform-repeat.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -275,10 +276,11 @@ ppsim_po_co_mode(const char *text, const PpsimCostEstimates *costs, int p, int *
     else if (strcmp(text, "sync-parallel") == 0)
         *mode = PPSIM_CO_SYNC_PARALLEL;
     else {
+        g_autofree char *q_text = ppsim_quote(text);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "pipeoffload: option 'co_schedule' must be auto, independent, "
                     "sync-interleaved or sync-parallel, got '%s'",
-                    text);
+                    q_text);
         return FALSE;
     }
     gboolean links = costs->host_link != NULL && costs->n_devices == p;
@@ -403,9 +405,10 @@ po_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
     else if (strcmp(strat, "interleaved") == 0)
         strategy = PPSIM_PO_INTERLEAVED;
     else {
+        g_autofree char *q_strat = ppsim_quote(strat);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "pipeoffload: option 'strategy' must be uniform or interleaved, got '%s'",
-                    strat);
+                    q_strat);
         return FALSE;
     }
     g_autofree gboolean *mask = NULL;
@@ -419,17 +422,19 @@ po_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
     else if (strchr(how, ',') != NULL || strchr(how, ' ') != NULL) {
         mask = g_new0(gboolean, S);
         if (!po_parse_list(how, S, mask)) {
+            g_autofree char *q_how = ppsim_quote(how);
             g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                         "pipeoffload: option 'offload' lists stages from 0 to %d separated "
                         "by commas, got '%s'",
-                        S - 1, how);
+                        S - 1, q_how);
             return FALSE;
         }
     } else if ((n = (int)g_ascii_strtoll(how, &end, 10)) < 0 || *end || end == how || n > v) {
+        g_autofree char *q_how = ppsim_quote(how);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "pipeoffload: option 'offload' must be none, half, full, a count from 0 "
                     "to v = %d, or a list of stages such as \"0,%d\", got '%s'",
-                    v, shape->p, how);
+                    v, shape->p, q_how);
         return FALSE;
     }
     return ppsim_pipeoffload_generate_auto(shape, params, strategy, n, mask, out, error);

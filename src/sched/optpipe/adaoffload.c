@@ -19,6 +19,7 @@
  */
 #include "sched/optpipe/adaoffload.h"
 #include "sched/offload/pipeoffload.h"
+#include "util/quote.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -447,11 +448,16 @@ ppsim_optpipe_limits(const PpsimPipelineShape *shape, const PpsimCostEstimates *
         char *end = NULL;
         double mb = g_ascii_strtod(cap, &end);
         if (end == cap || *end != '\0' || !(mb >= 1) || !isfinite(mb)) {
+            g_autofree char *q = ppsim_quote(cap);
             g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                        "%s: option 'memory_limit' must be a number of M_B >= 1, got '%s'", what,
-                        cap);
+                        "%s: option 'memory_limit' must be a finite number of M_B >= 1, got "
+                        "'%s'",
+                        what, q);
             return FALSE;
         }
+        /* a stage never holds more than every microbatch: a larger cap is that one (and a
+         * huge one would overflow the conversion) */
+        mb = MIN(mb, (double)shape->m);
         for (int d = 0; d < p; d++)
             lim[d] = (gint64)floor(mb * (double)costs->stage[d].act + 1e-9);
         *limit = g_steal_pointer(&lim);

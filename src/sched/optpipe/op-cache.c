@@ -10,12 +10,16 @@
 #include "sched/optpipe/op-cache.h"
 #include "util/file-replace.h"
 #include "util/ppsim-error.h"
+#include "util/read-file.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
-#define CACHE_VERSION 1
+/* 2: the metadata holds the CSV's SHA-256, so a corrupt or swapped CSV is never taken */
+#define CACHE_VERSION 2
+/* Largest metadata file read (one JSON line of about 200 bytes is written). */
+#define CACHE_META_MAX_BYTES 65536
 
 static void
 key_ratio(GString *k, double value, double unit, int steps)
@@ -66,16 +70,27 @@ ppsim_op_cache_load(const char *dir, const char *key, int p, int m, char **warni
     g_autofree char *meta = NULL, *csv = NULL;
     gsize csv_len = 0;
     g_autoptr(GError) error = NULL;
-    if (!g_file_get_contents(meta_path, &meta, NULL, &error) ||
-        !g_file_get_contents(csv_path, &csv, &csv_len, &error)) {
+    gsize meta_len = 0;
+    if (!ppsim_read_file(meta_path, CACHE_META_MAX_BYTES, "a cache entry's metadata", &meta,
+                         &meta_len, &error) ||
+        !ppsim_read_file(csv_path, PPSIM_CSV_MAX_BYTES, "a schedule CSV", &csv, &csv_len, &error)) {
         *warning = g_strdup_printf("cached schedule ignored: %s", error->message);
         return NULL;
     }
     g_autofree char *want = g_strdup_printf("\"key\":\"%s\"", key);
-    if (strstr(meta, want) == NULL) {
+    if (memchr(meta, '\0', meta_len) != NULL || strstr(meta, want) == NULL) {
         *warning = g_strdup_printf("cached schedule '%s' ignored: stale or corrupt metadata "
                                    "(another key)",
                                    meta_path);
+        return NULL;
+    }
+    g_autofree char *sum =
+        g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)csv, csv_len);
+    g_autofree char *want_sum = g_strdup_printf("\"csv_sha256\":\"%s\"", sum);
+    if (strstr(meta, want_sum) == NULL) {
+        *warning = g_strdup_printf("cached schedule '%s' ignored: its checksum is not the one "
+                                   "its metadata recorded (corrupt, or another entry's file)",
+                                   csv_path);
         return NULL;
     }
     g_autoptr(PpsimSchedule) s = ppsim_schedule_from_csv(csv, csv_len, csv_path, &error);
@@ -104,9 +119,13 @@ ppsim_op_cache_store(const char *dir, const char *key, const PpsimSchedule *sche
     g_autofree char *csv_path = cache_path(dir, key, "csv");
     g_autofree char *meta_path = cache_path(dir, key, "json");
     g_autoptr(GString) csv = ppsim_schedule_to_csv(sched);
-    g_autofree char *meta = g_strdup_printf(
-        "{\"version\":%d,\"key\":\"%s\",\"p\":%d,\"m\":%d,\"makespan_ms\":%.6f}\n", CACHE_VERSION,
-        key, sched->n_devices, sched->n_microbatches, (double)makespan_ps / 1e9);
+    g_autofree char *sum =
+        g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)csv->str, csv->len);
+    g_autofree char *meta =
+        g_strdup_printf("{\"version\":%d,\"key\":\"%s\",\"p\":%d,\"m\":%d,\"makespan_ms\":%.6f,"
+                        "\"csv_sha256\":\"%s\"}\n",
+                        CACHE_VERSION, key, sched->n_devices, sched->n_microbatches,
+                        (double)makespan_ps / 1e9, sum);
     return ppsim_file_replace(csv_path, csv->str, csv->len, error) &&
            ppsim_file_replace(meta_path, meta, strlen(meta), error);
 }

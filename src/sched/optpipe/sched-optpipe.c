@@ -15,6 +15,7 @@
 #include "sched/optpipe/op-milp.h"
 #include "sched/zb/zb-auto.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <math.h>
 #include <string.h>
@@ -77,8 +78,9 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
     mo->solver.threads = (int)ppsim_options_get_int(o, "threads");
     *max_bin = ppsim_options_get_int(o, "max_binaries");
     if (strcmp(off, "auto") != 0 && strcmp(off, "none") != 0) {
+        g_autofree char *q_off = ppsim_quote(off);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "optpipe: option 'offload' must be auto or none, got '%s'", off);
+                    "optpipe: option 'offload' must be auto or none, got '%s'", q_off);
         return FALSE;
     }
     if (mo->solver.threads < 1 || !(mo->solver.gap >= 0) || mo->solver.node_limit < 0) {
@@ -88,8 +90,9 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
         return FALSE;
     }
     if (strcmp(sw, "auto") != 0 && strcmp(sw, "ignore") != 0) {
+        g_autofree char *q_sw = ppsim_quote(sw);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "optpipe: option 'shared_switch' must be auto or ignore, got '%s'", sw);
+                    "optpipe: option 'shared_switch' must be auto or ignore, got '%s'", q_sw);
         return FALSE;
     }
     mo->offload = strcmp(off, "auto") == 0;
@@ -263,6 +266,24 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                            io->message);
         }
         *out = g_steal_pointer(&inc);
+    } else if (info.milp.died) {
+        /* the solver's process died (a crash, or killed): the warm start stands, said in the
+         * report and as a warning */
+        double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;
+        report_path(rep, "warm-start", "crashed",
+                    "the MILP solver died before it answered; the warm start is kept");
+        if (rep != NULL) {
+            rep->objective_ms = obj;
+            rep->bound_ms = bound;
+            rep->gap = isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
+            g_snprintf(rep->warning, sizeof rep->warning,
+                       "the MILP solver (CBC) died (%s); the warm start (%s) is used",
+                       info.milp.died_why,
+                       from_cache  ? "the cached schedule"
+                       : warm_from ? warm_from
+                                   : "adaoffload");
+        }
+        *out = g_steal_pointer(&warm);
     } else if (info.milp.cut_off) {
         /* the warm start is the incumbent; the LP bound streamed before the cut may prove it */
         double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;

@@ -14,6 +14,7 @@
 #include "sched/generator.h"
 #include "sched/tpipe/tpipe.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 static const PpsimOptionSpec tpipe_options[] = {
     {"recompute", PPSIM_OPTION_STRING, "none",
@@ -43,14 +44,16 @@ tpipe_check_options(const PpsimOptions *opts, TpipeOptions *o, GError **error)
     }
     const char *rc = ppsim_options_get_string(opts, "recompute");
     if (g_strcmp0(rc, "none") != 0 && g_strcmp0(rc, "t-recomp") != 0) {
+        g_autofree char *q_rc = ppsim_quote(rc);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "option 'recompute' must be 'none' or 't-recomp', got '%s'", rc);
+                    "option 'recompute' must be 'none' or 't-recomp', got '%s'", q_rc);
         return FALSE;
     }
     const char *oo = ppsim_options_get_string(opts, "offload_optimizer");
     if (g_strcmp0(oo, "none") != 0 && g_strcmp0(oo, "t-offload") != 0) {
+        g_autofree char *q_oo = ppsim_quote(oo);
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
-                    "option 'offload_optimizer' must be 'none' or 't-offload', got '%s'", oo);
+                    "option 'offload_optimizer' must be 'none' or 't-offload', got '%s'", q_oo);
         return FALSE;
     }
     gint64 bits = ppsim_options_get_int(opts, "bits");

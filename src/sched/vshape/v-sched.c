@@ -367,8 +367,11 @@ ppsim_vshape_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams
                                                      : "(p+4)//3");
     }
     const PpsimStageEstimate *st = params->costs->stage;
+    /* a device never holds more than every microbatch of both its stages: a larger cap is
+     * that one (and a huge one would overflow the conversion) */
+    double cap_used = MIN(cap, 2.0 * shape->m);
     for (int d = 0; d < p; d++)
-        limit[d] = (gint64)(cap * (double)(st[d].act + st[S - 1 - d].act) + 0.5);
+        limit[d] = (gint64)(cap_used * (double)(st[d].act + st[S - 1 - d].act) + 0.5);
     GError *local = NULL;
     if (!vs_schedule(sched, params, kind, limit, what, &local)) {
         if (local->code == PPSIM_SCHED_ERROR_UNSUPPORTED && !g_str_has_prefix(local->message, what))

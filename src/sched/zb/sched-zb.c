@@ -10,6 +10,7 @@
  */
 #include "sched/zb/zb-auto.h"
 #include "util/ppsim-error.h"
+#include "util/quote.h"
 
 #include <math.h>
 
@@ -25,10 +26,11 @@ static const PpsimOptionSpec zb_options[] = {
 static gboolean
 zb_refuse(GError **error, const char *min, const char *got)
 {
+    g_autofree char *q = ppsim_quote(got);
     g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                 "zb: option 'memory_limit' must be at least %s (one microbatch's activation of "
                 "a stage: the minimum that lets a stage run an F), got %s",
-                min, got);
+                min, q);
     return FALSE;
 }
 
@@ -39,10 +41,19 @@ zb_limits(const char *text, const PpsimCostEstimates *c, int p, gint64 *limit, G
     char *end = NULL;
     double cap = text ? g_ascii_strtod(text, &end) : p;
     if (text == NULL || (end != text && *end == '\0')) {
-        if (!(cap >= 1) || !isfinite(cap))
+        if (!isfinite(cap)) {
+            g_autofree char *q = ppsim_quote(text);
+            g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                        "zb: option 'memory_limit' must be a finite number of M_B (at least 1) "
+                        "or a size such as 20GiB, got '%s' (leave it out for the default)",
+                        q);
+            return FALSE;
+        }
+        if (!(cap >= 1))
             return zb_refuse(error, "1 (M_B)", text);
+        /* a huge cap is no cap: clamped below the range of the conversion */
         for (int d = 0; d < p; d++)
-            limit[d] = (gint64)floor(cap * (double)c->stage[d].act + 1e-9);
+            limit[d] = (gint64)MIN(floor(cap * (double)c->stage[d].act + 1e-9), 0x1p61);
         return TRUE;
     }
     double bytes;
