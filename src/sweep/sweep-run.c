@@ -95,7 +95,13 @@ metric_text(GString *out, const char *name, const PpsimRunResult *res)
         g_string_append(out, ppsim_run_result_any_oom(res) ? "true" : "false");
     else if (strcmp(name, "mfu") == 0)
         ppsim_fmt_double(out, res->mfu);
-    else
+    else if (strcmp(name, "tokens_per_s") == 0) {
+        if (res->tokens > 0) /* empty: explicit costs without a sequence length */
+            ppsim_fmt_double(out, res->tokens_per_s);
+    } else if (strcmp(name, "tflops_per_gpu") == 0) {
+        if (!res->explicit_mode) /* empty: no FLOPs without a model */
+            ppsim_fmt_double(out, res->tflops_per_gpu);
+    } else
         g_assert_not_reached();
 }
 
@@ -123,6 +129,8 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
         row->peak_memory = (double)ppsim_run_result_max_peak_memory(res) / res->mem_scale;
         row->oom = ppsim_run_result_any_oom(res);
         row->memory_unit = g_strdup(res->memory_unit);
+        row->tokens_per_s = res->tokens_per_s;
+        row->tokens = res->tokens;
     }
     g_ptr_array_add(rows, row);
 
@@ -162,7 +170,8 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
     for (guint i = 0; i < s->metrics->len; i++) {
         const char *name = g_ptr_array_index(s->metrics, i);
         g_string_append_printf(out, ",\"%s\":", name);
-        if (res == NULL) {
+        if (res == NULL || (res->explicit_mode && strcmp(name, "tflops_per_gpu") == 0) ||
+            (res->tokens <= 0 && strcmp(name, "tokens_per_s") == 0)) {
             g_string_append(out, "null");
         } else if (strcmp(name, "memory_unit") == 0) {
             ppsim_fmt_json_string(out, res->memory_unit);
@@ -413,10 +422,11 @@ ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const ch
 {
     g_autoptr(GPtrArray) names = NULL;
     int line_no = 0, i_sched = -1, i_status = -1, n_cols = 0;
-    int i_metric[5] = {-1, -1, -1, -1, -1}; /* makespan, bubble, peak_act, peak_mem, oom */
+    /* makespan, bubble, peak_act, peak_mem, tokens/s, oom */
+    int i_metric[6] = {-1, -1, -1, -1, -1, -1};
     int i_unit = -1;
     static const char *const wanted[] = {"makespan_ms", "bubble_ratio", "peak_activation",
-                                         "peak_memory", "oom"};
+                                         "peak_memory", "tokens_per_s", "oom"};
     for (gsize at = 0; at < len;) {
         const char *nl = memchr(text + at, '\n', len - at);
         gsize end = nl ? (gsize)(nl - text) : len;
@@ -440,7 +450,7 @@ ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const ch
                     i_status = c;
                 else if (strcmp(n, "memory_unit") == 0)
                     i_unit = c;
-                for (int k = 0; k < 5; k++)
+                for (int k = 0; k < 6; k++)
                     if (strcmp(n, wanted[k]) == 0)
                         i_metric[k] = c;
             }
@@ -476,12 +486,14 @@ ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const ch
         row->schedule = g_strdup(g_ptr_array_index(f, i_sched));
         row->status = g_strdup(g_ptr_array_index(f, i_status));
         row->has_metrics = strcmp(row->status, "ok") == 0;
-        double *dst[4] = {&row->makespan_ms, &row->bubble_ratio, &row->peak_activation,
-                          &row->peak_memory};
-        for (int k = 0; k < 4; k++)
+        double *dst[5] = {&row->makespan_ms, &row->bubble_ratio, &row->peak_activation,
+                          &row->peak_memory, &row->tokens_per_s};
+        for (int k = 0; k < 5; k++)
             if (i_metric[k] >= 0)
                 *dst[k] = field_number(g_ptr_array_index(f, i_metric[k]));
-        row->oom = i_metric[4] >= 0 && strcmp(g_ptr_array_index(f, i_metric[4]), "true") == 0;
+        /* the work of the iteration, back from its rate (the CSV keeps no token count) */
+        row->tokens = row->tokens_per_s * row->makespan_ms / 1e3;
+        row->oom = i_metric[5] >= 0 && strcmp(g_ptr_array_index(f, i_metric[5]), "true") == 0;
         row->memory_unit = g_strdup(i_unit >= 0 ? g_ptr_array_index(f, i_unit) : "");
         g_ptr_array_add(rows, row);
         if (offsets != NULL)

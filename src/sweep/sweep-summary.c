@@ -38,14 +38,47 @@ mem_text(GString *out, double v, gboolean bytes)
     }
 }
 
-/* "makespan  peak  schedule  axis=value ..." */
+/* Whether the rows' work differs: then the summary ranks by tokens/s, since a shorter
+ * makespan may only mean fewer tokens (fewer microbatches, a smaller microbatch or dp).
+ * Rows whose token count is unknown (a CSV without tokens_per_s) keep makespan. */
+static gboolean
+rows_by_throughput(const GPtrArray *rows)
+{
+    double lo = INFINITY, hi = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        if (!r->has_metrics)
+            continue;
+        if (!(r->tokens > 0) || !(r->tokens_per_s > 0))
+            return FALSE;
+        lo = MIN(lo, r->tokens);
+        hi = MAX(hi, r->tokens);
+    }
+    /* tokens read back from a CSV are rate x makespan: equal up to rounding */
+    return hi > lo * (1 + 1e-6);
+}
+
+/* What the summary minimises: makespan, or minus tokens/s. */
+static double
+row_cost(const PpsimSweepRow *r, gboolean by_tput)
+{
+    return by_tput ? -r->tokens_per_s : r->makespan_ms;
+}
+
+/* "makespan  [tokens/s]  peak  schedule  axis=value ..." */
 static void
 row_line(GString *out, const PpsimSweepRow *r, char **axis_names, int n_axes, gboolean bytes)
 {
     g_autoptr(GString) cell = g_string_new(NULL);
     ppsim_fmt_fixed(cell, r->makespan_ms, 3);
-    g_string_append_printf(out, "%14s ms  peak ", cell->str);
+    g_string_append_printf(out, "%14s ms  ", cell->str);
     g_string_truncate(cell, 0);
+    if (r->tokens_per_s > 0) {
+        ppsim_fmt_fixed(cell, r->tokens_per_s, 0);
+        g_string_append_printf(out, "%10s tokens/s  ", cell->str);
+        g_string_truncate(cell, 0);
+    }
+    g_string_append(out, "peak ");
     mem_text(cell, r->peak_memory, bytes);
     g_string_append_printf(out, "%12s  %s", cell->str, r->schedule);
     for (int a = 0; a < n_axes; a++)
@@ -54,11 +87,12 @@ row_line(GString *out, const PpsimSweepRow *r, char **axis_names, int n_axes, gb
 }
 
 static int
-cmp_front(gconstpointer pa, gconstpointer pb)
+cmp_front(gconstpointer pa, gconstpointer pb, gpointer by_tput)
 {
     const PpsimSweepRow *a = *(PpsimSweepRow *const *)pa, *b = *(PpsimSweepRow *const *)pb;
-    if (a->makespan_ms != b->makespan_ms)
-        return a->makespan_ms < b->makespan_ms ? -1 : 1;
+    double ca = row_cost(a, by_tput != NULL), cb = row_cost(b, by_tput != NULL);
+    if (ca != cb)
+        return ca < cb ? -1 : 1;
     if (a->peak_memory != b->peak_memory)
         return a->peak_memory < b->peak_memory ? -1 : 1;
     if (a->point != b->point)
@@ -66,17 +100,17 @@ cmp_front(gconstpointer pa, gconstpointer pb)
     return strcmp(a->schedule, b->schedule);
 }
 
-/* The rows on the Pareto front of (makespan, peak memory) among those that fit, fastest
- * first: each is faster than every row with less or equal peak memory. Returns: (transfer
- * container). */
+/* The rows on the Pareto front of (makespan or tokens/s, peak memory) among those that
+ * fit, fastest first: each is faster than every row with less or equal peak memory.
+ * Returns: (transfer container). */
 static GPtrArray *
-pareto_front(const GPtrArray *rows)
+pareto_front(const GPtrArray *rows, gboolean by_tput)
 {
     g_autoptr(GPtrArray) fit = g_ptr_array_new();
     for (guint i = 0; i < rows->len; i++)
         if (row_fits(g_ptr_array_index(rows, i)))
             g_ptr_array_add(fit, g_ptr_array_index(rows, i));
-    g_ptr_array_sort(fit, cmp_front);
+    g_ptr_array_sort_with_data(fit, cmp_front, by_tput ? GINT_TO_POINTER(1) : NULL);
     GPtrArray *front = g_ptr_array_new();
     double best_peak = INFINITY;
     for (guint i = 0; i < fit->len; i++) {
@@ -110,6 +144,7 @@ ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int 
     if (fits == 0)
         return;
     gboolean bytes = rows_in_bytes(rows);
+    gboolean by_tput = rows_by_throughput(rows);
     /* fastest that fits, overall and per schedule (schedules in order of first appearance) */
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     g_autoptr(GPtrArray) best = g_ptr_array_new();
@@ -125,11 +160,14 @@ ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int 
             k = names->len - 1;
         }
         const PpsimSweepRow *b = g_ptr_array_index(best, k);
-        if (r->makespan_ms < b->makespan_ms)
+        if (row_cost(r, by_tput) < row_cost(b, by_tput))
             best->pdata[k] = (gpointer)r;
-        if (overall == NULL || r->makespan_ms < overall->makespan_ms)
+        if (overall == NULL || row_cost(r, by_tput) < row_cost(overall, by_tput))
             overall = r;
     }
+    if (by_tput)
+        g_string_append(out, "ranked by tokens/s: the tokens per iteration differ between "
+                             "points\n");
     g_string_append(out, "fastest that fits (no device out of memory):\n");
     row_line(out, overall, axis_names, n_axes, bytes);
     if (names->len > 1) {
@@ -137,9 +175,9 @@ ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int 
         for (guint k = 0; k < best->len; k++)
             row_line(out, g_ptr_array_index(best, k), axis_names, n_axes, bytes);
     }
-    g_autoptr(GPtrArray) front = pareto_front(rows);
-    g_string_append_printf(out, "Pareto front, makespan against peak memory (%u rows):\n",
-                           front->len);
+    g_autoptr(GPtrArray) front = pareto_front(rows, by_tput);
+    g_string_append_printf(out, "Pareto front, %s against peak memory (%u rows):\n",
+                           by_tput ? "tokens/s" : "makespan", front->len);
     for (guint i = 0; i < front->len; i++)
         row_line(out, g_ptr_array_index(front, i), axis_names, n_axes, bytes);
 }
@@ -281,7 +319,7 @@ ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows)
         num(out, py(&b, r->makespan_ms));
         g_string_append_printf(out, "\" fill=\"%s\"/>\n", palette[k % G_N_ELEMENTS(palette)]);
     }
-    g_autoptr(GPtrArray) front = pareto_front(rows);
+    g_autoptr(GPtrArray) front = pareto_front(rows, FALSE);
     g_string_append(out, "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.5\" points=\"");
     for (guint i = 0; i < front->len; i++) {
         const PpsimSweepRow *r = g_ptr_array_index(front, i);

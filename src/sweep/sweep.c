@@ -18,10 +18,12 @@ static const char *const metric_names[] = {
     "peak_memory",
     "memory_unit",
     "oom",
-    "mfu", /* not a default column: sweeps without it keep their columns */
+    "tokens_per_s",   /* tokens of one iteration over the makespan */
+    "tflops_per_gpu", /* model FLOPs (3 x forward) per second and GPU; empty in explicit mode */
+    "mfu",            /* not a default column: sweeps without it keep their columns */
     NULL,
 };
-#define SWEEP_DEFAULT_METRICS 7
+#define SWEEP_DEFAULT_METRICS 9
 
 const char *const *
 ppsim_sweep_metric_names(void)

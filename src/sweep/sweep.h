@@ -100,6 +100,9 @@ typedef struct {
     double makespan_ms, bubble_ratio, peak_activation, peak_memory;
     gboolean oom;
     char *memory_unit;
+    /* Tokens of the iteration and tokens/s: 0 when unknown (a CSV without the column).
+     * Summaries rank by tokens/s when the tokens differ between rows, else by makespan. */
+    double tokens, tokens_per_s;
 } PpsimSweepRow;
 
 void ppsim_sweep_row_free(PpsimSweepRow *row);
