@@ -3,8 +3,54 @@
 #include "ppsim-test.h"
 #include "sweep/sweep.h"
 
+#include <glib/gstdio.h>
+
+#include <json-glib/json-glib.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct {
+    int status;
+    char *out;
+    char *err;
+} Run;
+
+static void
+run_clear(Run *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+/* Runs ppsim with a NULL-terminated argument list. */
+static Run
+ppsim(const char *first, ...)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    va_end(ap);
+    g_ptr_array_add(argv, NULL);
+    Run r = {0};
+    g_autoptr(GError) error = NULL;
+    ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out,
+                           &r.err, &r.status, &error));
+    r.status = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+    return r;
+}
+
+static gboolean
+one_line(const char *s)
+{
+    const char *nl = strchr(s, '\n');
+    return nl != NULL && nl[1] == '\0';
+}
 
 static void
 assert_rel(double got, double want, double tol, const char *what)
@@ -103,6 +149,194 @@ START_TEST(test_summary_ranks_by_throughput)
 }
 END_TEST
 
+/* The layouts of 8 GPUs for the 5.8B model (32 layers, 32 heads, global batch 32) with two
+ * schedules, enumerated by hand here: every one is listed once, each divides, the ranking
+ * is by tokens/s, and the best layout replayed by `ppsim run` gives the same tokens/s. */
+START_TEST(test_search_layouts)
+{
+    g_autofree char *scenario = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    Run r = ppsim("search", scenario, "--gpus", "8", "--schedules", "1f1b,zb-v", "--format", "json",
+                  "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, r.out, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *layouts = json_object_get_array_member(root, "layouts");
+    double limit = json_object_get_double_member(root, "memory_limit");
+    /* by hand: tp | 8, pp | 8/tp and pp | 32 layers, dp = 8/(tp pp), mbs | 32/dp; 1f1b
+     * v = 1, zb-v v = 2 with 2pp | 32 */
+    guint want = 0;
+    for (int tp = 1; tp <= 8; tp *= 2)
+        for (int pp = 1; pp <= 8 / tp; pp *= 2) {
+            int dp = 8 / (tp * pp);
+            for (int mbs = 1; mbs <= 8; mbs *= 2)
+                if (32 % (dp * mbs) == 0)
+                    want += 1 + (32 % (2 * pp) == 0);
+        }
+    ck_assert_uint_eq(json_array_get_length(layouts), want);
+    double prev = INFINITY;
+    gboolean fitting = TRUE;
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < json_array_get_length(layouts); i++) {
+        JsonObject *l = json_array_get_object_element(layouts, i);
+        int tp = (int)json_object_get_int_member(l, "tp");
+        int pp = (int)json_object_get_int_member(l, "pp");
+        int dp = (int)json_object_get_int_member(l, "dp");
+        int mbs = (int)json_object_get_int_member(l, "microbatch_size");
+        int m = (int)json_object_get_int_member(l, "microbatches");
+        const char *sched = json_object_get_string_member(l, "schedule");
+        ck_assert_int_eq(tp * pp * dp, 8);
+        ck_assert_int_eq(m * mbs * dp, 32);
+        g_autofree char *key = g_strdup_printf("%d %d %d %s", tp, pp, mbs, sched);
+        ck_assert_msg(g_hash_table_add(seen, g_steal_pointer(&key)), "listed twice");
+        gboolean fits = json_object_get_boolean_member(l, "fits");
+        if (fits) {
+            ck_assert_msg(fitting, "a fitting layout after one that does not fit");
+            double t = json_object_get_double_member(l, "tokens_per_s");
+            ck_assert(t <= prev);
+            prev = t;
+            ck_assert(json_object_get_double_member(l, "peak_memory") <= limit);
+        }
+        fitting = fits;
+    }
+    /* the best, replayed on its own */
+    JsonObject *best = json_array_get_object_element(layouts, 0);
+    ck_assert(json_object_get_boolean_member(best, "fits"));
+    g_autofree char *tp =
+        g_strdup_printf("parallel.tp=%" G_GINT64_FORMAT, json_object_get_int_member(best, "tp"));
+    g_autofree char *pp =
+        g_strdup_printf("training.pp=%" G_GINT64_FORMAT, json_object_get_int_member(best, "pp"));
+    g_autofree char *dp =
+        g_strdup_printf("parallel.dp=%" G_GINT64_FORMAT, json_object_get_int_member(best, "dp"));
+    g_autofree char *mbs = g_strdup_printf("training.microbatch_size=%" G_GINT64_FORMAT,
+                                           json_object_get_int_member(best, "microbatch_size"));
+    g_autofree char *m = g_strdup_printf("training.microbatches=%" G_GINT64_FORMAT,
+                                         json_object_get_int_member(best, "microbatches"));
+    g_autofree char *v = g_strdup_printf("training.chunks=%" G_GINT64_FORMAT,
+                                         json_object_get_int_member(best, "chunks"));
+    g_autofree char *rc =
+        g_strdup_printf("model.recompute=%s", json_object_get_string_member(best, "recompute"));
+    g_autofree char *zero = g_strdup_printf("parallel.zero=%" G_GINT64_FORMAT,
+                                            json_object_get_int_member(best, "zero"));
+    Run one =
+        ppsim("run", scenario, "--no-artifacts", "--format", "json", "--schedule",
+              json_object_get_string_member(best, "schedule"), "--set", tp, "--set", pp, "--set",
+              dp, "--set", mbs, "--set", m, "--set", v, "--set", rc, "--set", zero, NULL);
+    ck_assert_msg(one.status == 0, "%s", one.err);
+    g_autoptr(JsonParser) p2 = json_parser_new();
+    ck_assert(json_parser_load_from_data(p2, one.out, -1, NULL));
+    JsonObject *res = json_array_get_object_element(
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p2)), "results"), 0);
+    ck_assert_double_eq(json_object_get_double_member(res, "tokens_per_s"),
+                        json_object_get_double_member(best, "tokens_per_s"));
+    run_clear(&one);
+    run_clear(&r);
+}
+END_TEST
+
+/* Bad input: no flag, a count no layout divides, a model that fits no layout: one line
+ * each, saying what is closest. */
+START_TEST(test_search_errors)
+{
+    g_autofree char *scenario = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    Run r = ppsim("search", scenario, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(one_line(r.err) && strstr(r.err, "--gpus N is required"));
+    run_clear(&r);
+    r = ppsim("search", scenario, "--gpus", "12", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "nearest GPU counts with a layout: 8, 16"), "%s",
+                  r.err);
+    ck_assert_str_eq(r.out, "");
+    run_clear(&r);
+    r = ppsim("search", scenario, "--gpus", "3", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "no layout divides") &&
+                      strstr(r.err, "layout: 2, 4"),
+                  "%s", r.err);
+    run_clear(&r);
+    r = ppsim("search", scenario, "--gpus", "8", "--set", "memory.limit=2GiB", "--schedules",
+              "1f1b", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "no layout of 8 GPUs fits in 2.00 GiB") &&
+                      strstr(r.err, "closest: tp="),
+                  "%s", r.err);
+    run_clear(&r);
+    r = ppsim("search", scenario, "--gpus", "8", "--schedules", "zbv", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "zb-v"), "%s", r.err);
+    run_clear(&r);
+}
+END_TEST
+
+static char *
+file_text(const char *path)
+{
+    char *t = NULL;
+    ck_assert(g_file_get_contents(path, &t, NULL, NULL));
+    return t;
+}
+
+/* SIGKILL at random moments, then --resume, again and again: the rows file and the output
+ * end byte for byte as an uninterrupted search's. */
+START_TEST(test_search_resume_after_kills)
+{
+    g_autofree char *scenario = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
+    g_autofree char *ref_rows = g_build_filename(dir, "ref.csv", NULL);
+    g_autofree char *rows = g_build_filename(dir, "rows.csv", NULL);
+    const char *sched = "1f1b,interleaved,zb-h1,zb-v,v-half,gis,po-h";
+    Run ref = ppsim("search", scenario, "--gpus", "8", "--schedules", sched, "--rows", ref_rows,
+                    "-q", "-j", "2", NULL);
+    ck_assert_msg(ref.status == 0, "%s", ref.err);
+    g_autofree char *ref_text = file_text(ref_rows);
+    GRand *rng = g_rand_new_with_seed(29);
+    for (int trial = 0; trial < 3; trial++) {
+        g_unlink(rows);
+        int kills = 0;
+        for (int attempt = 0; attempt < 4; attempt++) {
+            const char *argv[] = {g_getenv("PPSIM_EXE"),
+                                  "search",
+                                  scenario,
+                                  "--gpus",
+                                  "8",
+                                  "--schedules",
+                                  sched,
+                                  "--rows",
+                                  rows,
+                                  "--resume",
+                                  "-q",
+                                  "-j",
+                                  "2",
+                                  NULL};
+            GPid pid;
+            ck_assert(g_spawn_async(NULL, (char **)argv, NULL,
+                                    G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+                                        G_SPAWN_STDERR_TO_DEV_NULL,
+                                    NULL, NULL, &pid, NULL));
+            g_usleep((gulong)g_rand_int_range(rng, 0, 600000));
+            kill(pid, SIGKILL);
+            int status = 0;
+            waitpid(pid, &status, 0);
+            g_spawn_close_pid(pid);
+            kills += WIFSIGNALED(status);
+        }
+        Run fin = ppsim("search", scenario, "--gpus", "8", "--schedules", sched, "--rows", rows,
+                        "--resume", "-q", "-j", "1", NULL);
+        ck_assert_msg(fin.status == 0, "%s", fin.err);
+        ck_assert_str_eq(fin.out, ref.out);
+        g_autofree char *text = file_text(rows);
+        ck_assert_msg(strcmp(text, ref_text) == 0, "trial %d (%d kills): rows differ", trial,
+                      kills);
+        run_clear(&fin);
+    }
+    g_rand_free(rng);
+    run_clear(&ref);
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert(g_spawn_command_line_sync(rm, NULL, NULL, NULL, NULL));
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -111,6 +345,12 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_throughput_closed_form);
     tcase_add_test(tc, test_throughput_3d);
     tcase_add_test(tc, test_summary_ranks_by_throughput);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("search");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_search_layouts);
+    tcase_add_test(tc, test_search_errors);
+    tcase_add_test(tc, test_search_resume_after_kills);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -47,6 +47,7 @@ out_close(Out *o, GError **error)
 
 typedef struct {
     gint64 start, last;
+    const char *label;
 } Progress;
 
 static void
@@ -60,10 +61,10 @@ progress_show(guint64 done, guint64 total, gpointer user_data)
     double elapsed = (double)(now - p->start) / 1e6;
     double eta = done > 0 ? elapsed * (double)(total - done) / (double)done : 0;
     int width = 30, filled = total ? (int)(width * done / total) : width;
-    fprintf(stderr,
-            "\rppsim: sweep [%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
-            " points, ETA %.0f s   ",
-            filled, "##############################", width - filled, "", done, total, eta);
+    fprintf(
+        stderr,
+        "\rppsim: %s [%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " points, ETA %.0f s   ",
+        p->label, filled, "##############################", width - filled, "", done, total, eta);
     if (done == total)
         fputc('\n', stderr);
     fflush(stderr);
@@ -147,7 +148,7 @@ write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_a
         return FALSE;
     }
     g_autoptr(GString) svg = g_string_new(NULL);
-    ppsim_sweep_svg_pareto(svg, rows);
+    ppsim_sweep_svg_pareto(svg, rows, names, n);
     g_autofree char *pareto = g_build_filename(dir, "pareto.svg", NULL);
     if (!ppsim_cli_write_file(pareto, svg->str, svg->len, error))
         return FALSE;
@@ -163,7 +164,7 @@ write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_a
  * ------------------------------------------------------------------------------------- */
 
 int
-ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
+ppsim_cli_sweep_rows(const PpsimSweep *s, const PpsimCliSweepOptions *o, GPtrArray *rows)
 {
     g_autoptr(GError) error = NULL;
     PpsimSweepRunOptions run = {.threads =
@@ -192,8 +193,6 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     if (o->resume && run.format != PPSIM_SWEEP_CSV)
         return ppsim_cli_usage("--resume reads CSV output; drop --format jsonl");
     g_autofree char *header = ppsim_sweep_csv_header(s);
-    g_autoptr(GPtrArray) rows =
-        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     gboolean have_header = FALSE;
     if (o->resume &&
         !resume_prepare(o->output, header, rows, &run.resume_after, &have_header, &error))
@@ -209,7 +208,7 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
         }
     }
     run.write_data = &out;
-    Progress prog = {g_get_monotonic_time(), 0};
+    Progress prog = {g_get_monotonic_time(), 0, o->progress_label ? o->progress_label : "sweep"};
     if (!o->quiet && isatty(STDERR_FILENO)) {
         run.progress = progress_show;
         run.progress_data = &prog;
@@ -221,6 +220,18 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     ok = out_close(&out, &error) && ok;
     if (!ok)
         return ppsim_cli_fail(error);
+    return PPSIM_EXIT_OK;
+}
+
+int
+ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) rows =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+    int rc = ppsim_cli_sweep_rows(s, o, rows);
+    if (rc != PPSIM_EXIT_OK)
+        return rc;
     int n = 0, m_axis = -1;
     g_auto(GStrv) names = axis_names(s, &n, &m_axis);
     g_autoptr(GString) sum = g_string_new(NULL);

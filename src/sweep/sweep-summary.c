@@ -191,8 +191,11 @@ ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int 
 #define PLOT_T 30
 #define PLOT_B 60
 
-static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+/* Ten well-separated colours (the Tableau 10 set); curves beyond ten repeat them with a
+ * dash pattern (dashes[]), so 30 curves stay distinct. */
+static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+static const char *const dashes[] = {"", "6,3", "2,2"};
 
 typedef struct {
     double x0, x1, y0, y1;
@@ -218,6 +221,43 @@ num(GString *out, double v)
     ppsim_fmt_fixed(out, v, 1);
 }
 
+/* A "nice" tick step (1, 2 or 5 x 10^k) giving about @target ticks over @range. */
+static double
+nice_step(double range, int target)
+{
+    if (!(range > 0))
+        return 1;
+    double raw = range / target, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+/* Widens [*lo, *hi] to whole ticks; the low end goes to 0 only when the data reach within
+ * a third of the span from it (else 0 would squash them into a strip). */
+static void
+nice_range(double *lo, double *hi, gboolean allow_zero)
+{
+    if (!(*hi > *lo)) {
+        double pad = *hi != 0 ? fabs(*hi) * 0.1 : 1;
+        *lo -= pad;
+        *hi += pad;
+    }
+    if (allow_zero && *lo > 0 && *lo < (*hi - *lo) / 2)
+        *lo = 0;
+    double step = nice_step(*hi - *lo, 5);
+    *lo = floor(*lo / step) * step;
+    *hi = ceil(*hi / step) * step;
+}
+
+/* Decimals that show @step exactly (up to 6). */
+static int
+step_decimals(double step)
+{
+    int d = 0;
+    while (d < 6 && fabs(step * pow(10, d) - round(step * pow(10, d))) > 1e-6)
+        d++;
+    return d;
+}
+
 /* Frame, 5 ticks per axis, axis titles. */
 static void
 plot_frame(GString *out, const Box *b, const char *title, const char *xt, const char *yt)
@@ -230,17 +270,25 @@ plot_frame(GString *out, const Box *b, const char *title, const char *xt, const 
                            PLOT_W, PLOT_H, PLOT_L);
     ppsim_fmt_xml_text(out, title);
     g_string_append(out, "</text>\n");
-    for (int i = 0; i <= 4; i++) {
-        double x = b->x0 + (b->x1 - b->x0) * i / 4, y = b->y0 + (b->y1 - b->y0) * i / 4;
+    /* ticks at whole multiples of a nice step (the box is widened to them by nice_range) */
+    double xs = nice_step(b->x1 - b->x0, 5), ys = nice_step(b->y1 - b->y0, 5);
+    for (double x = ceil(b->x0 / xs - 1e-9) * xs; x <= b->x1 + xs * 1e-9; x += xs) {
         g_string_append(out, "<text text-anchor=\"middle\" x=\"");
         num(out, px(b, x));
         g_string_append_printf(out, "\" y=\"%d\">", PLOT_H - PLOT_B + 16);
-        ppsim_fmt_fixed(out, x, fabs(b->x1 - b->x0) < 10 ? 2 : 0);
-        g_string_append(out, "</text>\n<text text-anchor=\"end\" x=\"");
+        ppsim_fmt_fixed(out, fabs(x) < xs * 1e-9 ? 0 : x, step_decimals(xs));
+        g_string_append(out, "</text>\n<line stroke=\"#eee\" x1=\"");
+        num(out, px(b, x));
+        g_string_append(out, "\" x2=\"");
+        num(out, px(b, x));
+        g_string_append_printf(out, "\" y1=\"%d\" y2=\"%d\"/>\n", PLOT_T, PLOT_H - PLOT_B);
+    }
+    for (double y = ceil(b->y0 / ys - 1e-9) * ys; y <= b->y1 + ys * 1e-9; y += ys) {
+        g_string_append(out, "<text text-anchor=\"end\" x=\"");
         g_string_append_printf(out, "%d\" y=\"", PLOT_L - 6);
         num(out, py(b, y) + 4);
         g_string_append(out, "\">");
-        ppsim_fmt_fixed(out, y, fabs(b->y1 - b->y0) < 10 ? 2 : 0);
+        ppsim_fmt_fixed(out, fabs(y) < ys * 1e-9 ? 0 : y, step_decimals(ys));
         g_string_append(out, "</text>\n<line stroke=\"#ddd\" x1=\"");
         g_string_append_printf(out, "%d\" x2=\"%d\" y1=\"", PLOT_L, PLOT_W - PLOT_R);
         num(out, py(b, y));
@@ -274,6 +322,21 @@ plot_legend(GString *out, int i, const char *color, const char *label)
     g_string_append(out, "</text>\n");
 }
 
+/* A legend entry drawn as a short line (with the curve's dash pattern). */
+static void
+plot_legend_line(GString *out, int i, const char *color, const char *dash, const char *label)
+{
+    int y = PLOT_T + 10 + 16 * i;
+    g_string_append_printf(out,
+                           "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" "
+                           "stroke-width=\"2\"%s%s%s/><text x=\"%d\" y=\"%d\">",
+                           PLOT_W - PLOT_R + 8, PLOT_W - PLOT_R + 30, y - 4, y - 4, color,
+                           *dash ? " stroke-dasharray=\"" : "", dash, *dash ? "\"" : "",
+                           PLOT_W - PLOT_R + 36, y);
+    ppsim_fmt_xml_text(out, label);
+    g_string_append(out, "</text>\n");
+}
+
 static void
 box_grow(Box *b, double x, double y)
 {
@@ -283,56 +346,138 @@ box_grow(Box *b, double x, double y)
     b->y1 = MAX(b->y1, y);
 }
 
-void
-ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows)
+/* Short "tp4 pp8 dp2 b1 zb-v" style label of a row: the schedule and each axis value, with
+ * the key path's last part as its name. */
+static char *
+row_label(const PpsimSweepRow *r, char **axis_names, int n_axes)
+{
+    GString *t = g_string_new(NULL);
+    for (int a = 0; a < n_axes; a++) {
+        if (r->labels[a] == NULL || r->labels[a][0] == '\0')
+            continue;
+        const char *dot = strrchr(axis_names[a], '.');
+        const char *name = dot ? dot + 1 : axis_names[a];
+        if (strcmp(axis_names[a], "training.pp") == 0 && strstr(t->str, "pp=") != NULL)
+            continue; /* a search shows parallel.pp already */
+        if (strcmp(name, "microbatch_size") == 0)
+            name = "mbs";
+        else if (strcmp(name, "microbatches") == 0)
+            name = "m";
+        else if (strcmp(name, "chunks") == 0)
+            name = "v";
+        g_string_append_printf(t, "%s%s=%s", t->len ? " " : "", name, r->labels[a]);
+    }
+    g_string_append_printf(t, "%s%s", t->len ? " " : "", r->schedule);
+    return g_string_free(t, FALSE);
+}
+
+/* A dot per fitting row coloured by schedule, the front as a line with each point labelled,
+ * and @limit (> 0) as a vertical line. @by_tput: y is tokens/s (higher is better), else
+ * makespan. */
+static void
+svg_front(GString *out, const GPtrArray *rows, char **axis_names, int n_axes, gboolean by_tput,
+          double limit, const char *title)
 {
     gboolean bytes = rows_in_bytes(rows);
     double scale = bytes ? 1024.0 * 1024.0 * 1024.0 : 1.0;
-    Box b = {INFINITY, -INFINITY, 0, -INFINITY};
+    Box b = {INFINITY, -INFINITY, INFINITY, -INFINITY};
     g_autoptr(GPtrArray) names = g_ptr_array_new();
     for (guint i = 0; i < rows->len; i++) {
         const PpsimSweepRow *r = g_ptr_array_index(rows, i);
         if (!row_fits(r))
             continue;
-        box_grow(&b, r->peak_memory / scale, r->makespan_ms);
+        box_grow(&b, r->peak_memory / scale, by_tput ? r->tokens_per_s : r->makespan_ms);
         if (!g_ptr_array_find_with_equal_func(names, r->schedule, g_str_equal, NULL))
             g_ptr_array_add(names, r->schedule);
     }
-    if (names->len == 0) {
+    if (names->len == 0)
         b = (Box){0, 1, 0, 1};
-    } else {
-        b.x0 = 0;
-        b.y0 = 0;
-        b.x1 *= 1.05;
-        b.y1 *= 1.05;
+    if (limit > 0)
+        b.x1 = MAX(b.x1, limit / scale);
+    nice_range(&b.x0, &b.x1, TRUE);
+    nice_range(&b.y0, &b.y1, TRUE);
+    plot_frame(out, &b, title, bytes ? "peak memory per GPU (GiB)" : "peak memory (units)",
+               by_tput ? "tokens/s" : "makespan (ms)");
+    if (limit > 0) {
+        g_string_append(out, "<line stroke=\"#c00\" stroke-dasharray=\"6,4\" x1=\"");
+        num(out, px(&b, limit / scale));
+        g_string_append(out, "\" x2=\"");
+        num(out, px(&b, limit / scale));
+        g_string_append_printf(out, "\" y1=\"%d\" y2=\"%d\"/>\n", PLOT_T, PLOT_H - PLOT_B);
+        g_string_append(out, "<text fill=\"#c00\" text-anchor=\"end\" x=\"");
+        num(out, px(&b, limit / scale) - 4);
+        g_string_append_printf(out, "\" y=\"%d\">memory limit ", PLOT_T + 14);
+        ppsim_fmt_fixed(out, limit / scale, bytes ? 0 : 1);
+        g_string_append_printf(out, "%s</text>\n", bytes ? " GiB" : "");
     }
-    plot_frame(out, &b, "makespan against peak memory (rows that fit)",
-               bytes ? "peak memory (GiB)" : "peak memory (units)", "makespan (ms)");
     for (guint i = 0; i < rows->len; i++) {
         const PpsimSweepRow *r = g_ptr_array_index(rows, i);
         guint k = 0;
         if (!row_fits(r) || !g_ptr_array_find_with_equal_func(names, r->schedule, g_str_equal, &k))
             continue;
-        g_string_append(out, "<circle r=\"3\" fill-opacity=\"0.6\" cx=\"");
+        g_string_append(out, "<circle r=\"3\" fill-opacity=\"0.55\" cx=\"");
         num(out, px(&b, r->peak_memory / scale));
         g_string_append(out, "\" cy=\"");
-        num(out, py(&b, r->makespan_ms));
+        num(out, py(&b, by_tput ? r->tokens_per_s : r->makespan_ms));
         g_string_append_printf(out, "\" fill=\"%s\"/>\n", palette[k % G_N_ELEMENTS(palette)]);
     }
-    g_autoptr(GPtrArray) front = pareto_front(rows, FALSE);
+    g_autoptr(GPtrArray) front = pareto_front(rows, by_tput);
     g_string_append(out, "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.5\" points=\"");
     for (guint i = 0; i < front->len; i++) {
         const PpsimSweepRow *r = g_ptr_array_index(front, i);
         num(out, px(&b, r->peak_memory / scale));
         g_string_append_c(out, ',');
-        num(out, py(&b, r->makespan_ms));
+        num(out, py(&b, by_tput ? r->tokens_per_s : r->makespan_ms));
         g_string_append_c(out, ' ');
     }
     g_string_append(out, "\"/>\n");
+    /* labels of the front's points, at most 12 (evenly picked), left of their dot */
+    guint every = front->len > 12 ? (front->len + 11) / 12 : 1;
+    for (guint i = 0; i < front->len; i++) {
+        if (i % every != 0 && i + 1 != front->len)
+            continue;
+        const PpsimSweepRow *r = g_ptr_array_index(front, i);
+        g_autofree char *label = row_label(r, axis_names, n_axes);
+        double x = px(&b, r->peak_memory / scale),
+               y = py(&b, by_tput ? r->tokens_per_s : r->makespan_ms);
+        g_string_append(out, "<circle r=\"4\" fill=\"none\" stroke=\"black\" cx=\"");
+        num(out, x);
+        g_string_append(out, "\" cy=\"");
+        num(out, y);
+        g_string_append(out, "\"/><text font-size=\"10\" text-anchor=\"end\" x=\"");
+        num(out, x - 6);
+        g_string_append(out, "\" y=\"");
+        num(out, y - 5);
+        g_string_append(out, "\">");
+        ppsim_fmt_xml_text(out, label);
+        g_string_append(out, "</text>\n");
+    }
     for (guint k = 0; k < names->len && k < 20; k++)
         plot_legend(out, (int)k, palette[k % G_N_ELEMENTS(palette)], g_ptr_array_index(names, k));
-    plot_legend(out, (int)MIN(names->len, 20), "black", "Pareto front");
+    if (names->len > 20) {
+        g_autofree char *more = g_strdup_printf("(+%u more schedules)", names->len - 20);
+        plot_legend(out, 20, "white", more);
+    }
+    plot_legend(out, (int)MIN(names->len, 21), "black", "Pareto front");
     g_string_append(out, "</svg>\n");
+}
+
+void
+ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows, char **axis_names, int n_axes)
+{
+    gboolean by_tput = rows_by_throughput(rows);
+    svg_front(out, rows, axis_names, n_axes, by_tput, 0,
+              by_tput ? "tokens/s against peak memory (rows that fit)"
+                      : "makespan against peak memory (rows that fit)");
+}
+
+void
+ppsim_sweep_svg_search(GString *out, const GPtrArray *rows, char **axis_names, int n_axes,
+                       double limit)
+{
+    svg_front(out, rows, axis_names, n_axes, TRUE, limit,
+              "layouts: tokens/s against peak memory (each with the first memory plan that "
+              "fits)");
 }
 
 /* (x, y) pairs by x, then y. */
@@ -381,17 +526,20 @@ ppsim_sweep_svg_bubble(GString *out, const GPtrArray *rows, char **axis_names, i
     }
     if (keys->len == 0)
         b = (Box){0, 1, 0, 1};
-    b.y1 = MAX(b.y1 * 1.05, 0.05);
+    b.y1 = MAX(b.y1, 0.05);
+    nice_range(&b.x0, &b.x1, FALSE);
+    nice_range(&b.y0, &b.y1, TRUE);
     g_autofree char *xt = g_strdup_printf("%s", axis_names[m_axis]);
     plot_frame(out, &b, "bubble ratio against the number of microbatches", xt, "bubble ratio");
     for (guint k = 0; k < curves->len; k++) {
         GArray *c = g_ptr_array_index(curves, k);
         qsort(c->data, c->len / 2, 2 * sizeof(double), cmp_x);
         const char *color = palette[k % G_N_ELEMENTS(palette)];
+        const char *dash = dashes[(k / G_N_ELEMENTS(palette)) % G_N_ELEMENTS(dashes)];
         g_string_append_printf(out,
                                "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
-                               "points=\"",
-                               color);
+                               "%s%s%spoints=\"",
+                               color, *dash ? "stroke-dasharray=\"" : "", dash, *dash ? "\" " : "");
         for (guint i = 0; i + 1 < c->len; i += 2) {
             num(out, px(&b, g_array_index(c, double, i)));
             g_string_append_c(out, ',');
@@ -400,7 +548,7 @@ ppsim_sweep_svg_bubble(GString *out, const GPtrArray *rows, char **axis_names, i
         }
         g_string_append(out, "\"/>\n");
         if (k < 20)
-            plot_legend(out, (int)k, color, g_ptr_array_index(keys, k));
+            plot_legend_line(out, (int)k, color, dash, g_ptr_array_index(keys, k));
     }
     if (curves->len > 20) {
         g_autofree char *more = g_strdup_printf("(+%u more curves)", curves->len - 20);

@@ -80,6 +80,10 @@ ppsim_sweep_free(PpsimSweep *s)
     g_ptr_array_unref(s->constraints);
     g_ptr_array_unref(s->metrics);
     ppsim_scenario_free(s->base_sc);
+    if (s->rung_paths != NULL)
+        g_ptr_array_unref(s->rung_paths);
+    if (s->rungs != NULL)
+        g_ptr_array_unref(s->rungs);
     g_free(s);
 }
 
@@ -201,4 +205,40 @@ ppsim_sweep_add_constraint(PpsimSweep *s, const char *text, const char *where, G
     }
     g_ptr_array_add(s->constraints, g_steal_pointer(&e));
     return TRUE;
+}
+
+PpsimSweep *
+ppsim_sweep_new_points(const char *scenario_path, char **sets, char **paths,
+                       const GPtrArray *points, char **rung_paths, const GPtrArray *rungs,
+                       GError **error)
+{
+    g_autoptr(PpsimSweep) s = ppsim_sweep_new_empty(scenario_path);
+    s->scenario_path = g_strdup(scenario_path);
+    s->basedir = g_path_get_dirname(scenario_path);
+    if (!g_file_get_contents(scenario_path, &s->base, NULL, error))
+        return NULL;
+    for (char **set = sets; set && *set; set++)
+        g_ptr_array_add(s->sets, g_strdup(*set));
+    if (!ppsim_sweep_base(s, error))
+        return NULL;
+    for (guint k = 0; paths[k] != NULL; k++) {
+        PpsimSweepAxis *a = ppsim_sweep_axis_new(paths[k], (PpsimMark){0, 0}, 0);
+        g_ptr_array_add(s->axes, a);
+        for (guint i = 0; i < points->len; i++) {
+            const char *v = ((char **)g_ptr_array_index(points, i))[k];
+            ppsim_sweep_axis_add(s, a, v, v, NULL, NULL);
+        }
+    }
+    if (rung_paths != NULL) {
+        s->rung_paths = g_ptr_array_new_with_free_func(g_free);
+        for (char **r = rung_paths; *r; r++)
+            g_ptr_array_add(s->rung_paths, g_strdup(*r));
+        s->rungs = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+        for (guint i = 0; i < rungs->len; i++)
+            g_ptr_array_add(s->rungs, g_strdupv(g_ptr_array_index(rungs, i)));
+    }
+    if (!ppsim_sweep_finish(s, error))
+        return NULL;
+    g_ptr_array_add(s->metrics, (gpointer)metric_names[SWEEP_DEFAULT_METRICS]); /* mfu */
+    return g_steal_pointer(&s);
 }
