@@ -184,10 +184,10 @@ ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int 
 
 /* ---- SVG ------------------------------------------------------------------------------------ */
 
-#define PLOT_W 860
+#define PLOT_W 960
 #define PLOT_H 440
 #define PLOT_L 80
-#define PLOT_R 340
+#define PLOT_R 440
 #define PLOT_T 30
 #define PLOT_B 60
 
@@ -322,6 +322,47 @@ plot_legend(GString *out, int i, const char *color, const char *label)
     g_string_append(out, "</text>\n");
 }
 
+/* A dot of series @k at (@x, @y): a circle for the first ten colours, then a square, then a
+ * diamond, so that series sharing a colour stay apart. */
+static void
+plot_marker(GString *out, guint k, double x, double y, double r, const char *extra)
+{
+    const char *color = palette[k % G_N_ELEMENTS(palette)];
+    guint shape = (k / G_N_ELEMENTS(palette)) % 3;
+    if (shape == 0) {
+        g_string_append(out, "<circle cx=\"");
+        num(out, x);
+        g_string_append(out, "\" cy=\"");
+        num(out, y);
+        g_string_append_printf(out, "\" r=\"%g\"", r);
+    } else {
+        g_string_append(out, "<rect x=\"");
+        num(out, x - r);
+        g_string_append(out, "\" y=\"");
+        num(out, y - r);
+        g_string_append_printf(out, "\" width=\"%g\" height=\"%g\"", 2 * r, 2 * r);
+        if (shape == 2) {
+            g_string_append(out, " transform=\"rotate(45 ");
+            num(out, x);
+            g_string_append_c(out, ' ');
+            num(out, y);
+            g_string_append(out, ")\"");
+        }
+    }
+    g_string_append_printf(out, " fill=\"%s\"%s/>\n", color, extra);
+}
+
+/* A legend entry with series @k's marker. */
+static void
+plot_legend_marker(GString *out, int i, guint k, const char *label)
+{
+    int y = PLOT_T + 10 + 16 * i;
+    plot_marker(out, k, PLOT_W - PLOT_R + 17, y - 4, 5, "");
+    g_string_append_printf(out, "<text x=\"%d\" y=\"%d\">", PLOT_W - PLOT_R + 26, y);
+    ppsim_fmt_xml_text(out, label);
+    g_string_append(out, "</text>\n");
+}
+
 /* A legend entry drawn as a short line (with the curve's dash pattern). */
 static void
 plot_legend_line(GString *out, int i, const char *color, const char *dash, const char *label)
@@ -346,28 +387,36 @@ box_grow(Box *b, double x, double y)
     b->y1 = MAX(b->y1, y);
 }
 
-/* Short "tp4 pp8 dp2 b1 zb-v" style label of a row: the schedule and each axis value, with
- * the key path's last part as its name. */
+/* Short "zb-v tp=4 pp=8 mbs=1" label of a row: the schedule and each axis value that varies
+ * between @rows, named by the key path's last part. */
 static char *
-row_label(const PpsimSweepRow *r, char **axis_names, int n_axes)
+row_label(const PpsimSweepRow *r, char **axis_names, int n_axes, const GPtrArray *rows)
 {
     GString *t = g_string_new(NULL);
     for (int a = 0; a < n_axes; a++) {
-        if (r->labels[a] == NULL || r->labels[a][0] == '\0')
+        if (r->labels[a] == NULL || r->labels[a][0] == '\0' ||
+            strcmp(axis_names[a], "training.pp") == 0) /* a search shows parallel.pp */
+            continue;
+        gboolean varies = FALSE;
+        for (guint i = 0; i < rows->len && !varies; i++) {
+            const PpsimSweepRow *q = g_ptr_array_index(rows, i);
+            varies = q->labels[a] != NULL && strcmp(q->labels[a], r->labels[a]) != 0;
+        }
+        if (!varies)
             continue;
         const char *dot = strrchr(axis_names[a], '.');
         const char *name = dot ? dot + 1 : axis_names[a];
-        if (strcmp(axis_names[a], "training.pp") == 0 && strstr(t->str, "pp=") != NULL)
-            continue; /* a search shows parallel.pp already */
         if (strcmp(name, "microbatch_size") == 0)
             name = "mbs";
         else if (strcmp(name, "microbatches") == 0)
             name = "m";
         else if (strcmp(name, "chunks") == 0)
             name = "v";
-        g_string_append_printf(t, "%s%s=%s", t->len ? " " : "", name, r->labels[a]);
+        else if (strcmp(name, "recompute") == 0)
+            name = "rc";
+        g_string_append_printf(t, " %s=%s", name, r->labels[a]);
     }
-    g_string_append_printf(t, "%s%s", t->len ? " " : "", r->schedule);
+    g_string_prepend(t, r->schedule);
     return g_string_free(t, FALSE);
 }
 
@@ -393,7 +442,7 @@ svg_front(GString *out, const GPtrArray *rows, char **axis_names, int n_axes, gb
     if (names->len == 0)
         b = (Box){0, 1, 0, 1};
     if (limit > 0)
-        b.x1 = MAX(b.x1, limit / scale);
+        b.x1 = MAX(b.x1, limit / scale * 1.04); /* the limit line inside the frame */
     nice_range(&b.x0, &b.x1, TRUE);
     nice_range(&b.y0, &b.y1, TRUE);
     plot_frame(out, &b, title, bytes ? "peak memory per GPU (GiB)" : "peak memory (units)",
@@ -415,11 +464,8 @@ svg_front(GString *out, const GPtrArray *rows, char **axis_names, int n_axes, gb
         guint k = 0;
         if (!row_fits(r) || !g_ptr_array_find_with_equal_func(names, r->schedule, g_str_equal, &k))
             continue;
-        g_string_append(out, "<circle r=\"3\" fill-opacity=\"0.55\" cx=\"");
-        num(out, px(&b, r->peak_memory / scale));
-        g_string_append(out, "\" cy=\"");
-        num(out, py(&b, by_tput ? r->tokens_per_s : r->makespan_ms));
-        g_string_append_printf(out, "\" fill=\"%s\"/>\n", palette[k % G_N_ELEMENTS(palette)]);
+        plot_marker(out, k, px(&b, r->peak_memory / scale),
+                    py(&b, by_tput ? r->tokens_per_s : r->makespan_ms), 3, " fill-opacity=\"0.5\"");
     }
     g_autoptr(GPtrArray) front = pareto_front(rows, by_tput);
     g_string_append(out, "<polyline fill=\"none\" stroke=\"black\" stroke-width=\"1.5\" points=\"");
@@ -431,29 +477,39 @@ svg_front(GString *out, const GPtrArray *rows, char **axis_names, int n_axes, gb
         g_string_append_c(out, ' ');
     }
     g_string_append(out, "\"/>\n");
-    /* labels of the front's points, at most 12 (evenly picked), left of their dot */
-    guint every = front->len > 12 ? (front->len + 11) / 12 : 1;
+    /* the front's points numbered (at most 8, evenly picked), their configurations in a
+     * key under the legend */
+    guint every = front->len > 8 ? (front->len + 7) / 8 : 1, shown = 0;
+    guint n_legend = MIN(names->len, 20) + (names->len > 20) + 1;
+    int key_y = PLOT_T + 16 * (int)n_legend + 22;
+    g_string_append_printf(out,
+                           "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Pareto front:</text>\n",
+                           PLOT_W - PLOT_R + 12, key_y);
     for (guint i = 0; i < front->len; i++) {
-        if (i % every != 0 && i + 1 != front->len)
+        if (i % every != 0)
             continue;
         const PpsimSweepRow *r = g_ptr_array_index(front, i);
-        g_autofree char *label = row_label(r, axis_names, n_axes);
+        g_autofree char *label = row_label(r, axis_names, n_axes, rows);
         double x = px(&b, r->peak_memory / scale),
                y = py(&b, by_tput ? r->tokens_per_s : r->makespan_ms);
+        shown++;
         g_string_append(out, "<circle r=\"4\" fill=\"none\" stroke=\"black\" cx=\"");
         num(out, x);
         g_string_append(out, "\" cy=\"");
         num(out, y);
-        g_string_append(out, "\"/><text font-size=\"10\" text-anchor=\"end\" x=\"");
-        num(out, x - 6);
+        g_string_append(out,
+                        "\"/><text font-size=\"11\" font-weight=\"bold\" text-anchor=\"end\" x=\"");
+        num(out, x - 5);
         g_string_append(out, "\" y=\"");
         num(out, y - 5);
-        g_string_append(out, "\">");
+        g_string_append_printf(out, "\">%u</text>\n", shown);
+        g_string_append_printf(out, "<text font-size=\"10\" x=\"%d\" y=\"%d\">%u: ",
+                               PLOT_W - PLOT_R + 12, key_y + 13 * (int)shown, shown);
         ppsim_fmt_xml_text(out, label);
         g_string_append(out, "</text>\n");
     }
     for (guint k = 0; k < names->len && k < 20; k++)
-        plot_legend(out, (int)k, palette[k % G_N_ELEMENTS(palette)], g_ptr_array_index(names, k));
+        plot_legend_marker(out, (int)k, k, g_ptr_array_index(names, k));
     if (names->len > 20) {
         g_autofree char *more = g_strdup_printf("(+%u more schedules)", names->len - 20);
         plot_legend(out, 20, "white", more);
