@@ -337,6 +337,114 @@ START_TEST(test_search_resume_after_kills)
 }
 END_TEST
 
+/* Writes @yaml to a new temporary file; returns its path. */
+static char *
+temp_file(const char *name, const char *yaml)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-sweepfix-XXXXXX", NULL);
+    char *path = g_build_filename(dir, name, NULL);
+    ck_assert(g_file_set_contents(path, yaml, -1, NULL));
+    return path;
+}
+
+/* A schedule-name typo in a sweep file, as an axis value or in `set:`, fails at load with
+ * the sweep file's line and column. */
+START_TEST(test_sweep_schedule_typo)
+{
+    g_autofree char *base = ppsim_test_src_path("scenarios/zb_table5.yaml");
+    g_autofree char *axis_yaml = g_strdup_printf(
+        "scenario: %s\naxes:\n  training.microbatches: [8, 16]\n  schedule: [1f1b, zbh1]\n", base);
+    g_autofree char *axis = temp_file("axis.yaml", axis_yaml);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSweep) s1 = ppsim_sweep_load_file(axis, &error);
+    ck_assert_ptr_null(s1);
+    g_autofree char *want = g_strdup_printf("%s:4:20: unknown schedule 'zbh1' (did you mean "
+                                            "'zb-h1'?)",
+                                            axis);
+    ck_assert_str_eq(error->message, want);
+    g_clear_error(&error);
+    g_autofree char *set_yaml =
+        g_strdup_printf("scenario: %s\nset: {schedule: [1f1b, {name: zb-v}, zbv]}\naxes:\n"
+                        "  training.microbatches: [8]\n",
+                        base);
+    g_autofree char *set = temp_file("set.yaml", set_yaml);
+    g_autoptr(PpsimSweep) s2 = ppsim_sweep_load_file(set, &error);
+    ck_assert_ptr_null(s2);
+    ck_assert_msg(g_str_has_prefix(error->message, set) && strstr(error->message, ":2:17: ") &&
+                      strstr(error->message, "did you mean 'zb-v'"),
+                  "%s", error->message);
+}
+END_TEST
+
+/* hardware.nodes in `set:` is judged with the point's layout: 8 nodes with dp 4 on an axis
+ * loads (the base alone is 4 x 4 x 2 = 32 GPUs), and a point whose layout does not fill the
+ * nodes is an invalid row, not a failed load. */
+START_TEST(test_sweep_layout_in_set)
+{
+    g_autofree char *base = ppsim_test_src_path("scenarios/llama70b_32xh100.yaml");
+    g_autofree char *yaml = g_strdup_printf("scenario: %s\nset: {hardware.nodes: 8, schedule: "
+                                            "1f1b}\naxes:\n  parallel.dp: [4, 2]\n",
+                                            base);
+    g_autofree char *path = temp_file("nodes.yaml", yaml);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSweep) s = ppsim_sweep_load_file(path, &error);
+    ppsim_assert_no_error(error);
+    Run r = ppsim("sweep", path, "-q", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "\n0,4,1f1b,ok,") && strstr(r.out, "\n1,2,,invalid,") &&
+                      strstr(r.out, "8 x 8 = 64"),
+                  "%s", r.out);
+    run_clear(&r);
+    /* without an axis to complete it, the base's error stands */
+    g_autofree char *bad_yaml = g_strdup_printf(
+        "scenario: %s\nset: {hardware.nodes: 8}\naxes:\n  training.chunks: [2]\n", base);
+    g_autofree char *bad = temp_file("bad.yaml", bad_yaml);
+    g_autoptr(PpsimSweep) s2 = ppsim_sweep_load_file(bad, &error);
+    ck_assert_ptr_null(s2);
+    ck_assert_msg(strstr(error->message, "8 x 8 = 64") != NULL, "%s", error->message);
+}
+END_TEST
+
+/* `ppsim merge` of a sharded sweep with a shard missing (or given twice) fails; with every
+ * shard it writes the single run's file. */
+START_TEST(test_merge_missing_shard)
+{
+    g_autofree char *base = ppsim_test_src_path("scenarios/zb_table5.yaml");
+    g_autofree char *yaml = g_strdup_printf(
+        "scenario: %s\naxes:\n  training.microbatches: [8, 16, 24]\n  schedule: [1f1b, zb-h1]\n",
+        base);
+    g_autofree char *sweep = temp_file("s.yaml", yaml);
+    g_autofree char *dir = g_path_get_dirname(sweep);
+    char *parts[4];
+    for (int k = 1; k <= 3; k++) {
+        parts[k] = g_strdup_printf("%s/p%d.csv", dir, k);
+        g_autofree char *shard = g_strdup_printf("%d/3", k);
+        Run r = ppsim("sweep", sweep, "--shard", shard, "-o", parts[k], "-q", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_clear(&r);
+    }
+    g_autofree char *one = g_strdup_printf("%s/one.csv", dir);
+    g_autofree char *all = g_strdup_printf("%s/all.csv", dir);
+    Run r = ppsim("sweep", sweep, "-o", one, "-q", NULL);
+    run_clear(&r);
+    r = ppsim("merge", parts[1], parts[3], "-o", all, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "missing shard 2/3"), "%s", r.err);
+    run_clear(&r);
+    r = ppsim("merge", parts[1], parts[1], parts[3], "-o", all, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "both shard 1/3") != NULL, "%s", r.err);
+    run_clear(&r);
+    r = ppsim("merge", parts[1], parts[2], parts[3], "-o", all, NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+    g_autofree char *a = file_text(one), *b = file_text(all);
+    ck_assert_str_eq(a, b);
+    for (int k = 1; k <= 3; k++)
+        g_free(parts[k]);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -351,6 +459,12 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_search_layouts);
     tcase_add_test(tc, test_search_errors);
     tcase_add_test(tc, test_search_resume_after_kills);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("sweep-fixes");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_sweep_schedule_typo);
+    tcase_add_test(tc, test_sweep_layout_in_set);
+    tcase_add_test(tc, test_merge_missing_shard);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -77,8 +77,8 @@ progress_show(guint64 done, guint64 total, gpointer user_data)
  * before the last one written (which may be incomplete), truncates the file there and sets
  * *@resume_after. A missing or empty file starts afresh (FALSE in *@have_header). */
 static gboolean
-resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *resume_after,
-               gboolean *have_header, GError **error)
+resume_prepare(const char *path, const char *header, int shard_k, int shard_n, GPtrArray *rows,
+               guint64 *resume_after, gboolean *have_header, GError **error)
 {
     *resume_after = G_MAXUINT64;
     *have_header = FALSE;
@@ -90,16 +90,29 @@ resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *r
         return FALSE;
     while (len > 0 && text[len - 1] != '\n') /* a row cut mid-way */
         len--;
+    if (len > 0 && ppsim_sweep_shard_line(text, len, NULL, NULL) == len)
+        len = 0; /* a shard's first line alone: start afresh */
     if (len == 0)
-        return TRUE;
+        return truncate(path, 0) == 0 ||
+               (g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                            "--resume: truncating %s: %s", path, g_strerror(errno)),
+                FALSE);
     g_autoptr(GArray) offsets = g_array_new(FALSE, FALSE, sizeof(gsize));
     g_autoptr(GPtrArray) got = g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     if (!ppsim_sweep_parse_csv(text, len, path, header, got, offsets, error)) {
         g_prefix_error(error, "--resume: ");
         return FALSE;
     }
+    int file_k = 1, file_n = 1;
+    gsize skip = ppsim_sweep_shard_line(text, len, &file_k, &file_n);
+    if (file_k != shard_k || file_n != shard_n) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                    "--resume: %s holds shard %d/%d, not %d/%d", path, file_k, file_n, shard_k,
+                    shard_n);
+        return FALSE;
+    }
     *have_header = TRUE;
-    gsize keep = strlen(header);
+    gsize keep = skip + strlen(header);
     if (got->len > 0) {
         guint64 last = ((PpsimSweepRow *)g_ptr_array_index(got, got->len - 1))->point;
         guint n = got->len;
@@ -194,8 +207,8 @@ ppsim_cli_sweep_rows(const PpsimSweep *s, const PpsimCliSweepOptions *o, GPtrArr
         return ppsim_cli_usage("--resume reads CSV output; drop --format jsonl");
     g_autofree char *header = ppsim_sweep_csv_header(s);
     gboolean have_header = FALSE;
-    if (o->resume &&
-        !resume_prepare(o->output, header, rows, &run.resume_after, &have_header, &error))
+    if (o->resume && !resume_prepare(o->output, header, run.shard_k, run.shard_n, rows,
+                                     &run.resume_after, &have_header, &error))
         return ppsim_cli_fail(error);
     Out out = {stdout, "stdout"};
     if (o->output != NULL) {
@@ -214,8 +227,13 @@ ppsim_cli_sweep_rows(const PpsimSweep *s, const PpsimCliSweepOptions *o, GPtrArr
         run.progress_data = &prog;
     }
     gboolean ok = TRUE;
+    if (run.format == PPSIM_SWEEP_CSV && !have_header && run.shard_n > 1) {
+        g_autofree char *tag =
+            g_strdup_printf("# ppsim sweep shard %d/%d\n", run.shard_k, run.shard_n);
+        ok = out_write(tag, strlen(tag), &out, &error);
+    }
     if (run.format == PPSIM_SWEEP_CSV && !have_header)
-        ok = out_write(header, strlen(header), &out, &error);
+        ok = ok && out_write(header, strlen(header), &out, &error);
     ok = ok && ppsim_sweep_run(s, &run, rows, &error);
     ok = out_close(&out, &error) && ok;
     if (!ok)
@@ -354,14 +372,42 @@ ppsim_cmd_merge(int argc, char **argv)
         g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(Line));
     g_autofree char *header = NULL;
+    int shards_n = -1;                 /* the parts' N (0: an unsharded file) */
+    g_autofree int *shard_part = NULL; /* [N + 1]: the part holding shard K, 0 = none */
     for (int i = 1; i < argc; i++) {
         char *text = NULL;
         gsize len = 0;
         if (!g_file_get_contents(argv[i], &text, &len, &error))
             return ppsim_cli_fail(error);
         g_ptr_array_add(texts, text);
-        const char *nl = memchr(text, '\n', len);
-        g_autofree char *h = nl ? g_strndup(text, nl - text + 1) : NULL;
+        int k = 0, n = 0;
+        gsize skip = ppsim_sweep_shard_line(text, len, &k, &n);
+        if (shards_n < 0) {
+            shards_n = n;
+            shard_part = g_new0(int, n + 1);
+        }
+        if (n != shards_n) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "%s: %s, but %s %s", argv[i],
+                        n ? "a shard of a sweep cut in a different count" : "not a shard", argv[1],
+                        shards_n ? "is one" : "is not");
+            return ppsim_cli_fail(error);
+        }
+        if (n > 0 && shard_part[k] != 0) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "%s and %s are both shard %d/%d", argv[shard_part[k]], argv[i], k, n);
+            return ppsim_cli_fail(error);
+        }
+        if (n > 0)
+            shard_part[k] = i;
+        if (n == 0 && argc > 2) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "%s: not a shard (no '# ppsim sweep shard K/N' line): merge the parts "
+                        "of one 'ppsim sweep --shard K/N' run",
+                        argv[i]);
+            return ppsim_cli_fail(error);
+        }
+        const char *nl = memchr(text + skip, '\n', len - skip);
+        g_autofree char *h = nl ? g_strndup(text + skip, nl - (text + skip) + 1) : NULL;
         if (h == NULL || (header != NULL && strcmp(h, header) != 0)) {
             g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "%s: %s", argv[i],
                         h ? "its header differs from the first part's (another sweep?)"
@@ -389,6 +435,19 @@ ppsim_cmd_merge(int argc, char **argv)
             g_array_append_val(lines, l);
         }
     }
+    for (int k = 1; k <= shards_n; k++)
+        if (shard_part[k] == 0) {
+            g_autoptr(GString) missing = g_string_new(NULL);
+            for (int j = k; j <= shards_n; j++)
+                if (shard_part[j] == 0)
+                    g_string_append_printf(missing, "%s%d/%d", missing->len ? ", " : "", j,
+                                           shards_n);
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "missing shard %s: run it (--shard K/N, or --resume a killed one) and "
+                        "merge all %d parts",
+                        missing->str, shards_n);
+            return ppsim_cli_fail(error);
+        }
     g_array_sort(lines, cmp_line);
     for (guint i = 1; i < lines->len; i++) {
         const Line *a = &g_array_index(lines, Line, i - 1), *b = &g_array_index(lines, Line, i);

@@ -13,6 +13,7 @@
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Batches computed ahead of the one being written, per thread. */
@@ -570,6 +571,26 @@ field_number(const char *t)
     return *t ? g_ascii_strtod(t, NULL) : 0;
 }
 
+gsize
+ppsim_sweep_shard_line(const char *text, gsize len, int *k, int *n)
+{
+    static const char tag[] = "# ppsim sweep shard ";
+    if (len < sizeof tag - 1 || strncmp(text, tag, sizeof tag - 1) != 0)
+        return 0;
+    const char *nl = memchr(text, '\n', len);
+    if (nl == NULL)
+        return 0;
+    int kk = 0, nn = 0;
+    g_autofree char *line = g_strndup(text, nl - text);
+    if (sscanf(line + sizeof tag - 1, "%d/%d", &kk, &nn) != 2 || kk < 1 || kk > nn)
+        return 0;
+    if (k != NULL)
+        *k = kk;
+    if (n != NULL)
+        *n = nn;
+    return (gsize)(nl - text) + 1;
+}
+
 gboolean
 ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const char *header,
                       GPtrArray *rows, GArray *offsets, GError **error)
@@ -582,7 +603,8 @@ ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const ch
     static const char *const wanted[] = {"makespan_ms", "bubble_ratio", "peak_activation",
                                          "peak_memory", "tokens_per_s", "mfu",
                                          "oom"};
-    for (gsize at = 0; at < len;) {
+    gsize start = ppsim_sweep_shard_line(text, len, NULL, NULL);
+    for (gsize at = start; at < len;) {
         const char *nl = memchr(text + at, '\n', len - at);
         gsize end = nl ? (gsize)(nl - text) : len;
         line_no++;

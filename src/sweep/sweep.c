@@ -3,6 +3,7 @@
  * groups, the base scenario, constraints, the metric columns. sweep-file.c reads sweep files
  * and --grid into it. */
 #include "sweep/sweep-internal.h"
+#include "sim.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>
@@ -80,6 +81,7 @@ ppsim_sweep_free(PpsimSweep *s)
     g_ptr_array_unref(s->constraints);
     g_ptr_array_unref(s->metrics);
     ppsim_scenario_free(s->base_sc);
+    g_clear_error(&s->base_error);
     if (s->rung_paths != NULL)
         g_ptr_array_unref(s->rung_paths);
     if (s->rungs != NULL)
@@ -101,6 +103,22 @@ ppsim_sweep_point_values(const PpsimSweep *s, guint64 point, guint *index)
 }
 
 gboolean
+ppsim_sweep_check_schedules(const PpsimSweep *s, const char *value, const char *where,
+                            GError **error)
+{
+    GError *local = NULL;
+    g_autoptr(GPtrArray) specs = ppsim_schedule_specs_parse(value, where, s->basedir, &local);
+    if (specs != NULL)
+        ppsim_sim_check_schedule_names(specs, &local);
+    if (local == NULL)
+        return TRUE;
+    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE, "%s: %s", where,
+                local->message);
+    g_error_free(local);
+    return FALSE;
+}
+
+gboolean
 ppsim_sweep_axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value, const char *label,
                      const char *where, GError **error)
 {
@@ -109,6 +127,8 @@ ppsim_sweep_axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value, const 
         g_ptr_array_add(a->labels, g_strdup(label));
         return TRUE;
     }
+    if (strcmp(a->path, "schedule") == 0 && !ppsim_sweep_check_schedules(s, value, where, error))
+        return FALSE;
     g_autofree char *override = g_strdup_printf("%s=%s", a->path, value);
     g_autoptr(GPtrArray) ov = g_ptr_array_new();
     for (guint i = 0; i < s->sets->len; i++)
@@ -176,9 +196,46 @@ ppsim_sweep_base(PpsimSweep *s, GError **error)
     for (guint i = 0; i < s->sets->len; i++)
         g_ptr_array_add(ov, g_ptr_array_index(s->sets, i));
     g_ptr_array_add(ov, NULL);
+    GError *local = NULL;
     s->base_sc = ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
-                                      (const char *const *)ov->pdata, error);
-    return s->base_sc != NULL;
+                                      (const char *const *)ov->pdata, &local);
+    if (s->base_sc != NULL)
+        return TRUE;
+    if (local->domain == PPSIM_SCENARIO_ERROR && local->code == PPSIM_SCENARIO_ERROR_VALUE) {
+        /* a value that may hold once the axes set the rest of the layout (hardware.nodes=8
+         * in `set:` with dp on an axis): judged on the first point, in
+         * ppsim_sweep_base_on_points */
+        s->base_error = local;
+        return TRUE;
+    }
+    g_propagate_error(error, local);
+    return FALSE;
+}
+
+gboolean
+ppsim_sweep_base_on_points(PpsimSweep *s, GError **error)
+{
+    if (s->base_sc != NULL || s->base_error == NULL)
+        return TRUE;
+    g_autoptr(GPtrArray) ov = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < s->sets->len; i++)
+        g_ptr_array_add(ov, g_strdup(g_ptr_array_index(s->sets, i)));
+    for (guint i = 0; i < s->axes->len; i++) {
+        const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
+        if (a->values->len > 0)
+            g_ptr_array_add(ov, g_strdup_printf("%s=%s", a->path,
+                                                (const char *)g_ptr_array_index(a->values, 0)));
+    }
+    g_ptr_array_add(ov, NULL);
+    s->base_sc = ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
+                                      (const char *const *)ov->pdata, NULL);
+    if (s->base_sc == NULL) { /* not a layout the axes complete: the error as it was */
+        g_propagate_error(error, s->base_error);
+        s->base_error = NULL;
+        return FALSE;
+    }
+    g_clear_error(&s->base_error);
+    return TRUE;
 }
 
 static gboolean
@@ -237,7 +294,7 @@ ppsim_sweep_new_points(const char *scenario_path, char **sets, char **paths,
         for (guint i = 0; i < rungs->len; i++)
             g_ptr_array_add(s->rungs, g_strdupv(g_ptr_array_index(rungs, i)));
     }
-    if (!ppsim_sweep_finish(s, error))
+    if (!ppsim_sweep_base_on_points(s, error) || !ppsim_sweep_finish(s, error))
         return NULL;
     g_ptr_array_add(s->metrics, (gpointer)metric_names[SWEEP_DEFAULT_METRICS]); /* mfu */
     return g_steal_pointer(&s);

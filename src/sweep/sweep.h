@@ -53,7 +53,9 @@ typedef struct {
     guint *group_len;       /* [n_groups] */
     GPtrArray *constraints; /* PpsimSweepExpr*: a point runs only where all hold */
     GPtrArray *metrics;     /* const char* (static): metric columns, in order */
-    PpsimScenario *base_sc; /* the base with `sets`, for names no axis sets */
+    PpsimScenario *base_sc; /* the base with `sets`, for names no axis sets (with the first
+                               point's values when `sets` alone are not a whole layout) */
+    GError *base_error;     /* while loading: why the base with `sets` alone failed */
     guint64 n_points;
     /* A ladder of memory plans (`ppsim search`; NULL otherwise): per point and schedule,
      * the rungs are tried in order and the first that fits is the row; a rung whose static
@@ -150,6 +152,11 @@ char *ppsim_sweep_csv_header(const PpsimSweep *sweep);
  * the run (FALSE). */
 gboolean ppsim_sweep_run(const PpsimSweep *sweep, const PpsimSweepRunOptions *opts, GPtrArray *rows,
                          GError **error);
+
+/* A shard's rows file starts with the line "# ppsim sweep shard K/N" (before the header), so
+ * that a merge can tell a missing shard. Returns the length of that line (0: none) and sets
+ * *@k, *@n (nullable). ppsim_sweep_parse_csv skips it. */
+gsize ppsim_sweep_shard_line(const char *text, gsize len, int *k, int *n);
 
 /* Parses CSV rows written by ppsim_sweep_run for @sweep's columns, or by any sweep when
  * @sweep is NULL (axis columns are those between `point` and `schedule`). @text holds whole
