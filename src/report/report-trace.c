@@ -82,7 +82,8 @@ trace_ops(Trace *t, const PpsimRunResult *res, int d, int list)
                                kind);
         if (!ppsim_op_kind_per_stage(op->kind))
             g_string_append_printf(o, "%d", op->microbatch);
-        g_string_append_printf(o, "\",\"cat\":\"%s\",\"ts\":", kind);
+        /* "F3.s5": microbatch 3 on stage 5, so a slice says where it is without its args */
+        g_string_append_printf(o, ".s%d\",\"cat\":\"%s\",\"ts\":", op->stage, kind);
         trace_us(o, tm->start_ps);
         g_string_append(o, ",\"dur\":");
         trace_us(o, tm->end_ps - tm->start_ps);
