@@ -1,6 +1,7 @@
 /* check-search.c: throughput (tokens/s, TFLOP/s per GPU) against closed forms, summaries that
  * rank by throughput when the work differs, and `ppsim search`. */
 #include "ppsim-test.h"
+#include "report/report.h"
 #include "sweep/sweep.h"
 
 #include <glib/gstdio.h>
@@ -445,6 +446,93 @@ START_TEST(test_merge_missing_shard)
 }
 END_TEST
 
+/* The y tick labels of a plot: the texts right-aligned left of the frame. */
+static GArray *
+y_ticks(const char *svg)
+{
+    GArray *v = g_array_new(FALSE, FALSE, sizeof(double));
+    for (const char *p = svg; (p = strstr(p, "<text text-anchor=\"end\" x=\"74\"")); p++) {
+        const char *gt = strchr(p, '>');
+        double x = g_ascii_strtod(gt + 1, NULL);
+        g_array_append_val(v, x);
+    }
+    return v;
+}
+
+/* Sweep plots: ticks are whole multiples of a 1, 2 or 5 x 10^k step; the makespan axis of
+ * rows between 4,000 and 4,500 ms does not start at 0 (it would squash them into a strip),
+ * and the front's points are numbered with their configurations. */
+START_TEST(test_plot_ticks)
+{
+    char *names[] = {"training.microbatches", NULL};
+    g_autoptr(GPtrArray) rows =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+    g_ptr_array_add(rows, row_new(0, "8", 4012, 0, 2.1e9));
+    g_ptr_array_add(rows, row_new(1, "16", 4377, 0, 1.3e9));
+    g_ptr_array_add(rows, row_new(2, "24", 4460, 0, 3.3e9));
+    g_autoptr(GString) svg = g_string_new(NULL);
+    ppsim_sweep_svg_pareto(svg, rows, names, 1);
+    g_autoptr(GArray) t = y_ticks(svg->str);
+    ck_assert_uint_ge(t->len, 3);
+    double step = g_array_index(t, double, 1) - g_array_index(t, double, 0);
+    double mag = pow(10, floor(log10(step))), f = step / mag;
+    ck_assert_msg(fabs(f - 1) < 1e-9 || fabs(f - 2) < 1e-9 || fabs(f - 5) < 1e-9, "step %g", step);
+    for (guint i = 0; i < t->len; i++) {
+        double v = g_array_index(t, double, i);
+        ck_assert_msg(fabs(v / step - round(v / step)) < 1e-9, "tick %g, step %g", v, step);
+    }
+    ck_assert(g_array_index(t, double, 0) > 3000 && g_array_index(t, double, 0) <= 4012);
+    ck_assert(g_array_index(t, double, t->len - 1) >= 4460);
+    /* front: 4012 ms at 2.1 GB, then 4377 at 1.3 GB (4460 at 3.3 GB is dominated) */
+    ck_assert(strstr(svg->str, ">1: 1f1b m=8</text>") != NULL);
+    ck_assert(strstr(svg->str, ">2: 1f1b m=16</text>") != NULL);
+    ck_assert(strstr(svg->str, ">3: ") == NULL);
+}
+END_TEST
+
+/* The memory panel fits its scale to the data: the A100 run's 80 GiB limit is far above
+ * 1F1B's peaks, so the scale ends at the largest peak and starts at the static memory. */
+START_TEST(test_memory_panel_scale)
+{
+    const char *sets[] = {"schedule=1f1b", NULL};
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", sets);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, PPSIM_SIM_RECORD, &error);
+    ppsim_assert_no_error(error);
+    const PpsimRunResult *r = g_ptr_array_index(results, 0);
+    g_autoptr(GString) svg = g_string_new(NULL);
+    ppsim_report_svg(svg, r, NULL);
+    ck_assert_msg(strstr(svg->str, "; limit 80.0 GiB, above the scale)") != NULL, "%.300s",
+                  strstr(svg->str, "memory per device"));
+    ck_assert(strstr(svg->str, "scale 0 B") == NULL && strstr(svg->str, "scale 0.0") == NULL);
+    ck_assert(strstr(svg->str, " to 32.5 GiB") != NULL);
+}
+END_TEST
+
+/* A run above 100,000 ops writes no trace unless --full-traces, and says so. */
+START_TEST(test_large_run_artifacts)
+{
+    g_autofree char *scenario = ppsim_test_src_path("scenarios/zb_table5.yaml");
+    g_autofree char *dir = g_dir_make_tmp("ppsim-big-XXXXXX", NULL);
+    g_autofree char *trace = g_build_filename(dir, "1f1b.trace.json", NULL);
+    g_autofree char *svgf = g_build_filename(dir, "1f1b.svg", NULL);
+    Run r = ppsim("run", scenario, "--schedule", "1f1b", "--set", "training.pp=32", "--set",
+                  "training.microbatches=1600", "-o", dir, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "'1f1b' has 102400 ops: no Perfetto trace") != NULL, "%s", r.err);
+    ck_assert(!g_file_test(trace, G_FILE_TEST_EXISTS) && g_file_test(svgf, G_FILE_TEST_EXISTS));
+    run_clear(&r);
+    r = ppsim("run", scenario, "--schedule", "1f1b", "--set", "training.pp=32", "--set",
+              "training.microbatches=1600", "-o", dir, "--full-traces", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.err, "no Perfetto trace") == NULL);
+    ck_assert(g_file_test(trace, G_FILE_TEST_EXISTS));
+    run_clear(&r);
+    g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert(g_spawn_command_line_sync(rm, NULL, NULL, NULL, NULL));
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -465,6 +553,12 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_sweep_schedule_typo);
     tcase_add_test(tc, test_sweep_layout_in_set);
     tcase_add_test(tc, test_merge_missing_shard);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("plots");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_plot_ticks);
+    tcase_add_test(tc, test_memory_panel_scale);
+    tcase_add_test(tc, test_large_run_artifacts);
     suite_add_tcase(s, tc);
     return s;
 }
