@@ -533,6 +533,84 @@ START_TEST(test_large_run_artifacts)
 }
 END_TEST
 
+/* Smaller things: an out-of-memory run says what to try; '1F1B' is 1f1b and 'zbv' suggests
+ * zb-v; a missing file is one line; validate's approximate rows say why; plan without
+ * --schedule names the schedule it planned; the main job replays every family. */
+START_TEST(test_small_things)
+{
+    const char *sets[] = {"schedule=[gpipe, 1f1b]", NULL};
+    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", sets);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GPtrArray) warnings = ppsim_sim_warnings(sc, results);
+    guint advice = 0;
+    for (guint i = 0; i < warnings->len; i++) {
+        const char *w = g_ptr_array_index(warnings, i);
+        if (strstr(w, "out of memory") == NULL)
+            continue;
+        advice++;
+        ck_assert_msg(g_str_has_prefix(w, "schedule 'gpipe': devices 0,1,2,3,4,5,6,7 out of "
+                                          "memory (device 7: peak 109.1 GiB over the limit "
+                                          "80.0 GiB") &&
+                          strstr(w, "try recompute") && strstr(w, "ppsim search"),
+                      "%s", w);
+    }
+    ck_assert_uint_eq(advice, 1); /* gpipe only: 1f1b fits */
+
+    g_autofree char *main_job = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    Run r = ppsim("run", main_job, "--schedule", "1F1B", "--no-artifacts", NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "\n1f1b "), "%s", r.err);
+    run_clear(&r);
+    r = ppsim("run", main_job, "--schedule", "zbv", "--no-artifacts", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.err, "ppsim: error: --schedule: unknown schedule 'zbv' (did you mean "
+                            "'zb-v'?)\n");
+    run_clear(&r);
+    const char *missing[][3] = {{"run", "/nonexistent/x.yaml", NULL},
+                                {"sweep", "/nonexistent/x.yaml", NULL},
+                                {"search", "/nonexistent/x.yaml", "--gpus=8"},
+                                {"plan", "/nonexistent/x.yaml", NULL}};
+    for (guint i = 0; i < G_N_ELEMENTS(missing); i++) {
+        r = ppsim(missing[i][0], missing[i][1], missing[i][2], NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(one_line(r.err) && strstr(r.err, "/nonexistent/x.yaml") &&
+                          strstr(r.err, "No such file"),
+                      "%s: %s", missing[i][0], r.err);
+        run_clear(&r);
+    }
+    r = ppsim("validate", "--schedule", "zb-h1", "--grid", "p=2", "--grid", "m=1", NULL);
+    ck_assert_msg(strstr(r.out, "approx: exact only when uniform stages, p2p = 0, m >= p") != NULL,
+                  "%s", r.out);
+    run_clear(&r);
+    g_autofree char *plan = ppsim_test_src_path("scenarios/plan/gpt-30l-a100-pp8.yaml");
+    r = ppsim("plan", plan, "--no-replay", "--heuristic", NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.err, "ppsim: note: planned for '1f1b'"), "%s", r.err);
+    run_clear(&r);
+    /* the main job: every family, each replayed */
+    g_autoptr(PpsimScenario) all = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", NULL);
+    const char *families[] = {"1f1b", "zb-v", "po-h", "tpipe", "adaoffload", "optpipe"};
+    for (guint f = 0; f < G_N_ELEMENTS(families); f++) {
+        gboolean found = FALSE;
+        for (guint i = 0; i < all->schedules->len; i++) {
+            const PpsimScheduleSpec *spec = g_ptr_array_index(all->schedules, i);
+            found |= strcmp(spec->name, families[f]) == 0;
+            if (strcmp(spec->name, "tpipe") == 0) {
+                gboolean trecomp = FALSE;
+                for (guint k = 0; k < spec->options->len; k++)
+                    trecomp |= strcmp(g_array_index(spec->options, PpsimOptionValue, k).value,
+                                      "t-recomp") == 0;
+                ck_assert(trecomp);
+            }
+        }
+        ck_assert_msg(found, "the main job has no %s", families[f]);
+    }
+    g_autoptr(GPtrArray) every = ppsim_sim_run_all(all, 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_uint_eq(every->len, all->schedules->len);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -559,6 +637,10 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_plot_ticks);
     tcase_add_test(tc, test_memory_panel_scale);
     tcase_add_test(tc, test_large_run_artifacts);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("small-things");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_small_things);
     suite_add_tcase(s, tc);
     return s;
 }
