@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -611,6 +612,42 @@ START_TEST(test_small_things)
 }
 END_TEST
 
+/* --plan: each of the top layouts gets the planner's split (pp stages summing to the 32
+ * layers) and its replayed tokens/s. */
+START_TEST(test_search_plan)
+{
+    g_autofree char *scenario = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    Run r = ppsim("search", scenario, "--gpus", "8", "--schedules", "1f1b,zb-h1", "--top", "3",
+                  "--plan", "--format", "json", "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, r.out, -1, NULL));
+    JsonArray *layouts =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "layouts");
+    for (guint i = 0; i < json_array_get_length(layouts); i++) {
+        JsonObject *l = json_array_get_object_element(layouts, i);
+        ck_assert_int_eq(json_object_has_member(l, "planned"), i < 3);
+        if (i >= 3)
+            continue;
+        JsonObject *p = json_object_get_object_member(l, "planned");
+        ck_assert_msg(json_object_has_member(p, "stages"), "layout %u: %s", i,
+                      json_object_has_member(p, "error") ? json_object_get_string_member(p, "error")
+                                                         : "");
+        ck_assert(json_object_get_double_member(p, "tokens_per_s") > 0);
+        g_auto(GStrv) st = g_strsplit_set(json_object_get_string_member(p, "stages"), "[ ]", -1);
+        int sum = 0, n = 0;
+        for (char **x = st; *x; x++)
+            if (**x) {
+                sum += atoi(*x);
+                n++;
+            }
+        ck_assert_int_eq(sum, 32);
+        ck_assert_int_eq(n, (int)json_object_get_int_member(l, "pp"));
+    }
+    run_clear(&r);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -625,6 +662,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_search_layouts);
     tcase_add_test(tc, test_search_errors);
     tcase_add_test(tc, test_search_resume_after_kills);
+    tcase_add_test(tc, test_search_plan);
     suite_add_tcase(s, tc);
     tc = tcase_create("sweep-fixes");
     tcase_set_timeout(tc, 120);

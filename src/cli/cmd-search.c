@@ -7,7 +7,9 @@
  * after an interruption, and the report is always made from that file, so a resumed search
  * prints byte for byte what an uninterrupted one prints. */
 #include "cli/cli.h"
+#include "plan/plan.h"
 #include "sched/registry.h"
+#include "sim.h"
 #include "sweep/sweep.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
@@ -34,7 +36,18 @@ typedef struct {
     int jobs;
     int top;
     gboolean quiet;
+    gboolean plan;
 } SearchOptions;
+
+/* --plan: the planner's layer split and per-stage recompute for one of the top layouts,
+ * replayed. */
+typedef struct {
+    gboolean done; /* the planner took the layout */
+    char *why;     /* when it did not: its error */
+    double tokens_per_s, peak_memory;
+    gboolean fits;
+    char *split; /* "[10 10 9f ...]": layers per stage, s/f = selective/full recompute */
+} Planned;
 
 /* The axis columns of a search's points, in order (the CSV's columns after `point`). */
 static const char *const search_paths[] = {
@@ -239,7 +252,8 @@ layout_text(GString *out, const PpsimSweepRow *r)
 }
 
 static void
-report_text(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows, int top)
+report_text(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows, int top,
+            const Planned *planned)
 {
     guint fit = 0, oom = 0, pruned = 0, other = 0;
     for (guint i = 0; i < rows->len; i++) {
@@ -286,6 +300,25 @@ report_text(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows,
         layout_text(out, r);
         g_string_append_c(out, '\n');
     }
+    if (planned == NULL)
+        return;
+    g_string_append(out, "\n--plan: the planner's layers and recompute per stage for each, "
+                         "replayed (s/f: selective/full recompute)\n");
+    g_string_append_printf(out, "%4s %11s %10s %4s  %s\n", "rank", "tokens/s", "peak", "fits",
+                           "stage layers");
+    for (guint i = 0; i < fit && i < (guint)top; i++) {
+        const Planned *p = &planned[i];
+        if (!p->done) {
+            g_string_append_printf(out, "%4u  not planned: %s\n", i + 1, p->why);
+            continue;
+        }
+        g_string_truncate(cell, 0);
+        ppsim_fmt_fixed(cell, p->tokens_per_s, 0);
+        g_string_append_printf(out, "%4u %11s ", i + 1, cell->str);
+        g_string_truncate(cell, 0);
+        ppsim_fmt_fixed(cell, p->peak_memory / GIB, 2);
+        g_string_append_printf(out, "%10s %4s  %s\n", cell->str, p->fits ? "yes" : "no", p->split);
+    }
 }
 
 static void
@@ -299,7 +332,8 @@ json_num_or_null(GString *out, const char *key, const PpsimSweepRow *r, double v
 }
 
 static void
-report_json(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows)
+report_json(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows,
+            const Planned *planned, guint n_planned)
 {
     g_string_append_printf(out, "{\"schema_version\":1,\"scenario\":");
     ppsim_fmt_json_string(out, sc->name);
@@ -331,7 +365,25 @@ report_json(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows)
             ppsim_fmt_fixed(out, r->peak_memory, 0);
         else
             g_string_append(out, "null");
-        g_string_append_printf(out, ",\"fits\":%s}", row_fits(r) ? "true" : "false");
+        g_string_append_printf(out, ",\"fits\":%s", row_fits(r) ? "true" : "false");
+        if (planned != NULL && i < n_planned) {
+            const Planned *p = &planned[i];
+            g_string_append(out, ",\"planned\":");
+            if (!p->done) {
+                g_string_append(out, "{\"error\":");
+                ppsim_fmt_json_string(out, p->why);
+                g_string_append_c(out, '}');
+            } else {
+                g_string_append(out, "{\"tokens_per_s\":");
+                ppsim_fmt_double(out, p->tokens_per_s);
+                g_string_append(out, ",\"peak_memory\":");
+                ppsim_fmt_fixed(out, p->peak_memory, 0);
+                g_string_append_printf(out, ",\"fits\":%s,\"stages\":", p->fits ? "true" : "false");
+                ppsim_fmt_json_string(out, p->split);
+                g_string_append_c(out, '}');
+            }
+        }
+        g_string_append_c(out, '}');
     }
     g_string_append(out, "]}\n");
 }
@@ -364,6 +416,54 @@ report_none_fits(const PpsimScenario *sc, int n, const GPtrArray *rows)
     return PPSIM_EXIT_FAILURE;
 }
 
+/* --plan for row @r: its layout's scenario, planned and replayed into @out. */
+static void
+plan_layout(const char *path, char **sets, const PpsimSweepRow *r, Planned *out)
+{
+    g_autoptr(GPtrArray) ov = g_ptr_array_new_with_free_func(g_free);
+    for (char **s = sets; s && *s; s++)
+        g_ptr_array_add(ov, g_strdup(*s));
+    for (int c = 0; c < N_AXIS_COLS; c++)
+        g_ptr_array_add(ov, g_strdup_printf("%s=%s", search_paths[c], lab(r, c)));
+    g_ptr_array_add(ov, g_strdup_printf("model.recompute=%s", lab(r, COL_RECOMPUTE)));
+    g_ptr_array_add(ov, g_strdup_printf("parallel.zero=%s", lab(r, COL_ZERO)));
+    g_ptr_array_add(ov, g_strdup_printf("schedule=%s", r->schedule));
+    g_ptr_array_add(ov, NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_load_file(path, (const char *const *)ov->pdata, &error);
+    PpsimPlanOptions po = {.schedule = r->schedule, .time_limit_s = 10};
+    g_autoptr(PpsimPlan) plan = sc ? ppsim_plan_new(sc, &po, &error) : NULL;
+    g_autoptr(PpsimScheduleSpec) spec =
+        plan ? ppsim_plan_schedule_spec(sc, plan->problem->schedule, &error) : NULL;
+    if (spec == NULL) {
+        out->why = g_strdup(error->message);
+        return;
+    }
+    PpsimScenario *planned = ppsim_plan_scenario(sc, plan->problem, plan->best);
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(planned, spec, 0, &error);
+    ppsim_plan_scenario_free(planned);
+    if (res == NULL) {
+        out->why = g_strdup(error->message);
+        return;
+    }
+    out->done = TRUE;
+    out->tokens_per_s = res->tokens_per_s;
+    out->peak_memory = (double)ppsim_run_result_max_peak_memory(res);
+    out->fits = !ppsim_run_result_any_oom(res);
+    const PpsimPlanAssignment *a = plan->best;
+    GString *t = g_string_new("[");
+    for (int st = 0; st < a->n_stages; st++) {
+        PpsimRecompute m = plan->problem->mode[a->mode[st]];
+        g_string_append_printf(t, "%s%d%s", st ? " " : "", a->layers[st],
+                               m == PPSIM_RECOMPUTE_NONE        ? ""
+                               : m == PPSIM_RECOMPUTE_SELECTIVE ? "s"
+                                                                : "f");
+    }
+    g_string_append_c(t, ']');
+    out->split = g_string_free(t, FALSE);
+}
+
 /* ---- running ---------------------------------------------------------------------------- */
 
 static const char search_description[] =
@@ -377,6 +477,9 @@ static const char search_description[] =
     "divide are skipped. Each layout takes the first memory plan that fits, in the order\n"
     "ZeRO-1, -2, -3 x recompute none, selective, full; a plan whose static memory alone\n"
     "(weights, gradients, optimizer states) is over memory.limit is pruned before replay.\n"
+    "\n"
+    "With --plan, the planner then balances the layers and recompute per stage of each of\n"
+    "the top layouts (as 'ppsim plan' does), and the plans are replayed.\n"
     "\n"
     "Prints the top layouts by tokens/s with MFU, peak memory and headroom; --format json\n"
     "gives every layout (key 'layouts', sorted). The rows also go to --rows FILE (CSV), which\n"
@@ -409,6 +512,10 @@ search_context(SearchOptions *o)
          "Keep the rows already in --rows FILE and run the rest", NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "Threads (default: the cores)", "N"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "No progress bar", NULL},
+        {"plan", 0, 0, G_OPTION_ARG_NONE, &o->plan,
+         "Balance the layers and recompute per stage of the top layouts with the planner "
+         "('ppsim plan') and replay them",
+         NULL},
         G_OPTION_ENTRY_NULL};
     GOptionContext *ctx = g_option_context_new("SCENARIO - rank the layouts of N GPUs by tokens/s");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -518,11 +625,29 @@ search_main(SearchOptions *o, const char *path)
     g_ptr_array_sort(rows, cmp_rank);
     if (rows->len == 0 || !row_fits(g_ptr_array_index(rows, 0)))
         return report_none_fits(sc, n, rows);
+    int top = o->top > 0 ? o->top : 10;
+    guint n_planned = 0;
+    Planned *planned = NULL;
+    if (o->plan) {
+        planned = g_new0(Planned, top);
+        for (guint i = 0; i < rows->len && i < (guint)top; i++) {
+            const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+            if (!row_fits(r))
+                break;
+            plan_layout(path, o->sets, r, &planned[i]);
+            n_planned = i + 1;
+        }
+    }
     g_autoptr(GString) out = g_string_new(NULL);
     if (o->format != NULL && strcmp(o->format, "json") == 0)
-        report_json(out, sc, n, rows);
+        report_json(out, sc, n, rows, planned, n_planned);
     else
-        report_text(out, sc, n, rows, o->top > 0 ? o->top : 10);
+        report_text(out, sc, n, rows, top, planned);
+    for (guint i = 0; planned != NULL && i < (guint)top; i++) {
+        g_free(planned[i].why);
+        g_free(planned[i].split);
+    }
+    g_free(planned);
     if (fwrite(out->str, 1, out->len, stdout) != out->len || fflush(stdout) != 0)
         return ppsim_cli_usage_io("writing the results to stdout");
     if (o->plot != NULL) {
