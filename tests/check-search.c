@@ -268,6 +268,19 @@ START_TEST(test_search_errors)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(one_line(r.err) && strstr(r.err, "zb-v"), "%s", r.err);
     run_clear(&r);
+    /* --resume on another search's rows */
+    g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
+    g_autofree char *rows = g_build_filename(dir, "rows.csv", NULL);
+    r = ppsim("search", scenario, "--gpus", "8", "--schedules", "1f1b", "--rows", rows, "-q", NULL);
+    ck_assert_int_eq(r.status, 0);
+    run_clear(&r);
+    r = ppsim("search", scenario, "--gpus", "8", "--schedules", "zb-h1", "--rows", rows, "--resume",
+              "-q", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "holds another search's rows"), "%s", r.err);
+    run_clear(&r);
+    g_unlink(rows);
+    g_rmdir(dir);
 }
 END_TEST
 

@@ -464,6 +464,41 @@ plan_layout(const char *path, char **sets, const PpsimSweepRow *r, Planned *out)
     out->split = g_string_free(t, FALSE);
 }
 
+/* --resume: the rows already in @path must be this search's (the same points): a file of
+ * another search (other --gpus, --schedules or scenario) would mix into the ranking. */
+static gboolean
+resume_matches(const char *path, const char *header, const GPtrArray *points, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_test(path, G_FILE_TEST_EXISTS) || !g_file_get_contents(path, &text, &len, NULL))
+        return TRUE; /* nothing to resume, or the sweep runner says why */
+    while (len > 0 && text[len - 1] != '\n')
+        len--;
+    g_autoptr(GPtrArray) rows =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+    if (len == 0 || !ppsim_sweep_parse_csv(text, len, path, header, rows, NULL, NULL))
+        return TRUE;
+    for (guint i = 0; i < rows->len; i++) {
+        const PpsimSweepRow *r = g_ptr_array_index(rows, i);
+        gboolean same = r->point < points->len;
+        char **v = same ? g_ptr_array_index(points, r->point) : NULL;
+        for (int c = 0; same && c < N_AXIS_COLS; c++)
+            same = g_strcmp0(r->labels[c], v[c]) == 0;
+        if (same && *r->schedule) /* (an invalid point's row has no schedule) */
+            same = strcmp(r->schedule, v[N_AXIS_COLS]) == 0;
+        if (!same) {
+            g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "--resume: %s holds another search's rows (point %" G_GUINT64_FORMAT
+                        " differs: other --gpus, --schedules, --set or scenario); remove it "
+                        "or name another --rows file",
+                        path, r->point);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 /* ---- running ---------------------------------------------------------------------------- */
 
 static const char search_description[] =
@@ -593,6 +628,9 @@ search_main(SearchOptions *o, const char *path)
         ppsim_sweep_new_points(path, (char **)sets->pdata, (char **)search_paths, points,
                                (char **)rung_paths, rungs, &error);
     if (sweep == NULL)
+        return ppsim_cli_fail(error);
+    g_autofree char *header0 = ppsim_sweep_csv_header(sweep);
+    if (o->resume && !resume_matches(o->rows, header0, points, &error))
         return ppsim_cli_fail(error);
     g_autofree char *tmp = NULL;
     if (o->rows == NULL) {
