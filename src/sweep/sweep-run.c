@@ -352,8 +352,11 @@ point_run_ladder(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const
         }
     }
     for (guint i = 0; i < n_specs; i++) {
-        if (done[i])
+        if (done[i]) { /* a later rung fit: its out-of-memory replay is not a row */
+            if (last[i] != NULL)
+                ppsim_run_result_free(last[i]);
             continue;
+        }
         if (last[i] != NULL) { /* no rung fits: the last one replayed, out of memory */
             row_emit_rung(s, fmt, point, index, g_ptr_array_index(s->rungs, last_rung[i]),
                           labels[i], "ok", last[i], 0, NULL, out, rows);
