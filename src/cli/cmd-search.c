@@ -237,6 +237,13 @@ lab(const PpsimSweepRow *r, int col)
     return r->labels[col] ? r->labels[col] : "";
 }
 
+/* The row's ZeRO stage as it acts: 0 with one replica (nothing to shard over). */
+static const char *
+row_zero(const PpsimSweepRow *r)
+{
+    return strcmp(lab(r, COL_DP), "1") == 0 ? "0" : lab(r, COL_ZERO);
+}
+
 /* "tp=4 pp=8 dp=2 mbs=1 m=64 v=2 zb-v recompute=none zero=1" */
 static void
 layout_text(GString *out, const PpsimSweepRow *r)
@@ -247,8 +254,9 @@ layout_text(GString *out, const PpsimSweepRow *r)
         g_string_append_printf(out, " v=%s", lab(r, COL_V));
     g_string_append_printf(out, " %s", r->schedule);
     if (*lab(r, COL_RECOMPUTE))
-        g_string_append_printf(out, " recompute=%s zero=%s", lab(r, COL_RECOMPUTE),
-                               lab(r, COL_ZERO));
+        g_string_append_printf(out, " recompute=%s", lab(r, COL_RECOMPUTE));
+    if (*lab(r, COL_ZERO))
+        g_string_append_printf(out, " zero=%s", row_zero(r));
 }
 
 static void
@@ -356,7 +364,7 @@ report_json(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows,
         else
             g_string_append(out, "null");
         g_string_append_printf(out, ",\"zero\":%s,\"status\":\"%s\"",
-                               *lab(r, COL_ZERO) ? lab(r, COL_ZERO) : "null", r->status);
+                               *lab(r, COL_ZERO) ? row_zero(r) : "null", r->status);
         json_num_or_null(out, "tokens_per_s", r, r->tokens_per_s);
         json_num_or_null(out, "mfu", r, r->mfu);
         json_num_or_null(out, "makespan_ms", r, r->makespan_ms);
@@ -406,11 +414,18 @@ report_none_fits(const PpsimScenario *sc, int n, const GPtrArray *rows)
     if (best == NULL) {
         g_string_append(msg, " (no layout ran: see the rows' errors with --rows FILE)");
     } else {
-        g_string_append(msg, best->has_metrics ? "; closest: " : "; closest: ");
+        g_string_append(msg, "; closest: ");
         layout_text(msg, best);
-        g_string_append(msg, best->has_metrics ? ", peak " : ", static memory alone ");
-        ppsim_fmt_fixed(msg, best->peak_memory / GIB, 2);
-        g_string_append(msg, " GiB: give each GPU that much memory, or more GPUs");
+        if (best->has_metrics) {
+            g_string_append(msg, ", peak ");
+            ppsim_fmt_fixed(msg, best->peak_memory / GIB, 2);
+            g_string_append(msg, " GiB (that much memory per GPU would hold it)");
+        } else {
+            g_string_append(msg, ", whose static memory alone is ");
+            ppsim_fmt_fixed(msg, best->peak_memory / GIB, 2);
+            g_string_append(msg, " GiB per GPU (it needs more, with activations): more "
+                                 "memory or more GPUs");
+        }
     }
     fprintf(stderr, "ppsim: error: %s\n", msg->str);
     return PPSIM_EXIT_FAILURE;

@@ -273,6 +273,23 @@ static_bound(const PpsimScenario *sc, const PpsimScheduleSpec *spec)
     return (gint64)(total / sc->training.pp);
 }
 
+/* Whether rung @r differs from an earlier rung only in parallel.zero. */
+static gboolean
+rung_only_zero_differs(const PpsimSweep *s, guint r)
+{
+    char **rung = g_ptr_array_index(s->rungs, r);
+    for (guint q = 0; q < r; q++) {
+        char **prev = g_ptr_array_index(s->rungs, q);
+        gboolean same = TRUE;
+        for (guint k = 0; k < s->rung_paths->len && same; k++)
+            same = strcmp(g_ptr_array_index(s->rung_paths, k), "parallel.zero") == 0 ||
+                   strcmp(rung[k], prev[k]) == 0;
+        if (same)
+            return TRUE;
+    }
+    return FALSE;
+}
+
 /* A point of a ladder sweep: per schedule, the first rung that fits (see sweep.h). */
 static void
 point_run_ladder(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *index,
@@ -308,6 +325,9 @@ point_run_ladder(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const
             }
             g_error_free(local); /* this rung only: the others may hold */
             continue;
+        }
+        if (r > 0 && sc->parallel.dp <= 1 && rung_only_zero_differs(s, r)) {
+            continue; /* ZeRO shards over dp: with one replica this rung is an earlier one */
         }
         if (done == NULL) {
             n_specs = sc->schedules->len;
