@@ -278,10 +278,11 @@ report_text(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows,
     g_autoptr(GString) limit = g_string_new(NULL);
     ppsim_fmt_fixed(limit, (double)sc->memory_limit_bytes / GIB, 2);
     g_string_append_printf(out,
-                           "search %s: %d GPUs, %u layouts: %u fit in %s GiB, %u out of memory "
+                           "search %s: %d GPU%s, %u layouts: %u fit in %s GiB, %u out of memory "
                            "on every plan, %u pruned before replay (static memory over the "
                            "limit), %u refused or invalid\n",
-                           sc->name, n, rows->len, fit, limit->str, oom, pruned, other);
+                           sc->name, n, n == 1 ? "" : "s", rows->len, fit, limit->str, oom, pruned,
+                           other);
     g_string_append_printf(out, "top %u by tokens/s:\n", MIN((guint)top, fit));
     g_string_append_printf(out, "%4s %11s %10s %7s %10s %10s  %s\n", "rank", "tokens/s", "makespan",
                            "mfu", "peak", "headroom", "layout");
@@ -408,7 +409,7 @@ report_none_fits(const PpsimScenario *sc, int n, const GPtrArray *rows)
             best = r;
     }
     g_autoptr(GString) msg = g_string_new(NULL);
-    g_string_append_printf(msg, "no layout of %d GPUs fits in ", n);
+    g_string_append_printf(msg, "no layout of %d GPU%s fits in ", n, n == 1 ? "" : "s");
     ppsim_fmt_fixed(msg, (double)sc->memory_limit_bytes / GIB, 2);
     g_string_append(msg, " GiB");
     if (best == NULL) {
@@ -578,10 +579,11 @@ static void
 nearest_counts(const PpsimScenario *sc, int n, int batch, int *below, int *above)
 {
     *below = *above = 0;
-    for (int k = n - 1; k >= 1 && *below == 0; k--)
+    /* within 4096 of n: far enough for any count one mistypes, bounded for a huge one */
+    for (int k = n - 1; k >= MAX(1, n - 4096) && *below == 0; k--)
         if (layout_exists(sc, k, batch))
             *below = k;
-    for (int k = n + 1; k <= 4 * n + 64 && *above == 0; k++)
+    for (int k = n + 1; k <= n + 4096 && *above == 0; k++)
         if (layout_exists(sc, k, batch))
             *above = k;
 }
