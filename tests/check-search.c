@@ -392,13 +392,13 @@ START_TEST(test_sweep_schedule_typo)
 END_TEST
 
 /* hardware.nodes in `set:` is judged with the point's layout: 8 nodes with dp 4 on an axis
- * loads (the base alone is 4 x 4 x 2 = 32 GPUs), and a point whose layout does not fill the
- * nodes is an invalid row, not a failed load. */
+ * loads (the base alone is 4 x 4 x 2 = 32 GPUs), even though the first point (dp 2) does not
+ * fill the nodes: that point is an invalid row, not a failed load. */
 START_TEST(test_sweep_layout_in_set)
 {
     g_autofree char *base = ppsim_test_src_path("scenarios/llama70b_32xh100.yaml");
     g_autofree char *yaml = g_strdup_printf("scenario: %s\nset: {hardware.nodes: 8, schedule: "
-                                            "1f1b}\naxes:\n  parallel.dp: [4, 2]\n",
+                                            "1f1b}\naxes:\n  parallel.dp: [2, 4]\n",
                                             base);
     g_autofree char *path = temp_file("nodes.yaml", yaml);
     g_autoptr(GError) error = NULL;
@@ -406,7 +406,7 @@ START_TEST(test_sweep_layout_in_set)
     ppsim_assert_no_error(error);
     Run r = ppsim("sweep", path, "-q", NULL);
     ck_assert_int_eq(r.status, 0);
-    ck_assert_msg(strstr(r.out, "\n0,4,1f1b,ok,") && strstr(r.out, "\n1,2,,invalid,") &&
+    ck_assert_msg(strstr(r.out, "\n1,4,1f1b,ok,") && strstr(r.out, "\n0,2,,invalid,") &&
                       strstr(r.out, "8 x 8 = 64"),
                   "%s", r.out);
     run_clear(&r);
@@ -485,7 +485,7 @@ START_TEST(test_plot_ticks)
     g_ptr_array_add(rows, row_new(1, "16", 4377, 0, 1.3e9));
     g_ptr_array_add(rows, row_new(2, "24", 4460, 0, 3.3e9));
     g_autoptr(GString) svg = g_string_new(NULL);
-    ppsim_sweep_svg_pareto(svg, rows, names, 1);
+    ppsim_sweep_svg_pareto(svg, rows, names, 1, 0);
     g_autoptr(GArray) t = y_ticks(svg->str);
     ck_assert_uint_ge(t->len, 3);
     double step = g_array_index(t, double, 1) - g_array_index(t, double, 0);

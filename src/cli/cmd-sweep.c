@@ -153,7 +153,8 @@ axis_names(const PpsimSweep *s, int *n, int *m_axis)
 }
 
 static gboolean
-write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_axis, GError **error)
+write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_axis, double limit,
+            GError **error)
 {
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--plot: creating %s: %s", dir,
@@ -161,7 +162,7 @@ write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_a
         return FALSE;
     }
     g_autoptr(GString) svg = g_string_new(NULL);
-    ppsim_sweep_svg_pareto(svg, rows, names, n);
+    ppsim_sweep_svg_pareto(svg, rows, names, n, limit);
     g_autofree char *pareto = g_build_filename(dir, "pareto.svg", NULL);
     if (!ppsim_cli_write_file(pareto, svg->str, svg->len, error))
         return FALSE;
@@ -257,7 +258,16 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     fputs(sum->str, o->output != NULL ? stdout : stderr);
     if (fflush(stdout) != 0)
         return ppsim_cli_usage("writing stdout: %s", g_strerror(errno));
-    if (o->plot != NULL && !write_plots(o->plot, rows, names, n, m_axis, &error))
+    /* the memory limit as a line, when every point has the base's (no axis sets it) */
+    double limit = 0;
+    const PpsimScenario *base = s->base_sc;
+    gboolean limit_axis = FALSE;
+    for (guint i = 0; i < s->axes->len; i++)
+        limit_axis |=
+            strcmp(((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->path, "memory.limit") == 0;
+    if (base != NULL && !limit_axis)
+        limit = base->costs.present ? base->memory_limit_units : (double)base->memory_limit_bytes;
+    if (o->plot != NULL && !write_plots(o->plot, rows, names, n, m_axis, limit, &error))
         return ppsim_cli_fail(error);
     return PPSIM_EXIT_OK;
 }

@@ -441,13 +441,24 @@ svg_front(GString *out, const GPtrArray *rows, char **axis_names, int n_axes, gb
     }
     if (names->len == 0)
         b = (Box){0, 1, 0, 1};
-    if (limit > 0)
-        b.x1 = MAX(b.x1, limit / scale * 1.04); /* the limit line inside the frame */
+    /* the limit as a line inside the frame, unless it is far beyond the data (it would
+     * squash them to the left): then the title names it */
+    gboolean limit_line = limit > 0 && (names->len == 0 || limit / scale <= 1.5 * b.x1);
+    if (limit_line)
+        b.x1 = MAX(b.x1, limit / scale * 1.04);
     nice_range(&b.x0, &b.x1, TRUE);
     nice_range(&b.y0, &b.y1, TRUE);
     plot_frame(out, &b, title, bytes ? "peak memory per GPU (GiB)" : "peak memory (units)",
                by_tput ? "tokens/s" : "makespan (ms)");
-    if (limit > 0) {
+    if (limit > 0 && !limit_line) {
+        g_string_append_printf(out,
+                               "<text fill=\"#c00\" text-anchor=\"end\" x=\"%d\" y=\"%d\">"
+                               "memory limit ",
+                               PLOT_W - PLOT_R, PLOT_T + 14);
+        ppsim_fmt_fixed(out, limit / scale, bytes ? 0 : 1);
+        g_string_append_printf(out, "%s, off the chart</text>\n", bytes ? " GiB" : "");
+    }
+    if (limit_line) {
         g_string_append(out, "<line stroke=\"#c00\" stroke-dasharray=\"6,4\" x1=\"");
         num(out, px(&b, limit / scale));
         g_string_append(out, "\" x2=\"");
@@ -519,10 +530,11 @@ svg_front(GString *out, const GPtrArray *rows, char **axis_names, int n_axes, gb
 }
 
 void
-ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows, char **axis_names, int n_axes)
+ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows, char **axis_names, int n_axes,
+                       double limit)
 {
     gboolean by_tput = rows_by_throughput(rows);
-    svg_front(out, rows, axis_names, n_axes, by_tput, 0,
+    svg_front(out, rows, axis_names, n_axes, by_tput, limit,
               by_tput ? "tokens/s against peak memory (rows that fit)"
                       : "makespan against peak memory (rows that fit)");
 }

@@ -212,24 +212,52 @@ ppsim_sweep_base(PpsimSweep *s, GError **error)
     return FALSE;
 }
 
-gboolean
-ppsim_sweep_base_on_points(PpsimSweep *s, GError **error)
+/* The base with the fixed overrides and the values of point @point (groups of @group_len,
+ * the last varying fastest), or NULL. */
+static PpsimScenario *
+base_with_point(const PpsimSweep *s, const guint *group_len, int n_groups, guint64 point)
 {
-    if (s->base_sc != NULL || s->base_error == NULL)
-        return TRUE;
+    g_autofree guint *at = g_new0(guint, MAX(n_groups, 1));
+    for (int g = n_groups - 1; g >= 0; g--) {
+        at[g] = (guint)(point % MAX(group_len[g], 1));
+        point /= MAX(group_len[g], 1);
+    }
     g_autoptr(GPtrArray) ov = g_ptr_array_new_with_free_func(g_free);
     for (guint i = 0; i < s->sets->len; i++)
         g_ptr_array_add(ov, g_strdup(g_ptr_array_index(s->sets, i)));
     for (guint i = 0; i < s->axes->len; i++) {
         const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
-        if (a->values->len > 0)
-            g_ptr_array_add(ov, g_strdup_printf("%s=%s", a->path,
-                                                (const char *)g_ptr_array_index(a->values, 0)));
+        if (a->values->len > at[a->group])
+            g_ptr_array_add(
+                ov, g_strdup_printf("%s=%s", a->path,
+                                    (const char *)g_ptr_array_index(a->values, at[a->group])));
     }
     g_ptr_array_add(ov, NULL);
-    s->base_sc = ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
-                                      (const char *const *)ov->pdata, NULL);
-    if (s->base_sc == NULL) { /* not a layout the axes complete: the error as it was */
+    return ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
+                                (const char *const *)ov->pdata, NULL);
+}
+
+gboolean
+ppsim_sweep_base_on_points(PpsimSweep *s, GError **error)
+{
+    if (s->base_sc != NULL || s->base_error == NULL)
+        return TRUE;
+    int n_groups = 0;
+    for (guint i = 0; i < s->axes->len; i++)
+        n_groups = MAX(n_groups, ((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->group + 1);
+    g_autofree guint *group_len = g_new0(guint, MAX(n_groups, 1));
+    guint64 points = 1;
+    for (guint i = 0; i < s->axes->len; i++) {
+        const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
+        group_len[a->group] = MAX(group_len[a->group], a->values->len);
+    }
+    for (int g = 0; g < n_groups; g++)
+        points = points * MAX(group_len[g], 1) > 4096 ? 4096 : points * MAX(group_len[g], 1);
+    /* the first point (of the first 4096) that makes the layout whole stands for the base;
+     * the others are judged when they run (a row with status invalid) */
+    for (guint64 p = 0; p < points && s->base_sc == NULL; p++)
+        s->base_sc = base_with_point(s, group_len, n_groups, p);
+    if (s->base_sc == NULL) { /* no point completes the layout: the error as it was */
         g_propagate_error(error, s->base_error);
         s->base_error = NULL;
         return FALSE;

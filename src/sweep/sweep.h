@@ -53,8 +53,8 @@ typedef struct {
     guint *group_len;       /* [n_groups] */
     GPtrArray *constraints; /* PpsimSweepExpr*: a point runs only where all hold */
     GPtrArray *metrics;     /* const char* (static): metric columns, in order */
-    PpsimScenario *base_sc; /* the base with `sets`, for names no axis sets (with the first
-                               point's values when `sets` alone are not a whole layout) */
+    PpsimScenario *base_sc; /* the base with `sets`, for names no axis sets (with a point's
+                               values when `sets` alone are not a whole layout) */
     GError *base_error;     /* while loading: why the base with `sets` alone failed */
     guint64 n_points;
     /* A ladder of memory plans (`ppsim search`; NULL otherwise): per point and schedule,
@@ -174,8 +174,10 @@ gboolean ppsim_sweep_parse_csv(const char *text, gsize len, const char *display,
 void ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int n_axes);
 /* SVG of the Pareto front (every fitting row as a dot, the front as a line, its points
  * labelled with their axis values): tokens/s when the work differs between rows (as the
- * summary ranks), else makespan, against peak memory. */
-void ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows, char **axis_names, int n_axes);
+ * summary ranks), else makespan, against peak memory; @limit (> 0, the rows' memory unit)
+ * as a dashed line. */
+void ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows, char **axis_names, int n_axes,
+                            double limit);
 /* SVG of a search: tokens/s against peak memory of every row that ran (fitting rows
  * coloured by schedule, the rest grey), the Pareto front labelled with its layouts, and the
  * memory limit @limit (in the rows' memory unit) as a vertical line. */
