@@ -19,6 +19,7 @@ static const PpsimCommand commands[] = {
     {"validate", ppsim_cmd_validate, "check published formulas against simulated timelines"},
     {"sweep", ppsim_cmd_sweep, "run a design-space sweep: one row per point and schedule"},
     {"merge", ppsim_cmd_merge, "join the CSV parts of a sharded sweep"},
+    {"search", ppsim_cmd_search, "rank the layouts of N GPUs (tp, pp, dp, schedule) by tokens/s"},
     {"plan", ppsim_cmd_plan, "plan layers and recompute per stage (ILP) and replay the plan"},
     {"help", cmd_help, "show help for ppsim or for a command"},
     {"version", cmd_version, "print the version"},

@@ -129,6 +129,13 @@ typedef struct {
     int tp, dp, zero, gpus;
     double model_flops; /* per iteration, all GPUs: 3 x forward ([KOR] Eq. (7)) */
     double mfu;         /* model_flops / (makespan x peak x gpus); 0 in explicit mode */
+    /* Throughput: tokens of one iteration (m x microbatch_size x seq_len x dp, every
+     * replica's) over the makespan, in both modes (explicit costs are milliseconds); and
+     * model_flops / makespan / gpus in TFLOP/s, the MFU convention (3 x forward, no
+     * recompute), 0 in explicit mode. */
+    double tokens;
+    double tokens_per_s;
+    double tflops_per_gpu;
     double bubble_ratio;
     double bubble_ratio_span;
     PpsimDeviceResult *devices; /* [p] */

@@ -213,3 +213,14 @@ ppsim_sim_build_schedule_full(const PpsimScenario *sc, const PpsimScheduleSpec *
 {
     return ppsim_sim_build(sc, spec, costs_out, NULL, solver, 0, NULL, error);
 }
+
+gboolean
+ppsim_sim_check_schedule_names(const GPtrArray *specs, GError **error)
+{
+    for (guint i = 0; i < specs->len; i++) {
+        const PpsimScheduleSpec *spec = g_ptr_array_index(specs, i);
+        if (strcmp(spec->name, "custom") != 0 && !ppsim_sched_registry_find(spec->name, error))
+            return FALSE;
+    }
+    return TRUE;
+}

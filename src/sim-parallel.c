@@ -299,6 +299,10 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
     res->zero = sc->parallel.zero;
     res->gpus = ppsim_scenario_gpus(sc);
     sim_collect_overlap(r, res);
+    res->tokens = (double)sched->n_microbatches * sc->training.microbatch_size * sc->model.seq_len *
+                  MAX(sc->parallel.dp, 1);
+    if (res->makespan_ps > 0)
+        res->tokens_per_s = res->tokens / ((double)res->makespan_ps / (double)PPSIM_PS_PER_S);
     if (r->costs->explicit_mode)
         return;
     for (int d = 0; d < sched->n_devices; d++) {
@@ -389,6 +393,11 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
     double seconds = (double)res->makespan_ps / (double)PPSIM_PS_PER_S;
     if (seconds > 0 && sc->hardware.gpu_peak_flops > 0)
         res->mfu = res->model_flops / (seconds * sc->hardware.gpu_peak_flops * res->gpus);
+    if (seconds > 0) {
+        /* the DP reduction may have lengthened the makespan: tokens/s over the final one */
+        res->tokens_per_s = res->tokens / seconds;
+        res->tflops_per_gpu = res->model_flops / seconds / MAX(res->gpus, 1) / 1e12;
+    }
 }
 
 void

@@ -3,6 +3,8 @@
 #include "sim.h"
 #include "sched/registry.h"
 
+#include <string.h>
+
 static void warn(GPtrArray *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 static void
@@ -27,6 +29,57 @@ result_has_copies(const PpsimRunResult *res)
         if (res->schedule->copy[d]->len > 0)
             return TRUE;
     return FALSE;
+}
+
+/* A memory amount as the report shows it: GiB, or explicit units. */
+static void
+mem_text(GString *out, const PpsimRunResult *res, gint64 v)
+{
+    if (res->mem_scale == 1.0)
+        g_string_append_printf(out, "%.1f GiB", (double)v / (1024.0 * 1024.0 * 1024.0));
+    else
+        g_string_append_printf(out, "%.2f units", (double)v / res->mem_scale);
+}
+
+/* A run with a device out of memory: which, by how much, and what would help, by what
+ * fills the worst device (its static state, or its activations). */
+static void
+oom_advice(GPtrArray *out, const PpsimRunResult *res, const char *path)
+{
+    int worst = -1;
+    g_autoptr(GString) devs = g_string_new(NULL);
+    for (int d = 0; d < res->p; d++) {
+        if (!res->devices[d].oom)
+            continue;
+        g_string_append_printf(devs, "%s%d", devs->len ? "," : "", d);
+        if (worst < 0 || res->devices[d].peak_memory > res->devices[worst].peak_memory)
+            worst = d;
+    }
+    if (worst < 0)
+        return;
+    const PpsimDeviceResult *dev = &res->devices[worst];
+    g_autoptr(GString) msg = g_string_new(NULL);
+    g_string_append_printf(msg, "schedule '%s': device%s %s out of memory (device %d: peak ",
+                           res->label, strchr(devs->str, ',') ? "s" : "", devs->str, worst);
+    mem_text(msg, res, dev->peak_memory);
+    g_string_append(msg, " over the limit ");
+    mem_text(msg, res, res->memory_limit);
+    g_string_append(msg, ", of which static ");
+    mem_text(msg, res, dev->static_memory);
+    if (res->memory_limit > 0 && dev->static_memory >= res->memory_limit)
+        g_string_append(msg, "): the weights and optimizer states alone do not fit: try more "
+                             "pipeline stages (training.pp), tensor parallelism or ZeRO "
+                             "(parallel.tp, parallel.zero), or T-Offload ({name: tpipe, "
+                             "offload_optimizer: t-offload})");
+    else
+        g_string_append(msg, "): try recompute (model.recompute: full), a schedule that "
+                             "holds fewer microbatches (1f1b, v-half, v-min, or zb with a "
+                             "memory_limit), activation offload (po-h, po-f, adaoffload), or "
+                             "more pipeline stages");
+    if (!res->explicit_mode)
+        g_string_append_printf(msg, "; 'ppsim search %s --gpus N' ranks the layouts that fit",
+                               path);
+    warn(out, "%s", msg->str);
 }
 
 GPtrArray *
@@ -81,6 +134,7 @@ ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
                  "schedule '%s' offloads activations, but 'costs.offload' is 0: the "
                  "transfers take no time",
                  res->label);
+        oom_advice(out, res, path);
     }
     return out;
 }

@@ -46,6 +46,11 @@ PpsimRunResult *ppsim_sim_run_spec(const PpsimScenario *scenario, const PpsimSch
  * GPtrArray of PpsimRunResult*. */
 GPtrArray *ppsim_sim_run_all(const PpsimScenario *scenario, PpsimSimFlags flags, GError **error);
 
+/* Checks that every spec of @specs (PpsimScheduleSpec*) names a registered generator or
+ * "custom"; the error names the first unknown one with a did-you-mean (sweeps check their
+ * schedule values with it at load). */
+gboolean ppsim_sim_check_schedule_names(const GPtrArray *specs, GError **error);
+
 /* Settings of @scenario that do nothing or less than they seem (sim-warnings.c), given the
  * @results of its run (nullable: only what the scenario alone shows): one message per trap,
  * each once. Returns: (transfer full) a GPtrArray of char*. */

@@ -221,13 +221,21 @@ START_TEST(test_split_and_batch)
     g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
     ppsim_assert_no_error(error);
     ck_assert_int_eq(sc->training.microbatches, 12); /* 48 / (2 x 2) */
+    /* 18 layers over 4 stages: as even as they allow (4, 5, 4, 5), as without `parallel:` */
     g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
-    ck_assert_ptr_null(c);
-    ppsim_assert_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE);
-    ck_assert_str_eq(error->message, "t.yaml: 'model.layers' (18) is not a multiple of "
-                                     "'parallel.pp' x chunks (4 stages): set "
-                                     "'model.stage_layers' to split them unevenly");
-    g_clear_error(&error);
+    ppsim_assert_no_error(error);
+    const int want[] = {4, 5, 4, 5};
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(c->stage[s].layers, want[s]);
+    const char *plain = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                        "model: {layers: 18, hidden: 1024, heads: 8, seq_len: 1024}\n"
+                        "training: {pp: 4, microbatches: 12, microbatch_size: 2}\n";
+    g_autoptr(PpsimScenario) sc0 = parse(plain, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c0 = ppsim_costs_new(sc0, 4, &error);
+    ppsim_assert_no_error(error);
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(c0->stage[s].layers, c->stage[s].layers);
     const char *const ov[] = {"model.stage_layers=[4,5,5,4]", NULL};
     g_autoptr(PpsimScenario) sc2 = parse(yaml, ov, &error);
     ppsim_assert_no_error(error);

@@ -344,7 +344,7 @@ START_TEST(test_summary_pareto)
         }
     }
     g_autoptr(GString) svg = g_string_new(NULL);
-    ppsim_sweep_svg_pareto(svg, rows);
+    ppsim_sweep_svg_pareto(svg, rows, names, 1, 0);
     ck_assert(g_str_has_prefix(svg->str, "<svg") && strstr(svg->str, "Pareto front") != NULL);
 }
 END_TEST

@@ -29,6 +29,7 @@ int ppsim_cmd_validate(int argc, char **argv);
 int ppsim_cmd_sweep(int argc, char **argv);
 int ppsim_cmd_merge(int argc, char **argv);
 int ppsim_cmd_plan(int argc, char **argv);
+int ppsim_cmd_search(int argc, char **argv);
 
 /* Options of a sweep run, shared by `ppsim sweep` and `ppsim run --grid` (cmd-sweep.c). */
 typedef struct {
@@ -39,10 +40,14 @@ typedef struct {
     gboolean resume;
     char *plot; /* directory for the SVGs, or NULL */
     gboolean quiet;
+    const char *progress_label; /* the progress bar's name; NULL: "sweep" */
 } PpsimCliSweepOptions;
 
 /* Runs @sweep as @o says: rows, then the summary and plots. Returns the exit code. */
 int ppsim_cli_sweep(const PpsimSweep *sweep, const PpsimCliSweepOptions *o);
+/* Only the rows (resumed, with the progress bar), appended to @rows. Returns the exit
+ * code. */
+int ppsim_cli_sweep_rows(const PpsimSweep *sweep, const PpsimCliSweepOptions *o, GPtrArray *rows);
 
 /* Error and warning lines are printed with control characters escaped and cut after a few
  * KiB (util/quote.h), so that no message floods or garbles the terminal. */

@@ -257,6 +257,19 @@ plan_main(const PlanOptions *o, const char *path)
     g_autoptr(PpsimPlan) plan = ppsim_plan_new(sc, &po, &error);
     if (plan == NULL)
         return ppsim_cli_fail(error);
+    if (o->schedule == NULL) {
+        /* none was named: say which one was planned (the scenario's first) */
+        if (sc->schedules->len > 1)
+            fprintf(stderr,
+                    "ppsim: note: planned for '%s', the first of the scenario's %u schedules; "
+                    "--schedule NAME plans another\n",
+                    plan->problem->schedule, sc->schedules->len);
+        else
+            fprintf(stderr,
+                    "ppsim: note: planned for '%s', the scenario's schedule; --schedule NAME "
+                    "plans another\n",
+                    plan->problem->schedule);
+    }
     g_autoptr(GArray) rows = plan_rows(plan, o->compare);
     for (guint i = 0; !o->no_replay && i < rows->len; i++)
         if (!plan_replay(sc, plan->problem, &g_array_index(rows, PlanRow, i), &error))

@@ -35,7 +35,12 @@ typedef struct {
     int samples; /* --samples: Monte-Carlo replays under `variability:` */
     gint64 seed; /* --seed */
     char *plot;  /* --plot DIR: the makespan CDF chart */
+    gboolean full_traces;
 } RunOptions;
+
+/* Runs with more ops than this get no Perfetto trace unless --full-traces: at about 500 bytes
+ * an op (slices, flows, memory counters), a p = 32 run would write over 100 MB. */
+#define RUN_TRACE_MAX_OPS 100000
 
 static void
 run_options_clear(RunOptions *o)
@@ -237,6 +242,8 @@ run_context(RunOptions *o)
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &o->plot,
          "With --samples: write DIR/makespan-cdf.svg, every schedule's makespan CDF on one chart",
          "DIR"},
+        {"full-traces", 0, 0, G_OPTION_ARG_NONE, &o->full_traces,
+         "Write the Perfetto trace of runs above 100,000 ops too (about 500 bytes an op)", NULL},
         G_OPTION_ENTRY_NULL};
     GOptionContext *ctx = g_option_context_new("SCENARIO - simulate pipeline schedules");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -387,6 +394,16 @@ run_main(RunOptions *o, const char *path)
     us[3] = g_get_monotonic_time() - t - us[0] - us[1] - us[2];
     g_autofree char *dir = NULL;
     if (ok && !o->no_artifacts) {
+        o->svg.trace_max_ops = o->full_traces ? 0 : RUN_TRACE_MAX_OPS;
+        for (guint i = 0; i < results->len && !o->full_traces && !o->quiet; i++) {
+            const PpsimRunResult *res = g_ptr_array_index(results, i);
+            gsize n = ppsim_schedule_n_ops(res->schedule);
+            if (n > RUN_TRACE_MAX_OPS)
+                fprintf(stderr,
+                        "ppsim: note: '%s' has %zu ops: no Perfetto trace (about %zu MB; "
+                        "--full-traces writes it); its SVG shows density\n",
+                        res->label, (size_t)n, (size_t)(n * 500 / 1000000));
+        }
         g_autofree char *stem = ppsim_artifacts_file_stem(sc->name);
         dir = o->output ? g_strdup(o->output) : g_build_filename("results", stem, NULL);
         ok = ppsim_artifacts_write(dir, sc, results, json, csv, &o->svg, &error);

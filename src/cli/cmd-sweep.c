@@ -95,6 +95,7 @@ out_lock(const char *path, GError **error)
 
 typedef struct {
     gint64 start, last;
+    const char *label;
 } Progress;
 
 static void
@@ -108,10 +109,10 @@ progress_show(guint64 done, guint64 total, gpointer user_data)
     double elapsed = (double)(now - p->start) / 1e6;
     double eta = done > 0 ? elapsed * (double)(total - done) / (double)done : 0;
     int width = 30, filled = total ? (int)(width * done / total) : width;
-    fprintf(stderr,
-            "\rppsim: sweep [%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
-            " points, ETA %.0f s   ",
-            filled, "##############################", width - filled, "", done, total, eta);
+    fprintf(
+        stderr,
+        "\rppsim: %s [%.*s%*s] %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " points, ETA %.0f s   ",
+        p->label, filled, "##############################", width - filled, "", done, total, eta);
     if (done == total)
         fputc('\n', stderr);
     fflush(stderr);
@@ -124,8 +125,8 @@ progress_show(guint64 done, guint64 total, gpointer user_data)
  * before the last one written (which may be incomplete), truncates the file there and sets
  * *@resume_after. A missing or empty file starts afresh (FALSE in *@have_header). */
 static gboolean
-resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *resume_after,
-               gboolean *have_header, GError **error)
+resume_prepare(const char *path, const char *header, int shard_k, int shard_n, GPtrArray *rows,
+               guint64 *resume_after, gboolean *have_header, GError **error)
 {
     *resume_after = G_MAXUINT64;
     *have_header = FALSE;
@@ -137,6 +138,8 @@ resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *r
         return FALSE;
     while (len > 0 && text[len - 1] != '\n') /* a row cut mid-way */
         len--;
+    if (len > 0 && ppsim_sweep_shard_line(text, len, NULL, NULL) == len)
+        len = 0; /* a shard's first line alone: start afresh */
     if (len == 0) { /* nothing whole, not even the header (cut by a kill or a full disk) */
         if (truncate(path, 0) != 0) {
             g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--resume: truncating %s: %s",
@@ -151,8 +154,16 @@ resume_prepare(const char *path, const char *header, GPtrArray *rows, guint64 *r
         g_prefix_error(error, "--resume: ");
         return FALSE;
     }
+    int file_k = 1, file_n = 1;
+    gsize skip = ppsim_sweep_shard_line(text, len, &file_k, &file_n);
+    if (file_k != shard_k || file_n != shard_n) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                    "--resume: %s holds shard %d/%d, not %d/%d", path, file_k, file_n, shard_k,
+                    shard_n);
+        return FALSE;
+    }
     *have_header = TRUE;
-    gsize keep = strlen(header);
+    gsize keep = skip + strlen(header);
     if (got->len > 0) {
         guint64 last = ((PpsimSweepRow *)g_ptr_array_index(got, got->len - 1))->point;
         guint n = got->len;
@@ -193,7 +204,8 @@ axis_names(const PpsimSweep *s, int *n, int *m_axis)
 }
 
 static gboolean
-write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_axis, GError **error)
+write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_axis, double limit,
+            GError **error)
 {
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--plot: creating %s: %s", dir,
@@ -201,7 +213,7 @@ write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_a
         return FALSE;
     }
     g_autoptr(GString) svg = g_string_new(NULL);
-    ppsim_sweep_svg_pareto(svg, rows);
+    ppsim_sweep_svg_pareto(svg, rows, names, n, limit);
     g_autofree char *pareto = g_build_filename(dir, "pareto.svg", NULL);
     if (!ppsim_cli_write_file(pareto, svg->str, svg->len, error))
         return FALSE;
@@ -217,7 +229,7 @@ write_plots(const char *dir, const GPtrArray *rows, char **names, int n, int m_a
  * ------------------------------------------------------------------------------------- */
 
 int
-ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
+ppsim_cli_sweep_rows(const PpsimSweep *s, const PpsimCliSweepOptions *o, GPtrArray *rows)
 {
     g_autoptr(GError) error = NULL;
     PpsimSweepRunOptions run = {.threads =
@@ -246,8 +258,6 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     if (o->resume && run.format != PPSIM_SWEEP_CSV)
         return ppsim_cli_usage("--resume reads CSV output; drop --format jsonl");
     g_autofree char *header = ppsim_sweep_csv_header(s);
-    g_autoptr(GPtrArray) rows =
-        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     gboolean have_header = FALSE;
     Out out = {.fp = stdout, .name = "stdout", .fail_after = -1};
     const char *hook = g_getenv("PPSIM_TEST_WRITE_FAIL_AFTER");
@@ -261,7 +271,8 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
         struct stat st;
         gboolean regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
         if (o->resume &&
-            !resume_prepare(o->output, header, rows, &run.resume_after, &have_header, &error)) {
+            !resume_prepare(o->output, header, run.shard_k, run.shard_n, rows, &run.resume_after,
+                            &have_header, &error)) {
             close(fd);
             return ppsim_cli_fail(error);
         }
@@ -284,18 +295,35 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
         }
     }
     run.write_data = &out;
-    Progress prog = {g_get_monotonic_time(), 0};
+    Progress prog = {g_get_monotonic_time(), 0, o->progress_label ? o->progress_label : "sweep"};
     if (!o->quiet && isatty(STDERR_FILENO)) {
         run.progress = progress_show;
         run.progress_data = &prog;
     }
     gboolean ok = TRUE;
+    if (run.format == PPSIM_SWEEP_CSV && !have_header && run.shard_n > 1) {
+        g_autofree char *tag =
+            g_strdup_printf("# ppsim sweep shard %d/%d\n", run.shard_k, run.shard_n);
+        ok = out_write(tag, strlen(tag), &out, &error);
+    }
     if (run.format == PPSIM_SWEEP_CSV && !have_header)
-        ok = out_write(header, strlen(header), &out, &error);
+        ok = ok && out_write(header, strlen(header), &out, &error);
     ok = ok && ppsim_sweep_run(s, &run, rows, &error);
     ok = out_close(&out, &error) && ok;
     if (!ok)
         return ppsim_cli_fail(error);
+    return PPSIM_EXIT_OK;
+}
+
+int
+ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) rows =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
+    int rc = ppsim_cli_sweep_rows(s, o, rows);
+    if (rc != PPSIM_EXIT_OK)
+        return rc;
     int n = 0, m_axis = -1;
     g_auto(GStrv) names = axis_names(s, &n, &m_axis);
     g_autoptr(GString) sum = g_string_new(NULL);
@@ -303,7 +331,16 @@ ppsim_cli_sweep(const PpsimSweep *s, const PpsimCliSweepOptions *o)
     fputs(sum->str, o->output != NULL ? stdout : stderr);
     if (fflush(stdout) != 0)
         return ppsim_cli_usage("writing stdout: %s", g_strerror(errno));
-    if (o->plot != NULL && !write_plots(o->plot, rows, names, n, m_axis, &error))
+    /* the memory limit as a line, when every point has the base's (no axis sets it) */
+    double limit = 0;
+    const PpsimScenario *base = s->base_sc;
+    gboolean limit_axis = FALSE;
+    for (guint i = 0; i < s->axes->len; i++)
+        limit_axis |=
+            strcmp(((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->path, "memory.limit") == 0;
+    if (base != NULL && !limit_axis)
+        limit = base->costs.present ? base->memory_limit_units : (double)base->memory_limit_bytes;
+    if (o->plot != NULL && !write_plots(o->plot, rows, names, n, m_axis, limit, &error))
         return ppsim_cli_fail(error);
     return PPSIM_EXIT_OK;
 }
@@ -434,14 +471,42 @@ ppsim_cmd_merge(int argc, char **argv)
         g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_sweep_row_free);
     g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(Line));
     g_autofree char *header = NULL;
+    int shards_n = -1;                 /* the parts' N (0: an unsharded file) */
+    g_autofree int *shard_part = NULL; /* [N + 1]: the part holding shard K, 0 = none */
     for (int i = 1; i < argc; i++) {
         char *text = NULL;
         gsize len = 0;
         if (!ppsim_read_file(argv[i], PPSIM_CSV_MAX_BYTES, "a sweep part", &text, &len, &error))
             return ppsim_cli_fail(error);
         g_ptr_array_add(texts, text);
-        const char *nl = memchr(text, '\n', len);
-        g_autofree char *h = nl ? g_strndup(text, nl - text + 1) : NULL;
+        int k = 0, n = 0;
+        gsize skip = ppsim_sweep_shard_line(text, len, &k, &n);
+        if (shards_n < 0) {
+            shards_n = n;
+            shard_part = g_new0(int, n + 1);
+        }
+        if (n != shards_n) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "%s: %s, but %s %s", argv[i],
+                        n ? "a shard of a sweep cut in a different count" : "not a shard", argv[1],
+                        shards_n ? "is one" : "is not");
+            return ppsim_cli_fail(error);
+        }
+        if (n > 0 && shard_part[k] != 0) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "%s and %s are both shard %d/%d", argv[shard_part[k]], argv[i], k, n);
+            return ppsim_cli_fail(error);
+        }
+        if (n > 0)
+            shard_part[k] = i;
+        if (n == 0 && argc > 2) {
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "%s: not a shard (no '# ppsim sweep shard K/N' line): merge the parts "
+                        "of one 'ppsim sweep --shard K/N' run",
+                        argv[i]);
+            return ppsim_cli_fail(error);
+        }
+        const char *nl = memchr(text + skip, '\n', len - skip);
+        g_autofree char *h = nl ? g_strndup(text + skip, nl - (text + skip) + 1) : NULL;
         if (h == NULL || (header != NULL && strcmp(h, header) != 0)) {
             g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "%s: %s", argv[i],
                         h ? "its header differs from the first part's (another sweep?)"
@@ -469,6 +534,19 @@ ppsim_cmd_merge(int argc, char **argv)
             g_array_append_val(lines, l);
         }
     }
+    for (int k = 1; k <= shards_n; k++)
+        if (shard_part[k] == 0) {
+            g_autoptr(GString) missing = g_string_new(NULL);
+            for (int j = k; j <= shards_n; j++)
+                if (shard_part[j] == 0)
+                    g_string_append_printf(missing, "%s%d/%d", missing->len ? ", " : "", j,
+                                           shards_n);
+            g_set_error(&error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO,
+                        "missing shard %s: run it (--shard K/N, or --resume a killed one) and "
+                        "merge all %d parts",
+                        missing->str, shards_n);
+            return ppsim_cli_fail(error);
+        }
     g_array_sort(lines, cmp_line);
     for (guint i = 1; i < lines->len; i++) {
         const Line *a = &g_array_index(lines, Line, i - 1), *b = &g_array_index(lines, Line, i);

@@ -177,8 +177,10 @@ validate_point(const char *name, int p, int v, int m, const double *c, Tally *t)
     t->exact_ok += f.exact && match;
     t->exact_bad += f.exact && !match;
     t->approx += !f.exact;
-    printf("%10.3f %10.3f %7.4f %7.4f %7.2f %7.2f %8.3f  %s\n", f.span, span, f.bubble_rate,
-           sim_rate, f.peak[0], res->devices[0].peak_activation / res->mem_scale, peak_err, status);
+    /* an approximate row says why: the source's assumptions this point leaves */
+    printf("%10.3f %10.3f %7.4f %7.4f %7.2f %7.2f %8.3f  %s%s%s\n", f.span, span, f.bubble_rate,
+           sim_rate, f.peak[0], res->devices[0].peak_activation / res->mem_scale, peak_err, status,
+           f.exact ? "" : ": exact only when ", f.exact ? "" : f.exact_when);
     if (t->verbose || (f.exact && !match))
         printf("%-12s   source %s; exact when %s\n", "", f.source, f.exact_when);
     g_free(f.peak);
@@ -242,7 +244,7 @@ static const char validate_description[] =
     "simulation: the longest device span (end - first start), the bubble rate\n"
     "(bubble / span, [ZB] §5.3), device 0's peak activation, and the largest peak error\n"
     "over devices. Where a formula is exact under its assumptions, the simulation must\n"
-    "match it exactly; otherwise the row is 'approx'.\n"
+    "match it exactly; otherwise the row is 'approx' and names the assumptions it leaves.\n"
     "\n"
     "Grid keys (repeatable --grid): p=2,4,8  m=1,p,2p,3p (numbers or multiples of p)\n"
     "v=2 (chunks, for schedules that take them)  costs=1:1:1,2:2:1 (F:B:W in ms, or\n"

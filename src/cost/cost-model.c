@@ -205,13 +205,7 @@ costs_split_layers(PpsimCosts *c, const PpsimScenario *sc, GError **error)
                         model->stage_layers_mark.col, S, L, model->stage_layers->len, sum);
             return FALSE;
         }
-    } else if (sc->parallel.present && L % S != 0) {
-        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                    "%s: 'model.layers' (%d) is not a multiple of 'parallel.pp' x chunks "
-                    "(%d stages): set 'model.stage_layers' to split them unevenly",
-                    sc->path ? sc->path : "", L, S);
-        return FALSE;
-    } else if (L < S) {
+    } else if (L < S) { /* with or without `parallel:`: an uneven split is as even as can be */
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: %d layers cannot fill %d pipeline stages (use model.stage_layers "
                     "to place them explicitly)",

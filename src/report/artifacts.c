@@ -93,7 +93,10 @@ ppsim_artifacts_write(const char *dir, const PpsimScenario *scenario, const GPtr
         g_hash_table_add(used, g_strdup(stem));
         g_autofree char *trace_name = g_strdup_printf("%s.trace.json", stem);
         g_autofree char *trace_path = g_build_filename(dir, trace_name, NULL);
-        if (!artifacts_trace(trace_path, res, error))
+        if (svg_opts != NULL && svg_opts->trace_max_ops > 0 &&
+            ppsim_schedule_n_ops(res->schedule) > svg_opts->trace_max_ops)
+            g_unlink(trace_path); /* too large: none, and no stale one from an earlier run */
+        else if (!artifacts_trace(trace_path, res, error))
             return FALSE;
         g_autoptr(GString) svg = g_string_new(NULL);
         ppsim_report_svg(svg, res, svg_opts);

@@ -9,7 +9,8 @@ G_BEGIN_DECLS
 /* Writes into @dir (created if needed): per result <label>.trace.json (Perfetto) and
  * <label>.svg (timeline), compare.svg for two results or more, and last summary.csv and
  * summary.json (the given text): where summary.json exists, every file it names does too.
- * @svg (nullable) sets the SVG time window and width. Labels become file names by
+ * @svg (nullable) sets the SVG time window and width, and the op count above which a result
+ * gets no trace (svg->trace_max_ops). Labels become file names by
  * ppsim_artifacts_file_stem(); a stem already taken (two schedules with one label, or a label
  * "compare" or "summary") gets "-N". Every file goes to a temporary name and is renamed, so
  * an interrupted run never leaves a half-written file; on error the temporary file is

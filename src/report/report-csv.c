@@ -27,7 +27,7 @@ ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *r
 {
     g_string_append(out, "scenario,schedule,p,v,m,makespan_ms,bubble_ratio,bubble_ratio_span,"
                          "memory_unit,device,busy_ms,first_start_ms,end_ms,device_bubble_ratio,"
-                         "peak_activation,peak_memory,oom\n");
+                         "peak_activation,peak_memory,oom,tokens_per_s,tflops_per_gpu\n");
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         for (int d = 0; d < res->p; d++) {
@@ -53,7 +53,13 @@ ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *r
             ppsim_fmt_mem(out, dev->peak_activation, res->mem_scale);
             g_string_append_c(out, ',');
             ppsim_fmt_mem(out, dev->peak_memory, res->mem_scale);
-            g_string_append_printf(out, ",%s\n", dev->oom ? "true" : "false");
+            g_string_append_printf(out, ",%s,", dev->oom ? "true" : "false");
+            if (res->tokens > 0) /* empty: explicit costs without a sequence length */
+                ppsim_fmt_double(out, res->tokens_per_s);
+            g_string_append_c(out, ',');
+            if (!res->explicit_mode) /* empty: no FLOPs without a model */
+                ppsim_fmt_double(out, res->tflops_per_gpu);
+            g_string_append_c(out, '\n');
         }
     }
 }

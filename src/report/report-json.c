@@ -210,6 +210,16 @@ json_result(GString *out, const PpsimRunResult *res)
         ppsim_fmt_double(out, res->mfu);
     g_string_append(out, ",\"model_flops\":");
     ppsim_fmt_double(out, res->model_flops);
+    g_string_append(out, ",\"tokens_per_s\":");
+    if (res->tokens > 0)
+        ppsim_fmt_double(out, res->tokens_per_s);
+    else /* explicit costs without a model's sequence length: no token count */
+        g_string_append(out, "null");
+    g_string_append(out, ",\"tflops_per_gpu\":");
+    if (res->explicit_mode)
+        g_string_append(out, "null");
+    else
+        ppsim_fmt_double(out, res->tflops_per_gpu);
     g_string_append_printf(out, ",\"gpus\":%d,\"tp\":%d,\"dp\":%d,\"zero\":%d", res->gpus, res->tp,
                            res->dp, res->zero);
     g_string_append(out, ",\"stages\":[");

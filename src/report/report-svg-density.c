@@ -1,7 +1,8 @@
 /* report-svg-density.c: a lane's busy time per pixel column and per op kind. Each op adds its
  * exact overlap with every column it touches (in pixels), so a column's share is its busy time
  * over its duration, independent of how many ops fall in it. Adjacent columns with the same
- * busiest kind and level merge into one run, so a steady state is one rectangle. */
+ * kind, share and place in the stack merge into one run, so a steady state is a few
+ * rectangles. */
 #include "report/report-svg-density.h"
 
 #include <math.h>
@@ -69,30 +70,51 @@ GArray *
 ppsim_svg_density_runs(const PpsimSvgDensity *d)
 {
     GArray *runs = g_array_new(FALSE, FALSE, sizeof(PpsimSvgDensityRun));
+    int last[PPSIM_OP_N_KINDS]; /* per kind: index of its latest run, -1: none */
+    for (int k = 0; k < PPSIM_OP_N_KINDS; k++)
+        last[k] = -1;
     for (int c = 0; c < d->columns; c++) {
         double total = 0, best = 0;
-        int kind = 0;
+        int busiest = 0;
         for (int k = 0; k < PPSIM_OP_N_KINDS; k++) {
             double b = d->busy[(gsize)k * d->columns + c];
             total += b;
             if (b > best)
-                best = b, kind = k;
+                best = b, busiest = k;
         }
         if (total <= 0)
             continue;
         /* the last column may be narrower than a pixel; lanes that overlap (a copy lane with
          * a CPU worker's steps) are capped at fully busy */
         double span = MIN(1.0, d->width - c);
-        double share = MIN(1.0, total / span);
-        int level = MAX(1, (int)lround(share * PPSIM_SVG_DENSITY_LEVELS));
-        PpsimSvgDensityRun *last =
-            runs->len ? &g_array_index(runs, PpsimSvgDensityRun, runs->len - 1) : NULL;
-        if (last && last->first + last->n == c && last->kind == kind && last->level == level) {
-            last->n++;
-            continue;
+        double scale = MIN(1.0, span / total) / span; /* busy pixels -> share of the column */
+        double cum = 0;
+        int below = 0, levels[PPSIM_OP_N_KINDS] = {0}, sum = 0;
+        for (int k = 0; k < PPSIM_OP_N_KINDS; k++) {
+            cum += d->busy[(gsize)k * d->columns + c] * scale;
+            int upto = (int)lround(MIN(cum, 1.0) * PPSIM_SVG_DENSITY_LEVELS);
+            levels[k] = upto - below;
+            below = upto;
+            sum += levels[k];
         }
-        PpsimSvgDensityRun run = {c, 1, kind, level};
-        g_array_append_val(runs, run);
+        if (sum == 0)
+            levels[busiest] = 1; /* busy, if only a little: visible */
+        int offset = 0;
+        for (int k = 0; k < PPSIM_OP_N_KINDS; k++) {
+            if (levels[k] <= 0)
+                continue;
+            PpsimSvgDensityRun *prev =
+                last[k] >= 0 ? &g_array_index(runs, PpsimSvgDensityRun, last[k]) : NULL;
+            if (prev && prev->first + prev->n == c && prev->level == levels[k] &&
+                prev->offset == offset) {
+                prev->n++;
+            } else {
+                PpsimSvgDensityRun run = {c, 1, k, levels[k], offset};
+                g_array_append_val(runs, run);
+                last[k] = (int)runs->len - 1;
+            }
+            offset += levels[k];
+        }
     }
     return runs;
 }

@@ -10,12 +10,16 @@ G_BEGIN_DECLS
 /* Opacity steps of a density run: level / PPSIM_SVG_DENSITY_LEVELS of the column busy. */
 #define PPSIM_SVG_DENSITY_LEVELS 20
 
-/* Consecutive pixel columns [first, first + n) of one lane with the same busiest kind and the
- * same busy level (1..PPSIM_SVG_DENSITY_LEVELS; never 0 for a column with any busy time). */
+/* Consecutive pixel columns [first, first + n) of one lane in which one op kind has the same
+ * share of the time: each column is a stack of its kinds, in kind order from the bottom, each
+ * as tall as its share (so 1F1B's forwards show beside its twice-longer backwards). Levels
+ * are 1/PPSIM_SVG_DENSITY_LEVELS of the lane's height; a column with any busy time has at
+ * least one level. */
 typedef struct {
     int first, n;
-    int kind;  /* PpsimOpKind with the most busy time in the columns (ties: lowest kind) */
-    int level; /* busy share of each column, rounded to 1/LEVELS, at least 1 */
+    int kind;   /* PpsimOpKind */
+    int level;  /* the kind's share of each column, in levels (>= 1) */
+    int offset; /* levels of the kinds stacked below it */
 } PpsimSvgDensityRun;
 
 typedef struct PpsimSvgDensity PpsimSvgDensity;
@@ -32,7 +36,9 @@ void ppsim_svg_density_add(PpsimSvgDensity *d, const GArray *ops, const GArray *
                            gboolean cpu);
 /* Forgets the ops added so far (the next lane). */
 void ppsim_svg_density_reset(PpsimSvgDensity *d);
-/* The lane as runs, left to right (PpsimSvgDensityRun); empty columns have none. */
+/* The lane as runs (PpsimSvgDensityRun), in order of their first column, then kind; empty
+ * columns have none. The shares are rounded cumulatively, so a column's levels add up to its
+ * busy share rounded. */
 GArray *ppsim_svg_density_runs(const PpsimSvgDensity *d);
 
 /* TRUE when some device's compute lane has more ops in [@t0, @t1) than @width / 4: blocks

@@ -147,22 +147,18 @@ svg_lane(Svg *s, GArray *ops, GArray *timing, double y, double h, gboolean label
     }
 }
 
-/* A lane in density mode: the ops added to s->density, one rectangle per run of columns in
- * the colour of their busiest kind, as opaque as their busy share. */
+/* A lane in density mode: the ops added to s->density, each pixel column a stack of its
+ * kinds from the bottom of the lane, each as tall as its share of the column's time. */
 static void
 svg_density_lane(Svg *s, double y, double h)
 {
     g_autoptr(GArray) runs = ppsim_svg_density_runs(s->density);
     for (guint i = 0; i < runs->len; i++) {
         const PpsimSvgDensityRun *r = &g_array_index(runs, PpsimSvgDensityRun, i);
-        g_autoptr(GString) opacity = g_string_new(NULL);
-        if (r->level < PPSIM_SVG_DENSITY_LEVELS) {
-            g_string_append(opacity, " fill-opacity=\"");
-            ppsim_fmt_fixed(opacity, (double)r->level / PPSIM_SVG_DENSITY_LEVELS, 2);
-            g_string_append_c(opacity, '"');
-        }
-        svg_rect(s, SVG_LEFT + r->first, y, MIN((double)r->n, s->plot_w - r->first), h,
-                 kind_color[r->kind], opacity->str);
+        double unit = h / PPSIM_SVG_DENSITY_LEVELS;
+        svg_rect(s, SVG_LEFT + r->first, y + h - (r->offset + r->level) * unit,
+                 MIN((double)r->n, s->plot_w - r->first), r->level * unit, kind_color[r->kind],
+                 NULL);
     }
     ppsim_svg_density_reset(s->density);
 }
@@ -201,8 +197,8 @@ svg_axis(Svg *s, double y)
     svg_text(s, SVG_LEFT + s->plot_w, y + 28, 10, "end", "#333333", "time (ms)");
     if (s->density)
         svg_text(s, SVG_LEFT, y + 28, 10, "start", "#333333",
-                 "one pixel column: its busiest kind, as opaque as the share of its time busy "
-                 "(use --svg-window to see single ops)");
+                 "one pixel column: a stack of the kinds that ran in it, each as tall as its "
+                 "share of the column's time (use --svg-window to see single ops)");
 }
 
 static void
@@ -305,13 +301,14 @@ svg_rows(Svg *s, const PpsimRunResult *res, double y)
 
 /* Device @d's total memory (static + activations + buffers) as a step line. */
 static void
-svg_memory_curve(Svg *s, const PpsimRunResult *res, int d, double y, double h, double scale)
+svg_memory_curve(Svg *s, const PpsimRunResult *res, int d, double y, double h, double lo,
+                 double scale)
 {
     gint64 cur[PPSIM_MEM_N_CATEGORIES] = {0};
     cur[PPSIM_MEM_STATIC] = res->devices[d].static_memory;
     double base = y + h;
     g_string_append(s->out, "<path fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"1.2\" d=\"M");
-    double prev_y = base - (double)cur[PPSIM_MEM_STATIC] / scale * h;
+    double prev_y = base - ((double)cur[PPSIM_MEM_STATIC] - lo) / scale * h;
     double last_x = -1;
     svg_num(s->out, svg_x(s, s->t0));
     g_string_append_c(s->out, ' ');
@@ -332,7 +329,7 @@ svg_memory_curve(Svg *s, const PpsimRunResult *res, int d, double y, double h, d
         if (more_now)
             continue;
         double v = (double)(cur[0] + cur[1] + cur[2]);
-        double x = svg_x(s, MAX(m->time_ps, s->t0)), ny = base - v / scale * h;
+        double x = svg_x(s, MAX(m->time_ps, s->t0)), ny = base - (v - lo) / scale * h;
         /* within a quarter pixel of the last point: invisible, skip (the red dot still marks
          * the exact peak) */
         if (x - last_x < 0.25 && fabs(ny - prev_y) < h / 2)
@@ -349,7 +346,8 @@ svg_memory_curve(Svg *s, const PpsimRunResult *res, int d, double y, double h, d
     g_string_append(s->out, "\"/>\n");
     const PpsimDeviceResult *dev = &res->devices[d];
     if (dev->peak_time_ps >= s->t0 && dev->peak_time_ps <= s->t1) {
-        double px = svg_x(s, dev->peak_time_ps), py = base - dev->peak_memory / scale * h;
+        double px = svg_x(s, dev->peak_time_ps),
+               py = base - ((double)dev->peak_memory - lo) / scale * h;
         g_string_append(s->out, "<circle cx=\"");
         svg_num(s->out, px);
         g_string_append(s->out, "\" cy=\"");
@@ -359,21 +357,39 @@ svg_memory_curve(Svg *s, const PpsimRunResult *res, int d, double y, double h, d
     (void)prev_y;
 }
 
-/* Memory panel: one small chart per device on a shared scale, with peak and limit. */
+/* Memory panel: one small chart per device on a shared scale fitted to the data, with peak
+ * and limit. */
 static double
 svg_memory(Svg *s, const PpsimRunResult *res, double y)
 {
     if (res->mem_samples == NULL)
         return y;
     double h = res->p <= 8 ? 34 : res->p <= 16 ? 24 : 14;
-    gint64 top = res->memory_limit;
-    for (int d = 0; d < res->p; d++)
+    /* one scale for every device, fitted to the data: from the smallest static memory (or
+     * 0 when that is near the bottom anyway) to the largest peak; the limit joins it when it
+     * is near (within 25% above the peak), else the title gives it */
+    gint64 top = 0, bottom = G_MAXINT64;
+    for (int d = 0; d < res->p; d++) {
         top = MAX(top, res->devices[d].peak_memory);
-    double scale = MAX((double)top, 1.0);
+        bottom = MIN(bottom, res->devices[d].static_memory);
+    }
+    gboolean limit_in = res->memory_limit > 0 && res->memory_limit <= top + top / 4;
+    if (limit_in)
+        top = MAX(top, res->memory_limit);
+    if (bottom < 0 || bottom < (top - bottom) / 2 || bottom >= top)
+        bottom = 0;
+    double lo = (double)bottom, scale = MAX((double)(top - bottom), 1.0);
     g_autoptr(GString) head = g_string_new("memory per device (static + activations + "
                                            "buffers; red dot and right: peak; dashed: limit; "
-                                           "scale 0 to ");
+                                           "scale ");
+    svg_memory_value(head, res, bottom);
+    g_string_append(head, " to ");
     svg_memory_value(head, res, top);
+    if (res->memory_limit > 0 && !limit_in) {
+        g_string_append(head, "; limit ");
+        svg_memory_value(head, res, res->memory_limit);
+        g_string_append(head, ", above the scale");
+    }
     g_string_append_c(head, ')');
     svg_text(s, SVG_LEFT, y + 12, 11, "start", "#333333", head->str);
     y += 20;
@@ -383,17 +399,17 @@ svg_memory(Svg *s, const PpsimRunResult *res, double y)
         if (res->devices[d].oom)
             g_string_append(label, " OOM");
         svg_rect(s, SVG_LEFT, y, s->plot_w, h, "#fafafa", " stroke=\"#dddddd\"");
-        if (res->memory_limit > 0) {
+        if (limit_in) {
             g_string_append_printf(s->out, "<line x1=\"%d\" x2=\"", SVG_LEFT);
             svg_num(s->out, SVG_LEFT + s->plot_w);
             g_string_append(s->out, "\" y1=\"");
-            double ly = y + h - res->memory_limit / scale * h;
+            double ly = y + h - ((double)res->memory_limit - lo) / scale * h;
             svg_num(s->out, ly);
             g_string_append(s->out, "\" y2=\"");
             svg_num(s->out, ly);
             g_string_append(s->out, "\" stroke=\"#e15759\" stroke-dasharray=\"4 3\"/>\n");
         }
-        svg_memory_curve(s, res, d, y, h, scale);
+        svg_memory_curve(s, res, d, y, h, lo, scale);
         g_autofree char *name = g_strdup_printf("device %d", d);
         svg_text(s, SVG_LEFT - 8, y + h / 2 + 4, MIN(11.0, h - 2), "end", "#333333", name);
         /* the peak in the right margin, clear of the curve and the limit line */

@@ -53,12 +53,17 @@ text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_uni
     text_pad(out, start, lw);
     const PpsimRunResult *first = g_ptr_array_index(results, 0);
     gboolean mfu = first->parallel; /* a column only for 3D scenarios: others stay as they were */
+    gboolean tput = !first->explicit_mode; /* tokens/s and TFLOP/s per GPU: hardware mode */
     g_string_append_printf(out, "%14s ", "makespan(ms)");
+    if (tput)
+        g_string_append_printf(out, "%11s %10s ", "tokens/s", "TFLOP/s");
     if (mfu)
         g_string_append_printf(out, "%7s ", "mfu");
     g_string_append_printf(out, "%7s %7s %14s %14s %s\n", "bubble", "span", "peak_act", "peak_mem",
                            "oom");
     g_string_append_printf(out, "%*s %14s ", lw, "", "");
+    if (tput)
+        g_string_append_printf(out, "%11s %10s ", "", "per GPU");
     if (mfu)
         g_string_append_printf(out, "%7s ", "");
     g_string_append_printf(out, "%7s %7s %14s %14s\n", "", "", mem_unit, mem_unit);
@@ -71,6 +76,14 @@ text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_uni
         ppsim_fmt_fixed(cell, (double)res->makespan_ps / PPSIM_PS_PER_MS, 3);
         text_cell_right(out, cell->str, 14);
         g_string_truncate(cell, 0);
+        if (tput) {
+            ppsim_fmt_fixed(cell, res->tokens_per_s, 0);
+            text_cell_right(out, cell->str, 11);
+            g_string_truncate(cell, 0);
+            ppsim_fmt_fixed(cell, res->tflops_per_gpu, 1);
+            text_cell_right(out, cell->str, 10);
+            g_string_truncate(cell, 0);
+        }
         if (mfu) {
             ppsim_fmt_fixed(cell, res->mfu, 4);
             text_cell_right(out, cell->str, 7);

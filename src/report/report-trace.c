@@ -82,6 +82,8 @@ trace_ops(Trace *t, const PpsimRunResult *res, int d, int list)
                                kind);
         if (!ppsim_op_kind_per_stage(op->kind))
             g_string_append_printf(o, "%d", op->microbatch);
+        /* "F3.s5": microbatch 3 on stage 5, so a slice says where it is without its args */
+        g_string_append_printf(o, ".s%d", op->stage);
         /* the halves of an F&B pair (schedule.h PPSIM_OP_FLAG_OVERLAP): named so, and the
          * pair's whole span in the args */
         gboolean pair = (op->flags & PPSIM_OP_FLAG_OVERLAP) != 0;

@@ -50,6 +50,8 @@ typedef struct {
                                the end is cut there; one starting after it draws nothing and
                                the title says so. */
     int width;              /* pixels of the time axis; 0: default 1200 */
+    guint64 trace_max_ops;  /* artefacts: a run with more ops gets no Perfetto trace (its
+                               SVG draws density); 0: no limit */
 } PpsimSvgOptions;
 
 /* An SVG timeline in the style of the papers' figures: one row per device (compute lane

@@ -72,7 +72,7 @@ schedule_mapping(Parser *P, int id, PpsimScheduleSpec *spec, GError **error)
         }
         if (strcmp(key, "name") == 0) {
             g_free(spec->name);
-            spec->name = g_steal_pointer(&value);
+            spec->name = g_ascii_strdown(value, -1); /* "1F1B" is 1f1b: names are lower case */
             spec->mark = scn_mark(P, pair.value);
         } else if (strcmp(key, "file") == 0) {
             spec->file = g_path_is_absolute(value) || P->basedir == NULL
@@ -102,7 +102,7 @@ schedule_item(Parser *P, int id, GError **error)
     g_free(spec->label);
     spec->label = NULL;
     if (n->type == YAML_SCALAR_NODE && *scn_scalar_text(n)) {
-        spec->name = g_strdup(scn_scalar_text(n));
+        spec->name = g_ascii_strdown(scn_scalar_text(n), -1); /* "1F1B" is 1f1b */
         spec->mark = scn_mark(P, id);
     } else if (n->type == YAML_MAPPING_NODE) {
         if (!schedule_mapping(P, id, spec, error))

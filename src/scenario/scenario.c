@@ -6,8 +6,8 @@ PpsimScheduleSpec *
 ppsim_schedule_spec_new(const char *name)
 {
     PpsimScheduleSpec *spec = g_new0(PpsimScheduleSpec, 1);
-    spec->name = g_strdup(name);
-    spec->label = g_strdup(name);
+    spec->name = name ? g_ascii_strdown(name, -1) : NULL; /* generator names are lower case */
+    spec->label = g_strdup(spec->name);
     spec->options = g_array_new(FALSE, FALSE, sizeof(PpsimOptionValue));
     return spec;
 }

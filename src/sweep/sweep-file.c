@@ -292,6 +292,11 @@ sweep_map_each(PpsimSweep *s, Doc *D, int id, const char *what, int group, GErro
             g_autoptr(GString) t = g_string_new(NULL);
             if (!flow_text(t, D, p->value, error))
                 return FALSE;
+            PpsimMark m = node_mark(D, p->value);
+            g_autofree char *where = g_strdup_printf("%s:%d:%d", D->display, m.line, m.col);
+            if (strcmp(key, "schedule") == 0 &&
+                !ppsim_sweep_check_schedules(s, t->str, where, error))
+                return FALSE;
             g_ptr_array_add(s->sets, g_strdup_printf("%s=%s", key, t->str));
         } else if (!axis_parse(s, D, key, p->key, p->value, group, error)) {
             return FALSE;
@@ -404,6 +409,8 @@ sweep_walk(PpsimSweep *s, Doc *D, const char *dir, GError **error)
             if (!sweep_map_each(s, D, *it, "zip", group++, error))
                 return FALSE;
     }
+    if (!ppsim_sweep_base_on_points(s, error))
+        return FALSE;
     if (at[4] != 0 &&
         (!sweep_list(D, at[4], "columns", error) || !sweep_columns(s, D, at[4], error)))
         return FALSE;
@@ -513,7 +520,7 @@ ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid, GError
             return NULL;
         }
     }
-    if (!ppsim_sweep_finish(s, error))
+    if (!ppsim_sweep_base_on_points(s, error) || !ppsim_sweep_finish(s, error))
         return NULL;
     return g_steal_pointer(&s);
 }

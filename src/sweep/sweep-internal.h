@@ -16,6 +16,15 @@ gboolean ppsim_sweep_axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *valu
 /* Parses the base scenario with the fixed overrides into s->base_sc (constraint names are
  * checked on it). */
 gboolean ppsim_sweep_base(PpsimSweep *s, GError **error);
+/* When the base with the fixed overrides failed on a value (a layout key set for layouts
+ * the axes complete), parses it again with the values of the first point (of the first
+ * 4096) that makes it whole; fails with the first error when none does. Call after the
+ * axes, before constraints. */
+gboolean ppsim_sweep_base_on_points(PpsimSweep *s, GError **error);
+/* Checks the schedule names in @value (a `schedule` value: a name, a mapping or a list);
+ * errors start with @where (the value's file:line:col). */
+gboolean ppsim_sweep_check_schedules(const PpsimSweep *s, const char *value, const char *where,
+                                     GError **error);
 /* Parses constraint @text, checks its names on the base, and appends it. */
 gboolean ppsim_sweep_add_constraint(PpsimSweep *s, const char *text, const char *where,
                                     GError **error);

@@ -14,6 +14,7 @@
 #include "util/ppsim-error.h"
 #include "util/quote.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Batches computed ahead of the one being written, per thread. */
@@ -69,6 +70,10 @@ ppsim_sweep_csv_header(const PpsimSweep *s)
             csv_field(h, a->path);
         }
     }
+    for (guint i = 0; s->rung_paths != NULL && i < s->rung_paths->len; i++) {
+        g_string_append_c(h, ',');
+        csv_field(h, g_ptr_array_index(s->rung_paths, i));
+    }
     g_string_append(h, ",schedule,status");
     for (guint i = 0; i < s->metrics->len; i++)
         g_string_append_printf(h, ",%s", (const char *)g_ptr_array_index(s->metrics, i));
@@ -106,24 +111,36 @@ metric_text(GString *out, const char *name, const PpsimRunResult *res)
         ppsim_fmt_ms(out, res->samples->p90_ps);
     else if (strcmp(name, "makespan_p99_ms") == 0)
         ppsim_fmt_ms(out, res->samples->p99_ps);
-    else
+    else if (strcmp(name, "tokens_per_s") == 0) {
+        if (res->tokens > 0) /* empty: explicit costs without a sequence length */
+            ppsim_fmt_double(out, res->tokens_per_s);
+    } else if (strcmp(name, "tflops_per_gpu") == 0) {
+        if (!res->explicit_mode) /* empty: no FLOPs without a model */
+            ppsim_fmt_double(out, res->tflops_per_gpu);
+    } else
         g_assert_not_reached();
 }
 
-/* Formats one row into @out and keeps it in @rows. @res is NULL for a row without metrics. */
+/* Formats one row into @out and keeps it in @rows. @res is NULL for a row without metrics;
+ * @rung: the ladder rung's values (NULL: empty cells; ignored without a ladder); @bound
+ * (bytes, > 0 for a pruned row): shown as its peak_memory. */
 static void
-row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *index,
-         const char *schedule, const char *status, const PpsimRunResult *res, const char *error,
-         GString *out, GPtrArray *rows)
+row_emit_rung(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *index,
+              char **rung, const char *schedule, const char *status, const PpsimRunResult *res,
+              gint64 bound, const char *error, GString *out, GPtrArray *rows)
 {
     PpsimSweepRow *row = g_new0(PpsimSweepRow, 1);
     row->point = point;
-    row->labels = g_new0(char *, s->axes->len + 1); /* the axis columns' values */
-    for (guint i = 0, c = 0; i < s->axes->len; i++) {
+    guint n_rung = s->rung_paths != NULL ? s->rung_paths->len : 0;
+    row->labels = g_new0(char *, s->axes->len + n_rung + 1); /* the axis columns' values */
+    guint c = 0;
+    for (guint i = 0; i < s->axes->len; i++) {
         const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
         if (axis_is_column(a))
             row->labels[c++] = g_strdup(g_ptr_array_index(a->labels, index[i]));
     }
+    for (guint i = 0; i < n_rung; i++)
+        row->labels[c++] = g_strdup(rung != NULL ? rung[i] : "");
     row->schedule = g_strdup(schedule);
     row->status = g_strdup(status);
     if (res != NULL) {
@@ -134,6 +151,11 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
         row->peak_memory = (double)ppsim_run_result_max_peak_memory(res) / res->mem_scale;
         row->oom = ppsim_run_result_any_oom(res);
         row->memory_unit = g_strdup(res->memory_unit);
+        row->tokens_per_s = res->tokens_per_s;
+        row->tokens = res->tokens;
+        row->mfu = res->mfu;
+    } else if (bound > 0) {
+        row->peak_memory = (double)bound;
     }
     g_ptr_array_add(rows, row);
 
@@ -151,6 +173,8 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
             g_string_append_c(out, ',');
             if (res != NULL)
                 metric_text(out, g_ptr_array_index(s->metrics, i), res);
+            else if (bound > 0 && strcmp(g_ptr_array_index(s->metrics, i), "peak_memory") == 0)
+                g_string_append_printf(out, "%" G_GINT64_FORMAT, bound);
         }
         g_string_append_c(out, ',');
         csv_field(out, error ? error : "");
@@ -158,12 +182,19 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
         return;
     }
     g_string_append_printf(out, "{\"point\":%" G_GUINT64_FORMAT, point);
-    for (guint i = 0, c = 0; i < s->axes->len; i++) {
+    c = 0;
+    for (guint i = 0; i < s->axes->len; i++) {
         const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
         if (!axis_is_column(a))
             continue;
         g_string_append_c(out, ',');
         ppsim_fmt_json_string(out, a->path);
+        g_string_append_c(out, ':');
+        ppsim_fmt_json_string(out, row->labels[c++]);
+    }
+    for (guint i = 0; i < n_rung; i++) {
+        g_string_append_c(out, ',');
+        ppsim_fmt_json_string(out, g_ptr_array_index(s->rung_paths, i));
         g_string_append_c(out, ':');
         ppsim_fmt_json_string(out, row->labels[c++]);
     }
@@ -173,7 +204,10 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
     for (guint i = 0; i < s->metrics->len; i++) {
         const char *name = g_ptr_array_index(s->metrics, i);
         g_string_append_printf(out, ",\"%s\":", name);
-        if (res == NULL) {
+        if (res == NULL && bound > 0 && strcmp(name, "peak_memory") == 0) {
+            g_string_append_printf(out, "%" G_GINT64_FORMAT, bound);
+        } else if (res == NULL || (res->explicit_mode && strcmp(name, "tflops_per_gpu") == 0) ||
+                   (res->tokens <= 0 && strcmp(name, "tokens_per_s") == 0)) {
             g_string_append(out, "null");
         } else if (strcmp(name, "memory_unit") == 0) {
             ppsim_fmt_json_string(out, res->memory_unit);
@@ -189,6 +223,14 @@ row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *
     else
         g_string_append(out, "null");
     g_string_append(out, "}\n");
+}
+
+static void
+row_emit(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *index,
+         const char *schedule, const char *status, const PpsimRunResult *res, const char *error,
+         GString *out, GPtrArray *rows)
+{
+    row_emit_rung(s, fmt, point, index, NULL, schedule, status, res, 0, error, out, rows);
 }
 
 /* ---- one point ------------------------------------------------------------------------------ */
@@ -226,6 +268,147 @@ status_of(const GError *e)
     return "failed";
 }
 
+/* The smallest static memory (weights, gradients, optimizer states) any device of @sc
+ * holds: the average over the pipeline's devices, a lower bound on the largest peak, in
+ * bytes; 0 where it is no bound (explicit costs, a schedule that may move the optimizer
+ * states to the host). */
+static gint64
+static_bound(const PpsimScenario *sc, const PpsimScheduleSpec *spec)
+{
+    if (sc->costs.present || strcmp(spec->name, "tpipe") == 0 || strcmp(spec->name, "custom") == 0)
+        return 0;
+    g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, sc->training.pp, NULL);
+    if (costs == NULL)
+        return 0;
+    double total = 0;
+    for (int i = 0; i < costs->n_stages; i++)
+        total += (double)costs->stage[i].static_mem;
+    return (gint64)(total / sc->training.pp);
+}
+
+/* Whether rung @r differs from an earlier rung only in parallel.zero. */
+static gboolean
+rung_only_zero_differs(const PpsimSweep *s, guint r)
+{
+    char **rung = g_ptr_array_index(s->rungs, r);
+    for (guint q = 0; q < r; q++) {
+        char **prev = g_ptr_array_index(s->rungs, q);
+        gboolean same = TRUE;
+        for (guint k = 0; k < s->rung_paths->len && same; k++)
+            same = strcmp(g_ptr_array_index(s->rung_paths, k), "parallel.zero") == 0 ||
+                   strcmp(rung[k], prev[k]) == 0;
+        if (same)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* A point of a ladder sweep: per schedule, the first rung that fits (see sweep.h). */
+static void
+point_run_ladder(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const guint *index,
+                 GPtrArray *ov, GString *out, GPtrArray *rows)
+{
+    guint n_rungs = s->rungs->len, n_paths = s->rung_paths->len;
+    guint n_specs = 0;
+    gboolean *done = NULL;
+    PpsimRunResult **last = NULL; /* per schedule: its last replay (out of memory) */
+    guint *last_rung = NULL;
+    gint64 *least = NULL; /* per schedule: the smallest pruned bound */
+    char **labels = NULL;
+    for (guint r = 0; r < n_rungs; r++) {
+        char **rung = g_ptr_array_index(s->rungs, r);
+        g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
+        for (guint i = 0; i + 1 < ov->len; i++) /* ov ends with NULL */
+            g_ptr_array_add(all, g_strdup(g_ptr_array_index(ov, i)));
+        for (guint k = 0; k < n_paths; k++)
+            g_ptr_array_add(all, g_strdup_printf("%s=%s",
+                                                 (const char *)g_ptr_array_index(s->rung_paths, k),
+                                                 rung[k]));
+        g_ptr_array_add(all, NULL);
+        GError *local = NULL;
+        g_autoptr(PpsimScenario) sc =
+            ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
+                                 (const char *const *)all->pdata, &local);
+        if (sc == NULL) {
+            if (r == 0) { /* the point itself is invalid */
+                row_emit_rung(s, fmt, point, index, rung, "", "invalid", NULL, 0, local->message,
+                              out, rows);
+                g_error_free(local);
+                return;
+            }
+            g_error_free(local); /* this rung only: the others may hold */
+            continue;
+        }
+        if (r > 0 && sc->parallel.dp <= 1 && rung_only_zero_differs(s, r)) {
+            continue; /* ZeRO shards over dp: with one replica this rung is an earlier one */
+        }
+        if (done == NULL) {
+            n_specs = sc->schedules->len;
+            done = g_new0(gboolean, n_specs);
+            last = g_new0(PpsimRunResult *, n_specs);
+            last_rung = g_new0(guint, n_specs);
+            least = g_new0(gint64, n_specs);
+            labels = g_new0(char *, n_specs + 1);
+            for (guint i = 0; i < n_specs; i++) {
+                const PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, i);
+                labels[i] = g_strdup(spec->label ? spec->label : spec->name);
+            }
+        }
+        for (guint i = 0; i < n_specs && i < sc->schedules->len; i++) {
+            if (done[i])
+                continue;
+            const PpsimScheduleSpec *spec = g_ptr_array_index(sc->schedules, i);
+            gint64 bound = static_bound(sc, spec);
+            if (bound > 0 && sc->memory_limit_bytes > 0 &&
+                (guint64)bound > sc->memory_limit_bytes) {
+                least[i] = least[i] == 0 ? bound : MIN(least[i], bound);
+                continue;
+            }
+            PpsimRunResult *res = ppsim_sim_run_spec(sc, spec, 0, &local);
+            if (res == NULL) {
+                row_emit_rung(s, fmt, point, index, rung, labels[i], status_of(local), NULL, 0,
+                              local->message, out, rows);
+                g_clear_error(&local);
+                done[i] = TRUE;
+                continue;
+            }
+            if (!ppsim_run_result_any_oom(res)) {
+                row_emit_rung(s, fmt, point, index, rung, labels[i], "ok", res, 0, NULL, out, rows);
+                ppsim_run_result_free(res);
+                done[i] = TRUE;
+                continue;
+            }
+            if (last[i] != NULL)
+                ppsim_run_result_free(last[i]);
+            last[i] = res;
+            last_rung[i] = r;
+        }
+    }
+    for (guint i = 0; i < n_specs; i++) {
+        if (done[i]) { /* a later rung fit: its out-of-memory replay is not a row */
+            if (last[i] != NULL)
+                ppsim_run_result_free(last[i]);
+            continue;
+        }
+        if (last[i] != NULL) { /* no rung fits: the last one replayed, out of memory */
+            row_emit_rung(s, fmt, point, index, g_ptr_array_index(s->rungs, last_rung[i]),
+                          labels[i], "ok", last[i], 0, NULL, out, rows);
+            ppsim_run_result_free(last[i]);
+        } else {
+            g_autoptr(GString) msg = g_string_new("static memory alone is at least ");
+            ppsim_fmt_fixed(msg, (double)least[i] / (1024.0 * 1024.0 * 1024.0), 2);
+            g_string_append(msg, " GiB per GPU on every memory plan, over the limit");
+            row_emit_rung(s, fmt, point, index, NULL, labels[i], "pruned", NULL, least[i], msg->str,
+                          out, rows);
+        }
+    }
+    g_free(done);
+    g_free(last);
+    g_free(last_rung);
+    g_free(least);
+    g_strfreev(labels);
+}
+
 /* Computes every row of @point into @out and @rows. */
 static void
 point_run(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, GString *out, GPtrArray *rows)
@@ -261,6 +444,10 @@ point_run(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, GString *out
                                             (const char *)g_ptr_array_index(a->values, index[i])));
     }
     g_ptr_array_add(ov, NULL);
+    if (s->rungs != NULL) {
+        point_run_ladder(s, fmt, point, index, ov, out, rows);
+        return;
+    }
     GError *local = NULL;
     g_autoptr(PpsimScenario) sc =
         ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
@@ -427,17 +614,40 @@ field_number(const char *t)
     return *t ? g_ascii_strtod(t, NULL) : 0;
 }
 
+gsize
+ppsim_sweep_shard_line(const char *text, gsize len, int *k, int *n)
+{
+    static const char tag[] = "# ppsim sweep shard ";
+    if (len < sizeof tag - 1 || strncmp(text, tag, sizeof tag - 1) != 0)
+        return 0;
+    const char *nl = memchr(text, '\n', len);
+    if (nl == NULL)
+        return 0;
+    int kk = 0, nn = 0;
+    g_autofree char *line = g_strndup(text, nl - text);
+    if (sscanf(line + sizeof tag - 1, "%d/%d", &kk, &nn) != 2 || kk < 1 || kk > nn)
+        return 0;
+    if (k != NULL)
+        *k = kk;
+    if (n != NULL)
+        *n = nn;
+    return (gsize)(nl - text) + 1;
+}
+
 gboolean
 ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const char *header,
                       GPtrArray *rows, GArray *offsets, GError **error)
 {
     g_autoptr(GPtrArray) names = NULL;
     int line_no = 0, i_sched = -1, i_status = -1, n_cols = 0;
-    int i_metric[5] = {-1, -1, -1, -1, -1}; /* makespan, bubble, peak_act, peak_mem, oom */
+    /* makespan, bubble, peak_act, peak_mem, tokens/s, mfu, oom */
+    int i_metric[7] = {-1, -1, -1, -1, -1, -1, -1};
     int i_unit = -1;
     static const char *const wanted[] = {"makespan_ms", "bubble_ratio", "peak_activation",
-                                         "peak_memory", "oom"};
-    for (gsize at = 0; at < len;) {
+                                         "peak_memory", "tokens_per_s", "mfu",
+                                         "oom"};
+    gsize start = ppsim_sweep_shard_line(text, len, NULL, NULL);
+    for (gsize at = start; at < len;) {
         const char *nl = memchr(text + at, '\n', len - at);
         gsize end = nl ? (gsize)(nl - text) : len;
         line_no++;
@@ -460,7 +670,7 @@ ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const ch
                     i_status = c;
                 else if (strcmp(n, "memory_unit") == 0)
                     i_unit = c;
-                for (int k = 0; k < 5; k++)
+                for (int k = 0; k < 7; k++)
                     if (strcmp(n, wanted[k]) == 0)
                         i_metric[k] = c;
             }
@@ -497,12 +707,14 @@ ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const ch
         row->schedule = g_strdup(g_ptr_array_index(f, i_sched));
         row->status = g_strdup(g_ptr_array_index(f, i_status));
         row->has_metrics = strcmp(row->status, "ok") == 0;
-        double *dst[4] = {&row->makespan_ms, &row->bubble_ratio, &row->peak_activation,
-                          &row->peak_memory};
-        for (int k = 0; k < 4; k++)
+        double *dst[6] = {&row->makespan_ms, &row->bubble_ratio, &row->peak_activation,
+                          &row->peak_memory, &row->tokens_per_s, &row->mfu};
+        for (int k = 0; k < 6; k++)
             if (i_metric[k] >= 0)
                 *dst[k] = field_number(g_ptr_array_index(f, i_metric[k]));
-        row->oom = i_metric[4] >= 0 && strcmp(g_ptr_array_index(f, i_metric[4]), "true") == 0;
+        /* the work of the iteration, back from its rate (the CSV keeps no token count) */
+        row->tokens = row->tokens_per_s * row->makespan_ms / 1e3;
+        row->oom = i_metric[6] >= 0 && strcmp(g_ptr_array_index(f, i_metric[6]), "true") == 0;
         row->memory_unit = g_strdup(i_unit >= 0 ? g_ptr_array_index(f, i_unit) : "");
         g_ptr_array_add(rows, row);
         if (offsets != NULL)

@@ -3,6 +3,7 @@
  * groups, the base scenario, constraints, the metric columns. sweep-file.c reads sweep files
  * and --grid into it. */
 #include "sweep/sweep-internal.h"
+#include "sim.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"
 
@@ -19,7 +20,9 @@ static const char *const metric_names[] = {
     "peak_memory",
     "memory_unit",
     "oom",
-    "mfu", /* not a default column: sweeps without it keep their columns */
+    "tokens_per_s",   /* tokens of one iteration over the makespan */
+    "tflops_per_gpu", /* model FLOPs (3 x forward) per second and GPU; empty in explicit mode */
+    "mfu",            /* not a default column: sweeps without it keep their columns */
     /* --samples (README "Variability"): the Monte-Carlo makespans; empty without it */
     "makespan_mean_ms",
     "makespan_p50_ms",
@@ -27,7 +30,7 @@ static const char *const metric_names[] = {
     "makespan_p99_ms",
     NULL,
 };
-#define SWEEP_DEFAULT_METRICS 7
+#define SWEEP_DEFAULT_METRICS 9
 
 const char *const *
 ppsim_sweep_metric_names(void)
@@ -84,6 +87,11 @@ ppsim_sweep_free(PpsimSweep *s)
     g_ptr_array_unref(s->constraints);
     g_ptr_array_unref(s->metrics);
     ppsim_scenario_free(s->base_sc);
+    g_clear_error(&s->base_error);
+    if (s->rung_paths != NULL)
+        g_ptr_array_unref(s->rung_paths);
+    if (s->rungs != NULL)
+        g_ptr_array_unref(s->rungs);
     g_free(s);
 }
 
@@ -101,6 +109,22 @@ ppsim_sweep_point_values(const PpsimSweep *s, guint64 point, guint *index)
 }
 
 gboolean
+ppsim_sweep_check_schedules(const PpsimSweep *s, const char *value, const char *where,
+                            GError **error)
+{
+    GError *local = NULL;
+    g_autoptr(GPtrArray) specs = ppsim_schedule_specs_parse(value, where, s->basedir, &local);
+    if (specs != NULL)
+        ppsim_sim_check_schedule_names(specs, &local);
+    if (local == NULL)
+        return TRUE;
+    g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE, "%s: %s", where,
+                local->message);
+    g_error_free(local);
+    return FALSE;
+}
+
+gboolean
 ppsim_sweep_axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value, const char *label,
                      const char *where, GError **error)
 {
@@ -109,6 +133,8 @@ ppsim_sweep_axis_add(PpsimSweep *s, PpsimSweepAxis *a, const char *value, const 
         g_ptr_array_add(a->labels, g_strdup(label));
         return TRUE;
     }
+    if (strcmp(a->path, "schedule") == 0 && !ppsim_sweep_check_schedules(s, value, where, error))
+        return FALSE;
     g_autofree char *override = g_strdup_printf("%s=%s", a->path, value);
     g_autoptr(GPtrArray) ov = g_ptr_array_new();
     for (guint i = 0; i < s->sets->len; i++)
@@ -193,9 +219,74 @@ ppsim_sweep_base(PpsimSweep *s, GError **error)
     for (guint i = 0; i < s->sets->len; i++)
         g_ptr_array_add(ov, g_ptr_array_index(s->sets, i));
     g_ptr_array_add(ov, NULL);
+    GError *local = NULL;
     s->base_sc = ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
-                                      (const char *const *)ov->pdata, error);
-    return s->base_sc != NULL;
+                                      (const char *const *)ov->pdata, &local);
+    if (s->base_sc != NULL)
+        return TRUE;
+    if (local->domain == PPSIM_SCENARIO_ERROR && local->code == PPSIM_SCENARIO_ERROR_VALUE) {
+        /* a value that may hold once the axes set the rest of the layout (hardware.nodes=8
+         * in `set:` with dp on an axis): judged on the first point, in
+         * ppsim_sweep_base_on_points */
+        s->base_error = local;
+        return TRUE;
+    }
+    g_propagate_error(error, local);
+    return FALSE;
+}
+
+/* The base with the fixed overrides and the values of point @point (groups of @group_len,
+ * the last varying fastest), or NULL. */
+static PpsimScenario *
+base_with_point(const PpsimSweep *s, const guint *group_len, int n_groups, guint64 point)
+{
+    g_autofree guint *at = g_new0(guint, MAX(n_groups, 1));
+    for (int g = n_groups - 1; g >= 0; g--) {
+        at[g] = (guint)(point % MAX(group_len[g], 1));
+        point /= MAX(group_len[g], 1);
+    }
+    g_autoptr(GPtrArray) ov = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < s->sets->len; i++)
+        g_ptr_array_add(ov, g_strdup(g_ptr_array_index(s->sets, i)));
+    for (guint i = 0; i < s->axes->len; i++) {
+        const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
+        if (a->values->len > at[a->group])
+            g_ptr_array_add(
+                ov, g_strdup_printf("%s=%s", a->path,
+                                    (const char *)g_ptr_array_index(a->values, at[a->group])));
+    }
+    g_ptr_array_add(ov, NULL);
+    return ppsim_scenario_parse(s->base, strlen(s->base), s->scenario_path, s->basedir,
+                                (const char *const *)ov->pdata, NULL);
+}
+
+gboolean
+ppsim_sweep_base_on_points(PpsimSweep *s, GError **error)
+{
+    if (s->base_sc != NULL || s->base_error == NULL)
+        return TRUE;
+    int n_groups = 0;
+    for (guint i = 0; i < s->axes->len; i++)
+        n_groups = MAX(n_groups, ((PpsimSweepAxis *)g_ptr_array_index(s->axes, i))->group + 1);
+    g_autofree guint *group_len = g_new0(guint, MAX(n_groups, 1));
+    guint64 points = 1;
+    for (guint i = 0; i < s->axes->len; i++) {
+        const PpsimSweepAxis *a = g_ptr_array_index(s->axes, i);
+        group_len[a->group] = MAX(group_len[a->group], a->values->len);
+    }
+    for (int g = 0; g < n_groups; g++)
+        points = points * MAX(group_len[g], 1) > 4096 ? 4096 : points * MAX(group_len[g], 1);
+    /* the first point (of the first 4096) that makes the layout whole stands for the base;
+     * the others are judged when they run (a row with status invalid) */
+    for (guint64 p = 0; p < points && s->base_sc == NULL; p++)
+        s->base_sc = base_with_point(s, group_len, n_groups, p);
+    if (s->base_sc == NULL) { /* no point completes the layout: the error as it was */
+        g_propagate_error(error, s->base_error);
+        s->base_error = NULL;
+        return FALSE;
+    }
+    g_clear_error(&s->base_error);
+    return TRUE;
 }
 
 static gboolean
@@ -222,4 +313,40 @@ ppsim_sweep_add_constraint(PpsimSweep *s, const char *text, const char *where, G
     }
     g_ptr_array_add(s->constraints, g_steal_pointer(&e));
     return TRUE;
+}
+
+PpsimSweep *
+ppsim_sweep_new_points(const char *scenario_path, char **sets, char **paths,
+                       const GPtrArray *points, char **rung_paths, const GPtrArray *rungs,
+                       GError **error)
+{
+    g_autoptr(PpsimSweep) s = ppsim_sweep_new_empty(scenario_path);
+    s->scenario_path = g_strdup(scenario_path);
+    s->basedir = g_path_get_dirname(scenario_path);
+    if (!g_file_get_contents(scenario_path, &s->base, NULL, error))
+        return NULL;
+    for (char **set = sets; set && *set; set++)
+        g_ptr_array_add(s->sets, g_strdup(*set));
+    if (!ppsim_sweep_base(s, error))
+        return NULL;
+    for (guint k = 0; paths[k] != NULL; k++) {
+        PpsimSweepAxis *a = ppsim_sweep_axis_new(paths[k], (PpsimMark){0, 0}, 0);
+        g_ptr_array_add(s->axes, a);
+        for (guint i = 0; i < points->len; i++) {
+            const char *v = ((char **)g_ptr_array_index(points, i))[k];
+            ppsim_sweep_axis_add(s, a, v, v, NULL, NULL);
+        }
+    }
+    if (rung_paths != NULL) {
+        s->rung_paths = g_ptr_array_new_with_free_func(g_free);
+        for (char **r = rung_paths; *r; r++)
+            g_ptr_array_add(s->rung_paths, g_strdup(*r));
+        s->rungs = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+        for (guint i = 0; i < rungs->len; i++)
+            g_ptr_array_add(s->rungs, g_strdupv(g_ptr_array_index(rungs, i)));
+    }
+    if (!ppsim_sweep_base_on_points(s, error) || !ppsim_sweep_finish(s, error))
+        return NULL;
+    g_ptr_array_add(s->metrics, (gpointer)metric_names[SWEEP_DEFAULT_METRICS]); /* mfu */
+    return g_steal_pointer(&s);
 }

@@ -53,10 +53,19 @@ typedef struct {
     guint *group_len;       /* [n_groups] */
     GPtrArray *constraints; /* PpsimSweepExpr*: a point runs only where all hold */
     GPtrArray *metrics;     /* const char* (static): metric columns, in order */
-    PpsimScenario *base_sc; /* the base with `sets`, for names no axis sets */
+    PpsimScenario *base_sc; /* the base with `sets`, for names no axis sets (with a point's
+                               values when `sets` alone are not a whole layout) */
+    GError *base_error;     /* while loading: why the base with `sets` alone failed */
     guint64 n_points;
     int samples;  /* Monte-Carlo replays per point and schedule (0: none; --samples) */
     guint64 seed; /* their seed (--seed) */
+    /* A ladder of memory plans (`ppsim search`; NULL otherwise): per point and schedule,
+     * the rungs are tried in order and the first that fits is the row; a rung whose static
+     * memory alone (weights, gradients, optimizer states, averaged over the pipeline's
+     * devices) exceeds the limit is pruned without a replay. Rung values are columns after
+     * the axes. */
+    GPtrArray *rung_paths; /* char*: the key paths a rung sets */
+    GPtrArray *rungs;      /* GStrv: one value per rung path */
 } PpsimSweep;
 
 /* Loads a sweep file (YAML):
@@ -75,6 +84,13 @@ PpsimSweep *ppsim_sweep_load_file(const char *path, GError **error);
  * list `key=[a, {name: x}]`). Returns: (transfer full) (nullable). */
 PpsimSweep *ppsim_sweep_new_grid(const char *scenario_path, char **sets, char **grid,
                                  GError **error);
+/* A sweep over an explicit list of points: @points holds a GStrv per point, one value per
+ * key path of @paths (a YAML flow value each, e.g. "4" or "{name: zb}"); every point also
+ * takes @sets. @rung_paths and @rungs (nullable) make the ladder described above. Values are
+ * not tried on the base: the caller built them. Returns: (transfer full) (nullable). */
+PpsimSweep *ppsim_sweep_new_points(const char *scenario_path, char **sets, char **paths,
+                                   const GPtrArray *points, char **rung_paths,
+                                   const GPtrArray *rungs, GError **error);
 void ppsim_sweep_free(PpsimSweep *sweep);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimSweep, ppsim_sweep_free)
 
@@ -103,11 +119,16 @@ typedef struct {
     char **labels; /* values of the axis columns (every axis but `schedule`), as in the
                     * CSV; NULL-terminated */
     char *schedule;
-    char *status; /* ok | refused | invalid | failed */
+    char *status; /* ok | refused | invalid | failed | pruned (a ladder's rungs all pruned:
+                   * peak_memory then holds the smallest static memory it would need) */
     gboolean has_metrics;
     double makespan_ms, bubble_ratio, peak_activation, peak_memory;
     gboolean oom;
     char *memory_unit;
+    /* Tokens of the iteration and tokens/s: 0 when unknown (a CSV without the column).
+     * Summaries rank by tokens/s when the tokens differ between rows, else by makespan. */
+    double tokens, tokens_per_s;
+    double mfu; /* 0 when unknown */
 } PpsimSweepRow;
 
 void ppsim_sweep_row_free(PpsimSweepRow *row);
@@ -140,6 +161,11 @@ char *ppsim_sweep_csv_header(const PpsimSweep *sweep);
 gboolean ppsim_sweep_run(const PpsimSweep *sweep, const PpsimSweepRunOptions *opts, GPtrArray *rows,
                          GError **error);
 
+/* A shard's rows file starts with the line "# ppsim sweep shard K/N" (before the header), so
+ * that a merge can tell a missing shard. Returns the length of that line (0: none) and sets
+ * *@k, *@n (nullable). ppsim_sweep_parse_csv skips it. */
+gsize ppsim_sweep_shard_line(const char *text, gsize len, int *k, int *n);
+
 /* Parses CSV rows written by ppsim_sweep_run for @sweep's columns, or by any sweep when
  * @sweep is NULL (axis columns are those between `point` and `schedule`). @text holds whole
  * lines; the header, when present, must match @header (nullable). Appends PpsimSweepRow* to
@@ -154,8 +180,17 @@ gboolean ppsim_sweep_parse_csv(const char *text, gsize len, const char *display,
  * (no device out of memory), overall and per schedule, and the Pareto front of makespan
  * against peak memory. @axis_names ([n_axes]): the axis columns, as the rows' labels. */
 void ppsim_sweep_summary(GString *out, const GPtrArray *rows, char **axis_names, int n_axes);
-/* SVG of the Pareto front (every fitting row as a dot, the front as a line). */
-void ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows);
+/* SVG of the Pareto front (every fitting row as a dot, the front as a line, its points
+ * labelled with their axis values): tokens/s when the work differs between rows (as the
+ * summary ranks), else makespan, against peak memory; @limit (> 0, the rows' memory unit)
+ * as a dashed line. */
+void ppsim_sweep_svg_pareto(GString *out, const GPtrArray *rows, char **axis_names, int n_axes,
+                            double limit);
+/* SVG of a search: tokens/s against peak memory of every row that ran (fitting rows
+ * coloured by schedule, the rest grey), the Pareto front labelled with its layouts, and the
+ * memory limit @limit (in the rows' memory unit) as a vertical line. */
+void ppsim_sweep_svg_search(GString *out, const GPtrArray *rows, char **axis_names, int n_axes,
+                            double limit);
 /* SVG of bubble ratio against the axis @m_axis (index into the axes; the microbatch count),
  * one curve per schedule and combination of the other axes. */
 void ppsim_sweep_svg_bubble(GString *out, const GPtrArray *rows, char **axis_names, int n_axes,

@@ -33,9 +33,27 @@ ppsim_edit_distance(const char *a, const char *b)
     return d;
 }
 
+/* @s in lower case without '-', '_' and spaces: "ZB_V" and "zbv" are both "zbv". */
+static char *
+squeeze(const char *s)
+{
+    GString *t = g_string_new(NULL);
+    for (; *s; s++)
+        if (*s != '-' && *s != '_' && *s != ' ')
+            g_string_append_c(t, g_ascii_tolower(*s));
+    return g_string_free(t, FALSE);
+}
+
 const char *
 ppsim_suggest(const char *word, const char *const *candidates)
 {
+    /* the same word but for case and separators ("zbv" -> "zb-v") beats any edit */
+    g_autofree char *w = squeeze(word);
+    for (const char *const *c = candidates; *w && *c; c++) {
+        g_autofree char *k = squeeze(*c);
+        if (strcmp(w, k) == 0)
+            return *c;
+    }
     const char *best = NULL;
     guint best_d = G_MAXUINT;
     gsize len = strlen(word);
