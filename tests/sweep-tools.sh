@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/sweep-tools.sh parallel|parallel-kill|slurm: a sharded sweep through tools/sweep-parallel (GNU
+# tests/sweep-tools.sh parallel|slurm: a sharded sweep through tools/sweep-parallel (GNU
 # parallel) or tools/sweep-slurm (a one-machine Slurm started by tools/slurm-local) gives the
 # same file, byte for byte, as one `ppsim sweep` run, also when the first run of shard 2 is
 # killed with SIGKILL part-way (the tool runs it again, resuming its part). Exit 77 (skipped)
@@ -59,31 +59,6 @@ WRAP
     grep -q "shard(s) 2 of 3 did not finish" "$tmp/fail.err" || { cat "$tmp/fail.err" >&2; exit 1; }
     [ ! -e "$tmp/fail.csv" ] || { echo "a partial merge was written" >&2; exit 1; }
     ;;
-parallel-kill)
-    # shard 2 of 3 is SIGKILLed at a random moment on its first try: tools/sweep-parallel
-    # runs it again, resuming its part, and the merge is still the single run's file
-    command -v parallel >/dev/null || { echo "skipped: GNU parallel is not installed" >&2; exit 77; }
-    cat > "$tmp/killer" <<KILLER
-#!/bin/bash
-# a ppsim that dies (SIGKILL) once, on shard 2/3's first try
-case " \$* " in
-*" 2/3 "*)
-    if [ ! -e "$tmp/killed" ]; then
-        touch "$tmp/killed"
-        "$PPSIM" "\$@" & pid=\$!
-        sleep "0.0\$((RANDOM % 90 + 10))"
-        kill -9 \$pid 2>/dev/null; wait \$pid
-        exit 137
-    fi ;;
-esac
-exec "$PPSIM" "\$@"
-KILLER
-    chmod +x "$tmp/killer"
-    PPSIM="$tmp/killer" "$src/tools/sweep-parallel" -n 3 -j 2 "$tmp/sweep.yaml" "$tmp/par.csv" \
-        >/dev/null || exit 1
-    [ -e "$tmp/killed" ] || { echo "the shard was never killed" >&2; exit 1; }
-    cmp "$tmp/one.csv" "$tmp/par.csv" || exit 1
-    ;;
 slurm)
     conf=$("$src/tools/slurm-local" start "$tmp/slurm") || {
         echo "skipped: a one-machine Slurm could not start here (tools/slurm-local)" >&2
@@ -96,6 +71,6 @@ slurm)
     [ -d "$tmp/killed" ] || { echo "shard 2 was never killed" >&2; exit 1; }
     cmp "$tmp/one.csv" "$tmp/slurm.csv" || exit 1
     ;;
-*) echo "usage: $0 parallel|parallel-kill|slurm" >&2; exit 2 ;;
+*) echo "usage: $0 parallel|slurm" >&2; exit 2 ;;
 esac
 echo "ok: $what shards merge to the single-run file ($(wc -l < "$tmp/one.csv") lines), shard 2 killed once and rerun"
