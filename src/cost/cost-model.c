@@ -8,6 +8,7 @@
  */
 #include "cost/cost-model.h"
 #include "cost/parallel.h"
+#include "cost/kernels.h"
 #include "hw/topology.h"
 #include "util/ppsim-error.h"
 
@@ -292,6 +293,8 @@ costs_check_stage_recompute(const PpsimCosts *c, const PpsimScenario *sc, GError
     return FALSE;
 }
 
+static void costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate);
+
 /* The time of the forward re-run inside one B of a stage filled by the model with @model's
  * recompute mode: the whole forward of its layers (full), the attention core (selective
  * without FlashAttention), else nothing. What bubble attribution counts as recompute. */
@@ -306,10 +309,7 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
     PpsimScenario tmp = *sc;
     tmp.model = *model;
     tmp.model.recompute = PPSIM_RECOMPUTE_NONE;
-    if (ppsim_par_active(&tmp))
-        ppsim_par_fill_stage(&probe, &tmp, rate);
-    else
-        costs_fill_stage_hw(&probe, &tmp, rate);
+    costs_fill_one(&probe, &tmp, rate);
     return MAX(0, st->est.b_ps - probe.est.b_ps);
 }
 
@@ -320,6 +320,8 @@ costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         ppsim_par_fill_stage(st, sc, rate);
     else
         costs_fill_stage_hw(st, sc, rate);
+    if (ppsim_kernels_active(sc)) /* the times, kernel by kernel; memory stays as filled */
+        ppsim_kernels_fill_stage(st, sc);
 }
 
 /* {mode: k} in model.stage_recompute: @st was filled with the model's mode; k of its layers
@@ -342,6 +344,11 @@ costs_mix_layers(PpsimStageCost *st, const PpsimScenario *sc, PpsimRecompute mod
     st->est.act_w += k * (other.est.act_w - base.est.act_w);
     st->tp_comm_f_ps += k * (other.tp_comm_f_ps - base.tp_comm_f_ps);
     st->tp_comm_b_ps += k * (other.tp_comm_b_ps - base.tp_comm_b_ps);
+    for (int i = 0; i < 3; i++) {
+        st->kern_f_ps[i] += k * (other.kern_f_ps[i] - base.kern_f_ps[i]);
+        st->kern_b_ps[i] += k * (other.kern_b_ps[i] - base.kern_b_ps[i]);
+        st->kern_w_ps[i] += k * (other.kern_w_ps[i] - base.kern_w_ps[i]);
+    }
     st->offload_bytes = (guint64)st->est.act;
 }
 
@@ -350,8 +357,12 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
 {
     if (!costs_split_layers(c, sc, error) || !costs_check_stage_recompute(c, sc, error))
         return FALSE;
+    if (!ppsim_kernels_check(sc, error))
+        return FALSE;
     const PpsimHardware *hw = &sc->hardware;
-    double rate = hw->gpu_peak_flops * hw->gpu_efficiency;
+    /* the closed-form rate; under the kernel model it only seeds times that are replaced
+     * (the offload ratio k below then takes the rate the kernels achieve) */
+    double rate = hw->gpu_peak_flops * (ppsim_kernels_active(sc) ? 1.0 : hw->gpu_efficiency);
     const GArray *counts = sc->model.stage_recompute_layers;
     for (int s = 0; s < c->n_stages; s++) {
         PpsimStageCost *st = &c->stage[s];
@@ -387,6 +398,12 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         st->b_recompute_ps = costs_backward_recompute(st, &stage_sc.model, &stage_sc, rate);
         /* one-way offload time estimate over the GPU's PCIe link, for generators */
         st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
+    }
+    if (ppsim_kernels_active(sc)) { /* the FLOP rate the kernels achieve on the first stage */
+        const PpsimStageCost *st = &c->stage[0];
+        double t = (double)(st->est.f_ps + st->est.b_ps - st->b_recompute_ps + st->est.w_ps);
+        if (t > 0 && st->fwd_flops > 0)
+            rate = 3.0 * st->fwd_flops / (t / PPSIM_PS_PER_S);
     }
     c->p2p_latency_ps = hw->nvlink_latency_ps;
     c->mem_scale = 1.0;

@@ -9,6 +9,12 @@
 #define TIB (1024.0 * GIB)
 #define US PPSIM_PS_PER_US
 
+/* The two constants fitted on measured runs (results/measured.md states on which rows):
+ * the large-GEMM efficiency of the A100 and the share of HBM bandwidth memory-bound
+ * kernels achieve. */
+#define A100_GEMM_EFF 0.80
+#define A100_MEM_EFF 0.80
+
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
     .summary = "DGX A100: 8x A100-SXM4-80GB, NVSwitch, 2 GPUs per PCIe Gen4 switch",
@@ -16,19 +22,30 @@ static const PpsimPreset preset_a100 = {
         .gpus_per_node = 8,                    /* [MLP-A100] */
         .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM2e [MLP-A100] */
         .gpu_peak_flops = 312e12,              /* dense 16-bit, [NAR21] §5 */
-        .gpu_efficiency = 0.6,                 /* ~60% MFU, [PO] §4.3 */
-        .copy_streams = 1,                     /* one shared D2H/H2D stream, [PO] §4.2 */
-        .nvlink_bytes_per_s = 300 * GB,        /* 600 GB/s total = 300 per direction [MLP-A100] */
-        .nvlink_latency_ps = 2 * US,           /* assumption */
-        .pcie_bytes_per_s = 25 * GB,           /* measured ~25 GB/s per direction solo [FORUM] */
-        .pcie_uplink_bytes_per_s = 30 * GB,    /* ~15 GB/s each when both GPUs of a switch
-                                                * transfer: DERIVED */
-        .pcie_latency_ps = 5 * US,             /* assumption */
-        .pcie_gpus_per_switch = 2,             /* [VENG]; [PO] App. D Fig. 17 */
-        .pcie_shared_efficiency = 1.0,         /* ideal sharing: [PO] App. D saw worse, but
-                                                * its numbers are in images, not recoverable */
-        .network_bytes_per_s = 25 * GB,        /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
-        .network_latency_ps = 5 * US,          /* assumption */
+        .gpu_efficiency = 0,                   /* unset: the kernel model times ops */
+        .gpu_sms = 108,                        /* A100 SXM4: 108 SMs [NV-GEMM] */
+        .gpu_hbm_bytes_per_s = 2039 * GB,      /* 2,039 GB/s HBM2e [A100-DS] */
+        .gpu_peak_flops_fp8 = 0,               /* Ampere has no FP8 tensor cores */
+        .gpu_gemm_efficiency = A100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.869 */
+        .gpu_attention_efficiency = 0.5,       /* FlashAttention-2 fwd+bwd 50-73% [FA2] §4.1 */
+        .gpu_memory_efficiency = A100_MEM_EFF, /* fitted: achieved / HBM bandwidth */
+        .gpu_tile_m = 256,                     /* large cuBLAS tile 256 x 128 [NV-GEMM] */
+        .gpu_tile_n = 128,
+        .gpu_launch_ps = 3 * US,            /* per kernel: assumption (a few us) */
+        .nvlink_bus_efficiency = 0.775,     /* all_reduce busbw 232.5 GB/s of 300 [NCCL-T175] */
+        .network_bus_efficiency = 0.91,     /* 91 of 100 GB/s busbw over 4 HDR NICs [NCCL-T100] */
+        .copy_streams = 1,                  /* one shared D2H/H2D stream, [PO] §4.2 */
+        .nvlink_bytes_per_s = 300 * GB,     /* 600 GB/s total = 300 per direction [MLP-A100] */
+        .nvlink_latency_ps = 2 * US,        /* assumption */
+        .pcie_bytes_per_s = 25 * GB,        /* measured ~25 GB/s per direction solo [FORUM] */
+        .pcie_uplink_bytes_per_s = 30 * GB, /* ~15 GB/s each when both GPUs of a switch
+                                             * transfer: DERIVED */
+        .pcie_latency_ps = 5 * US,          /* assumption */
+        .pcie_gpus_per_switch = 2,          /* [VENG]; [PO] App. D Fig. 17 */
+        .pcie_shared_efficiency = 1.0,      /* ideal sharing: [PO] App. D saw worse, but
+                                             * its numbers are in images, not recoverable */
+        .network_bytes_per_s = 25 * GB,     /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
+        .network_latency_ps = 5 * US,       /* assumption */
         .host_memory_bytes = 2 * (guint64)TIB, /* 2 TB [MLP-A100] */
         .host_optimizer_workers = 16,          /* assumption (128 cores per node [MLP-A100]) */
         .host_adam_params_per_s = 1.4e9 / 16,  /* ~1.4e9 params/s per node [DS-PR735];
@@ -42,7 +59,18 @@ static const PpsimPreset preset_h100 = {
         .gpus_per_node = 8,                    /* [MLP-H100] */
         .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM3 [MLP-H100] */
         .gpu_peak_flops = 989e12,              /* dense BF16 [H100-DS] */
-        .gpu_efficiency = 0.43,                /* 43% BF16 MFU, [L3] Table 4 */
+        .gpu_efficiency = 0,                   /* unset: the kernel model times ops */
+        .gpu_sms = 132,                        /* H100 SXM5 [H100-DS] */
+        .gpu_hbm_bytes_per_s = 3350 * GB,      /* 3.35 TB/s HBM3 [H100-DS] */
+        .gpu_peak_flops_fp8 = 1979e12,         /* dense FP8 (3,958 with sparsity) [H100-DS] */
+        .gpu_gemm_efficiency = 0.803,          /* 794.5 of 989 TFLOP/s BF16 [MAMF] */
+        .gpu_attention_efficiency = 0.6,       /* FlashAttention-3 BF16 up to 75% fwd [FA3] */
+        .gpu_memory_efficiency = A100_MEM_EFF, /* as A100: no separate fit */
+        .gpu_tile_m = 256,                     /* [NV-GEMM] */
+        .gpu_tile_n = 128,
+        .gpu_launch_ps = 3 * US,        /* assumption, as A100 */
+        .nvlink_bus_efficiency = 0.82,  /* ring busbw ~370 of 450 GB/s [NCCL-T212] */
+        .network_bus_efficiency = 0.92, /* 46-48 GB/s per NDR NIC [NCCL-T290] */
         .copy_streams = 1,
         .nvlink_bytes_per_s = 450 * GB, /* 900 GB/s total [MLP-H100] */
         .nvlink_latency_ps = 2 * US,    /* assumption */
@@ -58,7 +86,43 @@ static const PpsimPreset preset_h100 = {
         .host_adam_params_per_s = 1.4e9 / 16,  /* as A100: no per-core source, assumption */
     }};
 
-static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, NULL};
+/* H800: H100 compute and memory; NVLink cut to 400 GB/s bidirectional (200 per direction)
+ * [NCCL-I1374], [FLASHMLA] (3.35 TB/s, 990 TFLOP/s for H800 SXM5). */
+static const PpsimPreset preset_h800 = {
+    .name = "dgx-h800-80gb",
+    .summary = "DGX H800: 8x H800-SXM5-80GB (H100 compute), NVLink 200 GB/s per direction",
+    .hw = {
+        .gpus_per_node = 8,
+        .gpu_memory_bytes = 80 * (guint64)GIB,
+        .gpu_peak_flops = 989e12, /* dense BF16, as H100 [FLASHMLA] */
+        .gpu_efficiency = 0,
+        .gpu_sms = 132,
+        .gpu_hbm_bytes_per_s = 3350 * GB, /* [FLASHMLA] */
+        .gpu_peak_flops_fp8 = 1979e12,
+        .gpu_gemm_efficiency = 0.803, /* as H100 [MAMF] */
+        .gpu_attention_efficiency = 0.6,
+        .gpu_memory_efficiency = A100_MEM_EFF,
+        .gpu_tile_m = 256,
+        .gpu_tile_n = 128,
+        .gpu_launch_ps = 3 * US,
+        .copy_streams = 1,
+        .nvlink_bytes_per_s = 200 * GB, /* 400 GB/s bidirectional [NCCL-I1374] */
+        .nvlink_latency_ps = 2 * US,
+        .nvlink_bus_efficiency = 0.82, /* as H100's NVSwitch [NCCL-T212] */
+        .pcie_bytes_per_s = 64 * GB,
+        .pcie_uplink_bytes_per_s = 64 * GB,
+        .pcie_latency_ps = 5 * US,
+        .pcie_gpus_per_switch = 1,
+        .pcie_shared_efficiency = 1.0,
+        .network_bytes_per_s = 50 * GB, /* 400 Gb/s per GPU, as DGX H100 (assumption) */
+        .network_latency_ps = 5 * US,
+        .network_bus_efficiency = 0.92,
+        .host_memory_bytes = 2 * (guint64)TIB,
+        .host_optimizer_workers = 16,
+        .host_adam_params_per_s = 1.4e9 / 16,
+    }};
+
+static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, &preset_h800, NULL};
 
 const PpsimPreset *const *
 ppsim_presets(void)
