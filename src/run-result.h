@@ -51,6 +51,10 @@ typedef struct {
      * stages' DP gradient reductions, and the part of those that ran past the last
      * compute op of the whole pipeline (not hidden behind the cool-down). */
     PpsimTime tp_comm_ps, zero_gather_ps, dp_comm_ps, dp_exposed_ps;
+    /* Kernel model only (has_compute_breakdown): the device's compute time by kernel class
+     * (GEMMs, attention core, memory-bound kernels; TP/CP collectives excluded) and its
+     * optimizer step, which ends the iteration after the last DP reduction. */
+    PpsimTime compute_gemm_ps, compute_attention_ps, compute_memory_ps, compute_optimizer_ps;
 } PpsimDeviceResult;
 
 typedef struct {
@@ -95,8 +99,9 @@ typedef struct {
     PpsimTime makespan_ps;
     gboolean parallel; /* the scenario has a `parallel:` section: show the 3D lines */
     int tp, dp, zero, gpus;
-    double model_flops; /* per iteration, all GPUs: 3 x forward ([KOR] Eq. (7)) */
-    double mfu;         /* model_flops / (makespan x peak x gpus); 0 in explicit mode */
+    double model_flops;             /* per iteration, all GPUs: 3 x forward ([KOR] Eq. (7)) */
+    double mfu;                     /* model_flops / (makespan x peak x gpus); 0 in explicit mode */
+    gboolean has_compute_breakdown; /* the kernel model timed the run (devices' compute_*) */
     double bubble_ratio;
     double bubble_ratio_span;
     PpsimDeviceResult *devices; /* [p] */

@@ -529,6 +529,7 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
     g_return_val_if_fail(n_stages > 0, NULL);
     g_autoptr(PpsimCosts) c = g_new0(PpsimCosts, 1);
     c->explicit_mode = scenario->costs.present;
+    c->kernel_model = ppsim_kernels_active(scenario);
     c->n_stages = n_stages;
     c->stage = g_new0(PpsimStageCost, n_stages);
     c->est = g_new0(PpsimStageEstimate, n_stages);

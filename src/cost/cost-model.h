@@ -47,6 +47,7 @@ typedef struct {
 
 typedef struct {
     gboolean explicit_mode;
+    gboolean kernel_model; /* hardware mode timed kernel by kernel (cost/kernels.h) */
     int n_stages;
     PpsimStageCost *stage;           /* [n_stages] */
     PpsimStageEstimate *est;         /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */

@@ -94,6 +94,17 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     ppsim_fmt_ms(out, d->dp_comm_ps);
     g_string_append(out, ",\"dp_comm_exposed\":");
     ppsim_fmt_ms(out, d->dp_exposed_ps);
+    if (res->has_compute_breakdown) { /* the kernel model: compute time by kernel class */
+        g_string_append(out, ",\"compute_breakdown\":{\"gemm\":");
+        ppsim_fmt_ms(out, d->compute_gemm_ps);
+        g_string_append(out, ",\"attention\":");
+        ppsim_fmt_ms(out, d->compute_attention_ps);
+        g_string_append(out, ",\"memory_bound\":");
+        ppsim_fmt_ms(out, d->compute_memory_ps);
+        g_string_append(out, ",\"optimizer\":");
+        ppsim_fmt_ms(out, d->compute_optimizer_ps);
+        g_string_append_c(out, '}');
+    }
     g_string_append_c(out, '}');
 }
 

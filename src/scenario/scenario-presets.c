@@ -12,8 +12,8 @@
 /* The two constants fitted on measured runs (results/measured.md states on which rows):
  * the large-GEMM efficiency of the A100 and the share of HBM bandwidth memory-bound
  * kernels achieve. */
-#define A100_GEMM_EFF 0.80
-#define A100_MEM_EFF 0.80
+#define A100_GEMM_EFF 0.75
+#define A100_MEM_EFF 0.65
 
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
