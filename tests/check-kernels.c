@@ -280,6 +280,37 @@ START_TEST(test_context_parallel)
     double aa = a.kern_f_ps[PPSIM_KERN_ATTENTION], ab = b.kern_f_ps[PPSIM_KERN_ATTENTION];
     ck_assert_double_lt(fabs(ab / aa - 0.5), 0.01);
     ck_assert_int_lt(b.est.f_ps, a.est.f_ps);
+    /* each GPU stores the activations of its half of the sequence */
+    g_autoptr(PpsimCosts) ca = ppsim_costs_new(one, 4, &error);
+    g_autoptr(PpsimCosts) cb = ppsim_costs_new(two, 4, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(llabs(ca->stage[1].est.act - 2 * cb->stage[1].est.act) <= 1);
+    ck_assert_int_eq(ca->stage[1].p2p_bytes, 2 * cb->stage[1].p2p_bytes);
+}
+
+/* parallel.tp_comm_overlap hides the TP collectives behind the layer's GEMMs: what shows
+ * is max(0, collectives - GEMMs), never more than without overlap. */
+START_TEST(test_tp_overlap)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 8192, heads: 64, seq_len: 4096}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 1, sequence_parallel: true}\n"
+                       "training: {microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    const char *const ov[] = {"parallel.tp_comm_overlap=true", NULL};
+    g_autoptr(PpsimScenario) plain = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) over = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost a = {.layers = 2}, b = {.layers = 2};
+    ppsim_kernels_fill_stage(&a, plain);
+    ppsim_kernels_fill_stage(&b, over);
+    ck_assert_int_gt(a.tp_comm_f_ps, 0);
+    ck_assert_int_lt(b.tp_comm_f_ps, a.tp_comm_f_ps);
+    ck_assert_int_eq(a.est.f_ps - a.tp_comm_f_ps, b.est.f_ps - b.tp_comm_f_ps);
+    /* the shown part is what the forward GEMMs cannot cover */
+    PpsimTime g = a.kern_f_ps[PPSIM_KERN_GEMM];
+    ck_assert(llabs(b.tp_comm_f_ps - MAX(0, a.tp_comm_f_ps - g)) <= 4);
 }
 END_TEST
 
@@ -296,6 +327,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_breakdown_sums);
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_context_parallel);
+    tcase_add_test(tc, test_tp_overlap);
     suite_add_tcase(s, tc);
     return s;
 }
