@@ -243,6 +243,14 @@ START_TEST(test_bad_input)
     g_autoptr(PpsimScenario) sc3 = parse(gpt_yaml, both, &error);
     g_autoptr(PpsimCosts) c3 = ppsim_costs_new(sc3, 2, &error);
     ppsim_assert_no_error(error);
+    /* FP8 GEMMs need an FP8 peak: the A100 has none */
+    const char *const fp8[] = {"training.dtype=fp8", NULL};
+    g_autoptr(PpsimScenario) sc4 = parse(gpt_yaml, fp8, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c4 = ppsim_costs_new(sc4, 2, &error);
+    ck_assert_ptr_null(c4);
+    ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.peak_flops_fp8'"));
+    g_clear_error(&error);
     /* CP must divide the sequence and the heads */
     const char *cp = "hardware: {preset: dgx-a100-80gb}\n"
                      "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048}\n"
@@ -288,6 +296,35 @@ START_TEST(test_context_parallel)
     ck_assert_int_eq(ca->stage[1].p2p_bytes, 2 * cb->stage[1].p2p_bytes);
 }
 
+/* training.dtype: fp8 runs the layers' linear GEMMs at the FP8 peak x its efficiency with
+ * 1-byte operands (H100: 1979 TFLOP/s x 0.612 against 989 x 0.693), and nothing else. */
+START_TEST(test_fp8)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 8192, heads: 64, seq_len: 4096}\n"
+                       "training: {pp: 1, microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    const char *const ov[] = {"training.dtype=fp8", NULL};
+    g_autoptr(PpsimScenario) bf = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) f8 = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost a = {.layers = 1}, b = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, bf);
+    ppsim_kernels_fill_stage(&b, f8);
+    const PpsimHardware *hw = &bf->hardware;
+    double speedup = hw->gpu_peak_flops_fp8 * hw->gpu_gemm_efficiency_fp8 /
+                     (hw->gpu_peak_flops * hw->gpu_gemm_efficiency);
+    /* four compute-bound GEMMs of 4096 tokens: their time scales by the rate ratio */
+    PpsimTime launch = 4 * hw->gpu_launch_ps;
+    double ratio = (double)(a.kern_f_ps[PPSIM_KERN_GEMM] - launch) /
+                   (double)(b.kern_f_ps[PPSIM_KERN_GEMM] - launch);
+    ck_assert_double_eq_tol(ratio, speedup, 1e-6);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_ATTENTION], b.kern_f_ps[PPSIM_KERN_ATTENTION]);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b.kern_f_ps[PPSIM_KERN_MEMORY]);
+}
+END_TEST
+
 /* parallel.tp_comm_overlap hides the TP collectives behind the layer's GEMMs: what shows
  * is max(0, collectives - GEMMs), never more than without overlap. */
 START_TEST(test_tp_overlap)
@@ -328,6 +365,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_context_parallel);
     tcase_add_test(tc, test_tp_overlap);
+    tcase_add_test(tc, test_fp8);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -62,7 +62,8 @@ ppsim_gemm_seconds(const PpsimGpuSpec *gpu, double M, double N, double K, double
         double tiles = gemm_tiles(gpu, M, N, &tm, &tn) * batch;
         q = (M * N * batch) / (ceil(tiles / gpu->sms) * gpu->sms * tm * tn);
     }
-    double bytes = 2.0 * batch * (M * K + K * N + M * N);
+    double eb = gpu->elem_bytes > 0 ? gpu->elem_bytes : 2.0;
+    double bytes = batch * (eb * (M * K + K * N) + 2.0 * M * N);
     return ppsim_kernel_seconds(gpu, flops, gpu->gemm_eff * q, bytes);
 }
 

@@ -23,6 +23,8 @@ typedef struct {
     double hbm_bytes_per_s; /* HBM bandwidth */
     double mem_eff;         /* achieved / HBM bandwidth of a streaming kernel */
     double launch_s;        /* per kernel: launch and ramp (s) */
+    double elem_bytes;      /* bytes of an A or B operand element (2: bf16, 1: fp8); the
+                             * result is written in 16 bits */
 } PpsimGpuSpec;
 
 /* The share of the SMs' tile slots a GEMM's output (M x N, inner K) fills: tiles =

@@ -70,6 +70,7 @@ ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out)
         .hbm_bytes_per_s = hw->gpu_hbm_bytes_per_s,
         .mem_eff = hw->gpu_memory_efficiency,
         .launch_s = (double)hw->gpu_launch_ps / PPSIM_PS_PER_S,
+        .elem_bytes = 2.0,
     };
 }
 
@@ -93,6 +94,10 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
         {hw->gpu_tile_n, "hardware.gpu.tile_n"},
         {hw->nvlink_bus_efficiency, "hardware.nvlink.bus_efficiency"},
         {hw->network_bus_efficiency, "hardware.network.bus_efficiency"},
+        {sc->training.dtype == PPSIM_DTYPE_FP8 ? hw->gpu_peak_flops_fp8 : 1,
+         "hardware.gpu.peak_flops_fp8"},
+        {sc->training.dtype == PPSIM_DTYPE_FP8 ? hw->gpu_gemm_efficiency_fp8 : 1,
+         "hardware.gpu.gemm_efficiency_fp8"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(need); i++) {
         if (need[i].v > 0)
@@ -123,6 +128,7 @@ typedef struct {
 typedef struct {
     const PpsimScenario *sc;
     PpsimGpuSpec gpu;
+    PpsimGpuSpec lin; /* the layers' linear GEMMs: gpu, or its FP8 side */
     PpsimCommLink tp_link, cp_link;
     int t, cp;
     gboolean sp;
@@ -137,13 +143,27 @@ pass_total(const Pass *p)
 }
 
 static void
+add_gemm_on(const PpsimGpuSpec *g, Pass *f, Pass *b, Pass *w, double M, double N, double K)
+{
+    f->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(g, M, N, K, 1);
+    if (b != NULL)
+        b->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(g, M, K, N, 1);
+    if (w != NULL)
+        w->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(g, K, N, M, 1);
+}
+
+/* A 16-bit GEMM (the LM head) */
+static void
 add_gemm(Ctx *c, Pass *f, Pass *b, Pass *w, double M, double N, double K)
 {
-    f->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(&c->gpu, M, N, K, 1);
-    if (b != NULL)
-        b->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(&c->gpu, M, K, N, 1);
-    if (w != NULL)
-        w->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(&c->gpu, K, N, M, 1);
+    add_gemm_on(&c->gpu, f, b, w, M, N, K);
+}
+
+/* A linear layer's GEMM, in the scenario's training.dtype */
+static void
+add_linear(Ctx *c, Pass *f, Pass *b, Pass *w, double M, double N, double K)
+{
+    add_gemm_on(&c->lin, f, b, w, M, N, K);
 }
 
 static void
@@ -170,6 +190,12 @@ ctx_init(Ctx *c, const PpsimScenario *sc)
     const PpsimParallel *par = &sc->parallel;
     c->sc = sc;
     ppsim_kernels_gpu(&sc->hardware, &c->gpu);
+    c->lin = c->gpu;
+    if (sc->training.dtype == PPSIM_DTYPE_FP8) {
+        c->lin.peak_flops = sc->hardware.gpu_peak_flops_fp8;
+        c->lin.gemm_eff = sc->hardware.gpu_gemm_efficiency_fp8;
+        c->lin.elem_bytes = 1.0;
+    }
     c->t = par->present ? par->tp : 1;
     c->cp = par->present ? par->cp : 1;
     c->sp = par->present && par->sequence_parallel && c->t > 1;
@@ -231,10 +257,10 @@ layer_times(Ctx *c, LayerTimes *lt)
     Pass *f = &lt->f, *b = &lt->b, *w = &lt->w;
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
     /* GEMMs */
-    add_gemm(c, f, b, w, T, (h + 2.0 * c->kv) / t, h);
-    add_gemm(c, f, b, w, T, h, h / t);
-    add_gemm(c, f, b, w, T, (c->swiglu ? 2.0 : 1.0) * ft, h);
-    add_gemm(c, f, b, w, T, h, ft);
+    add_linear(c, f, b, w, T, (h + 2.0 * c->kv) / t, h);
+    add_linear(c, f, b, w, T, h, h / t);
+    add_linear(c, f, b, w, T, (c->swiglu ? 2.0 : 1.0) * ft, h);
+    add_linear(c, f, b, w, T, h, ft);
     /* attention core */
     layer_attention(c, &lt->attn_f, b);
     for (int k = 0; k < PPSIM_KERN_N; k++)

@@ -18,6 +18,8 @@
  * fitted value to the best-shaped cuBLAS GEMM ([MAMF]: A100 0.869, H100 0.803), the share
  * of cuBLAS's best a training framework's shapes reach (DERIVED, 0.693). */
 #define H100_GEMM_EFF (0.803 * A100_GEMM_EFF / 0.869)
+/* FP8: the same share of [MAMF]'s FP8 best (1,402.6 of 1,979 TFLOP/s, 0.709): 0.612 */
+#define H100_GEMM_EFF_FP8 (0.709 * A100_GEMM_EFF / 0.869)
 
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
@@ -68,6 +70,7 @@ static const PpsimPreset preset_h100 = {
         .gpu_hbm_bytes_per_s = 3350 * GB,      /* 3.35 TB/s HBM3 [H100-DS] */
         .gpu_peak_flops_fp8 = 1979e12,         /* dense FP8 (3,958 with sparsity) [H100-DS] */
         .gpu_gemm_efficiency = H100_GEMM_EFF,  /* from [MAMF]'s 794.5 of 989, above */
+        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
         .gpu_attention_efficiency = 0.5,       /* FA2-class kernels: below [FA3]'s 75% fwd */
         .gpu_memory_efficiency = A100_MEM_EFF, /* as A100: no separate fit */
         .gpu_tile_m = 256,                     /* [NV-GEMM] */
@@ -104,6 +107,7 @@ static const PpsimPreset preset_h800 = {
         .gpu_hbm_bytes_per_s = 3350 * GB, /* [FLASHMLA] */
         .gpu_peak_flops_fp8 = 1979e12,
         .gpu_gemm_efficiency = H100_GEMM_EFF, /* as H100 */
+        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
         .gpu_attention_efficiency = 0.5,
         .gpu_memory_efficiency = A100_MEM_EFF,
         .gpu_tile_m = 256,

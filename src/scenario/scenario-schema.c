@@ -33,6 +33,7 @@ static const SchemaKey gpu_keys[] = {
     QTY("hbm_bandwidth", KEY_BANDWIDTH, hardware.gpu_hbm_bytes_per_s),
     QTY("peak_flops_fp8", KEY_FLOPS, hardware.gpu_peak_flops_fp8),
     {"gemm_efficiency", KEY_DOUBLE, OFF(hardware.gpu_gemm_efficiency), NULL, FALSE, 0, 1},
+    {"gemm_efficiency_fp8", KEY_DOUBLE, OFF(hardware.gpu_gemm_efficiency_fp8), NULL, FALSE, 0, 1},
     {"attention_efficiency", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency), NULL, FALSE, 0, 1},
     {"memory_efficiency", KEY_DOUBLE, OFF(hardware.gpu_memory_efficiency), NULL, FALSE, 0, 1},
     {"tile_m", KEY_INT, OFF(hardware.gpu_tile_m), NULL, FALSE, 0, 0},
@@ -77,6 +78,7 @@ static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE
 
 static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
+static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 
 static const SchemaKey model_keys[] = {
     {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
@@ -102,6 +104,7 @@ static const SchemaKey training_keys[] = {
     POS_INT("microbatch_size", training.microbatch_size),
     POS_INT("global_batch", training.global_batch),
     {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
+    {"dtype", KEY_ENUM, OFF(training.dtype), NULL, FALSE, 0, 0, dtype_names},
     {NULL}};
 
 static const SchemaKey parallel_keys[] = {

@@ -40,6 +40,7 @@ typedef struct {
     double gpu_hbm_bytes_per_s;      /* HBM bandwidth */
     double gpu_peak_flops_fp8;       /* dense FP8 tensor FLOP/s (listed; ops run in 16 bits) */
     double gpu_gemm_efficiency;      /* large-GEMM achieved / peak */
+    double gpu_gemm_efficiency_fp8;  /* the same for FP8 GEMMs */
     double gpu_attention_efficiency; /* FlashAttention kernels achieved / peak */
     double gpu_memory_efficiency;    /* streaming kernels achieved / HBM bandwidth */
     int gpu_tile_m, gpu_tile_n;      /* output tile of a large GEMM kernel */
@@ -117,6 +118,14 @@ typedef struct {
     PpsimMark stage_recompute_mark;
 } PpsimModel;
 
+/* Precision of the transformer layers' linear GEMMs: FP8 runs them at the FP8 peak with
+ * 1-byte operands (Transformer Engine style); attention, the LM head and every other kernel
+ * stay 16-bit. */
+typedef enum {
+    PPSIM_DTYPE_BF16,
+    PPSIM_DTYPE_FP8,
+} PpsimDtype;
+
 typedef struct {
     int pp;              /* p */
     int chunks;          /* v */
@@ -125,6 +134,7 @@ typedef struct {
     int microbatch_size;
     int global_batch;       /* sequences per iteration over all replicas; 0 = unset */
     double bytes_per_param; /* weights+grads+optimizer states, [ZERO] 3.1: 16 */
+    int dtype;              /* PpsimDtype of the linear layers' GEMMs (kernel model) */
 } PpsimTraining;
 
 /* One generator option as written, validated later against the generator's table. */
