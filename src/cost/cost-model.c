@@ -399,11 +399,12 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         /* one-way offload time estimate over the GPU's PCIe link, for generators */
         st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
     }
-    if (ppsim_kernels_active(sc)) { /* the FLOP rate the kernels achieve on the first stage */
+    if (ppsim_kernels_active(sc)) { /* the model-FLOP rate one GPU achieves on stage 0 */
         const PpsimStageCost *st = &c->stage[0];
         double t = (double)(st->est.f_ps + st->est.b_ps - st->b_recompute_ps + st->est.w_ps);
+        double group = sc->parallel.present ? (double)sc->parallel.tp * sc->parallel.cp : 1.0;
         if (t > 0 && st->fwd_flops > 0)
-            rate = 3.0 * st->fwd_flops / (t / PPSIM_PS_PER_S);
+            rate = 3.0 * st->fwd_flops / group / (t / PPSIM_PS_PER_S);
     }
     c->p2p_latency_ps = hw->nvlink_latency_ps;
     c->mem_scale = 1.0;
