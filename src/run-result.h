@@ -56,6 +56,10 @@ typedef struct {
      * their halves apart (fb_hidden: in hardware mode the communication hidden behind the
      * other half's compute, src/cost/overlap.h), and of it what the all-to-alls account for */
     PpsimTime ep_comm_ps, fb_hidden_ps, ep_comm_hidden_ps;
+    /* Kernel model only (has_compute_breakdown): the device's compute time by kernel class
+     * (GEMMs, attention core, memory-bound kernels; TP/CP collectives excluded) and its
+     * optimizer step, which ends the iteration after the last DP reduction. */
+    PpsimTime compute_gemm_ps, compute_attention_ps, compute_memory_ps, compute_optimizer_ps;
 } PpsimDeviceResult;
 
 typedef struct {
@@ -136,6 +140,7 @@ typedef struct {
     double tokens;
     double tokens_per_s;
     double tflops_per_gpu;
+    gboolean has_compute_breakdown; /* the kernel model timed the run (devices' compute_*) */
     double bubble_ratio;
     double bubble_ratio_span;
     PpsimDeviceResult *devices; /* [p] */

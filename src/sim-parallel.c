@@ -286,6 +286,60 @@ sim_collect_overlap(const Replay *r, PpsimRunResult *res)
             i++;
         }
     }
+/* Kernel model: each device's compute time by kernel class, summed over its ops, and the
+ * optimizer step. Unless the schedule places OPT ops itself, every device steps after the
+ * pipeline's last op and the last DP reduction (gradient clipping's global norm joins them
+ * all, as Megatron's step does), so the iteration ends with the longest step. */
+static void
+collect_compute_breakdown(const Replay *r, PpsimRunResult *res)
+{
+    const PpsimSchedule *sched = r->sched;
+    gboolean has_opt = FALSE;
+    res->has_compute_breakdown = TRUE;
+    for (int d = 0; d < sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        const GArray *ops = sched->compute[d];
+        PpsimTime k[3] = {0};
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            const PpsimStageCost *st = &r->costs->stage[op->stage];
+            for (int c = 0; c < 3; c++) {
+                switch ((PpsimOpKind)op->kind) {
+                case PPSIM_OP_F:
+                case PPSIM_OP_R:
+                    k[c] += st->kern_f_ps[c];
+                    break;
+                case PPSIM_OP_B:
+                    k[c] += st->kern_b_ps[c];
+                    break;
+                case PPSIM_OP_W:
+                    k[c] += st->kern_w_ps[c];
+                    break;
+                case PPSIM_OP_BW:
+                    k[c] += st->kern_b_ps[c] + st->kern_w_ps[c];
+                    break;
+                default:
+                    break;
+                }
+            }
+            if (op->kind == PPSIM_OP_OPT)
+                has_opt = TRUE;
+        }
+        dev->compute_gemm_ps = k[0];
+        dev->compute_attention_ps = k[1];
+        dev->compute_memory_ps = k[2];
+    }
+    if (has_opt)
+        return;
+    PpsimTime end = res->makespan_ps, longest = 0;
+    for (int s = 0; s < sched->n_stages; s++)
+        res->devices[sched->stage_device[s]].compute_optimizer_ps += r->costs->stage[s].opt_ps;
+    for (int d = 0; d < sched->n_devices; d++) {
+        PpsimDeviceResult *dev = &res->devices[d];
+        longest = MAX(longest, dev->compute_optimizer_ps);
+        dev->end_ps = MAX(dev->end_ps, end + dev->compute_optimizer_ps);
+    }
+    res->makespan_ps = end + longest;
 }
 
 void
@@ -384,6 +438,8 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
         }
         g_free(dp_end);
     }
+    if (r->costs->kernel_model)
+        collect_compute_breakdown(r, res);
     double fwd = 0;
     /* with two pipelines (DualPipe) a microbatch runs through one: the model is one of them */
     int model_stages = sched->pipe_stages > 0 ? sched->pipe_stages : sched->n_stages;

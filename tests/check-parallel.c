@@ -183,7 +183,8 @@ START_TEST(test_tp2_stage)
 {
     g_autoptr(GError) error = NULL;
     const char *const ov[] = {"parallel.tp=2", "parallel.pp=4", NULL};
-    const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
+    /* the closed-form path (hardware.gpu.efficiency set): ring collectives at line rate */
+    const char *yaml = "hardware: {preset: dgx-a100-80gb, gpu: {efficiency: 0.6}}\n"
                        "model: {layers: 16, hidden: 4096, heads: 32, seq_len: 4096}\n"
                        "training: {microbatches: 8}\n";
     g_autoptr(PpsimScenario) sc = parse(yaml, ov, &error);
@@ -252,7 +253,8 @@ END_TEST
 START_TEST(test_dp_reduction)
 {
     g_autoptr(GError) error = NULL;
-    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+    /* the closed-form path: one ring over the NICs at line rate, after the last W */
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2, gpu: {efficiency: 0.43}}\n"
                        "model: {preset: llama3-8b, seq_len: 2048}\n"
                        "parallel: {tp: 2, pp: 4, dp: 2, zero: 1}\n"
                        "training: {microbatches: 8}\n"
@@ -342,7 +344,8 @@ END_TEST
 START_TEST(test_placement_links)
 {
     g_autoptr(GError) error = NULL;
-    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"
+    /* the closed-form path: ring collectives at line rate */
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 4, gpu: {efficiency: 0.43}}\n"
                        "model: {preset: gpt3-175b}\n"
                        "parallel: {tp: 16, pp: 2, dp: 1}\n"
                        "training: {microbatches: 4}\n";

@@ -63,8 +63,15 @@ list_presets(void)
         ppsim_fmt_bytes_human(line, (double)hw->gpu_memory_bytes);
         g_string_append(line, ", ");
         ppsim_fmt_fixed(line, hw->gpu_peak_flops / 1e12, 0);
-        g_string_append(line, " TFLOP/s x ");
-        ppsim_fmt_fixed(line, hw->gpu_efficiency, 2);
+        if (hw->gpu_efficiency > 0) {
+            g_string_append(line, " TFLOP/s x ");
+            ppsim_fmt_fixed(line, hw->gpu_efficiency, 2);
+        } else { /* the kernel model's GPU */
+            g_string_append_printf(line, " TFLOP/s, %d SMs, HBM ", hw->gpu_sms);
+            ppsim_fmt_fixed(line, hw->gpu_hbm_bytes_per_s / 1e9, 0);
+            g_string_append(line, " GB/s, GEMM x ");
+            ppsim_fmt_fixed(line, hw->gpu_gemm_efficiency, 3);
+        }
         g_string_append(line, ", NVLink ");
         ppsim_fmt_fixed(line, hw->nvlink_bytes_per_s / 1e9, 0);
         g_string_append(line, " GB/s, PCIe ");

@@ -10,6 +10,7 @@
 #include "cost/moe.h"
 #include "cost/overlap.h"
 #include "cost/parallel.h"
+#include "cost/kernels.h"
 #include "hw/topology.h"
 #include "util/ppsim-error.h"
 
@@ -288,6 +289,8 @@ costs_check_stage_recompute(const PpsimCosts *c, const PpsimScenario *sc, GError
     return FALSE;
 }
 
+static void costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate);
+
 /* The time of the forward re-run inside one B of a stage filled by the model with @model's
  * recompute mode: the whole forward of its layers (full), the attention core (selective
  * without FlashAttention), else nothing. What bubble attribution counts as recompute. */
@@ -304,11 +307,7 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
     PpsimScenario tmp = *sc;
     tmp.model = *model;
     tmp.model.recompute = PPSIM_RECOMPUTE_NONE;
-    if (ppsim_par_active(&tmp))
-        ppsim_par_fill_stage(&probe, &tmp, rate);
-    else
-        costs_fill_stage_hw(&probe, &tmp, rate);
-    ppsim_moe_fill_stage(&probe, &tmp, rate);
+    costs_fill_one(&probe, &tmp, rate);
     return MAX(0, st->est.b_ps - probe.est.b_ps);
 }
 
@@ -319,7 +318,13 @@ costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         ppsim_par_fill_stage(st, sc, rate);
     else
         costs_fill_stage_hw(st, sc, rate);
-    ppsim_moe_fill_stage(st, sc, rate); /* MoE layers (moe.c); nothing for a dense model */
+    if (ppsim_kernels_active(sc)) /* the times, kernel by kernel; memory stays as filled */
+        ppsim_kernels_fill_stage(st, sc);
+    /* MoE layers (moe.c); nothing for a dense model. Under the kernel model the experts'
+     * extra GEMM FLOPs run at the large-GEMM efficiency (the expert GEMMs are not shaped
+     * kernel by kernel). */
+    double moe_rate = ppsim_kernels_active(sc) ? rate * sc->hardware.gpu_gemm_efficiency : rate;
+    ppsim_moe_fill_stage(st, sc, moe_rate);
 }
 
 /* {mode: k} in model.stage_recompute: @st was filled with the model's mode; k of its layers
@@ -342,6 +347,11 @@ costs_mix_layers(PpsimStageCost *st, const PpsimScenario *sc, PpsimRecompute mod
     st->est.act_w += k * (other.est.act_w - base.est.act_w);
     st->tp_comm_f_ps += k * (other.tp_comm_f_ps - base.tp_comm_f_ps);
     st->tp_comm_b_ps += k * (other.tp_comm_b_ps - base.tp_comm_b_ps);
+    for (int i = 0; i < 3; i++) {
+        st->kern_f_ps[i] += k * (other.kern_f_ps[i] - base.kern_f_ps[i]);
+        st->kern_b_ps[i] += k * (other.kern_b_ps[i] - base.kern_b_ps[i]);
+        st->kern_w_ps[i] += k * (other.kern_w_ps[i] - base.kern_w_ps[i]);
+    }
     st->offload_bytes = (guint64)st->est.act;
 }
 
@@ -350,8 +360,12 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
 {
     if (!costs_split_layers(c, sc, error) || !costs_check_stage_recompute(c, sc, error))
         return FALSE;
+    if (!ppsim_kernels_check(sc, error))
+        return FALSE;
     const PpsimHardware *hw = &sc->hardware;
-    double rate = hw->gpu_peak_flops * hw->gpu_efficiency;
+    /* the closed-form rate; under the kernel model it only seeds times that are replaced
+     * (the offload ratio k below then takes the rate the kernels achieve) */
+    double rate = hw->gpu_peak_flops * (ppsim_kernels_active(sc) ? 1.0 : hw->gpu_efficiency);
     const GArray *counts = sc->model.stage_recompute_layers;
     for (int s = 0; s < c->n_stages; s++) {
         PpsimStageCost *st = &c->stage[s];
@@ -387,6 +401,13 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         st->b_recompute_ps = costs_backward_recompute(st, &stage_sc.model, &stage_sc, rate);
         /* one-way offload time estimate over the GPU's PCIe link, for generators */
         st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
+    }
+    if (ppsim_kernels_active(sc)) { /* the model-FLOP rate one GPU achieves on stage 0 */
+        const PpsimStageCost *st = &c->stage[0];
+        double t = (double)(st->est.f_ps + st->est.b_ps - st->b_recompute_ps + st->est.w_ps);
+        double group = sc->parallel.present ? (double)sc->parallel.tp * sc->parallel.cp : 1.0;
+        if (t > 0 && st->fwd_flops > 0)
+            rate = 3.0 * st->fwd_flops / group / (t / PPSIM_PS_PER_S);
     }
     c->p2p_latency_ps = hw->nvlink_latency_ps;
     c->mem_scale = 1.0;
@@ -517,6 +538,7 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
     g_return_val_if_fail(n_stages > 0, NULL);
     g_autoptr(PpsimCosts) c = g_new0(PpsimCosts, 1);
     c->explicit_mode = scenario->costs.present;
+    c->kernel_model = ppsim_kernels_active(scenario);
     c->n_stages = n_stages;
     c->stage = g_new0(PpsimStageCost, n_stages);
     c->est = g_new0(PpsimStageEstimate, n_stages);

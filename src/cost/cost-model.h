@@ -43,10 +43,15 @@ typedef struct {
     PpsimRecompute recompute; /* the stage's mode: model.stage_recompute, else model.recompute */
     PpsimTime b_recompute_ps; /* hardware mode: of est.b_ps, the forward re-run that the
                                * stage's recompute mode folds into each B (no R op) */
+    /* hardware mode, kernel model (cost/kernels.h): compute time of one F, one B (with the
+     * re-run its recompute mode folds in) and one W by kernel class: GEMM, attention core,
+     * memory-bound (ps; TP/CP collectives excluded); zero otherwise */
+    PpsimTime kern_f_ps[3], kern_b_ps[3], kern_w_ps[3];
 } PpsimStageCost;
 
 typedef struct {
     gboolean explicit_mode;
+    gboolean kernel_model; /* hardware mode timed kernel by kernel (cost/kernels.h) */
     int n_stages;
     PpsimStageCost *stage;           /* [n_stages] */
     PpsimStageEstimate *est;         /* [n_stages] copy of stage[i].est, for PpsimCostEstimates */

@@ -137,14 +137,16 @@ int
 ppsim_par_pp_stride(const PpsimScenario *sc)
 {
     const PpsimParallel *par = &sc->parallel;
-    return par->placement == PPSIM_PLACEMENT_TP_DP_PP ? par->tp * par->dp : par->tp;
+    int group = par->tp * par->cp; /* one pipeline device: a tp x cp group */
+    return par->placement == PPSIM_PLACEMENT_TP_DP_PP ? group * par->dp : group;
 }
 
 int
 ppsim_par_dp_stride(const PpsimScenario *sc)
 {
     const PpsimParallel *par = &sc->parallel;
-    return par->placement == PPSIM_PLACEMENT_TP_DP_PP ? par->tp : par->tp * sc->training.pp;
+    int group = par->tp * par->cp;
+    return par->placement == PPSIM_PLACEMENT_TP_DP_PP ? group : group * sc->training.pp;
 }
 
 void
@@ -155,7 +157,8 @@ ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out)
         return;
     int stride = ppsim_par_pp_stride(sc);
     out->gpus_per_node = MAX(1, sc->hardware.gpus_per_node / stride);
-    out->pcie_gpus_per_switch = MAX(1, sc->hardware.pcie_gpus_per_switch / sc->parallel.tp);
+    out->pcie_gpus_per_switch =
+        MAX(1, sc->hardware.pcie_gpus_per_switch / (sc->parallel.tp * sc->parallel.cp));
 }
 
 gboolean

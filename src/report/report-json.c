@@ -109,6 +109,17 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
         g_string_append(out, ",\"critical_ops\":");
         ppsim_fmt_double(out, res->samples->critical_ops[d->id]);
     }
+    if (res->has_compute_breakdown) { /* the kernel model: compute time by kernel class */
+        g_string_append(out, ",\"compute_breakdown\":{\"gemm\":");
+        ppsim_fmt_ms(out, d->compute_gemm_ps);
+        g_string_append(out, ",\"attention\":");
+        ppsim_fmt_ms(out, d->compute_attention_ps);
+        g_string_append(out, ",\"memory_bound\":");
+        ppsim_fmt_ms(out, d->compute_memory_ps);
+        g_string_append(out, ",\"optimizer\":");
+        ppsim_fmt_ms(out, d->compute_optimizer_ps);
+        g_string_append_c(out, '}');
+    }
     g_string_append_c(out, '}');
 }
 

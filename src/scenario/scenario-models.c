@@ -102,5 +102,5 @@ ppsim_scenario_gpus(const PpsimScenario *sc)
 {
     if (!sc->parallel.present)
         return sc->training.pp;
-    return sc->parallel.tp * sc->training.pp * sc->parallel.dp;
+    return sc->parallel.tp * sc->parallel.cp * sc->training.pp * sc->parallel.dp;
 }

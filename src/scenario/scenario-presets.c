@@ -9,6 +9,18 @@
 #define TIB (1024.0 * GIB)
 #define US PPSIM_PS_PER_US
 
+/* The two constants fitted on measured runs (results/measured.md states on which rows):
+ * the large-GEMM efficiency of the A100 and the share of HBM bandwidth memory-bound
+ * kernels achieve. */
+#define A100_GEMM_EFF 0.75
+#define A100_MEM_EFF 0.65
+/* H100 has no measured runs in that fit: its GEMM efficiency keeps the A100's ratio of the
+ * fitted value to the best-shaped cuBLAS GEMM ([MAMF]: A100 0.869, H100 0.803), the share
+ * of cuBLAS's best a training framework's shapes reach (DERIVED, 0.693). */
+#define H100_GEMM_EFF (0.803 * A100_GEMM_EFF / 0.869)
+/* FP8: the same share of [MAMF]'s FP8 best (1,402.6 of 1,979 TFLOP/s, 0.709): 0.612 */
+#define H100_GEMM_EFF_FP8 (0.709 * A100_GEMM_EFF / 0.869)
+
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
     .summary = "DGX A100: 8x A100-SXM4-80GB, NVSwitch, 2 GPUs per PCIe Gen4 switch",
@@ -16,19 +28,30 @@ static const PpsimPreset preset_a100 = {
         .gpus_per_node = 8,                    /* [MLP-A100] */
         .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM2e [MLP-A100] */
         .gpu_peak_flops = 312e12,              /* dense 16-bit, [NAR21] §5 */
-        .gpu_efficiency = 0.6,                 /* ~60% MFU, [PO] §4.3 */
-        .copy_streams = 1,                     /* one shared D2H/H2D stream, [PO] §4.2 */
-        .nvlink_bytes_per_s = 300 * GB,        /* 600 GB/s total = 300 per direction [MLP-A100] */
-        .nvlink_latency_ps = 2 * US,           /* assumption */
-        .pcie_bytes_per_s = 25 * GB,           /* measured ~25 GB/s per direction solo [FORUM] */
-        .pcie_uplink_bytes_per_s = 30 * GB,    /* ~15 GB/s each when both GPUs of a switch
-                                                * transfer: DERIVED */
-        .pcie_latency_ps = 5 * US,             /* assumption */
-        .pcie_gpus_per_switch = 2,             /* [VENG]; [PO] App. D Fig. 17 */
-        .pcie_shared_efficiency = 1.0,         /* ideal sharing: [PO] App. D saw worse, but
-                                                * its numbers are in images, not recoverable */
-        .network_bytes_per_s = 25 * GB,        /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
-        .network_latency_ps = 5 * US,          /* assumption */
+        .gpu_efficiency = 0,                   /* unset: the kernel model times ops */
+        .gpu_sms = 108,                        /* A100 SXM4: 108 SMs [NV-GEMM] */
+        .gpu_hbm_bytes_per_s = 2039 * GB,      /* 2,039 GB/s HBM2e [A100-DS] */
+        .gpu_peak_flops_fp8 = 0,               /* Ampere has no FP8 tensor cores */
+        .gpu_gemm_efficiency = A100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.869 */
+        .gpu_attention_efficiency = 0.5,       /* FlashAttention-2 fwd+bwd 50-73% [FA2] §4.1 */
+        .gpu_memory_efficiency = A100_MEM_EFF, /* fitted: achieved / HBM bandwidth */
+        .gpu_tile_m = 256,                     /* large cuBLAS tile 256 x 128 [NV-GEMM] */
+        .gpu_tile_n = 128,
+        .gpu_launch_ps = 3 * US,            /* per kernel: assumption (a few us) */
+        .nvlink_bus_efficiency = 0.775,     /* all_reduce busbw 232.5 GB/s of 300 [NCCL-T175] */
+        .network_bus_efficiency = 0.91,     /* 91 of 100 GB/s busbw over 4 HDR NICs [NCCL-T100] */
+        .copy_streams = 1,                  /* one shared D2H/H2D stream, [PO] §4.2 */
+        .nvlink_bytes_per_s = 300 * GB,     /* 600 GB/s total = 300 per direction [MLP-A100] */
+        .nvlink_latency_ps = 2 * US,        /* assumption */
+        .pcie_bytes_per_s = 25 * GB,        /* measured ~25 GB/s per direction solo [FORUM] */
+        .pcie_uplink_bytes_per_s = 30 * GB, /* ~15 GB/s each when both GPUs of a switch
+                                             * transfer: DERIVED */
+        .pcie_latency_ps = 5 * US,          /* assumption */
+        .pcie_gpus_per_switch = 2,          /* [VENG]; [PO] App. D Fig. 17 */
+        .pcie_shared_efficiency = 1.0,      /* ideal sharing: [PO] App. D saw worse, but
+                                             * its numbers are in images, not recoverable */
+        .network_bytes_per_s = 25 * GB,     /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
+        .network_latency_ps = 5 * US,       /* assumption */
         .host_memory_bytes = 2 * (guint64)TIB, /* 2 TB [MLP-A100] */
         .host_optimizer_workers = 16,          /* assumption (128 cores per node [MLP-A100]) */
         .host_adam_params_per_s = 1.4e9 / 16,  /* ~1.4e9 params/s per node [DS-PR735];
@@ -42,7 +65,19 @@ static const PpsimPreset preset_h100 = {
         .gpus_per_node = 8,                    /* [MLP-H100] */
         .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM3 [MLP-H100] */
         .gpu_peak_flops = 989e12,              /* dense BF16 [H100-DS] */
-        .gpu_efficiency = 0.43,                /* 43% BF16 MFU, [L3] Table 4 */
+        .gpu_efficiency = 0,                   /* unset: the kernel model times ops */
+        .gpu_sms = 132,                        /* H100 SXM5 [H100-DS] */
+        .gpu_hbm_bytes_per_s = 3350 * GB,      /* 3.35 TB/s HBM3 [H100-DS] */
+        .gpu_peak_flops_fp8 = 1979e12,         /* dense FP8 (3,958 with sparsity) [H100-DS] */
+        .gpu_gemm_efficiency = H100_GEMM_EFF,  /* from [MAMF]'s 794.5 of 989, above */
+        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
+        .gpu_attention_efficiency = 0.5,       /* FA2-class kernels: below [FA3]'s 75% fwd */
+        .gpu_memory_efficiency = A100_MEM_EFF, /* as A100: no separate fit */
+        .gpu_tile_m = 256,                     /* [NV-GEMM] */
+        .gpu_tile_n = 128,
+        .gpu_launch_ps = 3 * US,        /* assumption, as A100 */
+        .nvlink_bus_efficiency = 0.82,  /* ring busbw ~370 of 450 GB/s [NCCL-T212] */
+        .network_bus_efficiency = 0.92, /* 46-48 GB/s per NDR NIC [NCCL-T290] */
         .copy_streams = 1,
         .nvlink_bytes_per_s = 450 * GB, /* 900 GB/s total [MLP-H100] */
         .nvlink_latency_ps = 2 * US,    /* assumption */
@@ -58,30 +93,41 @@ static const PpsimPreset preset_h100 = {
         .host_adam_params_per_s = 1.4e9 / 16,  /* as A100: no per-core source, assumption */
     }};
 
-/* The H800 cluster of [DSV3] §3.1-3.2.2: 8 GPUs per node on NVLink/NVSwitch at 160 GB/s,
- * InfiniBand at 50 GB/s per GPU across nodes; the H800 computes as the H100 (the export
- * variant cuts NVLink, not the SMs), so compute, memory and host numbers are the H100's. */
+/* H800: H100 compute and memory; NVLink cut to 400 GB/s bidirectional (200 per direction)
+ * [NCCL-I1374], [FLASHMLA] (3.35 TB/s, 990 TFLOP/s for H800 SXM5). */
 static const PpsimPreset preset_h800 = {
     .name = "dgx-h800-80gb",
-    .summary = "H800 node as in DeepSeek-V3: 8x H800-80GB, NVLink 160 GB/s, IB 50 GB/s per GPU",
+    .summary = "DGX H800: 8x H800-SXM5-80GB (H100 compute), NVLink 200 GB/s per direction",
     .hw = {
-        .gpus_per_node = 8,                    /* [DSV3] §3.1 */
-        .gpu_memory_bytes = 80 * (guint64)GIB, /* as H100 */
-        .gpu_peak_flops = 989e12,              /* as H100, dense BF16 [H100-DS] */
-        .gpu_efficiency = 0.43,                /* as H100 (assumption) */
+        .gpus_per_node = 8,
+        .gpu_memory_bytes = 80 * (guint64)GIB,
+        .gpu_peak_flops = 989e12, /* dense BF16, as H100 [FLASHMLA] */
+        .gpu_efficiency = 0,
+        .gpu_sms = 132,
+        .gpu_hbm_bytes_per_s = 3350 * GB, /* [FLASHMLA] */
+        .gpu_peak_flops_fp8 = 1979e12,
+        .gpu_gemm_efficiency = H100_GEMM_EFF, /* as H100 */
+        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
+        .gpu_attention_efficiency = 0.5,
+        .gpu_memory_efficiency = A100_MEM_EFF,
+        .gpu_tile_m = 256,
+        .gpu_tile_n = 128,
+        .gpu_launch_ps = 3 * US,
         .copy_streams = 1,
-        .nvlink_bytes_per_s = 160 * GB, /* [DSV3] §3.2.2 */
-        .nvlink_latency_ps = 2 * US,    /* assumption */
-        .pcie_bytes_per_s = 64 * GB,    /* as H100 */
+        .nvlink_bytes_per_s = 200 * GB, /* 400 GB/s bidirectional [NCCL-I1374] */
+        .nvlink_latency_ps = 2 * US,
+        .nvlink_bus_efficiency = 0.8, /* 160 GB/s of 200 achieved [DSV3] §3.2.2 */
+        .pcie_bytes_per_s = 64 * GB,
         .pcie_uplink_bytes_per_s = 64 * GB,
-        .pcie_latency_ps = 5 * US, /* assumption */
-        .pcie_gpus_per_switch = 1, /* as H100 */
+        .pcie_latency_ps = 5 * US,
+        .pcie_gpus_per_switch = 1,
         .pcie_shared_efficiency = 1.0,
-        .network_bytes_per_s = 50 * GB,        /* IB, [DSV3] §3.2.2 */
-        .network_latency_ps = 5 * US,          /* assumption */
-        .host_memory_bytes = 2 * (guint64)TIB, /* as H100 (assumption) */
-        .host_optimizer_workers = 16,          /* assumption */
-        .host_adam_params_per_s = 1.4e9 / 16,  /* as A100: assumption */
+        .network_bytes_per_s = 50 * GB, /* InfiniBand 50 GB/s per GPU [DSV3] §3.2.2 */
+        .network_latency_ps = 5 * US,
+        .network_bus_efficiency = 0.92,
+        .host_memory_bytes = 2 * (guint64)TIB,
+        .host_optimizer_workers = 16,
+        .host_adam_params_per_s = 1.4e9 / 16,
     }};
 
 static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, &preset_h800, NULL};

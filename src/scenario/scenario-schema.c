@@ -29,11 +29,22 @@ static const SchemaKey gpu_keys[] = {
     QTY("peak_flops", KEY_FLOPS, hardware.gpu_peak_flops),
     {"efficiency", KEY_DOUBLE, OFF(hardware.gpu_efficiency), NULL, FALSE, 1e-9, 1},
     {"copy_streams", KEY_INT, OFF(hardware.copy_streams), NULL, FALSE, 1, 2},
+    {"sms", KEY_INT, OFF(hardware.gpu_sms), NULL, FALSE, 0, 0},
+    QTY("hbm_bandwidth", KEY_BANDWIDTH, hardware.gpu_hbm_bytes_per_s),
+    QTY("peak_flops_fp8", KEY_FLOPS, hardware.gpu_peak_flops_fp8),
+    {"gemm_efficiency", KEY_DOUBLE, OFF(hardware.gpu_gemm_efficiency), NULL, FALSE, 0, 1},
+    {"gemm_efficiency_fp8", KEY_DOUBLE, OFF(hardware.gpu_gemm_efficiency_fp8), NULL, FALSE, 0, 1},
+    {"attention_efficiency", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency), NULL, FALSE, 0, 1},
+    {"memory_efficiency", KEY_DOUBLE, OFF(hardware.gpu_memory_efficiency), NULL, FALSE, 0, 1},
+    {"tile_m", KEY_INT, OFF(hardware.gpu_tile_m), NULL, FALSE, 0, 0},
+    {"tile_n", KEY_INT, OFF(hardware.gpu_tile_n), NULL, FALSE, 0, 0},
+    QTY("launch_overhead", KEY_TIME, hardware.gpu_launch_ps),
     {NULL}};
 
 static const SchemaKey nvlink_keys[] = {
     QTY("bandwidth", KEY_BANDWIDTH, hardware.nvlink_bytes_per_s),
     QTY("latency", KEY_TIME, hardware.nvlink_latency_ps),
+    {"bus_efficiency", KEY_DOUBLE, OFF(hardware.nvlink_bus_efficiency), NULL, FALSE, 0, 1},
     {NULL}};
 
 static const SchemaKey pcie_keys[] = {
@@ -47,6 +58,7 @@ static const SchemaKey pcie_keys[] = {
 static const SchemaKey network_keys[] = {
     QTY("bandwidth", KEY_BANDWIDTH, hardware.network_bytes_per_s),
     QTY("latency", KEY_TIME, hardware.network_latency_ps),
+    {"bus_efficiency", KEY_DOUBLE, OFF(hardware.network_bus_efficiency), NULL, FALSE, 0, 1},
     {NULL}};
 
 static const SchemaKey host_keys[] = {QTY("memory", KEY_BYTES, hardware.host_memory_bytes),
@@ -66,6 +78,7 @@ static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE
 
 static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
+static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 
 static const SchemaKey moe_keys[] = {
     REQ_INT("experts", model.moe.experts),
@@ -88,6 +101,7 @@ static const SchemaKey model_keys[] = {
     REQ_INT("seq_len", model.seq_len),
     POS_INT("vocab", model.vocab),
     {"flash_attention", KEY_BOOL, OFF(model.flash_attention), NULL, FALSE, 0, 0},
+    {"causal", KEY_BOOL, OFF(model.causal), NULL, FALSE, 0, 0},
     {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
     {"stage_recompute", KEY_RECOMPUTE_LIST, OFF(model.stage_recompute), NULL, FALSE, 0, 0},
@@ -101,6 +115,7 @@ static const SchemaKey training_keys[] = {
     POS_INT("microbatch_size", training.microbatch_size),
     POS_INT("global_batch", training.global_batch),
     {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
+    {"dtype", KEY_ENUM, OFF(training.dtype), NULL, FALSE, 0, 0, dtype_names},
     {NULL}};
 
 static const SchemaKey parallel_keys[] = {
@@ -112,6 +127,9 @@ static const SchemaKey parallel_keys[] = {
     {"placement", KEY_ENUM, OFF(parallel.placement), NULL, FALSE, 0, 0, placement_names},
     {"tp_efficiency", KEY_DOUBLE, OFF(parallel.tp_efficiency), NULL, FALSE, 1e-9, 1},
     POS_INT("ep", parallel.ep),
+    POS_INT("cp", parallel.cp),
+    {"tp_comm_overlap", KEY_BOOL, OFF(parallel.tp_comm_overlap), NULL, FALSE, 0, 0},
+    {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
     {NULL}};
 
 static const SchemaKey memory_keys[] = {{"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0}, {NULL}};
@@ -170,12 +188,14 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->hardware.preset = g_strdup("dgx-a100-80gb");
     sc->model.vocab = 51200;
     sc->model.flash_attention = TRUE;
+    sc->model.causal = TRUE;
     sc->model.recompute = PPSIM_RECOMPUTE_NONE;
     sc->training.chunks = 1;
     sc->training.microbatch_size = 1;
     sc->training.bytes_per_param = 16; /* [ZERO] §3.1: 2 + 2 + 12 bytes */
-    sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = 1;
+    sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = sc->parallel.cp = 1;
     sc->model.moe.imbalance = 1.0;
+    sc->parallel.overlap_grad_reduce = TRUE;
     sc->parallel.tp_efficiency = 1.0;
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
         PPSIM_PS_PER_MS;
@@ -284,10 +304,18 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gp
         return TRUE;
     int gpus = ppsim_scenario_gpus(sc), have = hw->nodes * hw->gpus_per_node;
     if (g_hash_table_contains(seen, "hardware.nodes") ? gpus != have : gpus > have) {
-        msg = g_strdup_printf("'parallel.tp' x 'parallel.pp' x 'parallel.dp' = %d x %d x %d = %d "
-                              "GPUs, but 'hardware.nodes' x 'hardware.gpus_per_node' = %d x %d = "
-                              "%d",
-                              par->tp, tr->pp, par->dp, gpus, hw->nodes, hw->gpus_per_node, have);
+        if (par->cp > 1)
+            msg = g_strdup_printf("'parallel.tp' x 'parallel.cp' x 'parallel.pp' x 'parallel.dp' "
+                                  "= %d x %d x %d x %d = %d GPUs, but 'hardware.nodes' x "
+                                  "'hardware.gpus_per_node' = %d x %d = %d",
+                                  par->tp, par->cp, tr->pp, par->dp, gpus, hw->nodes,
+                                  hw->gpus_per_node, have);
+        else
+            msg =
+                g_strdup_printf("'parallel.tp' x 'parallel.pp' x 'parallel.dp' = %d x %d x %d = "
+                                "%d GPUs, but 'hardware.nodes' x 'hardware.gpus_per_node' = %d "
+                                "x %d = %d",
+                                par->tp, tr->pp, par->dp, gpus, hw->nodes, hw->gpus_per_node, have);
         return check_fail(error, mark_of, data, "parallel", msg);
     }
     int g = hw->gpus_per_node;
@@ -310,6 +338,13 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gp
                               "'model.moe.experts' (%d)",
                               par->ep, par->dp, par->tp, m->moe.experts);
         return check_fail(error, mark_of, data, "parallel.ep", msg);
+    }
+    if (g_hash_table_contains(seen, "model") &&
+        (m->seq_len % par->cp != 0 || m->heads % par->cp != 0)) {
+        msg = g_strdup_printf("'parallel.cp' (%d) must divide 'model.seq_len' (%d) and "
+                              "'model.heads' (%d)",
+                              par->cp, m->seq_len, m->heads);
+        return check_fail(error, mark_of, data, "parallel.cp", msg);
     }
     if (g_hash_table_contains(seen, "model") &&
         (m->heads % par->tp != 0 || m->kv_heads % par->tp != 0)) {

@@ -32,11 +32,24 @@ typedef struct {
 
     guint64 gpu_memory_bytes;
     double gpu_peak_flops; /* dense 16-bit FLOP/s */
-    double gpu_efficiency; /* achieved / peak, in (0, 1] */
-    int copy_streams;      /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
+    double gpu_efficiency; /* achieved / peak, in (0, 1]; 0 = unset: the kernel model
+                            * (cost/kernels.h) times each op; set, every op is FLOPs /
+                            * (peak x efficiency) */
+    /* The kernel model's GPU (cost/gemm.h; presets cite each number) */
+    int gpu_sms;                     /* streaming multiprocessors */
+    double gpu_hbm_bytes_per_s;      /* HBM bandwidth */
+    double gpu_peak_flops_fp8;       /* dense FP8 tensor FLOP/s (listed; ops run in 16 bits) */
+    double gpu_gemm_efficiency;      /* large-GEMM achieved / peak */
+    double gpu_gemm_efficiency_fp8;  /* the same for FP8 GEMMs */
+    double gpu_attention_efficiency; /* FlashAttention kernels achieved / peak */
+    double gpu_memory_efficiency;    /* streaming kernels achieved / HBM bandwidth */
+    int gpu_tile_m, gpu_tile_n;      /* output tile of a large GEMM kernel */
+    PpsimTime gpu_launch_ps;         /* per kernel */
+    int copy_streams; /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
 
     double nvlink_bytes_per_s; /* per direction, per GPU */
     PpsimTime nvlink_latency_ps;
+    double nvlink_bus_efficiency; /* NCCL busbw / line rate on NVLink (collectives) */
 
     double pcie_bytes_per_s;        /* GPU <-> switch, per direction */
     double pcie_uplink_bytes_per_s; /* switch <-> host, per direction */
@@ -48,6 +61,7 @@ typedef struct {
 
     double network_bytes_per_s; /* per GPU NIC, per direction (inter-node) */
     PpsimTime network_latency_ps;
+    double network_bus_efficiency; /* NCCL busbw / line rate across nodes */
 
     guint64 host_memory_bytes;     /* per node */
     int host_optimizer_workers;    /* CPU optimizer workers per node */
@@ -74,9 +88,13 @@ typedef struct {
     gboolean sequence_parallel; /* [KOR] §4.2.2 */
     int zero;                   /* ZeRO stage 0..3, [ZERO] §5 */
     PpsimPlacement placement;
-    double tp_efficiency; /* GEMM efficiency kept when split tp ways, in (0, 1] */
-    int ep;               /* expert parallelism: the routed experts of a layer spread over ep
-                           * GPUs of the same pipeline stage (out of its dp x tp) */
+    int ep; /* expert parallelism: the routed experts of a layer spread over ep GPUs of the
+             * same pipeline stage (out of its dp x tp) */
+    double tp_efficiency;         /* GEMM efficiency kept when split tp ways, in (0, 1]: only with
+                                   * hardware.gpu.efficiency (the kernel model has GEMM shapes) */
+    int cp;                       /* context-parallel group size: ring attention over s/cp tokens */
+    gboolean tp_comm_overlap;     /* TP collectives overlapped with the GEMMs beside them */
+    gboolean overlap_grad_reduce; /* DP reduction in buckets during the backward */
 } PpsimParallel;
 
 /* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has
@@ -104,6 +122,7 @@ typedef struct {
     int seq_len;
     int vocab;
     gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
+    gboolean causal;          /* default TRUE: FlashAttention skips the masked half */
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;
@@ -116,6 +135,14 @@ typedef struct {
     PpsimMoe moe;
 } PpsimModel;
 
+/* Precision of the transformer layers' linear GEMMs: FP8 runs them at the FP8 peak with
+ * 1-byte operands (Transformer Engine style); attention, the LM head and every other kernel
+ * stay 16-bit. */
+typedef enum {
+    PPSIM_DTYPE_BF16,
+    PPSIM_DTYPE_FP8,
+} PpsimDtype;
+
 typedef struct {
     int pp;              /* p */
     int chunks;          /* v */
@@ -124,6 +151,7 @@ typedef struct {
     int microbatch_size;
     int global_batch;       /* sequences per iteration over all replicas; 0 = unset */
     double bytes_per_param; /* weights+grads+optimizer states, [ZERO] 3.1: 16 */
+    int dtype;              /* PpsimDtype of the linear layers' GEMMs (kernel model) */
 } PpsimTraining;
 
 /* One generator option as written, validated later against the generator's table. */

@@ -1,0 +1,435 @@
+/* kernels.c: operator-level op times; see kernels.h.
+ *
+ * Per layer and microbatch, on one GPU of a tp group (t = tp, b sequences of s tokens, with
+ * context parallelism s/cp of them, T = b s / cp tokens, hidden h, FFN f, a heads of d =
+ * h/a, g KV heads, kv = g d, 2-byte elements; with sequence parallelism the elementwise
+ * kernels see T/t tokens):
+ *  - GEMMs (M x N x K) forward: QKV T x (h + 2kv)/t x h, attention output T x h x h/t, fc1
+ *    T x f/t x h (SwiGLU: 2f/t, gate and up in one GEMM), fc2 T x h x f/t ([NAR21] §2.3:
+ *    column- then row-parallel). A forward GEMM X W (M x N x K) has a dgrad dY W^T (M x K x
+ *    N) in B and a wgrad X^T dY (K x N x M) in W ([ZB] §2.3).
+ *  - FlashAttention ([FA2]): 4 b s^2 h / (t cp) FLOPs forward, halved when causal (the
+ *    masked blocks are skipped); the backward re-computes the scores: 2.5x the forward
+ *    FLOPs (5 GEMMs against 2). The standard kernels ([NAR21] §3: Megatron's fused
+ *    scale-mask-softmax) compute every score, masked or not: batched GEMMs QK^T (s x s x d)
+ *    and AV (s x d x s) per head, softmax (read and write the s^2 scores) and dropout (read,
+ *    write, 1-byte mask); backward two GEMMs for AV, dropout and softmax backward, two for
+ *    QK^T.
+ *  - Memory-bound forward: two norms (read + write T h), two bias-dropout-add (GELU: read
+ *    two, write one, 1-byte mask; SwiGLU: residual adds, read two write one), the activation
+ *    (GELU read + write T f/t; SwiGLU read 2, write 1), rotary on q and k (SwiGLU models).
+ *    Backward: norms read x and dy, write dx; dropout reads dy and the mask, writes dx; the
+ *    residual adds two gradients; GELU reads x and dy, writes dx; SwiGLU reads gate, up, dy
+ *    and writes two.
+ *  - TP collectives: two per layer forward and two backward of the full 2 T h-byte
+ *    activation ([KOR] §4.2.2): all-reduces, or with sequence parallelism an all-gather
+ *    plus a reduce-scatter (the same bytes); on the critical path, or with
+ *    parallel.tp_comm_overlap hidden behind the layer's GEMMs up to their time.
+ *  - Context parallelism (ring attention, [L3] §3.3.2): the KV blocks of the other cp - 1
+ *    ranks arrive one step at a time, each step overlapping one block of attention: per
+ *    step max(0, send time - compute time) shows; the backward sends K, V and their
+ *    gradients.
+ *  - First stage: the vocabulary-parallel embedding gather (+ dropout) and its TP
+ *    all-reduce; backward the gradient scatter-add. Last stage: final norm, LM head GEMM T
+ *    x V/t x h, the cross-entropy over fp32 logits ([KOR] §4.3: the bf16 logits read, an
+ *    fp32 copy written, two passes read it for max and sum-exp, the loss written; backward
+ *    reads it and writes the bf16 gradient), its dgrad (B) and wgrad (W).
+ *  - Optimizer (after the last DP reduction): Adam over the local shard (params / dp with
+ *    ZeRO >= 1): per parameter read the fp32 main gradient, master weight, m and v, write
+ *    them back and the bf16 weight (30 bytes), plus 4 bytes for gradient clipping's norm.
+ *  - DP: the stage's bf16 gradients all-reduced NCCL-style (hierarchical when the group
+ *    spans nodes) over dp x cp ranks; with parallel.overlap_grad_reduce (Megatron's
+ *    overlap_grad_reduce, one bucket per layer) the buckets reduce while the last
+ *    microbatch's backward runs, and only what is left after it is sent after the stage's
+ *    last W.
+ */
+#include "cost/kernels.h"
+#include "cost/parallel.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+
+#define EL 2.0 /* bytes of a bf16 element */
+
+gboolean
+ppsim_kernels_active(const PpsimScenario *sc)
+{
+    return !sc->costs.present && sc->hardware.gpu_efficiency <= 0;
+}
+
+void
+ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out)
+{
+    *out = (PpsimGpuSpec){
+        .peak_flops = hw->gpu_peak_flops,
+        .gemm_eff = hw->gpu_gemm_efficiency,
+        .attn_eff = hw->gpu_attention_efficiency,
+        .sms = hw->gpu_sms,
+        .tile_m = hw->gpu_tile_m,
+        .tile_n = hw->gpu_tile_n,
+        .hbm_bytes_per_s = hw->gpu_hbm_bytes_per_s,
+        .mem_eff = hw->gpu_memory_efficiency,
+        .launch_s = (double)hw->gpu_launch_ps / PPSIM_PS_PER_S,
+        .elem_bytes = 2.0,
+    };
+}
+
+gboolean
+ppsim_kernels_check(const PpsimScenario *sc, GError **error)
+{
+    if (!ppsim_kernels_active(sc))
+        return TRUE;
+    const PpsimHardware *hw = &sc->hardware;
+    struct {
+        double v;
+        const char *key;
+    } need[] = {
+        {hw->gpu_peak_flops, "hardware.gpu.peak_flops"},
+        {hw->gpu_sms, "hardware.gpu.sms"},
+        {hw->gpu_hbm_bytes_per_s, "hardware.gpu.hbm_bandwidth"},
+        {hw->gpu_gemm_efficiency, "hardware.gpu.gemm_efficiency"},
+        {hw->gpu_attention_efficiency, "hardware.gpu.attention_efficiency"},
+        {hw->gpu_memory_efficiency, "hardware.gpu.memory_efficiency"},
+        {hw->gpu_tile_m, "hardware.gpu.tile_m"},
+        {hw->gpu_tile_n, "hardware.gpu.tile_n"},
+        {hw->nvlink_bus_efficiency, "hardware.nvlink.bus_efficiency"},
+        {hw->network_bus_efficiency, "hardware.network.bus_efficiency"},
+        {sc->training.dtype == PPSIM_DTYPE_FP8 ? hw->gpu_peak_flops_fp8 : 1,
+         "hardware.gpu.peak_flops_fp8"},
+        {sc->training.dtype == PPSIM_DTYPE_FP8 ? hw->gpu_gemm_efficiency_fp8 : 1,
+         "hardware.gpu.gemm_efficiency_fp8"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(need); i++) {
+        if (need[i].v > 0)
+            continue;
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: '%s' is not set (0): the kernel model needs it; set it, or set "
+                    "'hardware.gpu.efficiency' to time ops as FLOPs / (peak x efficiency)",
+                    sc->path ? sc->path : "", need[i].key);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* ---- one layer ------------------------------------------------------------------------- */
+
+typedef struct {
+    double k[PPSIM_KERN_N]; /* seconds per kernel class */
+    double gemm_flops;      /* of the GEMMs (what TP overlap may hide behind) */
+} Pass;
+
+typedef struct {
+    Pass f, b, w;
+    Pass attn_f;       /* the attention core's forward: what selective recompute re-runs */
+    double tp_f, tp_b; /* exposed TP collectives (s) */
+    double cp_f, cp_b; /* exposed ring-attention transfers (s) */
+} LayerTimes;
+
+typedef struct {
+    const PpsimScenario *sc;
+    PpsimGpuSpec gpu;
+    PpsimGpuSpec lin; /* the layers' linear GEMMs: gpu, or its FP8 side */
+    PpsimCommLink tp_link, cp_link;
+    int t, cp;
+    gboolean sp;
+    double b, s, sl, T, Tn, h, f, a, d, kv, V;
+    gboolean swiglu;
+} Ctx;
+
+static double
+pass_total(const Pass *p)
+{
+    return p->k[PPSIM_KERN_GEMM] + p->k[PPSIM_KERN_ATTENTION] + p->k[PPSIM_KERN_MEMORY];
+}
+
+static void
+add_gemm_on(const PpsimGpuSpec *g, Pass *f, Pass *b, Pass *w, double M, double N, double K)
+{
+    f->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(g, M, N, K, 1);
+    if (b != NULL)
+        b->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(g, M, K, N, 1);
+    if (w != NULL)
+        w->k[PPSIM_KERN_GEMM] += ppsim_gemm_seconds(g, K, N, M, 1);
+}
+
+/* A 16-bit GEMM (the LM head) */
+static void
+add_gemm(Ctx *c, Pass *f, Pass *b, Pass *w, double M, double N, double K)
+{
+    add_gemm_on(&c->gpu, f, b, w, M, N, K);
+}
+
+/* A linear layer's GEMM, in the scenario's training.dtype */
+static void
+add_linear(Ctx *c, Pass *f, Pass *b, Pass *w, double M, double N, double K)
+{
+    add_gemm_on(&c->lin, f, b, w, M, N, K);
+}
+
+static void
+add_mem(Ctx *c, Pass *p, int kind, double bytes)
+{
+    p->k[kind] += ppsim_mem_seconds(&c->gpu, bytes);
+}
+
+static void
+link_of(const PpsimHardware *hw, int group, int stride, PpsimCommLink *out)
+{
+    double bw = 0;
+    PpsimTime lat = 0;
+    ppsim_par_group_link(hw, group, stride, &bw, &lat);
+    gboolean intra = (gint64)group * stride <= hw->gpus_per_node;
+    out->bus_bytes_per_s = bw * (intra ? hw->nvlink_bus_efficiency : hw->network_bus_efficiency);
+    out->alpha_s = (double)lat / PPSIM_PS_PER_S;
+}
+
+static void
+ctx_init(Ctx *c, const PpsimScenario *sc)
+{
+    const PpsimModel *m = &sc->model;
+    const PpsimParallel *par = &sc->parallel;
+    c->sc = sc;
+    ppsim_kernels_gpu(&sc->hardware, &c->gpu);
+    c->lin = c->gpu;
+    if (sc->training.dtype == PPSIM_DTYPE_FP8) {
+        c->lin.peak_flops = sc->hardware.gpu_peak_flops_fp8;
+        c->lin.gemm_eff = sc->hardware.gpu_gemm_efficiency_fp8;
+        c->lin.elem_bytes = 1.0;
+    }
+    c->t = par->present ? par->tp : 1;
+    c->cp = par->present ? par->cp : 1;
+    c->sp = par->present && par->sequence_parallel && c->t > 1;
+    c->b = sc->training.microbatch_size;
+    c->s = m->seq_len;
+    c->sl = c->s / c->cp;
+    c->T = c->b * c->sl;
+    c->Tn = c->sp ? c->T / c->t : c->T;
+    c->h = m->hidden;
+    c->f = m->ffn_hidden;
+    c->a = m->heads;
+    c->d = c->h / c->a;
+    c->kv = c->d * m->kv_heads;
+    c->V = m->vocab;
+    c->swiglu = m->mlp == PPSIM_MLP_SWIGLU;
+    link_of(&sc->hardware, c->t, 1, &c->tp_link);
+    link_of(&sc->hardware, c->cp, c->t, &c->cp_link);
+}
+
+/* The attention core of one layer: forward into @f, backward into @b. */
+static void
+layer_attention(Ctx *c, Pass *f, Pass *b)
+{
+    const PpsimModel *m = &c->sc->model;
+    double heads = c->a / c->t, batch = c->b * heads;
+    if (m->flash_attention) {
+        /* queries of this rank against every key of the sequence (cp ranks share it) */
+        double flops = 4.0 * c->b * c->sl * c->s * c->d * heads * (m->causal ? 0.5 : 1.0);
+        double io = EL * c->T * (2.0 * c->d * heads + 2.0 * c->kv / c->t);
+        f->k[PPSIM_KERN_ATTENTION] += ppsim_kernel_seconds(&c->gpu, flops, c->gpu.attn_eff, io);
+        b->k[PPSIM_KERN_ATTENTION] +=
+            ppsim_kernel_seconds(&c->gpu, 2.5 * flops, c->gpu.attn_eff, 2.0 * io);
+        return;
+    }
+    double sl = c->sl, s = c->s, d = c->d, scores = batch * sl * s;
+    double *fa = &f->k[PPSIM_KERN_ATTENTION], *ba = &b->k[PPSIM_KERN_ATTENTION];
+    *fa += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);        /* QK^T */
+    *fa += ppsim_mem_seconds(&c->gpu, 2.0 * EL * scores);       /* scale, mask, softmax */
+    *fa += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout */
+    *fa += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);        /* AV */
+    *ba += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);        /* dP = dO V^T */
+    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);        /* dV = P^T dO */
+    *ba += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout backward */
+    *ba += ppsim_mem_seconds(&c->gpu, 3.0 * EL * scores);       /* softmax backward */
+    *ba += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);        /* dQ = dS K */
+    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);        /* dK = dS^T Q */
+}
+
+static double
+gemm_seconds(const Pass *p)
+{
+    return p->k[PPSIM_KERN_GEMM];
+}
+
+static void
+layer_times(Ctx *c, LayerTimes *lt)
+{
+    *lt = (LayerTimes){0};
+    Pass *f = &lt->f, *b = &lt->b, *w = &lt->w;
+    double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
+    /* GEMMs */
+    add_linear(c, f, b, w, T, (h + 2.0 * c->kv) / t, h);
+    add_linear(c, f, b, w, T, h, h / t);
+    add_linear(c, f, b, w, T, (c->swiglu ? 2.0 : 1.0) * ft, h);
+    add_linear(c, f, b, w, T, h, ft);
+    /* attention core */
+    layer_attention(c, &lt->attn_f, b);
+    for (int k = 0; k < PPSIM_KERN_N; k++)
+        f->k[k] += lt->attn_f.k[k];
+    /* memory-bound */
+    int M = PPSIM_KERN_MEMORY;
+    double act = Tn * h;
+    add_mem(c, f, M, 2.0 * EL * act); /* two norms */
+    add_mem(c, f, M, 2.0 * EL * act);
+    add_mem(c, b, M, 3.0 * EL * act);
+    add_mem(c, b, M, 3.0 * EL * act);
+    for (int i = 0; i < 2; i++) { /* after attention and after the MLP */
+        if (c->swiglu) {
+            add_mem(c, f, M, 3.0 * EL * act);
+        } else {
+            add_mem(c, f, M, (3.0 * EL + 1.0) * act);
+            add_mem(c, b, M, (2.0 * EL + 1.0) * act);
+        }
+        add_mem(c, b, M, 3.0 * EL * act); /* the residual's two gradients */
+    }
+    if (c->swiglu) {
+        add_mem(c, f, M, 3.0 * EL * T * ft);
+        add_mem(c, b, M, 5.0 * EL * T * ft);
+        double rot = 2.0 * EL * T * (h + c->kv) / t; /* q and k, read and written */
+        add_mem(c, f, M, rot);
+        add_mem(c, b, M, rot);
+    } else {
+        add_mem(c, f, M, 2.0 * EL * T * ft);
+        add_mem(c, b, M, 3.0 * EL * T * ft);
+    }
+    /* TP collectives: two per pass of the full activation */
+    const PpsimParallel *par = &c->sc->parallel;
+    if (c->t > 1) {
+        double bytes = EL * c->T * h;
+        double one = c->sp ? ppsim_coll_allgather_s(&c->tp_link, bytes, c->t) +
+                                 ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t)
+                           : ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
+        double comm = 2.0 * one;
+        lt->tp_f = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(f)) : comm;
+        lt->tp_b = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(b)) : comm;
+    }
+    /* ring attention: cp - 1 steps of this rank's K and V block */
+    if (c->cp > 1) {
+        double block = 2.0 * EL * T * c->kv / t;
+        double step = ppsim_coll_allgather_s(&c->cp_link, block * c->cp, c->cp) / (c->cp - 1);
+        double fa = pass_total(&lt->attn_f) / c->cp;
+        lt->cp_f = (c->cp - 1) * MAX(0.0, step - fa);
+        lt->cp_b = (c->cp - 1) * MAX(0.0, 2.0 * step - 2.5 * fa);
+    }
+}
+
+/* ---- a stage ----------------------------------------------------------------------------- */
+
+static PpsimTime
+ps(double seconds)
+{
+    return ppsim_time_from_seconds(seconds);
+}
+
+static void
+pass_scale_add(Pass *dst, const Pass *src, double n)
+{
+    for (int k = 0; k < PPSIM_KERN_N; k++)
+        dst->k[k] += n * src->k[k];
+}
+
+void
+ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
+{
+    Ctx c;
+    ctx_init(&c, sc);
+    const PpsimModel *m = &sc->model;
+    const PpsimParallel *par = &sc->parallel;
+    LayerTimes lt;
+    layer_times(&c, &lt);
+    double n = st->layers;
+    Pass F = {0}, B = {0}, W = {0};
+    pass_scale_add(&F, &lt.f, n);
+    pass_scale_add(&B, &lt.b, n);
+    pass_scale_add(&W, &lt.w, n);
+    double tp_f = n * lt.tp_f, tp_b = n * lt.tp_b;
+    double cp_f = n * lt.cp_f, cp_b = n * lt.cp_b;
+    double ar_act = c.t > 1 ? (c.sp ? ppsim_coll_reduce_scatter_s(&c.tp_link, EL * c.T * c.h, c.t)
+                                    : ppsim_coll_allreduce_s(&c.tp_link, EL * c.T * c.h, c.t))
+                            : 0.0;
+    int M = PPSIM_KERN_MEMORY;
+    if (st->has_embedding) {
+        add_mem(&c, &F, M, 2.0 * EL * c.T * c.h); /* gather rows */
+        if (!c.swiglu)
+            add_mem(&c, &F, M, (2.0 * EL + 1.0) * c.Tn * c.h); /* embedding dropout */
+        add_mem(&c, &B, M, 3.0 * EL * c.T * c.h);              /* gradient scatter-add */
+        tp_f += ar_act;
+    }
+    if (st->has_head) {
+        add_mem(&c, &F, M, 2.0 * EL * c.Tn * c.h); /* final norm */
+        add_mem(&c, &B, M, 3.0 * EL * c.Tn * c.h);
+        add_gemm(&c, &F, &B, &W, c.T, c.V / c.t, c.h);
+        double logits = c.T * c.V / c.t;
+        add_mem(&c, &F, M, (EL + 4.0) * logits); /* fp32 copy */
+        add_mem(&c, &F, M, 4.0 * logits);        /* max */
+        add_mem(&c, &F, M, 4.0 * logits);        /* sum of exp, loss */
+        add_mem(&c, &B, M, (4.0 + EL) * logits); /* softmax - one-hot, to bf16 */
+        if (c.t > 1) /* the vocabulary-parallel max, sum and target logit, T floats each */
+            tp_f += 3.0 * ppsim_coll_allreduce_s(&c.tp_link, 4.0 * c.T, c.t);
+        tp_b += ar_act;
+    }
+    double f_s = pass_total(&F) + tp_f + cp_f;
+    double b_s = pass_total(&B) + tp_b + cp_b;
+    double w_s = pass_total(&W);
+    /* what the stage's recompute mode re-runs inside each B */
+    Pass Bk = B;
+    if (m->recompute == PPSIM_RECOMPUTE_FULL) { /* the layers' forward, collectives too */
+        b_s += n * (pass_total(&lt.f) + lt.tp_f + lt.cp_f);
+        pass_scale_add(&Bk, &lt.f, n);
+    } else if (m->recompute == PPSIM_RECOMPUTE_SELECTIVE && !m->flash_attention) {
+        b_s += n * pass_total(&lt.attn_f);
+        pass_scale_add(&Bk, &lt.attn_f, n);
+    } else if (m->recompute == PPSIM_RECOMPUTE_LIGHT) {
+        /* norms, activation and dropout re-run: their forward bytes again */
+        Pass light = lt.f;
+        light.k[PPSIM_KERN_GEMM] = light.k[PPSIM_KERN_ATTENTION] = 0;
+        b_s += n * pass_total(&light);
+        pass_scale_add(&Bk, &light, n);
+    }
+    st->est.f_ps = ps(f_s) + st->zero_gather_ps;
+    st->est.b_ps = ps(b_s) + st->zero_gather_ps;
+    st->est.w_ps = ps(w_s);
+    st->est.r_ps = ps(f_s);
+    st->tp_comm_f_ps = ps(tp_f);
+    st->tp_comm_b_ps = ps(tp_b + (m->recompute == PPSIM_RECOMPUTE_FULL ? n * lt.tp_f : 0));
+    for (int k = 0; k < PPSIM_KERN_N; k++) {
+        st->kern_f_ps[k] = ps(F.k[k]);
+        st->kern_b_ps[k] = ps(Bk.k[k]);
+        st->kern_w_ps[k] = ps(W.k[k]);
+    }
+    /* context parallelism: each GPU holds the activations of its s/cp tokens (the
+     * closed-form memory above counted all s), and sends its share of a boundary */
+    if (c.cp > 1) {
+        st->est.act /= c.cp;
+        st->est.act_w /= c.cp;
+        st->act_ckpt /= c.cp;
+        st->p2p_bytes /= (guint64)c.cp;
+        st->offload_bytes = (guint64)st->est.act;
+    }
+    /* optimizer: Adam + clipping over the local shard */
+    int dp = par->present ? par->dp : 1;
+    double shard = st->params / (par->present && par->zero >= 1 ? dp : 1);
+    st->opt_ps = ps(ppsim_mem_seconds(&c.gpu, 34.0 * shard) + c.gpu.launch_s);
+    /* DP gradient reduction over dp x cp ranks (ZeRO-3 keeps the closed-form ring) */
+    int group = dp * c.cp;
+    if (par->present && group > 1 && par->zero < 3) {
+        const PpsimHardware *hw = &sc->hardware;
+        int stride = ppsim_par_dp_stride(sc) / c.cp; /* cp ranks sit inside the device */
+        PpsimCommLink intra, inter;
+        link_of(hw, 2, 1, &intra);
+        link_of(hw, hw->gpus_per_node + 1, 1, &inter);
+        int local = (int)MAX(1, MIN(group, hw->gpus_per_node / MAX(1, stride)));
+        double bytes = EL * st->params;
+        double red = ppsim_coll_allreduce_hier_s(&intra, &inter, bytes, group, local);
+        double exposed = red;
+        if (par->overlap_grad_reduce && st->layers > 0) {
+            double buckets = st->layers, back = b_s + w_s;
+            exposed = MAX(red / buckets, red - back * (1.0 - 1.0 / buckets));
+        }
+        st->dp_comm_ps = ps(exposed);
+        /* the replay moves these bytes over the links: what the link's line rate carries in
+         * the exposed time */
+        gboolean across = ppsim_par_dp_across_nodes(sc);
+        double line = across ? hw->network_bytes_per_s : hw->nvlink_bytes_per_s;
+        st->dp_bytes = (guint64)ppsim_round_clamped(exposed * line);
+    }
+}

@@ -1,0 +1,39 @@
+/* kernels.h: operator-level op times in hardware mode (README "How time is modelled").
+ *
+ * A stage's F, B and W are the kernels a Megatron-style implementation runs on one GPU of
+ * its tensor-parallel group: per layer the QKV, attention-output and MLP GEMMs (B: their
+ * dgrad GEMMs, W: their wgrad GEMMs), the attention core (FlashAttention, or the standard
+ * QK^T / softmax / dropout / AV kernels), the memory-bound kernels (norms, activation,
+ * dropout + residual, rotary), the TP collectives on the critical path; the embedding on
+ * the first stage, the final norm, LM head and fp32 cross-entropy on the last; the
+ * optimizer step. Each kernel is a roofline (cost/gemm.h); collectives are NCCL-style
+ * (cost/collectives.h). Pure functions of the scenario.
+ */
+#pragma once
+
+#include <glib.h>
+#include "scenario/scenario.h"
+#include "cost/cost-model.h"
+#include "cost/gemm.h"
+#include "cost/collectives.h"
+
+G_BEGIN_DECLS
+
+/* Kernel classes of compute_breakdown. */
+enum { PPSIM_KERN_GEMM, PPSIM_KERN_ATTENTION, PPSIM_KERN_MEMORY, PPSIM_KERN_N };
+
+/* Whether @sc is timed by the kernel model: hardware mode without hardware.gpu.efficiency. */
+gboolean ppsim_kernels_active(const PpsimScenario *sc);
+
+/* Fails naming the key when the GPU or links lack a number the kernel model needs. */
+gboolean ppsim_kernels_check(const PpsimScenario *sc, GError **error);
+
+/* The kernel model's view of the scenario's GPU. */
+void ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out);
+
+/* Replaces the times of @st (filled by the closed-form path: its layers, flags, memory and
+ * params are kept) with the kernel model's: est.f/b/w/r_ps, the TP/DP collectives, the
+ * optimizer step and the breakdown. The recompute mode is @sc's model.recompute. */
+void ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
+
+G_END_DECLS

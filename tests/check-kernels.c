@@ -1,0 +1,371 @@
+/* check-kernels.c: the kernel model (cost/gemm.h, cost/kernels.h, cost/collectives.h) against
+ * hand computations: tile and wave quantization of small GEMMs on a 4-SM GPU, the roofline's
+ * switch between compute- and memory-bound, causal halving of FlashAttention, the NCCL-style
+ * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
+ * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, and
+ * the errors for a GPU lacking a number and a CP degree that does not divide. */
+#include "ppsim-test.h"
+#include "cost/cost-model.h"
+#include "cost/kernels.h"
+#include "cost/parallel.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+#include <string.h>
+
+static PpsimScenario *
+parse(const char *yaml, const char *const *overrides, GError **error)
+{
+    return ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", ".", overrides, error);
+}
+
+/* 4 SMs, 128 x 64 tiles, 100 TFLOP/s at 0.8, 1 TB/s at 0.5, 1 us launches. */
+static PpsimGpuSpec
+small_gpu(void)
+{
+    return (PpsimGpuSpec){.peak_flops = 100e12,
+                          .gemm_eff = 0.8,
+                          .attn_eff = 0.5,
+                          .sms = 4,
+                          .tile_m = 128,
+                          .tile_n = 64,
+                          .hbm_bytes_per_s = 1e12,
+                          .mem_eff = 0.5,
+                          .launch_s = 1e-6};
+}
+
+START_TEST(test_quantization)
+{
+    PpsimGpuSpec g = small_gpu();
+    /* 256 x 128: 2 x 2 tiles of 128 x 64 = 4 tiles, one full wave */
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 256, 128, 1024), 1.0, 1e-15);
+    /* 200 x 128: still 4 tiles, the last row of tiles 72/128 full: 25600 / 32768 */
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 200, 128, 1024), 0.78125, 1e-15);
+    /* 600 x 128: 5 x 2 = 10 tiles in 3 waves of 4: 76800 / (3 x 4 x 8192) */
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 600, 128, 1024), 0.78125, 1e-15);
+    /* 640 x 128: 10 tiles, still 3 waves: 81920 / 98304 */
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 640, 128, 1024), 81920.0 / 98304, 1e-15);
+    /* the tile lies along the longer side: 128 x 256 is 2 x 2 tiles of 64 x 128 too */
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 128, 256, 1024), 1.0, 1e-15);
+    /* one tile on 4 SMs: split-K in 4 slices of 256 fills them; with K = 512 only 2 */
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 128, 64, 1024), 1.0, 1e-15);
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 128, 64, 512), 0.5, 1e-15);
+    ck_assert_double_eq_tol(ppsim_gemm_quantization(&g, 128, 64, 128), 0.25, 1e-15);
+    /* batched, on a GPU with 10 TB/s (so compute-bound): 3 GEMMs of 128 x 128 are 6 tiles
+     * in 2 waves of 4 SMs, 3 x 16384 / (2 x 4 x 8192) = 0.75 of the slots */
+    g.hbm_bytes_per_s = 10e12;
+    double flops = 3 * 2.0 * 128 * 128 * 4096;
+    double want = flops / (100e12 * 0.8 * 0.75) + 1e-6;
+    double bytes = 3 * 2.0 * (128 * 4096 + 4096 * 128 + 128 * 128);
+    ck_assert_double_gt(want - 1e-6, bytes / 5e12); /* compute-bound */
+    ck_assert_double_eq_tol(ppsim_gemm_seconds(&g, 128, 128, 4096, 3), want, 1e-18);
+}
+END_TEST
+
+/* 512 x 512 x K: 32 tiles in 8 full waves, so compute = 2 x 512^2 K / 80 TFLOP/s; the
+ * operands and result move 2 (2 x 512 K + 512^2) bytes at 0.5 TB/s. K = 1024 is
+ * compute-bound, K = 256 memory-bound. */
+START_TEST(test_roofline_switch)
+{
+    PpsimGpuSpec g = small_gpu();
+    double c1024 = 2.0 * 512 * 512 * 1024 / 80e12,
+           m1024 = 2.0 * (2 * 512 * 1024.0 + 512 * 512) / 0.5e12;
+    ck_assert_double_gt(c1024, m1024);
+    ck_assert_double_eq_tol(ppsim_gemm_seconds(&g, 512, 512, 1024, 1), c1024 + 1e-6, 1e-18);
+    double c256 = 2.0 * 512 * 512 * 256 / 80e12,
+           m256 = 2.0 * (2 * 512 * 256.0 + 512 * 512) / 0.5e12;
+    ck_assert_double_lt(c256, m256);
+    ck_assert_double_eq_tol(ppsim_gemm_seconds(&g, 512, 512, 256, 1), m256 + 1e-6, 1e-18);
+    /* a memory-bound kernel: bytes / (bandwidth x efficiency) + launch */
+    ck_assert_double_eq_tol(ppsim_mem_seconds(&g, 1e9), 2e-3 + 1e-6, 1e-15);
+    ck_assert_double_eq(ppsim_mem_seconds(&g, 0), 0);
+}
+END_TEST
+
+static const char *gpt_yaml = "hardware: {preset: dgx-a100-80gb}\n"
+                              "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 16384}\n"
+                              "training: {pp: 2, microbatches: 4}\n"
+                              "schedule: 1f1b\n";
+
+/* FlashAttention at s = 16384 is compute-bound: the causal mask halves its FLOPs, so the
+ * attention time of a layer's F (less its two launches) halves too; the standard kernels
+ * compute every score whether masked or not. */
+START_TEST(test_causal_halving)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const nc[] = {"model.causal=false", NULL};
+    const char *const std_c[] = {"model.flash_attention=false", NULL};
+    const char *const std_nc[] = {"model.flash_attention=false", "model.causal=false", NULL};
+    g_autoptr(PpsimScenario) causal = parse(gpt_yaml, NULL, &error);
+    g_autoptr(PpsimScenario) full = parse(gpt_yaml, nc, &error);
+    g_autoptr(PpsimScenario) sc = parse(gpt_yaml, std_c, &error);
+    g_autoptr(PpsimScenario) snc = parse(gpt_yaml, std_nc, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost a = {.layers = 1}, b = {.layers = 1}, c = {.layers = 1}, d = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, causal);
+    ppsim_kernels_fill_stage(&b, full);
+    ppsim_kernels_fill_stage(&c, sc);
+    ppsim_kernels_fill_stage(&d, snc);
+    PpsimTime launch = causal->hardware.gpu_launch_ps;
+    PpsimTime att_c = a.kern_f_ps[PPSIM_KERN_ATTENTION] - launch;
+    PpsimTime att_f = b.kern_f_ps[PPSIM_KERN_ATTENTION] - launch;
+    ck_assert(llabs(2 * att_c - att_f) <= 2);
+    /* by hand: 4 s^2 h / 2 FLOPs at 312 TFLOP/s x the attention efficiency */
+    double s = 16384, h = 2048;
+    double want = 4 * s * s * h / 2 / (312e12 * causal->hardware.gpu_attention_efficiency);
+    ck_assert(llabs(att_c - ppsim_time_from_seconds(want)) <= 1);
+    /* the backward re-computes: 2.5x the forward */
+    ck_assert(llabs(a.kern_b_ps[PPSIM_KERN_ATTENTION] - launch -
+                    ppsim_time_from_seconds(2.5 * want)) <= 1);
+    /* standard kernels: causal changes nothing, and they are slower than FlashAttention */
+    ck_assert_int_eq(c.est.f_ps, d.est.f_ps);
+    ck_assert_int_gt(c.kern_f_ps[PPSIM_KERN_ATTENTION], b.kern_f_ps[PPSIM_KERN_ATTENTION]);
+    /* GEMMs and memory-bound kernels do not depend on the mask */
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b.kern_f_ps[PPSIM_KERN_GEMM]);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b.kern_f_ps[PPSIM_KERN_MEMORY]);
+}
+END_TEST
+
+START_TEST(test_collectives)
+{
+    PpsimCommLink l = {.bus_bytes_per_s = 100e9, .alpha_s = 1e-6};
+    /* 1 GB over 8 ranks: ring 14 steps, tree 2 x 3; the same 2 x 7/8 GB over busbw */
+    double data = 2.0 * 7 / 8 * 1e9 / 100e9;
+    ck_assert_double_eq_tol(ppsim_coll_allreduce_s(&l, 1e9, 8), 6e-6 + data, 1e-15);
+    /* 8 ranks: tree (6 steps) beats ring (14) at any size; 3 ranks: ring 4 steps, tree 4 */
+    ck_assert_double_eq_tol(ppsim_coll_allreduce_s(&l, 8, 8), 6e-6 + 2.0 * 7 / 8 * 8 / 100e9,
+                            1e-18);
+    ck_assert_double_eq_tol(ppsim_coll_allreduce_s(&l, 3e8, 3), 4e-6 + 2.0 * 2 / 3 * 3e8 / 100e9,
+                            1e-15);
+    /* latency-bound below ~100 KB: an 8-byte all-reduce costs its steps, not its bytes */
+    ck_assert_double_lt(ppsim_coll_allreduce_s(&l, 8, 8), 6.001e-6);
+    /* all-gather / reduce-scatter / all-to-all: n - 1 steps, (n-1)/n of the bytes */
+    ck_assert_double_eq_tol(ppsim_coll_allgather_s(&l, 1e9, 4), 3e-6 + 0.75e9 / 100e9, 1e-15);
+    ck_assert_double_eq_tol(ppsim_coll_reduce_scatter_s(&l, 1e9, 4), 3e-6 + 0.75e9 / 100e9, 1e-15);
+    ck_assert_double_eq_tol(ppsim_coll_alltoall_s(&l, 1e9, 4), 3e-6 + 0.75e9 / 100e9, 1e-15);
+    ck_assert_double_eq(ppsim_coll_allreduce_s(&l, 1e9, 1), 0);
+    /* hierarchical: 16 ranks, 8 per node: reduce-scatter and all-gather of 1 GB among 8 on
+     * NVLink, all-reduce of 1/8 GB between the 2 nodes on the network */
+    PpsimCommLink nv = {.bus_bytes_per_s = 200e9, .alpha_s = 2e-6};
+    double rs = 7 * 2e-6 + 7.0 / 8 * 1e9 / 200e9;
+    double ar = 2 * 1e-6 + 2.0 * 1 / 2 * 1e9 / 8 / 100e9; /* 2 ranks: ring = tree = 2 steps */
+    ck_assert_double_eq_tol(ppsim_coll_allreduce_hier_s(&nv, &l, 1e9, 16, 8), 2 * rs + ar, 1e-15);
+    ck_assert_double_eq_tol(ppsim_coll_allreduce_hier_s(&nv, &l, 1e9, 16, 1),
+                            ppsim_coll_allreduce_s(&l, 1e9, 16), 1e-15);
+    ck_assert_double_eq_tol(ppsim_coll_allreduce_hier_s(&nv, &l, 1e9, 8, 8),
+                            ppsim_coll_allreduce_s(&nv, 1e9, 8), 1e-15);
+}
+END_TEST
+
+/* hardware.gpu.efficiency set: every op is FLOPs / (peak x efficiency), the closed form
+ * ([NAR21] App. FLOPs, [ZB] Table 1 split), whatever the kernel model would say. */
+START_TEST(test_efficiency_override)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const ov[] = {"hardware.gpu.efficiency=0.6", "model.seq_len=4096", NULL};
+    g_autoptr(PpsimScenario) sc = parse(gpt_yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!ppsim_kernels_active(sc));
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!c->kernel_model);
+    double s = 4096, h = 2048, L = 4, rate = 312e12 * 0.6;
+    double fwd = L * (24 * s * h * h + 4 * s * s * h); /* stage 0: the embedding has no FLOPs */
+    ck_assert_int_eq(c->stage[0].est.f_ps, ppsim_time_from_seconds(fwd / rate));
+    ck_assert_int_eq(c->stage[0].est.w_ps, ppsim_time_from_seconds(L * 24 * s * h * h / rate));
+    ck_assert_int_eq(c->stage[0].est.b_ps,
+                     ppsim_time_from_seconds(L * (24 * s * h * h + 8 * s * s * h) / rate));
+    ck_assert_int_eq(c->stage[0].kern_f_ps[PPSIM_KERN_GEMM], 0);
+    ck_assert_int_eq(c->stage[0].opt_ps, 0);
+    /* without it the kernel model times the same stage differently */
+    const char *const ov2[] = {"model.seq_len=4096", NULL};
+    g_autoptr(PpsimScenario) k = parse(gpt_yaml, ov2, &error);
+    g_autoptr(PpsimCosts) ck = ppsim_costs_new(k, 2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(ck->kernel_model);
+    ck_assert_int_ne(ck->stage[0].est.f_ps, c->stage[0].est.f_ps);
+    ck_assert_int_gt(ck->stage[0].opt_ps, 0);
+}
+END_TEST
+
+/* The JSON breakdown adds up: a device's busy time is its kernels plus the TP collectives
+ * inside its ops; the optimizer step ends the iteration. */
+START_TEST(test_breakdown_sums)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-a100-80gb, nodes: 2}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2, sequence_parallel: true}\n"
+                       "training: {microbatches: 8}\n"
+                       "schedule: [1f1b, zb-h1]\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    for (guint k = 0; k < 2; k++) {
+        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[k], 0, &error);
+        ppsim_assert_no_error(error);
+        ck_assert(res->has_compute_breakdown);
+        PpsimTime longest = 0, end = 0;
+        for (int d = 0; d < res->p; d++) {
+            const PpsimDeviceResult *dev = &res->devices[d];
+            PpsimTime sum = dev->compute_gemm_ps + dev->compute_attention_ps +
+                            dev->compute_memory_ps + dev->tp_comm_ps;
+            /* each op's time is rounded once: a few ps per op */
+            ck_assert(llabs(sum - dev->busy_ps) <= 4 * 8 * 4);
+            ck_assert_int_gt(dev->compute_gemm_ps, dev->compute_memory_ps);
+            ck_assert_int_gt(dev->compute_optimizer_ps, 0);
+            longest = MAX(longest, dev->compute_optimizer_ps);
+            end = MAX(end, dev->end_ps - dev->compute_optimizer_ps);
+        }
+        ck_assert_int_eq(res->makespan_ps, end + longest);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const sms[] = {"hardware.gpu.sms=0", NULL};
+    g_autoptr(PpsimScenario) sc = parse(gpt_yaml, sms, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
+    ck_assert_ptr_null(c);
+    ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.sms'"));
+    g_clear_error(&error);
+    const char *const bw[] = {"hardware.gpu.gemm_efficiency=0", NULL};
+    g_autoptr(PpsimScenario) sc2 = parse(gpt_yaml, bw, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c2 = ppsim_costs_new(sc2, 2, &error);
+    ck_assert_ptr_null(c2);
+    ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.gemm_efficiency'"));
+    g_clear_error(&error);
+    /* the override needs none of them */
+    const char *const both[] = {"hardware.gpu.sms=0", "hardware.gpu.efficiency=0.5", NULL};
+    g_autoptr(PpsimScenario) sc3 = parse(gpt_yaml, both, &error);
+    g_autoptr(PpsimCosts) c3 = ppsim_costs_new(sc3, 2, &error);
+    ppsim_assert_no_error(error);
+    /* FP8 GEMMs need an FP8 peak: the A100 has none */
+    const char *const fp8[] = {"training.dtype=fp8", NULL};
+    g_autoptr(PpsimScenario) sc4 = parse(gpt_yaml, fp8, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c4 = ppsim_costs_new(sc4, 2, &error);
+    ck_assert_ptr_null(c4);
+    ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.peak_flops_fp8'"));
+    g_clear_error(&error);
+    /* CP must divide the sequence and the heads */
+    const char *cp = "hardware: {preset: dgx-a100-80gb}\n"
+                     "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048}\n"
+                     "parallel: {tp: 1, cp: 3, pp: 2, dp: 1}\n"
+                     "training: {microbatches: 4}\nschedule: 1f1b\n";
+    g_autoptr(PpsimScenario) bad = parse(cp, NULL, &error);
+    ck_assert_ptr_null(bad);
+    ck_assert_str_eq(error->message, "t.yaml:3:19: 'parallel.cp' (3) must divide "
+                                     "'model.seq_len' (2048) and 'model.heads' (16)");
+}
+END_TEST
+
+/* Context parallelism: cp = 2 halves each GPU's tokens, so a stage's GEMM time roughly
+ * halves and its attention (queries of half the sequence against all of it) halves; the
+ * job uses tp x cp x pp x dp GPUs. */
+START_TEST(test_context_parallel)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
+                       "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 32768}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 1}\n"
+                       "training: {microbatches: 8}\n"
+                       "schedule: 1f1b\n";
+    const char *const cp2[] = {"parallel.cp=2", NULL};
+    g_autoptr(PpsimScenario) one = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) two = parse(yaml, cp2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_scenario_gpus(two), 16);
+    PpsimStageCost a = {.layers = 2}, b = {.layers = 2};
+    ppsim_kernels_fill_stage(&a, one);
+    ppsim_kernels_fill_stage(&b, two);
+    double ga = a.kern_f_ps[PPSIM_KERN_GEMM], gb = b.kern_f_ps[PPSIM_KERN_GEMM];
+    ck_assert_double_lt(fabs(gb / ga - 0.5), 0.02);
+    double aa = a.kern_f_ps[PPSIM_KERN_ATTENTION], ab = b.kern_f_ps[PPSIM_KERN_ATTENTION];
+    ck_assert_double_lt(fabs(ab / aa - 0.5), 0.01);
+    ck_assert_int_lt(b.est.f_ps, a.est.f_ps);
+    /* each GPU stores the activations of its half of the sequence */
+    g_autoptr(PpsimCosts) ca = ppsim_costs_new(one, 4, &error);
+    g_autoptr(PpsimCosts) cb = ppsim_costs_new(two, 4, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(llabs(ca->stage[1].est.act - 2 * cb->stage[1].est.act) <= 1);
+    ck_assert_int_eq(ca->stage[1].p2p_bytes, 2 * cb->stage[1].p2p_bytes);
+}
+
+/* training.dtype: fp8 runs the layers' linear GEMMs at the FP8 peak x its efficiency with
+ * 1-byte operands (H100: 1979 TFLOP/s x 0.612 against 989 x 0.693), and nothing else. */
+START_TEST(test_fp8)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 8192, heads: 64, seq_len: 4096}\n"
+                       "training: {pp: 1, microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    const char *const ov[] = {"training.dtype=fp8", NULL};
+    g_autoptr(PpsimScenario) bf = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) f8 = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost a = {.layers = 1}, b = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, bf);
+    ppsim_kernels_fill_stage(&b, f8);
+    const PpsimHardware *hw = &bf->hardware;
+    double speedup = hw->gpu_peak_flops_fp8 * hw->gpu_gemm_efficiency_fp8 /
+                     (hw->gpu_peak_flops * hw->gpu_gemm_efficiency);
+    /* four compute-bound GEMMs of 4096 tokens: their time scales by the rate ratio */
+    PpsimTime launch = 4 * hw->gpu_launch_ps;
+    double ratio = (double)(a.kern_f_ps[PPSIM_KERN_GEMM] - launch) /
+                   (double)(b.kern_f_ps[PPSIM_KERN_GEMM] - launch);
+    ck_assert_double_eq_tol(ratio, speedup, 1e-6);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_ATTENTION], b.kern_f_ps[PPSIM_KERN_ATTENTION]);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b.kern_f_ps[PPSIM_KERN_MEMORY]);
+}
+END_TEST
+
+/* parallel.tp_comm_overlap hides the TP collectives behind the layer's GEMMs: what shows
+ * is max(0, collectives - GEMMs), never more than without overlap. */
+START_TEST(test_tp_overlap)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 8192, heads: 64, seq_len: 4096}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 1, sequence_parallel: true}\n"
+                       "training: {microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    const char *const ov[] = {"parallel.tp_comm_overlap=true", NULL};
+    g_autoptr(PpsimScenario) plain = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) over = parse(yaml, ov, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost a = {.layers = 2}, b = {.layers = 2};
+    ppsim_kernels_fill_stage(&a, plain);
+    ppsim_kernels_fill_stage(&b, over);
+    ck_assert_int_gt(a.tp_comm_f_ps, 0);
+    ck_assert_int_lt(b.tp_comm_f_ps, a.tp_comm_f_ps);
+    ck_assert_int_eq(a.est.f_ps - a.tp_comm_f_ps, b.est.f_ps - b.tp_comm_f_ps);
+    /* the shown part is what the forward GEMMs cannot cover */
+    PpsimTime g = a.kern_f_ps[PPSIM_KERN_GEMM];
+    ck_assert(llabs(b.tp_comm_f_ps - MAX(0, a.tp_comm_f_ps - g)) <= 4);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *tc = tcase_create("kernels");
+    tcase_add_test(tc, test_quantization);
+    tcase_add_test(tc, test_roofline_switch);
+    tcase_add_test(tc, test_causal_halving);
+    tcase_add_test(tc, test_collectives);
+    tcase_add_test(tc, test_efficiency_override);
+    tcase_add_test(tc, test_breakdown_sums);
+    tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_context_parallel);
+    tcase_add_test(tc, test_tp_overlap);
+    tcase_add_test(tc, test_fp8);
+    suite_add_tcase(s, tc);
+    return s;
+}
