@@ -286,6 +286,8 @@ sim_collect_overlap(const Replay *r, PpsimRunResult *res)
             i++;
         }
     }
+}
+
 /* Kernel model: each device's compute time by kernel class, summed over its ops, and the
  * optimizer step. Unless the schedule places OPT ops itself, every device steps after the
  * pipeline's last op and the last DP reduction (gradient clipping's global norm joins them

@@ -834,6 +834,14 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
         for (int i = 0; i < n; i++)
             s->makespan_ps[i] = MAX(s->makespan_ps[i], rest[i]);
     }
+    /* The kernel model ends the iteration with the optimizer step after the last op and
+     * reduction (sim-parallel.c): the longest step, added to every sample as it was to the
+     * deterministic makespan (its noise is not sampled). */
+    PpsimTime opt_tail = 0;
+    for (int d = 0; res->has_compute_breakdown && d < res->p; d++)
+        opt_tail = MAX(opt_tail, res->devices[d].compute_optimizer_ps);
+    for (int i = 0; i < n; i++)
+        s->makespan_ps[i] += opt_tail;
     summary_finish(s, path);
     summary_slack(s, &m);
     model_free(&m);

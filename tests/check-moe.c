@@ -109,9 +109,16 @@ START_TEST(test_load_factors)
     ck_assert(w1 > w0);
     ck_assert_msg(llabs(2 * (w2 - w0) - (w1 - w0)) <= 2,
                   "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, w2 - w0, w1 - w0);
-    /* by hand: 2 layers x 0.5 x top_k 2 slots x 6 T h fe FLOPs at 989 TFLOP/s x 0.43 */
+    /* by hand: 2 layers x 0.5 x top_k 2 slots x 6 T h fe FLOPs at the H100's 989 TFLOP/s
+     * times its large-GEMM efficiency (the kernel model's rate for the experts' GEMMs) */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(sc->hardware.gpu_peak_flops, 989e12);
+    ck_assert(sc->hardware.gpu_efficiency <= 0 && sc->hardware.gpu_gemm_efficiency > 0.5);
     double extra = 2 * 0.5 * 2 * 6 * 1024.0 * 1024 * 512;
-    PpsimTime want = ppsim_time_from_seconds(extra / (989e12 * 0.43));
+    PpsimTime want =
+        ppsim_time_from_seconds(extra / (989e12 * sc->hardware.gpu_gemm_efficiency));
     ck_assert_msg(llabs((w1 - w0) - want) <= 2, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
                   w1 - w0, want);
     ck_assert_double_eq(hot->stage[1].fwd_flops, base->stage[1].fwd_flops);
