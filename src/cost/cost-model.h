@@ -39,6 +39,11 @@ typedef struct {
     PpsimRecompute recompute; /* the stage's mode: model.stage_recompute, else model.recompute */
     PpsimTime b_recompute_ps; /* hardware mode: of est.b_ps, the forward re-run that the
                                * stage's recompute mode folds into each B (no R op) */
+    /* memory.c (hardware mode): static_mem's parts in bytes; on the stage with the loss, one
+     * microbatch's fp32 logits (part of est.act), also the size of the gradient its B or BW
+     * writes while it runs */
+    double weights_mem, grads_mem, opt_mem;
+    gint64 logits_mem;
 } PpsimStageCost;
 
 typedef struct {
@@ -54,6 +59,10 @@ typedef struct {
     gint64 memory_limit;             /* per device, memory units; 0 = none */
     double offload_ratio_k;          /* [PO] Formula 1, hardware mode; 0 in explicit mode */
     double offload_ratio_k_scenario; /* the same ratio for this scenario's stored bytes */
+    /* memory.c, hardware mode (0 in explicit mode): per device, memory.reserved + NCCL's
+     * buffers, and memory.fragmentation */
+    gint64 memory_fixed;
+    double memory_fragmentation;
 } PpsimCosts;
 
 /* Builds the costs of @scenario split into @n_stages stages (S = p * v). Fails with

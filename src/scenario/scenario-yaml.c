@@ -90,8 +90,8 @@ scn_scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, doubl
     if (!ok) {
         if (k->max > 0)
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' must be a number in (0, %g], got '%s'", path, k->max,
-                            text ? text : "a collection");
+                            "'%s' must be a number in %s0, %g], got '%s'", path,
+                            k->min > 0 ? "(" : "[", k->max, text ? text : "a collection");
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
                         "'%s' must be a number from 0 to %g, got '%s'", path,
                         PPSIM_SCENARIO_DOUBLE_MAX, text ? text : "a collection");
