@@ -19,6 +19,16 @@ static const char *const metric_names[] = {
     "memory_unit",
     "oom",
     "mfu", /* not a default column: sweeps without it keep their columns */
+    /* hardware mode, not default columns: the fullest device's memory by kind (README "How
+     * memory is modelled") and the least headroom of any device; 0 in explicit mode */
+    "memory_weights",
+    "memory_gradients",
+    "memory_optimizer",
+    "memory_activations",
+    "memory_logits",
+    "memory_buffers",
+    "memory_overheads",
+    "memory_free",
     NULL,
 };
 #define SWEEP_DEFAULT_METRICS 7
