@@ -174,13 +174,38 @@ metrics_offload(const Replay *r, PpsimRunResult *res)
     }
 }
 
+/* The logits device @d holds at @t: for its stage with the loss, one microbatch's from each
+ * F that started (or, when an R recomputes them, each R) until its B or BW ends, plus their
+ * gradient while a B or BW runs (sim.c's rules, read off the op timings). */
+static gint64
+metrics_logits_at(const Replay *r, const PpsimRunResult *res, int d, PpsimTime t)
+{
+    gint64 bytes = 0;
+    const GArray *ops = r->sched->compute[d];
+    for (guint i = 0; i < ops->len; i++) {
+        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+        if (ppsim_op_kind_per_stage(op->kind))
+            continue;
+        gint64 lg = r->costs->stage[op->stage].logits_mem;
+        if (lg == 0)
+            continue;
+        const PpsimOpTiming *tm = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+        gboolean rc = ppsim_schedule_index_find(r->idx, PPSIM_OP_R, op->stage, op->microbatch) >= 0;
+        if ((op->kind == PPSIM_OP_F && !rc) || op->kind == PPSIM_OP_R)
+            bytes += tm->start_ps <= t ? lg : 0;
+        else if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
+            bytes += tm->end_ps <= t ? -lg : tm->start_ps <= t ? lg : 0;
+    }
+    return MAX(0, bytes);
+}
+
 /* Hardware mode: device @d's peak by kind (memory.h). Model states from its stages (less
- * what T-Offload moved to the host: optimizer states first), the logits of one microbatch
- * and their gradient on the device with the loss (its peak falls in the loss's backward),
+ * what T-Offload moved to the host: optimizer states first), the logits at the peak's time,
  * the rest of the allocator's bytes as activations, NCCL's buffers, and memory.reserved
  * plus fragmentation as overheads. */
 static void
-metrics_breakdown(const Replay *r, PpsimDeviceResult *dev, const PpsimPoolStats *st, int d)
+metrics_breakdown(const Replay *r, const PpsimRunResult *res, PpsimDeviceResult *dev,
+                  const PpsimPoolStats *st, int d)
 {
     const PpsimCosts *c = r->costs;
     double w = 0, g = 0;
@@ -191,8 +216,8 @@ metrics_breakdown(const Replay *r, PpsimDeviceResult *dev, const PpsimPoolStats 
         w += c->stage[s].weights_mem;
         g += c->stage[s].grads_mem;
         stat += c->stage[s].static_mem;
-        logits += 2 * c->stage[s].logits_mem;
     }
+    logits = metrics_logits_at(r, res, d, dev->peak_time_ps);
     gint64 active = st->at_peak[PPSIM_MEM_ACTIVATION] + st->at_peak[PPSIM_MEM_BUFFER] +
                     st->at_peak[PPSIM_MEM_WORKSPACE];
     gint64 nccl = ppsim_round_clamped(ppsim_mem_nccl_bytes(r->sc));
@@ -229,7 +254,7 @@ metrics_memory(const Replay *r, PpsimRunResult *res, const PpsimPoolStats *pools
             dev->peak_op = *ppsim_schedule_index_op(r->idx, st->peak_total_task);
         dev->oom = st->limit > 0 && dev->peak_memory > st->limit;
         if (!c->explicit_mode)
-            metrics_breakdown(r, dev, st, d);
+            metrics_breakdown(r, res, dev, st, d);
     }
     res->n_hosts = r->topo ? r->topo->n_nodes : 1;
     res->hosts = g_new0(PpsimHostResult, res->n_hosts);
