@@ -197,6 +197,31 @@ START_TEST(test_verdict_boundary)
 }
 END_TEST
 
+/* Generators with a memory cap pack to the budget the verdict uses: under memory.limit 36
+ * and 40 GiB on the A100 scenario, zb, zb-v and adaoffload fill the limit to within 3 GiB
+ * and never run out (a cap of memory.limit less the model states alone would overpack by the
+ * ~2.2 GiB of NCCL, context and fragmentation). */
+START_TEST(test_generators_use_the_verdict)
+{
+    static const char *const limits[] = {"memory.limit=36GiB", "memory.limit=40GiB"};
+    static const char *const gens[] = {"zb", "zb-v", "adaoffload"};
+    for (guint i = 0; i < G_N_ELEMENTS(limits); i++) {
+        const char *const ovr[] = {limits[i], "training.chunks=2", NULL};
+        g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", ovr);
+        for (guint g = 0; g < G_N_ELEMENTS(gens); g++) {
+            g_autoptr(GError) error = NULL;
+            g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(gens[g]);
+            g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
+            ppsim_assert_no_error(error);
+            gint64 peak = ppsim_run_result_max_peak_memory(res);
+            ck_assert_msg(!ppsim_run_result_any_oom(res), "%s under %s: %.2f GiB", gens[g],
+                          limits[i], peak / 1073741824.0);
+            ck_assert_int_gt(peak, (gint64)sc->memory_limit_bytes - ((gint64)3 << 30));
+        }
+    }
+}
+END_TEST
+
 /* Explicit-cost mode counts none of it: no breakdown, no fixed part, the limit as given. */
 START_TEST(test_explicit_untouched)
 {
@@ -277,6 +302,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_components);
     tcase_add_test(tc, test_breakdown_by_hand);
     tcase_add_test(tc, test_verdict_boundary);
+    tcase_add_test(tc, test_generators_use_the_verdict);
     tcase_add_test(tc, test_explicit_untouched);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
