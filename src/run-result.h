@@ -16,15 +16,22 @@ typedef struct {
     int id;
     PpsimTime busy_ps; /* summed durations of compute ops */
     PpsimTime first_start_ps;
-    PpsimTime end_ps;    /* end of the device's last op (compute or copy) */
-    double bubble_ratio; /* 1 - busy / makespan */
-    gint64 static_memory;
+    PpsimTime end_ps;       /* end of the device's last op (compute or copy) */
+    double bubble_ratio;    /* 1 - busy / makespan */
+    gint64 static_memory;   /* resident all iteration: weights, gradients, optimizer states
+                             * and, in hardware mode, memory.reserved and NCCL's buffers */
     gint64 peak_activation; /* max of ACTIVATION + BUFFER */
-    gint64 peak_memory;     /* max of all categories */
+    gint64 peak_memory;     /* max of all categories, plus in hardware mode the allocator's
+                             * fragmentation (memory.h) */
     PpsimTime peak_time_ps; /* when peak_memory was reached */
     gboolean has_peak_op;
     PpsimOp peak_op; /* the op whose start/end reached peak_memory */
     gboolean oom;    /* peak_memory > limit */
+    /* Hardware mode: peak_memory by kind (summing to it; README "How memory is modelled"),
+     * and the limit less peak_memory (negative when out of memory; 0 without a limit). */
+    gboolean has_breakdown;
+    gint64 mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_logits;
+    gint64 mem_buffers, mem_overheads, mem_free;
     /* Bubble attribution: idle before the first op, idle waiting between ops (split into
      * waits on a transfer/offload and plain dependency waits), idle after the last op, and
      * busy time spent recomputing. */

@@ -115,7 +115,7 @@ static inline void
 fast_mem_apply(Fast *f, const SimMemEffect *e, PpsimTime now, guint32 id)
 {
     ppsim_pool_stats_change(&f->pools[e->pool], e->category, e->delta, now, id);
-    if (e->tag >= 0 && e->category != PPSIM_MEM_STATIC) {
+    if (e->tag >= 0 && e->category != PPSIM_MEM_STATIC && e->category != PPSIM_MEM_WORKSPACE) {
         f->tag_current[e->tag] += e->delta;
         f->tag_peak[e->tag] = MAX(f->tag_peak[e->tag], f->tag_current[e->tag]);
     }
@@ -480,7 +480,8 @@ ppsim_sim_fast(Replay *r, PpsimRunResult *res, GError **error)
     g_autofree gint64 *static_mem = ppsim_sim_static_memory(r);
     for (int d = 0; d < p; d++) {
         f.pools[d] = ppsim_pool_stats_init(r->costs->memory_limit);
-        ppsim_pool_stats_set_base(&f.pools[d], PPSIM_MEM_STATIC, static_mem[d]);
+        ppsim_pool_stats_set_base(&f.pools[d], PPSIM_MEM_STATIC,
+                                  static_mem[d] + r->costs->memory_fixed);
     }
     f.pools[p] = ppsim_pool_stats_init(0); /* explicit mode: the host has no limit */
     for (int d = 0; d < p; d++)

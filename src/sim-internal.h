@@ -47,7 +47,7 @@ typedef struct {
 
 typedef struct {
     int n;
-    SimMemEffect e[2];
+    SimMemEffect e[4];
 } SimMemEffects;
 
 /* sim.c: the static memory of each device (its stages' weights, gradients and optimizer

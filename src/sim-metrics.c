@@ -2,6 +2,7 @@
  * makespan, bubble ratios, memory peaks per device, stage and host, bubble attribution, transfers.
  */
 #include "sim-internal.h"
+#include "cost/memory.h"
 
 /* ---- metrics --------------------------------------------------------------------------- */
 
@@ -173,21 +174,87 @@ metrics_offload(const Replay *r, PpsimRunResult *res)
     }
 }
 
+/* The logits device @d holds at @t: for its stage with the loss, one microbatch's from each
+ * F that started (or, when an R recomputes them, each R) until its B or BW ends, plus their
+ * gradient while a B or BW runs (sim.c's rules, read off the op timings). */
+static gint64
+metrics_logits_at(const Replay *r, const PpsimRunResult *res, int d, PpsimTime t)
+{
+    gint64 bytes = 0;
+    const GArray *ops = r->sched->compute[d];
+    for (guint i = 0; i < ops->len; i++) {
+        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+        if (ppsim_op_kind_per_stage(op->kind))
+            continue;
+        gint64 lg = r->costs->stage[op->stage].logits_mem;
+        if (lg == 0)
+            continue;
+        const PpsimOpTiming *tm = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+        gboolean rc = ppsim_schedule_index_find(r->idx, PPSIM_OP_R, op->stage, op->microbatch) >= 0;
+        if ((op->kind == PPSIM_OP_F && !rc) || op->kind == PPSIM_OP_R)
+            bytes += tm->start_ps <= t ? lg : 0;
+        else if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
+            bytes += tm->end_ps <= t ? -lg : tm->start_ps <= t ? lg : 0;
+    }
+    return MAX(0, bytes);
+}
+
+/* Hardware mode: device @d's peak by kind (memory.h). Model states from its stages (less
+ * what T-Offload moved to the host: optimizer states first), the logits at the peak's time,
+ * the rest of the allocator's bytes as activations, NCCL's buffers, and memory.reserved
+ * plus fragmentation as overheads. */
+static void
+metrics_breakdown(const Replay *r, const PpsimRunResult *res, PpsimDeviceResult *dev,
+                  const PpsimPoolStats *st, int d)
+{
+    const PpsimCosts *c = r->costs;
+    double w = 0, g = 0;
+    gint64 logits = 0, stat = -r->static_saved[d];
+    for (int s = 0; s < r->sched->n_stages; s++) {
+        if (r->sched->stage_device[s] != d)
+            continue;
+        w += c->stage[s].weights_mem;
+        g += c->stage[s].grads_mem;
+        stat += c->stage[s].static_mem;
+    }
+    logits = metrics_logits_at(r, res, d, dev->peak_time_ps);
+    gint64 active = st->at_peak[PPSIM_MEM_ACTIVATION] + st->at_peak[PPSIM_MEM_BUFFER] +
+                    st->at_peak[PPSIM_MEM_WORKSPACE];
+    gint64 nccl = ppsim_round_clamped(ppsim_mem_nccl_bytes(r->sc));
+    dev->has_breakdown = TRUE;
+    dev->mem_weights = MIN(stat, ppsim_round_clamped(w));
+    dev->mem_gradients = MIN(stat - dev->mem_weights, ppsim_round_clamped(g));
+    dev->mem_optimizer = stat - dev->mem_weights - dev->mem_gradients;
+    dev->mem_logits = MIN(active, logits);
+    dev->mem_activations = active - dev->mem_logits;
+    dev->mem_buffers = MIN(nccl, c->memory_fixed);
+    dev->mem_overheads = dev->peak_memory - (stat + active + dev->mem_buffers);
+    dev->mem_free = c->memory_limit > 0 ? c->memory_limit - dev->peak_memory : 0;
+}
+
 static void
 metrics_memory(const Replay *r, PpsimRunResult *res, const PpsimPoolStats *pools,
                const gint64 *tag_peak)
 {
+    const PpsimCosts *c = r->costs;
     for (int d = 0; d < r->sched->n_devices; d++) {
         PpsimDeviceResult *dev = &res->devices[d];
         const PpsimPoolStats *st = &pools[d];
         dev->static_memory = st->current[PPSIM_MEM_STATIC];
         dev->peak_activation = st->peak_active;
-        dev->peak_memory = st->peak_total;
+        /* the pool holds the allocator's bytes plus the fixed part; fragmentation is a share
+         * of the allocator's (memory.h) */
+        dev->peak_memory = c->explicit_mode
+                               ? st->peak_total
+                               : ppsim_mem_total(st->peak_total - c->memory_fixed, c->memory_fixed,
+                                                 c->memory_fragmentation);
         dev->peak_time_ps = st->peak_total_time_ps;
         dev->has_peak_op = st->peak_total_task != G_MAXUINT32;
         if (dev->has_peak_op)
             dev->peak_op = *ppsim_schedule_index_op(r->idx, st->peak_total_task);
-        dev->oom = st->limit > 0 && st->peak_total > st->limit;
+        dev->oom = st->limit > 0 && dev->peak_memory > st->limit;
+        if (!c->explicit_mode)
+            metrics_breakdown(r, res, dev, st, d);
     }
     res->n_hosts = r->topo ? r->topo->n_nodes : 1;
     res->hosts = g_new0(PpsimHostResult, res->n_hosts);

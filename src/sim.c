@@ -165,8 +165,9 @@ ppsim_sim_duration(const Replay *r, const PpsimOp *op)
 /* The memory rules (README "Semantics") for one (stage, microbatch): F allocates A (keeping only
  * the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and RL
  * brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A
- * - A_W (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
- * start of OFF to the end of RL. */
+ * - A_W (buffers first), W the rest, BW everything; on the stage with the loss, B or BW also
+ * holds the logits' gradient while it runs (hardware mode). The host pool holds offloaded bytes
+ * from the start of OFF to the end of RL. */
 typedef struct {
     int d, host;             /* device pool, host pool */
     gint64 rc, off, rl;      /* op ids, -1 when absent */
@@ -174,6 +175,8 @@ typedef struct {
     gint64 act, buf;         /* resident activation and buffers before the backward */
     gint64 free_b, from_buf; /* what B frees, and how much of it are buffers */
     gboolean offloaded;      /* both OFF and RL exist */
+    gint64 logits;           /* the logits' gradient B or BW holds while it runs (hardware
+                              * mode, the stage with the loss) */
 } MemPlan;
 
 static void
@@ -187,6 +190,7 @@ replay_mem_plan(const Replay *r, int s, int j, MemPlan *m)
     m->off = ppsim_schedule_index_find(x, PPSIM_OP_OFF, s, j);
     m->rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
     m->A = st->est.act;
+    m->logits = st->logits_mem;
     m->keep = m->rc >= 0 ? MIN(st->act_ckpt, m->A) : m->A;
     if (m->rc >= 0) { /* a partial R recomputes its share of what the checkpoint omits */
         guint16 share = ppsim_schedule_index_op(x, (guint32)m->rc)->share;
@@ -244,10 +248,15 @@ ppsim_sim_mem_effects(const Replay *r, const PpsimOp *op, SimMemEffects *out)
         effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.A - m.keep);
         break;
     case PPSIM_OP_BW:
+        /* the loss's backward writes the logits' gradient while it runs (memory.h) */
+        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_WORKSPACE, m.logits);
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_WORKSPACE, -m.logits);
         effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.buf);
         effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.act);
         break;
     case PPSIM_OP_B:
+        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_WORKSPACE, m.logits);
+        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_WORKSPACE, -m.logits);
         effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.from_buf);
         effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -(m.free_b - m.from_buf));
         break;
@@ -372,7 +381,9 @@ replay_static_saved(Replay *r)
         gint64 wrl = ppsim_schedule_index_find(r->idx, PPSIM_OP_WRL, s, -1);
         int bits =
             wrl >= 0 ? replay_weight_bits(ppsim_schedule_index_op(r->idx, (guint32)wrl)) : 16;
-        double kept = st->params * (2.0 + bits / 8.0);
+        /* the gradients stay (their buffer fills during the backward) and the weights come
+         * back at @bits */
+        double kept = st->grads_mem + st->params * bits / 8.0;
         gint64 saved = MAX(0, st->static_mem - ppsim_round_clamped(kept));
         int d = sched->stage_device[s];
         r->static_saved[d] += saved;
@@ -411,8 +422,9 @@ replay_build(Replay *r)
         ppsim_exec_add_pool(r->exec, r->topo ? (gint64)r->sc->hardware.host_memory_bytes : 0);
     replay_add_streams(r);
     g_autofree gint64 *static_mem = ppsim_sim_static_memory(r);
-    for (int d = 0; d < p; d++)
-        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC, static_mem[d]);
+    for (int d = 0; d < p; d++) /* plus what sits outside the allocator (memory.h) */
+        ppsim_exec_set_pool_base(r->exec, d, PPSIM_MEM_STATIC,
+                                 static_mem[d] + r->costs->memory_fixed);
     for (int n = 0; n < nodes && r->topo != NULL; n++)
         ppsim_exec_set_pool_base(r->exec, p + n, PPSIM_MEM_STATIC, MAX(0, r->host_static[n]));
 

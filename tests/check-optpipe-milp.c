@@ -362,7 +362,9 @@ replay_overlaps(const PpsimRunResult *res, int a, int b)
 
 /* Eq. 18 in hardware mode, on the replay's link timeline: 4 A100s, two per PCIe switch (two
  * 25 GB/s links behind a 30 GB/s uplink), a 16-layer model of hidden 4096 with light
- * recompute and a small vocabulary (balanced stages) under 17.5 GiB, so that the devices
+ * recompute and a small vocabulary (balanced stages) under 17.5 GiB for the allocator (bf16
+ * gradients, no context or fragmentation, the 688 MiB of NCCL's pipeline group on top, as
+ * before ppsim counted the framework's memory), so that the devices
  * offload; one branch-and-bound node, so that the node limit, not the clock, ends the
  * search. With Eq. 18 the replay never has a switch's two GPUs transferring in the same
  * direction at once, and it lasts exactly the objective; with `shared_switch: ignore` they
@@ -376,7 +378,10 @@ START_TEST(test_milp_shared_switch_replay)
                          "training.pp=4",
                          "training.chunks=1",
                          "training.microbatches=8",
-                         "memory.limit=17.5GiB",
+                         "memory.limit=18.171875GiB",
+                         "training.main_grads=bf16",
+                         "memory.fragmentation=0",
+                         "memory.reserved=0B",
                          NULL};
     g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", ovr);
     for (int with = 0; with < 2; with++) {

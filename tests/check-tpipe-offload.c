@@ -163,10 +163,12 @@ START_TEST(test_t_offload_hardware)
     ppsim_assert_no_error(error);
     for (int d = 0; d < 4; d++) {
         const PpsimStageCost *st = &costs->stage[4 + d];
-        gint64 saved = st->static_mem - (gint64)llround(st->params * 3.0);
+        /* the GPU keeps the fp32 gradients (4 bytes) and 8-bit weights (1) */
+        gint64 saved = st->static_mem - (gint64)llround(st->params * 5.0);
         ck_assert_int_eq(res->devices[d].static_memory_saved, saved);
+        /* static memory also holds memory.reserved and NCCL's buffers */
         ck_assert_int_eq(res->devices[d].static_memory,
-                         costs->stage[d].static_mem + st->static_mem - saved);
+                         costs->stage[d].static_mem + st->static_mem - saved + costs->memory_fixed);
         const PpsimOpTiming *opt = find_op(res, d, PPSIM_OP_OPT, 4 + d, -1);
         PpsimTime adam =
             ppsim_time_from_seconds(st->params / (4 * sc->hardware.host_adam_params_per_s));
@@ -183,8 +185,9 @@ END_TEST
  * stage and moves it over its own PCIe link, but the node's CPU updates the shares of every
  * GPU of the group and its memory holds their states. tp = 2, pp = 2, one node of 4 GPUs
  * with 16 workers, one CPU step per pipeline device (8 workers each): the step takes
- * 2 x (one GPU's parameters) / (8 x adam_rate), and host memory holds 2 x (16 - 2) bytes per
- * GPU share of both deep stages; the GPU frees 16 - 2 - 2 of them, as without TP. */
+ * 2 x (one GPU's parameters) / (8 x adam_rate), and host memory holds 2 x (18 - 2) bytes per
+ * GPU share of both deep stages; the GPU frees 18 - 4 - 2 of them (it keeps its fp32
+ * gradients and 16-bit weights), as without TP. */
 START_TEST(test_t_offload_tp)
 {
     const char *yaml =
@@ -208,7 +211,7 @@ START_TEST(test_t_offload_tp)
     for (int d = 0; d < 2; d++) {
         const PpsimStageCost *st = &costs->stage[2 + d];
         ck_assert_int_eq(res->devices[d].static_memory_saved,
-                         st->static_mem - (gint64)llround(st->params * 4.0));
+                         st->static_mem - (gint64)llround(st->params * 6.0));
         const PpsimOpTiming *opt = find_op(res, d, PPSIM_OP_OPT, 2 + d, -1);
         PpsimTime adam =
             ppsim_time_from_seconds(st->params * 2 / (8 * sc->hardware.host_adam_params_per_s));

@@ -229,7 +229,7 @@ plan_json(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
                            plan->status);
     ppsim_fmt_double(out, plan->seconds);
     g_string_append(out, "},\"memory_limit\":");
-    g_string_append_printf(out, "%.0f", pb->limit);
+    g_string_append_printf(out, "%.0f", pb->gpu_limit); /* memory.limit, not the allocator share */
     g_string_append(out, ",\"stage_device\":[");
     for (int s = 0; s < pb->n_stages; s++)
         g_string_append_printf(out, "%s%d", s ? "," : "", pb->stage_device[s]);

@@ -26,7 +26,12 @@ typedef struct {
     int n_stages;
     const PpsimStageEstimate *stage; /* [n_stages] */
     PpsimTime comm_ps;               /* cross-device dependency latency estimate */
-    gint64 memory_limit;             /* per device, memory units; 0 = none */
+    gint64 memory_limit;             /* per device, memory units; 0 = none. Hardware mode:
+                                      * what the allocator may hold, memory.limit less what
+                                      * the model knows is taken (cost/memory.h) */
+    gint64 memory_limit_gpu;         /* memory.limit as written (0 = none), for messages */
+    gint64 memory_fixed;             /* hardware mode: memory.reserved + NCCL's buffers */
+    double memory_fragmentation;     /* hardware mode: memory.fragmentation */
     double mem_scale;                /* memory units per reported unit: 1000 per explicit
                                       * unit, 1 per byte */
     gboolean memory_limit_set;       /* the scenario wrote memory.limit: generators with a
@@ -39,5 +44,14 @@ typedef struct {
     gboolean host_link_contended;    /* the GPUs behind one switch can together ask more of
                                       * its uplink than it delivers */
 } PpsimCostEstimates;
+
+/* The GPU memory a device needs when the allocator holds @allocated (cost/memory.h's
+ * ppsim_mem_total; in explicit mode @allocated itself). */
+static inline gint64
+ppsim_estimates_gpu_memory(const PpsimCostEstimates *est, gint64 allocated)
+{
+    double frag = est->memory_fragmentation * (double)allocated;
+    return allocated + (gint64)(frag < 0 ? frag - 0.5 : frag + 0.5) + est->memory_fixed;
+}
 
 G_END_DECLS

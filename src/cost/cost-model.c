@@ -11,6 +11,7 @@
 #include "cost/overlap.h"
 #include "cost/parallel.h"
 #include "cost/kernels.h"
+#include "cost/memory.h"
 #include "hw/topology.h"
 #include "util/ppsim-error.h"
 
@@ -399,6 +400,7 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         if (mix && k > 0)
             costs_mix_layers(st, &stage_sc, mode, k, rate);
         st->b_recompute_ps = costs_backward_recompute(st, &stage_sc.model, &stage_sc, rate);
+        ppsim_mem_fill_stage(st, &stage_sc);
         /* one-way offload time estimate over the GPU's PCIe link, for generators */
         st->est.off_ps = ppsim_time_from_seconds((double)st->offload_bytes / hw->pcie_bytes_per_s);
     }
@@ -557,7 +559,7 @@ ppsim_costs_new(const PpsimScenario *scenario, int n_stages, GError **error)
     if (!c->explicit_mode && scenario->hardware.nvlink_bytes_per_s > 0)
         c->estimates.comm_ps += ppsim_time_from_seconds((double)c->stage[0].p2p_bytes /
                                                         scenario->hardware.nvlink_bytes_per_s);
-    c->estimates.memory_limit = c->memory_limit;
+    ppsim_mem_fill_costs(c, scenario);
     c->estimates.mem_scale = c->mem_scale;
     c->estimates.memory_limit_set = scenario->memory_limit_set && c->memory_limit > 0;
     if (!c->explicit_mode) {

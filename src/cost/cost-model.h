@@ -47,6 +47,11 @@ typedef struct {
      * re-run its recompute mode folds in) and one W by kernel class: GEMM, attention core,
      * memory-bound (ps; TP/CP collectives excluded); zero otherwise */
     PpsimTime kern_f_ps[3], kern_b_ps[3], kern_w_ps[3];
+    /* memory.c (hardware mode): static_mem's parts in bytes; on the stage with the loss, one
+     * microbatch's fp32 logits (part of est.act), also the size of the gradient its B or BW
+     * writes while it runs */
+    double weights_mem, grads_mem, opt_mem;
+    gint64 logits_mem;
 } PpsimStageCost;
 
 typedef struct {
@@ -63,6 +68,10 @@ typedef struct {
     gint64 memory_limit;             /* per device, memory units; 0 = none */
     double offload_ratio_k;          /* [PO] Formula 1, hardware mode; 0 in explicit mode */
     double offload_ratio_k_scenario; /* the same ratio for this scenario's stored bytes */
+    /* memory.c, hardware mode (0 in explicit mode): per device, memory.reserved + NCCL's
+     * buffers, and memory.fragmentation */
+    gint64 memory_fixed;
+    double memory_fragmentation;
 } PpsimCosts;
 
 /* Builds the costs of @scenario split into @n_stages stages (S = p * v). Fails with

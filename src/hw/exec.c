@@ -40,7 +40,7 @@ exec_apply_mem(PpsimExec *exec, PpsimTaskId id, const Task *t, PpsimMemWhen when
             continue;
         PpsimPoolStats *st = &pools[e->pool];
         ppsim_pool_stats_change(st, e->category, e->delta, now, id);
-        if (e->tag >= 0 && e->category != PPSIM_MEM_STATIC) {
+        if (e->tag >= 0 && e->category != PPSIM_MEM_STATIC && e->category != PPSIM_MEM_WORKSPACE) {
             exec->tag_current[e->tag] += e->delta;
             exec->tag_peak[e->tag] = MAX(exec->tag_peak[e->tag], exec->tag_current[e->tag]);
         }

@@ -19,6 +19,8 @@ typedef enum {
     PPSIM_MEM_STATIC,     /* weights, gradients, optimizer states */
     PPSIM_MEM_ACTIVATION, /* stashed activations */
     PPSIM_MEM_BUFFER,     /* reload and recompute buffers */
+    PPSIM_MEM_WORKSPACE,  /* transients of one running op (the logits' gradient), counted in
+                           * the total but not in the activations */
     PPSIM_MEM_N_CATEGORIES
 } PpsimMemCategory;
 
@@ -37,7 +39,8 @@ typedef struct {
     PpsimTime peak_active_time_ps;
     PpsimTaskId peak_active_task;
     gint64 current[PPSIM_MEM_N_CATEGORIES];
-    gint64 limit; /* 0 = none */
+    gint64 at_peak[PPSIM_MEM_N_CATEGORIES]; /* current[] when peak_total was reached */
+    gint64 limit;                           /* 0 = none */
 } PpsimPoolStats;
 
 /* Applies one change of @delta bytes of @category to the pool stats @st at @now, by @task:
@@ -50,11 +53,13 @@ ppsim_pool_stats_change(PpsimPoolStats *st, PpsimMemCategory category, gint64 de
 {
     st->current[category] += delta;
     gint64 active = st->current[PPSIM_MEM_ACTIVATION] + st->current[PPSIM_MEM_BUFFER];
-    gint64 total = active + st->current[PPSIM_MEM_STATIC];
+    gint64 total = active + st->current[PPSIM_MEM_STATIC] + st->current[PPSIM_MEM_WORKSPACE];
     if (total > st->peak_total) {
         st->peak_total = total;
         st->peak_total_time_ps = now;
         st->peak_total_task = task;
+        for (int c = 0; c < PPSIM_MEM_N_CATEGORIES; c++)
+            st->at_peak[c] = st->current[c];
     }
     if (active > st->peak_active) {
         st->peak_active = active;
@@ -79,7 +84,11 @@ ppsim_pool_stats_set_base(PpsimPoolStats *st, PpsimMemCategory category, gint64 
     gint64 total = 0;
     for (int c = 0; c < PPSIM_MEM_N_CATEGORIES; c++)
         total += st->current[c];
-    st->peak_total = MAX(st->peak_total, total);
+    if (total > st->peak_total) {
+        st->peak_total = total;
+        for (int c = 0; c < PPSIM_MEM_N_CATEGORIES; c++)
+            st->at_peak[c] = st->current[c];
+    }
 }
 
 /* One recorded memory change (when recording is on): @value is the pool's new total of

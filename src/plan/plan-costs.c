@@ -10,6 +10,7 @@
  * order of 1F1B, interleaved, ZB-H1 and ZB-V does not depend on the layer split.
  */
 #include "plan/plan.h"
+#include "cost/memory.h"
 #include "cost/cost-model.h"
 #include "sched/registry.h"
 #include "util/ppsim-error.h"
@@ -39,7 +40,7 @@ unit_from_stage(PpsimPlanUnit *u, const PpsimStageCost *st)
     u->r_ms = cost_ms(st->b_recompute_ps);
     u->act = (double)st->est.act;
     u->act_w = (double)st->est.act_w;
-    u->static_mem = (double)st->static_mem;
+    u->static_mem = (double)(st->static_mem + st->logits_mem); /* + the loss's transient */
 }
 
 static void
@@ -310,9 +311,13 @@ ppsim_plan_problem_new(const PpsimScenario *sc, const char *schedule, GError **e
     pb->m = sched->n_microbatches;
     pb->layers = sc->model.layers;
     pb->stage_device = g_memdup2(sched->stage_device, sizeof(int) * pb->n_stages);
-    pb->limit = (double)sc->memory_limit_bytes;
-    if (pb->limit == 0 && !sc->memory_limit_set)
-        pb->limit = 1; /* a GPU of 0 bytes holds nothing (as in the cost model) */
+    pb->gpu_limit = (double)sc->memory_limit_bytes;
+    pb->mem_fixed = (double)ppsim_mem_fixed_bytes(sc);
+    pb->mem_fragmentation = sc->costs.present ? 0.0 : sc->memory_fragmentation;
+    pb->limit = (double)ppsim_mem_allocatable((gint64)sc->memory_limit_bytes, (gint64)pb->mem_fixed,
+                                              pb->mem_fragmentation);
+    if (pb->limit == 0 && sc->memory_limit_bytes == 0 && !sc->memory_limit_set)
+        pb->limit = pb->gpu_limit = 1; /* a GPU of 0 bytes holds nothing (as in the cost model) */
     if (!costs_modes(pb, sc, error))
         return NULL;
     costs_family(pb);

@@ -3,6 +3,7 @@
  * choice, the local search that stands in for the ILP without CBC, and brute force for
  * tests. */
 #include "plan/plan.h"
+#include "cost/memory.h"
 
 #include <math.h>
 #include <string.h>
@@ -154,7 +155,10 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
         sum_d += dev[d];
         sum_r += rec[d];
         double mem = model_device_memory(pb, a, d);
-        a->peak_memory = MAX(a->peak_memory, mem);
+        /* reported as GPU memory (cost/memory.h); the limit is the allocator's share */
+        a->peak_memory =
+            MAX(a->peak_memory, (double)ppsim_mem_total((gint64)llround(mem), (gint64)pb->mem_fixed,
+                                                        pb->mem_fragmentation));
         if (pb->limit > 0 && mem > pb->limit)
             a->fits = FALSE;
     }

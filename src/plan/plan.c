@@ -50,7 +50,7 @@ plan_no_fit(const PpsimScenario *sc, const PpsimPlanProblem *pb, gboolean exact,
     g_autoptr(GString) msg = g_string_new(NULL);
     g_string_append_printf(msg, "%s: no plan for schedule '%s' fits memory.limit = ",
                            sc->path ? sc->path : "", pb->schedule);
-    ppsim_fmt_fixed(msg, pb->limit / GIB, 2);
+    ppsim_fmt_fixed(msg, pb->gpu_limit / GIB, 2);
     g_string_append(msg, " GiB per device; the smallest limit that fits is ");
     /* rounded up to the printed precision, so that limit fits */
     ppsim_fmt_fixed(msg, ceil(need / GIB * 100.0) / 100.0, 2);
@@ -194,7 +194,7 @@ ppsim_plan_write_fragment(GString *out, const PpsimScenario *sc, const PpsimPlan
     g_string_append(out, " GiB per device");
     if (pb->limit > 0) {
         g_string_append(out, " (limit ");
-        ppsim_fmt_fixed(out, pb->limit / GIB, 2);
+        ppsim_fmt_fixed(out, pb->gpu_limit / GIB, 2);
         g_string_append(out, " GiB)");
     }
     g_string_append(out, "\n# apply with: ppsim run SCENARIO --with THIS_FILE\n");

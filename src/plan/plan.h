@@ -57,8 +57,12 @@ typedef struct {
      * tied): interleaved schedules run well only with chunks of equal cost per device, and
      * the linear model does not capture what unequal chunks cost them */
     gboolean tie_chunks;
-    double limit;      /* bytes per device; 0 = none */
-    GPtrArray *points; /* PpsimPlanPoint*, deduplicated and undominated */
+    double limit;             /* bytes per device the allocator may hold (memory.limit less what
+                               * the model knows is taken, cost/memory.h); 0 = none */
+    double gpu_limit;         /* memory.limit itself, bytes; 0 = none */
+    double mem_fixed;         /* memory.reserved + NCCL's buffers, bytes */
+    double mem_fragmentation; /* memory.fragmentation */
+    GPtrArray *points;        /* PpsimPlanPoint*, deduplicated and undominated */
 } PpsimPlanProblem;
 
 /* An assignment and what the model predicts for it. */
@@ -69,7 +73,7 @@ typedef struct {
     int *mixed;  /* [n_stages] layers of the stage in mode[s], the rest in mode 0 (none);
                   * -1: all of them (a whole-stage mode) */
     double makespan_ms;
-    double peak_memory;    /* max over devices, bytes */
+    double peak_memory;    /* max over devices, bytes of GPU memory (cost/memory.h) */
     double b_recompute_ms; /* device-time sums: B_R, B_I, B_P */
     double b_imbalance_ms;
     double b_preparation_ms;

@@ -56,6 +56,22 @@ json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
     ppsim_fmt_mem(out, d->peak_memory, res->mem_scale);
     g_string_append(out, ",\"static_memory\":");
     ppsim_fmt_mem(out, d->static_memory, res->mem_scale);
+    if (d->has_breakdown) { /* hardware mode: README "How memory is modelled" */
+        const struct {
+            const char *key;
+            gint64 bytes;
+        } part[] = {{"weights", d->mem_weights},     {"gradients", d->mem_gradients},
+                    {"optimizer", d->mem_optimizer}, {"activations", d->mem_activations},
+                    {"logits", d->mem_logits},       {"buffers", d->mem_buffers},
+                    {"overheads", d->mem_overheads}};
+        g_string_append(out, ",\"memory_breakdown\":{");
+        for (gsize i = 0; i < G_N_ELEMENTS(part); i++) {
+            g_string_append_printf(out, "%s\"%s\":", i > 0 ? "," : "", part[i].key);
+            ppsim_fmt_mem(out, part[i].bytes, res->mem_scale);
+        }
+        g_string_append(out, "},\"memory_free\":");
+        ppsim_fmt_mem(out, d->mem_free, res->mem_scale);
+    }
     g_string_append_printf(out, ",\"oom\":%s,\"peak_time\":", d->oom ? "true" : "false");
     ppsim_fmt_ms(out, d->peak_time_ps);
     g_string_append(out, ",\"peak_op\":");

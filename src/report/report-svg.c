@@ -328,7 +328,7 @@ svg_memory_curve(Svg *s, const PpsimRunResult *res, int d, double y, double h, d
         }
         if (more_now)
             continue;
-        double v = (double)(cur[0] + cur[1] + cur[2]);
+        double v = (double)(cur[0] + cur[1] + cur[2] + cur[3]);
         double x = svg_x(s, MAX(m->time_ps, s->t0)), ny = base - (v - lo) / scale * h;
         /* within a quarter pixel of the last point: invisible, skip (the red dot still marks
          * the exact peak) */

@@ -389,6 +389,59 @@ text_solvers(GString *out, const GPtrArray *results)
     }
 }
 
+/* One row of the breakdown: @label, device @d's peak by kind, the peak and what is left. */
+static void
+text_breakdown_row(GString *out, const PpsimRunResult *res, int d, const char *label, int lw)
+{
+    const PpsimDeviceResult *dev = &res->devices[d];
+    gint64 v[] = {dev->mem_weights,     dev->mem_gradients, dev->mem_optimizer,
+                  dev->mem_activations, dev->mem_logits,    dev->mem_buffers,
+                  dev->mem_overheads,   dev->peak_memory,   dev->mem_free};
+    gsize row = out->len;
+    g_string_append(out, label);
+    text_pad(out, row, lw);
+    g_string_append_printf(out, "%4d ", d);
+    g_autoptr(GString) cell = g_string_new(NULL);
+    for (gsize i = 0; i < G_N_ELEMENTS(v); i++) {
+        g_string_truncate(cell, 0);
+        text_mem(cell, res, v[i]);
+        text_cell_right(out, cell->str, 8);
+    }
+    g_string_truncate(out, out->len - 1);
+    g_string_append_c(out, '\n');
+}
+
+/* Hardware mode: what the memory at the peak is made of (README "How memory is modelled"):
+ * every device of a single schedule, else each schedule's fullest device. */
+static void
+text_breakdown(GString *out, const GPtrArray *results, int lw)
+{
+    const PpsimRunResult *first = g_ptr_array_index(results, 0);
+    if (first->explicit_mode || first->p == 0 || !first->devices[0].has_breakdown)
+        return;
+    gboolean one = results->len == 1;
+    g_string_append_printf(out, "\nmemory at the peak (GiB)%s\n",
+                           one ? "" : ", each schedule's fullest device");
+    gsize start = out->len;
+    g_string_append(out, "schedule");
+    text_pad(out, start, lw);
+    g_string_append_printf(out, "%4s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "dev", "weights",
+                           "grads", "optim", "activ", "logits", "buffers", "overhead", "peak",
+                           "free");
+    for (guint i = 0; i < results->len; i++) {
+        const PpsimRunResult *res = g_ptr_array_index(results, i);
+        int top = 0;
+        for (int d = 0; d < res->p; d++) {
+            if (one)
+                text_breakdown_row(out, res, d, d == 0 ? res->label : "", lw);
+            else if (res->devices[d].peak_memory > res->devices[top].peak_memory)
+                top = d;
+        }
+        if (!one)
+            text_breakdown_row(out, res, top, res->label, lw);
+    }
+}
+
 void
 ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
@@ -413,6 +466,7 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
     text_choices(out, results);
     text_summary(out, results, lw, mem_unit);
     text_devices(out, results, lw, mem_unit);
+    text_breakdown(out, results, lw);
     text_bubbles(out, results, lw);
     text_parallel(out, scenario, results, lw);
     text_overlap(out, results, lw);

@@ -189,6 +189,10 @@ trace_counter(Trace *t, const PpsimRunResult *res, int d, PpsimTime ts, const gi
     ppsim_fmt_mem(o, cur[PPSIM_MEM_STATIC], res->mem_scale);
     g_string_append(o, ",\"buffers\":");
     ppsim_fmt_mem(o, cur[PPSIM_MEM_BUFFER], res->mem_scale);
+    if (!res->explicit_mode) { /* hardware mode only, so explicit traces stay as they were */
+        g_string_append(o, ",\"workspace\":");
+        ppsim_fmt_mem(o, cur[PPSIM_MEM_WORKSPACE], res->mem_scale);
+    }
     g_string_append(o, "}}");
     if (res->memory_limit > 0) {
         o = trace_event(t);

@@ -89,6 +89,7 @@ static const SchemaKey moe_keys[] = {
     {"capacity_factor", KEY_DOUBLE, OFF(model.moe.capacity_factor), NULL, FALSE, 0, 0},
     {"imbalance", KEY_DOUBLE, OFF(model.moe.imbalance), NULL, FALSE, 1, 0},
     {NULL}};
+static const char *const main_grads_names[] = {"fp32", "bf16", NULL};
 
 static const SchemaKey model_keys[] = {
     {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
@@ -116,6 +117,7 @@ static const SchemaKey training_keys[] = {
     POS_INT("global_batch", training.global_batch),
     {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
     {"dtype", KEY_ENUM, OFF(training.dtype), NULL, FALSE, 0, 0, dtype_names},
+    {"main_grads", KEY_ENUM, OFF(training.main_grads), NULL, FALSE, 0, 0, main_grads_names},
     {NULL}};
 
 static const SchemaKey parallel_keys[] = {
@@ -132,7 +134,11 @@ static const SchemaKey parallel_keys[] = {
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
     {NULL}};
 
-static const SchemaKey memory_keys[] = {{"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0}, {NULL}};
+static const SchemaKey memory_keys[] = {
+    {"limit", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    {"fragmentation", KEY_DOUBLE, OFF(memory_fragmentation), NULL, FALSE, 0, 1},
+    QTY("reserved", KEY_BYTES, memory_reserved_bytes),
+    {NULL}};
 
 static const SchemaKey costs_keys[] = {
     QTY("forward", KEY_TIME_MS, costs.forward_ps),
@@ -192,7 +198,9 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->model.recompute = PPSIM_RECOMPUTE_NONE;
     sc->training.chunks = 1;
     sc->training.microbatch_size = 1;
-    sc->training.bytes_per_param = 16; /* [ZERO] §3.1: 2 + 2 + 12 bytes */
+    sc->training.main_grads = PPSIM_MAIN_GRADS_FP32;
+    sc->memory_fragmentation = PPSIM_MEMORY_FRAGMENTATION_DEFAULT;
+    sc->memory_reserved_bytes = PPSIM_MEMORY_RESERVED_DEFAULT;
     sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = sc->parallel.cp = 1;
     sc->model.moe.imbalance = 1.0;
     sc->parallel.overlap_grad_reduce = TRUE;
@@ -233,6 +241,10 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                            (!sc->costs.present || sc->memory_limit_units > 0);
     if (!sc->costs.present && !g_hash_table_contains(seen, "memory.limit"))
         sc->memory_limit_bytes = sc->hardware.gpu_memory_bytes;
+    sc->training.bytes_per_param_set = g_hash_table_contains(seen, "training.bytes_per_param");
+    if (!sc->training.bytes_per_param_set) /* weights 2 + gradients + 12 ([ZERO] §3.1) */
+        sc->training.bytes_per_param =
+            2.0 + (sc->training.main_grads == PPSIM_MAIN_GRADS_FP32 ? 4.0 : 2.0) + 12.0;
     sc->has_hardware = !sc->costs.present || g_hash_table_contains(seen, "hardware");
     sc->has_model = g_hash_table_contains(seen, "model");
     sc->training.chunks_set = g_hash_table_contains(seen, "training.chunks");
@@ -407,6 +419,17 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
             g_strdup_printf("'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",
                             sc->costs.weight_activation, sc->costs.activation);
         return check_fail(error, mark_of, data, "costs.weight_activation", msg);
+    }
+    if (!sc->costs.present && sc->memory_reserved_bytes >= sc->hardware.gpu_memory_bytes) {
+        g_autofree char *msg =
+            g_strdup_printf("'memory.reserved' (%.3f GiB) must be smaller than the GPU's memory "
+                            "'hardware.gpu.memory' (%.3f GiB)",
+                            (double)sc->memory_reserved_bytes / 1073741824.0,
+                            (double)sc->hardware.gpu_memory_bytes / 1073741824.0);
+        return check_fail(error, mark_of, data,
+                          g_hash_table_contains(seen, "memory.reserved") ? "memory.reserved"
+                                                                         : "hardware.gpu.memory",
+                          msg);
     }
     return TRUE;
 }

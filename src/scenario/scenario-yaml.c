@@ -111,7 +111,8 @@ scn_scalar_double(Parser *P, int id, const char *path, const SchemaKey *k, doubl
                               : "";
         if (k->max > 0)
             return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' must be a number in (0, %g], got %s%s", path, k->max, given, inf);
+                            "'%s' must be a number in %s0, %g], got %s%s", path,
+                            k->min > 0 ? "(" : "[", k->max, given, inf);
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
                         "'%s' must be a number from 0 to %g, got %s%s", path,
                         PPSIM_SCENARIO_DOUBLE_MAX, given, inf);

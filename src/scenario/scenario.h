@@ -143,15 +143,34 @@ typedef enum {
     PPSIM_DTYPE_FP8,
 } PpsimDtype;
 
+/* Hardware-mode memory the model counts outside weights, gradients, optimizer states and
+ * activations (README "How memory is modelled"). memory.reserved: the CUDA context and
+ * kernel images, 781 MiB measured for a minimal PyTorch process ([PT34323]), plus cuBLAS's
+ * 8.125 MiB default workspace ([PTF178671]) and cuBLASLt's 32 MiB on Hopper ([PT120925]):
+ * 821 MiB. memory.fragmentation: fitted on [TP] Fig. 8(b) and [ZB] Table 4, README "How
+ * memory is modelled". */
+#define PPSIM_MEMORY_RESERVED_DEFAULT ((guint64)821 << 20)
+#define PPSIM_MEMORY_FRAGMENTATION_DEFAULT 0.02
+
+/* Precision of the gradients the backward accumulates into: Megatron keeps fp32 "main
+ * gradients" with bf16 weights (4 bytes per parameter, [MEGDO]); bf16 halves them. */
+typedef enum {
+    PPSIM_MAIN_GRADS_FP32,
+    PPSIM_MAIN_GRADS_BF16,
+} PpsimMainGrads;
+
 typedef struct {
     int pp;              /* p */
     int chunks;          /* v */
     gboolean chunks_set; /* training.chunks written (else the default 1) */
     int microbatches;    /* m */
     int microbatch_size;
-    int global_batch;       /* sequences per iteration over all replicas; 0 = unset */
-    double bytes_per_param; /* weights+grads+optimizer states, [ZERO] 3.1: 16 */
-    int dtype;              /* PpsimDtype of the linear layers' GEMMs (kernel model) */
+    int global_batch;             /* sequences per iteration over all replicas; 0 = unset */
+    double bytes_per_param;       /* weights+grads+optimizer states: 2 + grads + 12 (fp32 master
+                                   * weights and Adam's two moments, [ZERO] 3.1) unless written */
+    gboolean bytes_per_param_set; /* training.bytes_per_param written */
+    PpsimMainGrads main_grads;    /* default fp32, as Megatron-LM with bf16 ([MEGDO]) */
+    int dtype;                    /* PpsimDtype of the linear layers' GEMMs (kernel model) */
 } PpsimTraining;
 
 /* One generator option as written, validated later against the generator's table. */
@@ -245,10 +264,15 @@ typedef struct {
     gboolean has_model;
     PpsimTraining training;
     PpsimParallel parallel;
-    GPtrArray *schedules;       /* PpsimScheduleSpec*, at least one */
-    guint64 memory_limit_bytes; /* hardware mode; default: GPU memory */
-    double memory_limit_units;  /* explicit mode; 0 = none */
-    gboolean memory_limit_set;  /* memory.limit written (and > 0 in explicit mode) */
+    GPtrArray *schedules;          /* PpsimScheduleSpec*, at least one */
+    guint64 memory_limit_bytes;    /* hardware mode; default: GPU memory */
+    double memory_limit_units;     /* explicit mode; 0 = none */
+    gboolean memory_limit_set;     /* memory.limit written (and > 0 in explicit mode) */
+    double memory_fragmentation;   /* hardware mode: the caching allocator's reserved-but-free
+                                    * bytes at the peak, as a fraction of the allocated bytes */
+    guint64 memory_reserved_bytes; /* hardware mode: per GPU, the CUDA context, kernel images
+                                    * and library workspaces, outside the allocator */
+    PpsimMark memory_reserved_mark;
     PpsimCostsSpec costs;
     PpsimVariability variability;
 } PpsimScenario;

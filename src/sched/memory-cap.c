@@ -50,9 +50,10 @@ ppsim_memory_cap_default(const PpsimCostEstimates *costs, const int *stage_devic
             worst = d;
     }
     if (worst >= 0) {
-        g_autofree char *lim = ppsim_memory_cap_format(costs, costs->memory_limit);
+        g_autofree char *lim = ppsim_memory_cap_format(costs, costs->memory_limit_gpu);
         g_autofree char *left = ppsim_memory_cap_format(costs, limit[worst]);
-        g_autofree char *min = ppsim_memory_cap_format(costs, smallest);
+        g_autofree char *min =
+            ppsim_memory_cap_format(costs, ppsim_estimates_gpu_memory(costs, smallest));
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "%s: memory.limit %s is infeasible: it leaves %s for activations on device "
                     "%d, less than one microbatch's; the smallest feasible memory.limit is %s",
@@ -76,10 +77,14 @@ ppsim_memory_cap_note(GArray *choices, const PpsimCostEstimates *costs, const gi
     for (int d = 1; d < n_devices; d++)
         if (limit[d] < limit[worst])
             worst = d;
-    g_autofree char *total = ppsim_memory_cap_format(costs, costs->memory_limit);
+    g_autofree char *total = ppsim_memory_cap_format(costs, costs->memory_limit_gpu);
     g_autofree char *value = ppsim_memory_cap_format(costs, limit[worst]);
     ppsim_choice_add(choices, "memory_limit", value,
-                     "memory.limit %s less each device's static memory, as an activation "
+                     "memory.limit %s less each device's static memory%s, as an activation "
                      "budget; the smallest, device %d's, shown",
-                     total, worst);
+                     total,
+                     costs->mem_scale > 1 ? ""
+                                          : " and what the framework holds (context, NCCL, "
+                                            "fragmentation)",
+                     worst);
 }

@@ -81,6 +81,32 @@ ppsim_sweep_csv_header(const PpsimSweep *s)
     return g_string_free(h, FALSE);
 }
 
+/* memory_<kind>: the part of the fullest device's peak (its breakdown), or memory_free: the
+ * least headroom of any device; 0 without a breakdown (explicit mode). */
+static gint64
+metric_memory_part(const char *name, const PpsimRunResult *res)
+{
+    if (res->p == 0 || !res->devices[0].has_breakdown)
+        return 0;
+    int top = 0;
+    gint64 free = G_MAXINT64;
+    for (int d = 0; d < res->p; d++) {
+        if (res->devices[d].peak_memory > res->devices[top].peak_memory)
+            top = d;
+        free = MIN(free, res->devices[d].mem_free);
+    }
+    const PpsimDeviceResult *dev = &res->devices[top];
+    static const char *const kinds[] = {"weights", "gradients", "optimizer", "activations",
+                                        "logits",  "buffers",   "overheads", NULL};
+    const gint64 parts[] = {dev->mem_weights,     dev->mem_gradients, dev->mem_optimizer,
+                            dev->mem_activations, dev->mem_logits,    dev->mem_buffers,
+                            dev->mem_overheads};
+    for (int i = 0; kinds[i] != NULL; i++)
+        if (strcmp(name + strlen("memory_"), kinds[i]) == 0)
+            return parts[i];
+    return free; /* memory_free */
+}
+
 /* One metric of @res as text (CSV and JSON share it; JSON quotes memory_unit itself). */
 static void
 metric_text(GString *out, const char *name, const PpsimRunResult *res)
@@ -117,7 +143,9 @@ metric_text(GString *out, const char *name, const PpsimRunResult *res)
     } else if (strcmp(name, "tflops_per_gpu") == 0) {
         if (!res->explicit_mode) /* empty: no FLOPs without a model */
             ppsim_fmt_double(out, res->tflops_per_gpu);
-    } else
+    } else if (g_str_has_prefix(name, "memory_"))
+        ppsim_fmt_mem(out, metric_memory_part(name, res), res->mem_scale);
+    else
         g_assert_not_reached();
 }
 

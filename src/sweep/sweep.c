@@ -28,6 +28,16 @@ static const char *const metric_names[] = {
     "makespan_p50_ms",
     "makespan_p90_ms",
     "makespan_p99_ms",
+    /* hardware mode, not default columns: the fullest device's memory by kind (README "How
+     * memory is modelled") and the least headroom of any device; 0 in explicit mode */
+    "memory_weights",
+    "memory_gradients",
+    "memory_optimizer",
+    "memory_activations",
+    "memory_logits",
+    "memory_buffers",
+    "memory_overheads",
+    "memory_free",
     NULL,
 };
 #define SWEEP_DEFAULT_METRICS 9

@@ -417,8 +417,11 @@ ppsim_adaoffload_build(const PpsimPipelineShape *shape, const PpsimCostEstimates
         gint64 worst = G_MAXINT64; /* the tightest device's budget, as a memory.limit */
         for (int d = 0; d < p; d++)
             worst = MIN(worst, limit[d] + costs->stage[d].static_mem);
-        g_autofree char *have = ppsim_memory_cap_format(costs, worst);
-        g_autofree char *need_text = ppsim_memory_cap_format(costs, a.min_need);
+        /* as GPU memory: what the allocator may hold plus what the framework holds */
+        g_autofree char *have =
+            ppsim_memory_cap_format(costs, ppsim_estimates_gpu_memory(costs, worst));
+        g_autofree char *need_text =
+            ppsim_memory_cap_format(costs, ppsim_estimates_gpu_memory(costs, a.min_need));
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
                     "memory limit %s is infeasible: no schedule fits it%s; the smallest "
                     "feasible limit found is %s",

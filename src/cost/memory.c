@@ -1,0 +1,116 @@
+/* memory.c: the framework's memory per GPU; see memory.h. */
+#include "cost/memory.h"
+#include "util/ppsim-error.h"
+
+#include <math.h>
+
+#define MIB (1024.0 * 1024.0)
+/* [NCCL964]: per-GPU memory of one NCCL communicator after its first all-reduce, 4 A100s on
+ * NVLink: 544 MB for a group of two ranks, 688 MB for three or four. */
+#define NCCL_PAIR_BYTES (544.0 * MIB)
+#define NCCL_GROUP_BYTES (688.0 * MIB)
+
+double
+ppsim_mem_grad_bytes_per_param(const PpsimTraining *tr)
+{
+    return tr->main_grads == PPSIM_MAIN_GRADS_BF16 ? 2.0 : 4.0;
+}
+
+void
+ppsim_mem_model_state(double params, const PpsimTraining *tr, int zero, int dp,
+                      PpsimModelStateBytes *out)
+{
+    double total = MAX(0.0, tr->bytes_per_param);
+    double w = MIN(2.0, total);
+    double g = MIN(ppsim_mem_grad_bytes_per_param(tr), total - w);
+    double o = total - w - g;
+    double nd = MAX(1, dp);
+    out->weights = params * w / (zero >= 3 ? nd : 1.0);
+    out->gradients = params * g / (zero >= 2 ? nd : 1.0);
+    out->optimizer = params * o / (zero >= 1 ? nd : 1.0);
+}
+
+double
+ppsim_mem_logits_bytes(const PpsimScenario *sc)
+{
+    double t = sc->parallel.present ? sc->parallel.tp : 1;
+    return 4.0 * sc->model.seq_len * sc->training.microbatch_size * sc->model.vocab / t;
+}
+
+static double
+nccl_group_bytes(int ranks)
+{
+    return ranks < 2 ? 0.0 : ranks == 2 ? NCCL_PAIR_BYTES : NCCL_GROUP_BYTES;
+}
+
+double
+ppsim_mem_nccl_bytes(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    double bytes = nccl_group_bytes(sc->training.pp);
+    if (par->present)
+        bytes += nccl_group_bytes(par->tp) + nccl_group_bytes(par->dp);
+    return bytes;
+}
+
+gint64
+ppsim_mem_fixed_bytes(const PpsimScenario *sc)
+{
+    if (sc->costs.present)
+        return 0;
+    return ppsim_round_clamped((double)sc->memory_reserved_bytes + ppsim_mem_nccl_bytes(sc));
+}
+
+gint64
+ppsim_mem_total(gint64 allocated, gint64 fixed, double fragmentation)
+{
+    return allocated + ppsim_round_clamped(fragmentation * (double)allocated) + fixed;
+}
+
+gint64
+ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation)
+{
+    if (limit <= 0)
+        return 0;
+    if (fixed >= limit) /* nothing fits; 1, so that the limit stays a limit */
+        return 1;
+    /* the largest a with a + round(f a) + fixed <= limit: start from the real solution and
+     * step over the rounding */
+    gint64 a = (gint64)floor((double)(limit - fixed) / (1.0 + fragmentation));
+    while (a > 0 && ppsim_mem_total(a, fixed, fragmentation) > limit)
+        a--;
+    while (ppsim_mem_total(a + 1, fixed, fragmentation) <= limit)
+        a++;
+    return a;
+}
+
+void
+ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    PpsimModelStateBytes ms;
+    ppsim_mem_model_state(st->params, &sc->training, par->present ? par->zero : 0,
+                          par->present ? par->dp : 1, &ms);
+    st->weights_mem = ms.weights;
+    st->grads_mem = ms.gradients;
+    st->opt_mem = ms.optimizer;
+    st->static_mem = ppsim_round_clamped(ms.weights + ms.gradients + ms.optimizer);
+    st->logits_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_bytes(sc)) : 0;
+}
+
+void
+ppsim_mem_fill_costs(PpsimCosts *c, const PpsimScenario *sc)
+{
+    c->estimates.memory_limit = c->memory_limit;
+    c->estimates.memory_limit_gpu = c->memory_limit;
+    if (c->explicit_mode)
+        return;
+    c->memory_fixed = ppsim_mem_fixed_bytes(sc);
+    c->memory_fragmentation = sc->memory_fragmentation;
+    c->estimates.memory_fixed = c->memory_fixed;
+    c->estimates.memory_fragmentation = c->memory_fragmentation;
+    c->estimates.memory_limit =
+        ppsim_mem_allocatable(c->memory_limit, c->memory_fixed, c->memory_fragmentation);
+    for (int s = 0; s < c->n_stages; s++)
+        c->est[s].static_mem += c->stage[s].logits_mem;
+}

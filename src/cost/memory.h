@@ -1,0 +1,68 @@
+/* memory.h: what one GPU of a training job holds in hardware mode, beyond the schedule's
+ * activations (README "How memory is modelled"). Pure functions of the scenario.
+ *
+ * Model states per parameter ([ZERO] §3.1, [MEGDO]): 16-bit weights (2 bytes), gradients
+ * (4 bytes with fp32 main gradients, Megatron's default with bf16; 2 with bf16), and the
+ * optimizer (fp32 master weights and Adam's two moments, 12 bytes), sharded over the
+ * data-parallel replicas by ZeRO's stage (1 = Megatron's distributed optimizer). Then, per
+ * GPU and outside PyTorch's caching allocator: memory.reserved (CUDA context, kernel images,
+ * library workspaces) and NCCL's buffers, per communicator. The allocator itself holds
+ * memory.fragmentation x the allocated bytes on top, reserved but free.
+ */
+#pragma once
+
+#include <glib.h>
+#include "scenario/scenario.h"
+#include "cost/cost-model.h"
+
+G_BEGIN_DECLS
+
+/* The model states of @params parameters held by one GPU (already / tp), bytes. */
+typedef struct {
+    double weights, gradients, optimizer;
+} PpsimModelStateBytes;
+
+/* Gradient bytes per parameter: 4 (fp32 main gradients) or 2 (bf16). */
+double ppsim_mem_grad_bytes_per_param(const PpsimTraining *training);
+
+/* Splits training.bytes_per_param (2 + gradients + 12 unless written) into weights (2),
+ * gradients and optimizer states (the rest), then shards them over @dp replicas as ZeRO
+ * stage @zero does ([ZERO] §5): 1 the optimizer states, 2 also the gradients, 3 also the
+ * weights. */
+void ppsim_mem_model_state(double params, const PpsimTraining *training, int zero, int dp,
+                           PpsimModelStateBytes *out);
+
+/* The fp32 logits one GPU keeps for one microbatch from the loss's forward to its backward,
+ * 4sbV/t ([KOR] §4.3; vocabulary-parallel over the tp GPUs). The loss's backward writes a
+ * gradient of the same size while it runs. */
+double ppsim_mem_logits_bytes(const PpsimScenario *sc);
+
+/* NCCL's buffers per GPU: one communicator per parallel group of two or more GPUs (tensor,
+ * pipeline, data), 544 MiB for two ranks and 688 MiB for more ([NCCL964], A100 with
+ * NVLink, measured per group). */
+double ppsim_mem_nccl_bytes(const PpsimScenario *sc);
+
+/* Everything per GPU outside the caching allocator: memory.reserved + NCCL's buffers
+ * (bytes; 0 in explicit mode). */
+gint64 ppsim_mem_fixed_bytes(const PpsimScenario *sc);
+
+/* The GPU memory a device needs when the allocator has @allocated bytes in use: allocated,
+ * plus @fragmentation of it reserved but free, plus @fixed. */
+gint64 ppsim_mem_total(gint64 allocated, gint64 fixed, double fragmentation);
+
+/* The most bytes the allocator may have in use for the total to stay within @limit (1 when
+ * not even the fixed part fits, so that a limit stays one); @limit 0 (no limit) gives 0. */
+gint64 ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation);
+
+/* The cost model's hook (hardware mode): sets @st's static memory from its params (per GPU)
+ * as ppsim_mem_model_state splits it under the scenario's ZeRO stage and dp, and
+ * logits_mem on the stage with the loss. */
+void ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
+
+/* The cost model's hook for the whole run: memory_fixed and memory_fragmentation, and the
+ * generators' view: estimates.memory_limit is what the allocator may hold (so a generator's
+ * cap never counts on memory the model knows is taken), and each stage's est.static_mem
+ * also holds the logits' gradient its backward writes. Explicit mode: the limit as given. */
+void ppsim_mem_fill_costs(PpsimCosts *c, const PpsimScenario *sc);
+
+G_END_DECLS

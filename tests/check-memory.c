@@ -1,0 +1,310 @@
+/* check-memory.c: the framework's memory in hardware mode (src/cost/memory.c, README "How
+ * memory is modelled"): each component's formula, a breakdown computed by hand for a small
+ * model, the verdict flipping at the capacity boundary, the generators' budget, explicit
+ * mode untouched, and the bad-input errors of the new keys. */
+#include "ppsim-test.h"
+#include "cost/memory.h"
+#include "sim.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static PpsimScenario *
+parse(const char *yaml, const char *const *overrides, GError **error)
+{
+    return ppsim_scenario_parse(yaml, strlen(yaml), "m.yaml", NULL, overrides, error);
+}
+
+/* A GPT layer stack of 4 layers (h = s = 1024, V = 32000) on 2 devices, 1F1B, m = 2. */
+static const char *small_yaml = "name: small\n"
+                                "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 1024, "
+                                "vocab: 32000}\n"
+                                "training: {pp: 2, microbatches: 2}\n"
+                                "schedule: 1f1b\n";
+
+static PpsimRunResult *
+run_small(const char *const *overrides)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(small_yaml, overrides, &error);
+    ppsim_assert_no_error(error);
+    PpsimRunResult *res = ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+    ppsim_assert_no_error(error);
+    return res;
+}
+
+/* Model states: 2 + 4 + 12 bytes a parameter with fp32 main gradients ([MEGDO]'s 18),
+ * 2 + 2 + 12 with bf16 ([ZERO]'s 16), sharded by ZeRO stage over dp ([ZERO] §5); a written
+ * bytes_per_param is the total. */
+START_TEST(test_model_states)
+{
+    PpsimTraining tr = {.bytes_per_param = 18, .main_grads = PPSIM_MAIN_GRADS_FP32};
+    PpsimModelStateBytes b;
+    ck_assert_double_eq(ppsim_mem_grad_bytes_per_param(&tr), 4);
+    ppsim_mem_model_state(1000, &tr, 0, 8, &b);
+    ck_assert_double_eq(b.weights, 2000);
+    ck_assert_double_eq(b.gradients, 4000);
+    ck_assert_double_eq(b.optimizer, 12000);
+    ppsim_mem_model_state(1000, &tr, 1, 8, &b); /* distributed optimizer: 6 + 12/d */
+    ck_assert_double_eq(b.weights + b.gradients + b.optimizer, 1000 * (6 + 12.0 / 8));
+    ppsim_mem_model_state(1000, &tr, 2, 8, &b);
+    ck_assert_double_eq(b.weights + b.gradients + b.optimizer, 1000 * (2 + 16.0 / 8));
+    ppsim_mem_model_state(1000, &tr, 3, 8, &b);
+    ck_assert_double_eq(b.weights + b.gradients + b.optimizer, 1000 * 18.0 / 8);
+    tr = (PpsimTraining){.bytes_per_param = 16, .main_grads = PPSIM_MAIN_GRADS_BF16};
+    ppsim_mem_model_state(1000, &tr, 0, 1, &b);
+    ck_assert_double_eq(b.gradients, 2000);
+    ck_assert_double_eq(b.optimizer, 12000);
+    tr.bytes_per_param = 3; /* a written total smaller than weights + gradients */
+    ppsim_mem_model_state(1000, &tr, 0, 1, &b);
+    ck_assert_double_eq(b.weights, 2000);
+    ck_assert_double_eq(b.gradients, 1000);
+    ck_assert_double_eq(b.optimizer, 0);
+
+    /* the scenario's defaults follow main_grads unless bytes_per_param is written */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) a = parse(small_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(a->training.bytes_per_param, 18);
+    const char *const bf16[] = {"training.main_grads=bf16", NULL};
+    g_autoptr(PpsimScenario) c = parse(small_yaml, bf16, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(c->training.bytes_per_param, 16);
+    const char *const both[] = {"training.main_grads=bf16", "training.bytes_per_param=20", NULL};
+    g_autoptr(PpsimScenario) d = parse(small_yaml, both, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(d->training.bytes_per_param, 20);
+}
+END_TEST
+
+/* Logits 4sbV/t ([KOR] §4.3), NCCL per group (544 MiB for 2 ranks, 688 MiB for more,
+ * [NCCL964]), and the total / allocatable pair: allocatable is the largest allocation whose
+ * total fits, exactly. */
+START_TEST(test_components)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(small_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(ppsim_mem_logits_bytes(sc), 4.0 * 1024 * 1 * 32000);
+    ck_assert_double_eq(ppsim_mem_nccl_bytes(sc), 544 * MIB);
+    ck_assert_int_eq(ppsim_mem_fixed_bytes(sc), (gint64)(821 * MIB + 544 * MIB));
+    const char *yaml3d = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"
+                         "model: {preset: llama3-8b, seq_len: 2048}\n"
+                         "parallel: {tp: 4, pp: 4, dp: 2}\n"
+                         "training: {microbatches: 8, microbatch_size: 2}\n";
+    g_autoptr(PpsimScenario) p3 = parse(yaml3d, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(ppsim_mem_logits_bytes(p3), 4.0 * 2048 * 2 * p3->model.vocab / 4);
+    ck_assert_double_eq(ppsim_mem_nccl_bytes(p3), 688 * MIB + 688 * MIB + 544 * MIB);
+
+    ck_assert_int_eq(ppsim_mem_total(1000, 7, 0.1), 1000 + 100 + 7);
+    ck_assert_int_eq(ppsim_mem_allocatable(0, 7, 0.1), 0); /* no limit */
+    ck_assert_int_eq(ppsim_mem_allocatable(5, 7, 0.1), 1); /* the fixed part alone exceeds */
+    GRand *rng = g_rand_new_with_seed(25);
+    for (int i = 0; i < 1000; i++) {
+        gint64 limit =
+            g_rand_int_range(rng, 1, 1 << 30) * (gint64)64 + g_rand_int_range(rng, 0, 64);
+        gint64 fixed = g_rand_int_range(rng, 0, 1 << 20);
+        double f = g_rand_double_range(rng, 0, 1);
+        gint64 a = ppsim_mem_allocatable(limit, fixed, f);
+        if (fixed >= limit)
+            continue;
+        ck_assert_int_le(ppsim_mem_total(a, fixed, f), limit);
+        ck_assert_int_gt(ppsim_mem_total(a + 1, fixed, f), limit);
+    }
+    g_rand_free(rng);
+}
+END_TEST
+
+/* The small model by hand. Parameters: a layer 12h^2 + 13h = 12,596,224; stage 0 adds the
+ * token and position embeddings (V h + s h), stage 1 the LM head and final norm (V h + 2h).
+ * Activations per layer 34 sbh (FlashAttention); stage 0 adds the embedding's dropout mask
+ * (sbh), stage 1 the fp32 logits 4 sbV and the final norm's input 2 sbh. 1F1B with p = 2,
+ * m = 2: device 0 holds both microbatches at F1; device 1 peaks inside B0, holding one
+ * microbatch and the logits' gradient (4 sbV). Fixed: 821 MiB reserved + 544 MiB of NCCL
+ * (the pipeline pair); fragmentation 2% of the allocated peak. */
+START_TEST(test_breakdown_by_hand)
+{
+    g_autoptr(PpsimRunResult) res = run_small(NULL);
+    double h = 1024, s = 1024, V = 32000, layer = 12 * h * h + 13 * h, sbh = s * h;
+    double params[2] = {2 * layer + V * h + s * h, 2 * layer + V * h + 2 * h};
+    ck_assert_double_eq(params[0], 59009024);
+    ck_assert_double_eq(params[1], 57962496);
+    double act[2] = {2 * (2 * 34 * sbh + sbh), 2 * 34 * sbh + 2 * sbh};
+    double logits[2] = {0, 2 * 4 * s * V}; /* the logits and their gradient */
+    gint64 reserved = (gint64)(821 * MIB), nccl = (gint64)(544 * MIB);
+    const gint64 peak_by_hand[2] = {2662309478, 2837752873};
+    for (int d = 0; d < 2; d++) {
+        const PpsimDeviceResult *dev = &res->devices[d];
+        ck_assert(dev->has_breakdown);
+        ck_assert_int_eq(dev->mem_weights, (gint64)(2 * params[d]));
+        ck_assert_int_eq(dev->mem_gradients, (gint64)(4 * params[d]));
+        ck_assert_int_eq(dev->mem_optimizer, (gint64)(12 * params[d]));
+        ck_assert_int_eq(dev->mem_activations, (gint64)act[d]);
+        ck_assert_int_eq(dev->mem_logits, (gint64)logits[d]);
+        ck_assert_int_eq(dev->mem_buffers, nccl);
+        double allocated = 18 * params[d] + act[d] + logits[d];
+        gint64 frag = (gint64)llround(0.02 * allocated);
+        ck_assert_int_eq(dev->mem_overheads, reserved + frag);
+        ck_assert_int_eq(dev->peak_memory, (gint64)allocated + frag + reserved + nccl);
+        ck_assert_int_eq(dev->peak_memory, peak_by_hand[d]);
+        ck_assert_int_eq(dev->mem_weights + dev->mem_gradients + dev->mem_optimizer +
+                             dev->mem_activations + dev->mem_logits + dev->mem_buffers +
+                             dev->mem_overheads,
+                         dev->peak_memory);
+        ck_assert_int_eq(dev->mem_free, (gint64)80 * 1024 * 1024 * 1024 - dev->peak_memory);
+        /* peak_activation stays the schedule's activations: the logits' gradient is not one */
+        ck_assert_int_eq(dev->peak_activation, (gint64)(d == 0 ? act[0] : act[1] + 4 * s * V));
+    }
+}
+END_TEST
+
+/* OOM is peak_memory > memory.limit, exactly: a limit of the peak fits, one byte less does
+ * not; and the generators' cap is the same budget (zb under that limit fits, and its
+ * allocator share is what ppsim_mem_allocatable gives). */
+START_TEST(test_verdict_boundary)
+{
+    g_autoptr(PpsimRunResult) base = run_small(NULL);
+    gint64 peak = ppsim_run_result_max_peak_memory(base);
+    g_autofree char *at = g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", peak);
+    g_autofree char *below = g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", peak - 1);
+    const char *const fit[] = {at, NULL}, *const over[] = {below, NULL};
+    g_autoptr(PpsimRunResult) a = run_small(fit);
+    g_autoptr(PpsimRunResult) b = run_small(over);
+    ck_assert(!ppsim_run_result_any_oom(a));
+    ck_assert(ppsim_run_result_any_oom(b));
+    ck_assert_int_eq(ppsim_run_result_max_peak_memory(b), peak);
+    ck_assert_int_eq(b->devices[1].mem_free, -1);
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(small_yaml, fit, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(c->memory_limit, peak);
+    ck_assert_int_eq(c->estimates.memory_limit,
+                     ppsim_mem_allocatable(peak, c->memory_fixed, c->memory_fragmentation));
+    ck_assert_int_eq(c->estimates.memory_limit_gpu, peak);
+    /* the loss's stage carries its transient in the generators' static memory */
+    ck_assert_int_eq(c->estimates.stage[1].static_mem,
+                     c->stage[1].static_mem + c->stage[1].logits_mem);
+    g_autoptr(PpsimScheduleSpec) zb = ppsim_schedule_spec_new("zb");
+    g_autoptr(PpsimRunResult) z = ppsim_sim_run_spec(sc, zb, 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!ppsim_run_result_any_oom(z));
+}
+END_TEST
+
+/* Generators with a memory cap pack to the budget the verdict uses: under memory.limit 36
+ * and 40 GiB on the A100 scenario, zb, zb-v and adaoffload fill the limit to within 3 GiB
+ * and never run out (a cap of memory.limit less the model states alone would overpack by the
+ * ~2.2 GiB of NCCL, context and fragmentation). */
+START_TEST(test_generators_use_the_verdict)
+{
+    static const char *const limits[] = {"memory.limit=36GiB", "memory.limit=40GiB"};
+    static const char *const gens[] = {"zb", "zb-v", "adaoffload"};
+    for (guint i = 0; i < G_N_ELEMENTS(limits); i++) {
+        const char *const ovr[] = {limits[i], "training.chunks=2", NULL};
+        g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", ovr);
+        for (guint g = 0; g < G_N_ELEMENTS(gens); g++) {
+            g_autoptr(GError) error = NULL;
+            g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new(gens[g]);
+            g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
+            ppsim_assert_no_error(error);
+            gint64 peak = ppsim_run_result_max_peak_memory(res);
+            ck_assert_msg(!ppsim_run_result_any_oom(res), "%s under %s: %.2f GiB", gens[g],
+                          limits[i], peak / 1073741824.0);
+            ck_assert_int_gt(peak, (gint64)sc->memory_limit_bytes - ((gint64)3 << 30));
+        }
+    }
+}
+END_TEST
+
+/* Explicit-cost mode counts none of it: no breakdown, no fixed part, the limit as given. */
+START_TEST(test_explicit_untouched)
+{
+    const char *yaml = "training: {pp: 4, microbatches: 8}\n"
+                       "schedule: 1f1b\n"
+                       "costs: {forward: 1, backward_input: 1, backward_weight: 1}\n"
+                       "memory: {limit: 3}\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(c->memory_fixed, 0);
+    ck_assert_int_eq(c->estimates.memory_limit, c->memory_limit);
+    g_autoptr(PpsimRunResult) res =
+        ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!res->devices[0].has_breakdown);
+    ck_assert_int_eq(res->devices[0].peak_memory, 4 * PPSIM_EXPLICIT_MEM_SCALE);
+    ck_assert(res->devices[0].oom && !res->devices[1].oom);
+}
+END_TEST
+
+/* Bad input names the key and its place. */
+START_TEST(test_bad_input)
+{
+    static const struct {
+        const char *yaml;
+        const char *needle;
+        const char *where;
+    } bad[] = {
+        {"memory: {fragmentation: -0.1}\n", "'memory.fragmentation' must be a number in [0, 1]",
+         "m.yaml:5:25:"},
+        {"memory: {fragmentation: 1.5}\n", "'memory.fragmentation' must be a number in [0, 1]",
+         "m.yaml:5:25:"},
+        {"memory: {reserved: 80GiB}\n", "'memory.reserved' (80.000 GiB) must be smaller than",
+         "m.yaml:5:10:"},
+        {"memory: {reserved: 1GiB}\nhardware: {gpu: {memory: 512MiB}}\n",
+         "'memory.reserved' (1.000 GiB) must be smaller than", "m.yaml:5:10:"},
+        {"training: {main_grads: fp16}\n", "'training.main_grads' must be one of fp32, bf16",
+         "m.yaml:5:48:"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *yaml = g_strconcat(small_yaml, bad[i].yaml, NULL);
+        if (strstr(bad[i].yaml, "training:")) { /* one training section */
+            g_free(yaml);
+            yaml = g_strdup("name: small\n"
+                            "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 1024, "
+                            "vocab: 32000}\n"
+                            "schedule: 1f1b\n"
+                            "hardware: {preset: dgx-a100-80gb}\n"
+                            "training: {pp: 2, microbatches: 2, main_grads: fp16}\n");
+        }
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+        ck_assert_ptr_null(sc);
+        ck_assert_ptr_nonnull(error);
+        ck_assert_msg(strstr(error->message, bad[i].needle) != NULL, "%s", error->message);
+        ck_assert_msg(g_str_has_prefix(error->message, bad[i].where), "%s", error->message);
+    }
+    /* 0 and 1 are accepted */
+    const char *const ok[] = {"memory.fragmentation=0", NULL}, *const one[] = {
+                                                                   "memory.fragmentation=1", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) a = parse(small_yaml, ok, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) b = parse(small_yaml, one, &error);
+    ppsim_assert_no_error(error);
+}
+END_TEST
+
+Suite *
+ppsim_test_suite(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("memory");
+    tcase_add_test(tc, test_model_states);
+    tcase_add_test(tc, test_components);
+    tcase_add_test(tc, test_breakdown_by_hand);
+    tcase_add_test(tc, test_verdict_boundary);
+    tcase_add_test(tc, test_generators_use_the_verdict);
+    tcase_add_test(tc, test_explicit_untouched);
+    tcase_add_test(tc, test_bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
