@@ -420,16 +420,16 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
                             sc->costs.weight_activation, sc->costs.activation);
         return check_fail(error, mark_of, data, "costs.weight_activation", msg);
     }
-    if (!sc->costs.present && sc->memory_reserved_bytes >= sc->hardware.gpu_memory_bytes) {
+    /* a reserve written larger than the GPU is a mistake; the default one on a GPU smaller
+     * than it (a 0-byte GPU) is a verdict: every device is out of memory */
+    if (!sc->costs.present && g_hash_table_contains(seen, "memory.reserved") &&
+        sc->memory_reserved_bytes >= sc->hardware.gpu_memory_bytes) {
         g_autofree char *msg =
             g_strdup_printf("'memory.reserved' (%.3f GiB) must be smaller than the GPU's memory "
                             "'hardware.gpu.memory' (%.3f GiB)",
                             (double)sc->memory_reserved_bytes / 1073741824.0,
                             (double)sc->hardware.gpu_memory_bytes / 1073741824.0);
-        return check_fail(error, mark_of, data,
-                          g_hash_table_contains(seen, "memory.reserved") ? "memory.reserved"
-                                                                         : "hardware.gpu.memory",
-                          msg);
+        return check_fail(error, mark_of, data, "memory.reserved", msg);
     }
     return TRUE;
 }
