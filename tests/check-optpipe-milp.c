@@ -12,7 +12,7 @@
 #include "sched/optpipe/op-milp.h"
 #include "schedule/schedule-index.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
 #include "sched/optpipe/adaoffload.h"
 #include "sched/optpipe/op-eval.h"
 #include "schedule/schedule.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <glib/gstdio.h>

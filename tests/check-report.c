@@ -4,7 +4,7 @@
 #include "ppsim-test.h"
 #include "report/artifacts.h"
 #include "report/report-svg-density.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>

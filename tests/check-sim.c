@@ -5,7 +5,7 @@
 #include "ppsim-test.h"
 #include "hw/exec.h"
 #include "report/report.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>

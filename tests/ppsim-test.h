@@ -3,7 +3,7 @@
 
 #include <check.h>
 #include <glib.h>
-#include "sim.h"
+#include "sim/sim.h"
 
 /* Each check-<module>.c defines this. */
 Suite *ppsim_test_suite(void);

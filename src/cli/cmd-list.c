@@ -3,7 +3,7 @@
 #include "scenario/scenario.h"
 #include "cost/parallel.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/fmt.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #include "cli/cli.h"
 #include "plan/plan.h"
 #include "util/fmt.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <math.h>
 #include <stdio.h>

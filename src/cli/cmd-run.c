@@ -4,7 +4,7 @@
 #include "report/artifacts.h"
 #include "report/report.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/bigalloc.h"
 #include "util/ppsim-error.h"
 #include "util/fmt.h"

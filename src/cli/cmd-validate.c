@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 #include "formulas/formulas.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 #include "util/units.h"
 

@@ -13,7 +13,7 @@
 #include "cost/cost-model.h"
 #include "sched/registry.h"
 #include "util/ppsim-error.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <glib.h>
-#include "run-result.h"
+#include "sim/run-result.h"
 #include "scenario/scenario.h"
 
 G_BEGIN_DECLS

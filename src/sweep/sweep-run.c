@@ -9,7 +9,7 @@
  * threads.
  */
 #include "sweep/sweep.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
 
