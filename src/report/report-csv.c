@@ -5,23 +5,6 @@
 
 #include <string.h>
 
-static void
-csv_field(GString *out, const char *s)
-{
-    gboolean quote = strpbrk(s, ",\"\n") != NULL;
-    if (!quote) {
-        g_string_append(out, s);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *p);
-    }
-    g_string_append_c(out, '"');
-}
-
 void
 ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
@@ -32,9 +15,9 @@ ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *r
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         for (int d = 0; d < res->p; d++) {
             const PpsimDeviceResult *dev = &res->devices[d];
-            csv_field(out, scenario->name);
+            ppsim_fmt_csv_field(out, scenario->name, FALSE);
             g_string_append_c(out, ',');
-            csv_field(out, res->label);
+            ppsim_fmt_csv_field(out, res->label, FALSE);
             g_string_append_printf(out, ",%d,%d,%d,", res->p, res->v, res->m);
             ppsim_fmt_ms(out, res->makespan_ps);
             g_string_append_c(out, ',');
