@@ -307,7 +307,7 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
     tmp.model = *model;
     tmp.model.recompute = PPSIM_RECOMPUTE_NONE;
     if (ppsim_par_active(&tmp))
-        ppsim_par_fill_stage(&probe, &tmp, rate);
+        (void)ppsim_par_fill_stage(&probe, &tmp, rate); /* (only its B time is read) */
     else
         costs_fill_stage_hw(&probe, &tmp, rate);
     return MAX(0, st->est.b_ps - probe.est.b_ps);
@@ -316,8 +316,8 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
 static void
 costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
 {
-    if (ppsim_par_active(sc))
-        ppsim_par_fill_stage(st, sc, rate);
+    if (ppsim_par_active(sc)) /* what R re-runs from: the stage's (split) input */
+        st->act_ckpt = ppsim_cost_stage_input_bytes(st, sc, ppsim_par_fill_stage(st, sc, rate));
     else
         costs_fill_stage_hw(st, sc, rate);
 }
