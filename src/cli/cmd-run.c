@@ -154,9 +154,9 @@ run_print_timings(const GPtrArray *results, const gint64 us[5])
                 res->label, (size_t)ops, res->time_schedule_us / 1e3, res->time_validate_us / 1e3,
                 res->time_build_us / 1e3, res->time_replay_us / 1e3, ops / loop_s / 1e6, events,
                 res->time_metrics_us / 1e3);
-        if (res->has_solver)
+        if (res->solver.present)
             fprintf(stderr, "ppsim: timings '%s': solver %.2f s\n", res->label,
-                    res->solver_seconds);
+                    res->solver.seconds);
     }
     fprintf(stderr,
             "ppsim: timings: load %.1f ms, schedules %.1f ms, reports %.1f ms, export %.1f ms, "
@@ -284,8 +284,8 @@ run_main(RunOptions *o, const char *path)
         fprintf(stderr, "ppsim: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
     for (guint i = 0; i < results->len && !o->quiet; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        if (res->has_solver && res->solver_warning[0])
-            fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver_warning);
+        if (res->solver.present && res->solver.warning[0])
+            fprintf(stderr, "ppsim: warning: schedule '%s': %s\n", res->label, res->solver.warning);
     }
     if (o->svg_window && !o->no_artifacts && !run_check_window(&o->svg, results, &error))
         return ppsim_cli_fail(error);

@@ -114,15 +114,15 @@ static void
 json_solver(GString *out, const PpsimRunResult *res)
 {
     g_string_append(out, ",\"solver\":{\"status\":");
-    json_string(out, res->solver_status);
-    json_number_or_null(out, "objective", res->solver_objective_ms);
-    json_number_or_null(out, "bound", res->solver_bound_ms);
-    json_number_or_null(out, "gap", res->solver_gap);
-    json_number_or_null(out, "seconds", res->solver_seconds);
+    json_string(out, res->solver.status);
+    json_number_or_null(out, "objective", res->solver.objective_ms);
+    json_number_or_null(out, "bound", res->solver.bound_ms);
+    json_number_or_null(out, "gap", res->solver.gap);
+    json_number_or_null(out, "seconds", res->solver.seconds);
     g_string_append(out, ",\"path\":");
-    json_string(out, res->solver_path);
+    json_string(out, res->solver.path);
     g_string_append(out, ",\"note\":");
-    json_string(out, res->solver_note);
+    json_string(out, res->solver.note);
     g_string_append_c(out, '}');
 }
 
@@ -168,7 +168,7 @@ json_result(GString *out, const PpsimRunResult *res)
         }
     }
     g_string_append_c(out, '}');
-    if (res->has_solver)
+    if (res->solver.present)
         json_solver(out, res);
     g_string_append(out, ",\"devices\":[");
     for (int d = 0; d < res->p; d++) {

@@ -326,18 +326,18 @@ text_solvers(GString *out, const GPtrArray *results)
     gboolean any = FALSE;
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        if (!res->has_solver)
+        if (!res->solver.present)
             continue;
         if (!any)
             g_string_append(out, "\nsolver\n");
         any = TRUE;
-        g_string_append_printf(out, "%s: path %s, status %s", res->label, res->solver_path,
-                               res->solver_status);
-        text_number(out, "objective", res->solver_objective_ms, 3, " ms");
-        text_number(out, "bound", res->solver_bound_ms, 3, " ms");
-        text_number(out, "gap", res->solver_gap, 4, "");
-        if (res->solver_note[0])
-            g_string_append_printf(out, " (%s)", res->solver_note);
+        g_string_append_printf(out, "%s: path %s, status %s", res->label, res->solver.path,
+                               res->solver.status);
+        text_number(out, "objective", res->solver.objective_ms, 3, " ms");
+        text_number(out, "bound", res->solver.bound_ms, 3, " ms");
+        text_number(out, "gap", res->solver.gap, 4, "");
+        if (res->solver.note[0])
+            g_string_append_printf(out, " (%s)", res->solver.note);
         g_string_append_c(out, '\n');
     }
 }

@@ -567,17 +567,8 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
     }
     if (choices != NULL)
         g_array_unref(choices);
-    if (res != NULL && solver.present) {
-        res->has_solver = TRUE;
-        g_strlcpy(res->solver_path, solver.path, sizeof res->solver_path);
-        g_strlcpy(res->solver_status, solver.status, sizeof res->solver_status);
-        g_strlcpy(res->solver_note, solver.note, sizeof res->solver_note);
-        g_strlcpy(res->solver_warning, solver.warning, sizeof res->solver_warning);
-        res->solver_objective_ms = solver.objective_ms;
-        res->solver_bound_ms = solver.bound_ms;
-        res->solver_gap = solver.gap;
-        res->solver_seconds = solver.seconds;
-    }
+    if (res != NULL && solver.present)
+        res->solver = solver;
     if (res == NULL)
         g_propagate_prefixed_error(error, local, "schedule '%s': ", label);
     return res;
