@@ -11,7 +11,7 @@
  * built on the INDEX_LAZY_LOOKUPS-th lookup; the fast replay (sim-fast.c) never asks, and
  * never pays for it.
  */
-#include "schedule/schedule-index-private.h"
+#include "schedule/schedule-index-inline.h"
 #include "util/bigalloc.h"
 #include "util/ppsim-error.h"
 

@@ -9,7 +9,7 @@
  * the op that can never start.
  */
 #include "sched/offload/co-schedule.h"
-#include "schedule/schedule-index-private.h"
+#include "schedule/schedule-index-inline.h"
 
 #include <string.h>
 
