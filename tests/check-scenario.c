@@ -51,14 +51,18 @@ START_TEST(test_ok_files_parse)
 {
     g_autofree char *dir_path = ppsim_test_data_path("scenarios/ok");
     g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+    ck_assert_msg(dir != NULL, "no folder %s", dir_path);
+    int n_files = 0;
     for (const char *n; (n = g_dir_read_name(dir));) {
         g_autofree char *path = g_build_filename(dir_path, n, NULL);
         g_autoptr(GError) error = NULL;
         g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
         ppsim_assert_no_error(error);
+        n_files++;
     }
-    g_autoptr(GError) error = NULL;
+    ck_assert_int_ge(n_files, 4);
     g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", NULL);
+    ck_assert_ptr_nonnull(sc);
 }
 END_TEST
 
@@ -146,11 +150,11 @@ START_TEST(test_set_overrides)
 END_TEST
 
 /* Hostile sizes in YAML: deep nesting (libyaml is quadratic in depth) and alias bombs through
- * --set (aliases are expanded when the value is copied in) fail in well under a second. */
+ * --set (aliases are expanded when the value is copied in) are refused, naming the limit.
+ * (That they are refused in well under a second is timed by tools/bench --only hostile.) */
 START_TEST(test_yaml_limits)
 {
     g_autofree char *path = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
-    gint64 t0 = g_get_monotonic_time();
     int depth = 40000;
     g_autoptr(GString) deep = g_string_new("training: ");
     for (int i = 0; i < depth; i++)
@@ -189,7 +193,6 @@ START_TEST(test_yaml_limits)
         ck_assert_ptr_null(s2);
         ck_assert_msg(g_str_has_prefix(err->message, bad[i].message), "got '%s'", err->message);
     }
-    ck_assert_int_lt(g_get_monotonic_time() - t0, 1000 * 1000);
 }
 END_TEST
 
