@@ -197,12 +197,6 @@ ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s
     return idx->table[kind][(gsize)stage * sched->n_microbatches + microbatch];
 }
 
-guint32
-ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos)
-{
-    return idx->base[2 * pos->device + pos->list] + pos->index;
-}
-
 /* The device of op @id: binary search over the list starts (the last list starting at or
  * before @id holds it: an empty list starts where the next one does), or the table. */
 static int

@@ -38,10 +38,9 @@ const gint32 *ppsim_schedule_index_table(const PpsimScheduleIndex *idx, PpsimOpK
 /* Dense id of (kind, stage, microbatch), or -1 when absent (microbatch ignored for OPT). */
 gint64 ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int stage,
                                  int microbatch);
-/* Dense id of a position, and back. Lookups by id (pos, device, op) search the list starts
+/* The position of dense op id @id. Lookups by id (pos, device, op) search the list starts
  * at first and build a 4-byte-per-op table after a few thousand of them; an index is not
  * meant for lookups from several threads at once. */
-guint32 ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos);
 void ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out);
 /* Device of op @id. */
 int ppsim_schedule_index_device(const PpsimScheduleIndex *idx, guint32 id);

@@ -47,16 +47,12 @@ typedef struct {
     gboolean stopped;   /* out: stopped by a bound */
 } PpsimZbEvalBound;
 
-/* ppsim_zb_auto_evaluate, stopping (FALSE, @bound->stopped) as soon as a device's end plus
- * the compute it has left passes @bound's makespan, or that minus its first start passes
- * @bound's span: the result could then only be worse. @bound->n_ops counts the ops timed. */
+/* ASAP timing of a one-stage-per-device schedule on @costs, as the explicit-mode replay runs
+ * it (a cross-device dependency costs comm_ps); checks the activation of device d against
+ * @limit[d] (nullable: none). Returns FALSE on a deadlock or when the limit is exceeded; and
+ * stops (FALSE, @bound->stopped) as soon as a device's end plus the compute it has left
+ * passes @bound's makespan, or that minus its first start passes @bound's span (0: never):
+ * the result could then only be worse. @bound->n_ops counts the ops timed. */
 gboolean ppsim_zb_auto_evaluate_bounded(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
                                         const gint64 *limit, PpsimZbEvalBound *bound,
                                         PpsimTime *makespan, PpsimTime *span, gint64 *peak);
-
-/* ASAP timing of a one-stage-per-device schedule on @costs, as the explicit-mode replay runs
- * it (a cross-device dependency costs comm_ps); checks the activation of device d against
- * @limit[d] (nullable: none). Returns FALSE on a deadlock or when the limit is exceeded. */
-gboolean ppsim_zb_auto_evaluate(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                                const gint64 *limit, PpsimTime *makespan, PpsimTime *span,
-                                gint64 *peak);
