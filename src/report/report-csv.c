@@ -1,20 +1,22 @@
 /* report-csv.c: one row per (schedule, device), for spreadsheets and sweep merging. The
- * header is fixed; times are milliseconds, memory bytes or units as memory_unit says. */
+ * header is fixed (the device columns of columns.h that have a CSV name); times are
+ * milliseconds, memory bytes or units as memory_unit says. */
 #include "report/report.h"
+#include "report/columns.h"
 #include "util/fmt.h"
-
-#include <string.h>
 
 void
 ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *results)
 {
     g_string_append(out, "scenario,schedule,p,v,m,makespan_ms,bubble_ratio,bubble_ratio_span,"
-                         "memory_unit,device,busy_ms,first_start_ms,end_ms,device_bubble_ratio,"
-                         "peak_activation,peak_memory,oom\n");
+                         "memory_unit");
+    for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++)
+        if (c->csv != NULL)
+            g_string_append_printf(out, ",%s", c->csv);
+    g_string_append_c(out, '\n');
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
         for (int d = 0; d < res->p; d++) {
-            const PpsimDeviceResult *dev = &res->devices[d];
             ppsim_fmt_csv_field(out, scenario->name, FALSE);
             g_string_append_c(out, ',');
             ppsim_fmt_csv_field(out, res->label, FALSE);
@@ -24,19 +26,13 @@ ppsim_report_csv(GString *out, const PpsimScenario *scenario, const GPtrArray *r
             ppsim_fmt_double(out, res->bubble_ratio);
             g_string_append_c(out, ',');
             ppsim_fmt_double(out, res->bubble_ratio_span);
-            g_string_append_printf(out, ",%s,%d,", res->memory_unit, d);
-            ppsim_fmt_ms(out, dev->busy_ps);
-            g_string_append_c(out, ',');
-            ppsim_fmt_ms(out, dev->first_start_ps);
-            g_string_append_c(out, ',');
-            ppsim_fmt_ms(out, dev->end_ps);
-            g_string_append_c(out, ',');
-            ppsim_fmt_double(out, dev->bubble_ratio);
-            g_string_append_c(out, ',');
-            ppsim_fmt_mem(out, dev->peak_activation, res->mem_scale);
-            g_string_append_c(out, ',');
-            ppsim_fmt_mem(out, dev->peak_memory, res->mem_scale);
-            g_string_append_printf(out, ",%s\n", dev->oom ? "true" : "false");
+            g_string_append_printf(out, ",%s", res->memory_unit);
+            for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++)
+                if (c->csv != NULL) {
+                    g_string_append_c(out, ',');
+                    ppsim_device_column_append(out, c, res, &res->devices[d]);
+                }
+            g_string_append_c(out, '\n');
         }
     }
 }

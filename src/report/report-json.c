@@ -3,6 +3,7 @@
  * (time_unit), memory is bytes (integers) or explicit-mode units (memory_unit).
  */
 #include "report/report.h"
+#include "report/columns.h"
 #include "util/fmt.h"
 
 #include <math.h>
@@ -20,80 +21,36 @@ json_key(GString *out, const char *key)
     g_string_append_c(out, ':');
 }
 
-/* README "JSON": the bubble breakdown (run-result.h); its five parts sum to `lost`. */
-static void
-json_bubbles(GString *out, const PpsimDeviceResult *d)
-{
-    g_string_append(out, ",\"bubbles\":{\"lost\":");
-    ppsim_fmt_ms(out, d->bubble_lost_ps);
-    g_string_append(out, ",\"recompute\":");
-    ppsim_fmt_ms(out, d->bubble_recompute_ps);
-    g_string_append(out, ",\"imbalance\":");
-    ppsim_fmt_ms(out, d->bubble_imbalance_ps);
-    g_string_append(out, ",\"preparation\":");
-    ppsim_fmt_ms(out, d->bubble_preparation_ps);
-    g_string_append(out, ",\"transfer\":");
-    ppsim_fmt_ms(out, d->bubble_transfer_ps);
-    g_string_append(out, ",\"offload\":");
-    ppsim_fmt_ms(out, d->bubble_offload_ps);
-    g_string_append_c(out, '}');
-}
-
+/* One device object: the columns of columns.h, in order, each group ("idle", "bubbles") an
+ * object of its own. */
 static void
 json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
 {
-    g_string_append_printf(out, "{\"id\":%d,\"busy\":", d->id);
-    ppsim_fmt_ms(out, d->busy_ps);
-    g_string_append(out, ",\"first_start\":");
-    ppsim_fmt_ms(out, d->first_start_ps);
-    g_string_append(out, ",\"end\":");
-    ppsim_fmt_ms(out, d->end_ps);
-    g_string_append(out, ",\"bubble_ratio\":");
-    ppsim_fmt_double(out, d->bubble_ratio);
-    g_string_append(out, ",\"peak_activation\":");
-    ppsim_fmt_mem(out, d->peak_activation, res->mem_scale);
-    g_string_append(out, ",\"peak_memory\":");
-    ppsim_fmt_mem(out, d->peak_memory, res->mem_scale);
-    g_string_append(out, ",\"static_memory\":");
-    ppsim_fmt_mem(out, d->static_memory, res->mem_scale);
-    g_string_append_printf(out, ",\"oom\":%s,\"peak_time\":", d->oom ? "true" : "false");
-    ppsim_fmt_ms(out, d->peak_time_ps);
-    g_string_append(out, ",\"peak_op\":");
-    if (d->has_peak_op) {
-        g_autoptr(GString) op = g_string_new(NULL);
-        ppsim_op_describe(op, &d->peak_op);
-        json_string(out, op->str);
-    } else {
-        g_string_append(out, "null");
+    const char *group = NULL;
+    gboolean first = TRUE;
+    g_string_append_c(out, '{');
+    for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++) {
+        if ((c->flags & PPSIM_COLUMN_T_OFFLOAD) && !(d->optimizer_overlap >= 0))
+            continue;
+        if (g_strcmp0(c->group, group) != 0) {
+            if (group != NULL)
+                g_string_append_c(out, '}');
+            if (c->group != NULL) {
+                g_string_append_c(out, ',');
+                json_key(out, c->group);
+                g_string_append_c(out, '{');
+                first = TRUE;
+            }
+            group = c->group;
+        }
+        if (!first)
+            g_string_append_c(out, ',');
+        first = FALSE;
+        json_key(out, c->json);
+        ppsim_device_column_append(out, c, res, d);
     }
-    g_string_append(out, ",\"idle\":{\"warmup\":");
-    ppsim_fmt_ms(out, d->idle_warmup_ps);
-    g_string_append(out, ",\"dependency\":");
-    ppsim_fmt_ms(out, d->idle_wait_ps);
-    g_string_append(out, ",\"transfer\":");
-    ppsim_fmt_ms(out, d->idle_transfer_ps);
-    g_string_append(out, ",\"cooldown\":");
-    ppsim_fmt_ms(out, d->idle_cooldown_ps);
-    g_string_append(out, "},\"recompute\":");
-    ppsim_fmt_ms(out, d->recompute_ps);
-    json_bubbles(out, d);
-    if (d->optimizer_overlap >= 0) { /* T-Offload only, so other outputs stay as they were */
-        g_string_append(out, ",\"static_memory_saved\":");
-        ppsim_fmt_mem(out, d->static_memory_saved, res->mem_scale);
-        g_string_append(out, ",\"optimizer_overlap\":");
-        ppsim_fmt_double(out, d->optimizer_overlap);
-    }
-    /* 3D parallelism (0 without it): TP collectives inside F/B (never hidden), ZeRO-3
-     * gathers (flows before F/B), DP gradient reduction and the part of it past the last
-     * compute op */
-    g_string_append(out, ",\"tp_comm\":");
-    ppsim_fmt_ms(out, d->tp_comm_ps);
-    g_string_append(out, ",\"zero_gather\":");
-    ppsim_fmt_ms(out, d->zero_gather_ps);
-    g_string_append(out, ",\"dp_comm\":");
-    ppsim_fmt_ms(out, d->dp_comm_ps);
-    g_string_append(out, ",\"dp_comm_exposed\":");
-    ppsim_fmt_ms(out, d->dp_exposed_ps);
+    if (group != NULL)
+        g_string_append_c(out, '}');
     g_string_append_c(out, '}');
 }
 
