@@ -3,6 +3,7 @@
  * --set overrides. */
 #include "ppsim-test.h"
 #include "scenario/scenario.h"
+#include "scenario/scenario-schema.h"
 #include "util/ppsim-error.h"
 #include "util/yaml-depth.h"
 
@@ -237,12 +238,46 @@ START_TEST(test_empty_and_explicit_constructor)
 }
 END_TEST
 
+/* scenarios/README.md documents every key of the schema: each appears there as its dotted
+ * path, as `key`, or as "key:" (in the YAML examples). Walks the key tables themselves, so a
+ * key added without a word in the document fails here, naming it. */
+static void
+schema_keys_documented(const SchemaKey *keys, const char *prefix, const char *doc, int *n,
+                       GString *missing)
+{
+    for (const SchemaKey *k = keys; k->name; k++) {
+        g_autofree char *path =
+            *prefix ? g_strconcat(prefix, ".", k->name, NULL) : g_strdup(k->name);
+        g_autofree char *ticked = g_strdup_printf("`%s`", k->name);
+        g_autofree char *yaml = g_strdup_printf("%s:", k->name);
+        if (!strstr(doc, path) && !strstr(doc, ticked) && !strstr(doc, yaml))
+            g_string_append_printf(missing, " %s", path);
+        (*n)++;
+        if (k->type == KEY_SECTION)
+            schema_keys_documented(k->section, path, doc, n, missing);
+    }
+}
+
+START_TEST(test_every_key_documented)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/README.md");
+    g_autofree char *doc = NULL;
+    ck_assert_msg(g_file_get_contents(path, &doc, NULL, NULL), "cannot read %s", path);
+    g_autoptr(GString) missing = g_string_new(NULL);
+    int n = 0;
+    schema_keys_documented(ppsim_scenario_schema, "", doc, &n, missing);
+    ck_assert_int_ge(n, 50);
+    ck_assert_msg(missing->len == 0, "scenarios/README.md does not mention:%s", missing->str);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
     Suite *s = suite_create("scenario");
     TCase *tc = tcase_create("files");
     tcase_add_test(tc, test_bad_files);
+    tcase_add_test(tc, test_every_key_documented);
     tcase_add_test(tc, test_ok_files_parse);
     tcase_add_test(tc, test_explicit_values);
     tcase_add_test(tc, test_preset_and_overrides);
