@@ -1,5 +1,5 @@
 /* check-sim.c: replay semantics against hand-computed timelines and closed forms
- * (README "Semantics", "Semantics"): 1F1B and GPipe makespans and peaks, a hand-computed p=2
+ * (src/README.md "Semantics", "Semantics"): 1F1B and GPipe makespans and peaks, a hand-computed p=2
  * timeline with p2p latency, memory accounting of split backward, deadlock reporting, fair link
  * sharing, determinism. */
 #include "ppsim-test.h"

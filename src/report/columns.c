@@ -1,6 +1,6 @@
 /* columns.c: the per-device columns (columns.h). Their order is the JSON device object's
- * and, for those with a CSV name, the CSV row's; both are contracts (README "Command line"),
- * so rows are only ever appended where a format allows it. */
+ * and, for those with a CSV name, the CSV row's; both are contracts (results/README.md "Command
+ * line"), so rows are only ever appended where a format allows it. */
 #include "report/columns.h"
 #include "util/fmt.h"
 

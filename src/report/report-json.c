@@ -65,8 +65,8 @@ json_number_or_null(GString *out, const char *key, double v)
         g_string_append(out, "null");
 }
 
-/* README "JSON": solver{status, objective, bound, gap, seconds} for MILP schedules, plus the
- * path that produced the schedule and why (objective and bound in ms). */
+/* src/README.md "OptPipe", paths and report: solver{status, objective, bound, gap, seconds} for
+ * MILP schedules, plus the path that produced the schedule and why (objective and bound in ms). */
 static void
 json_solver(GString *out, const PpsimRunResult *res)
 {

@@ -1,6 +1,6 @@
 /* schedule-index.h: finds ops by (kind, stage, microbatch) and derives the dependencies of
- * README "Semantics" from a schedule. Shared by the checker (validate.c) and the replay (sim.c), so
- * the rules live in one place.
+ * src/README.md "Semantics" from a schedule. Shared by the checker (validate.c) and the replay
+ * (sim.c), so the rules live in one place.
  */
 #pragma once
 
@@ -78,7 +78,7 @@ guint ppsim_schedule_index_max_deps(const PpsimScheduleIndex *idx);
 guint ppsim_schedule_index_deps(const PpsimScheduleIndex *idx, guint32 id, const PpsimOpPos *pos,
                                 const PpsimOp *op, PpsimDep *out);
 
-/* Every dependency (README "Semantics") whose producer exists: F(s) <- F(s-1); B/BW(s) <-
+/* Every dependency (src/README.md "Semantics") whose producer exists: F(s) <- F(s-1); B/BW(s) <-
  * B/BW(s+1), or F(S-1) on the last stage; B/BW(s) <- F(s), R(s), RL(s); W(s) <- B(s); R(s) <- F(s);
  * OFF(s) <- F(s); RL(s) <- OFF(s); OPT(s) and GOFF(s) <- every W/BW(s); OPT(s) <- GOFF(s);
  * F(s) <- WRL(s); a copy op <- its anchor

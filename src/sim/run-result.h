@@ -1,4 +1,5 @@
-/* run-result.h: what one replay of one schedule produced (README "Semantics", "Command line").
+/* run-result.h: what one replay of one schedule produced (src/README.md "Semantics";
+ * results/README.md "Command line").
  *
  * Plain data handed from sim.c to every report writer (text, JSON, CSV, trace, SVG). Times
  * are picoseconds; memory is in memory units (bytes, or explicit units x 1000): divide by

@@ -30,7 +30,7 @@ typedef struct {
     gboolean has_cpu_opt; /* some optimizer step runs on a host CPU worker */
 } Replay;
 
-/* The memory changes of one op (README "Semantics"), in the order the executor applies
+/* The memory changes of one op (src/README.md "Semantics"), in the order the executor applies
  * them; changes of zero are left out. */
 typedef struct {
     PpsimMemWhen when;

@@ -3,9 +3,10 @@
  * sim-parallel.c.
  *
  * The only module that knows every other one. It turns each op into an executor task (op id
- * == task id: ops are added device-major in list order), each dependency (README "Semantics") into
- * a latency (explicit-cost mode) or a flow over the topology (hardware mode), and the memory memory
- * rules (README "Semantics") into allocations and frees at task starts and ends.
+ * == task id: ops are added device-major in list order), each dependency (src/README.md
+ * "Semantics") into a latency (explicit-cost mode) or a flow over the topology (hardware mode), and
+ * the memory memory rules (src/README.md "Semantics") into allocations and frees at task starts and
+ * ends.
  */
 #include "sim-internal.h"
 #include "schedule/schedule-index.h"
@@ -152,9 +153,10 @@ ppsim_sim_duration(const Replay *r, const PpsimOp *op)
     }
 }
 
-/* The memory rules (README "Semantics") for one (stage, microbatch): F allocates A (keeping only
- * the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and RL
- * brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A
+/* The memory rules (src/README.md "Semantics") for one (stage, microbatch): F allocates A (keeping
+ * only the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and
+ * RL brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B
+ * frees A
  * - A_W (buffers first), W the rest, BW everything. The host pool holds offloaded bytes from the
  * start of OFF to the end of RL. */
 typedef struct {

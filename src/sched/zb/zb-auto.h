@@ -24,10 +24,10 @@ typedef enum {
 /* A schedule of p stages on p devices and @m microbatches with B/W split whose activation
  * memory on device d never exceeds @limit[d] memory units (a limit <= 0: none), by the
  * estimates in @costs (act allocated at F's start, act - act_w freed at B's end, act_w at W's
- * end, as README "Semantics" says). The smallest span over the candidates wins, then the smallest
- * makespan, among those that end no later than the best handcrafted order (1F1B with split, ZB-H1,
- * ZB-H2) that fits; then a budgeted local search moves single ops. The candidates run most
- * promising first; once they have built and timed @budget ops (0: no limit) no further one
+ * end, as src/README.md "Semantics" says). The smallest span over the candidates wins, then the
+ * smallest makespan, among those that end no later than the best handcrafted order (1F1B with
+ * split, ZB-H1, ZB-H2) that fits; then a budgeted local search moves single ops. The candidates run
+ * most promising first; once they have built and timed @budget ops (0: no limit) no further one
  * starts; with a budget that is not reached the result is the full search's. Deterministic.
  * Errors:
  * PPSIM_SCHED_ERROR_UNSUPPORTED when some limit[d] is below that stage's act.
