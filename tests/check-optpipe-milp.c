@@ -7,7 +7,7 @@
  * on its own; the time limit as a hard wall-clock bound. */
 #include "ppsim-test.h"
 #include "milp/milp.h"
-#include "sched/offload/co-schedule.h"
+#include "sched/co-schedule.h"
 #include "sched/optpipe/op-eval.h"
 #include "sched/optpipe/op-milp.h"
 #include "schedule/schedule-index.h"

@@ -1,6 +1,6 @@
 /* schedule-index-inline.h: the index's layout and its dependency rules, inline, for
  * schedule-index.c and the hot loops of other modules (the one-pass replay, sim/sim-fast.c;
- * the offload estimate, sched/offload/estimate.c), whose innermost loop they are. An
+ * the offload estimate, sched/estimate.c), whose innermost loop they are. An
  * interface, but a low-level one: everything else uses schedule-index.h. */
 #pragma once
 
