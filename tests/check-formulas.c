@@ -4,7 +4,7 @@
 #include "ppsim-test.h"
 #include "formulas/formulas.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
 #include "report/report.h"
 #include "scenario/scenario.h"
 #include "schedule/schedule.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #include "scenario/scenario.h"
 #include "sched/offload/stream-plan.h"
 #include "schedule/schedule.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>

@@ -7,12 +7,12 @@
  * on its own; the time limit as a hard wall-clock bound. */
 #include "ppsim-test.h"
 #include "milp/milp.h"
-#include "sched/offload/co-schedule.h"
+#include "sched/co-schedule.h"
 #include "sched/optpipe/op-eval.h"
 #include "sched/optpipe/op-milp.h"
 #include "schedule/schedule-index.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -24,8 +24,6 @@
  * infeasible one: x + y >= 3 with binaries. */
 START_TEST(test_milp_binding)
 {
-    if (!ppsim_milp_available())
-        return;
     g_autoptr(PpsimMilp) milp = ppsim_milp_new();
     int x = ppsim_milp_add_col(milp, 0, 1, -5, TRUE), y = ppsim_milp_add_col(milp, 0, 1, -4, TRUE),
         z = ppsim_milp_add_col(milp, 0, 1, -3, TRUE);
@@ -177,8 +175,6 @@ run_optpipe(const PpsimScenario *sc, const char *offload, const char *time_limit
  * over every order, with and without a memory limit, and the replay equals the objective. */
 START_TEST(test_milp_exhaustive)
 {
-    if (!ppsim_milp_available())
-        return;
     const int cases[][7] = {
         /* p, m, F, B, W, comm, limit */
         {2, 2, 1, 1, 1, 0, 0}, {2, 3, 1, 1, 1, 0, 0}, {2, 3, 2, 3, 1, 1, 0}, {2, 3, 1, 2, 1, 0, 2},
@@ -210,8 +206,6 @@ END_TEST
  * faster (each replayed); whatever the status, never slower than AdaOffload. */
 START_TEST(test_milp_beats_generators)
 {
-    if (!ppsim_milp_available())
-        return;
     const double cases[][8] = {
         /* p, m, F, B, W, offload, comm, limit */
         {2, 4, 1, 1, 1, 0.5, 0, 2}, {3, 4, 1, 1, 1, 0.5, 0, 3}, {3, 4, 1, 2, 1, 0.7, 0.1, 0},
@@ -288,8 +282,6 @@ switch_overlaps(const PpsimSchedule *s, const PpsimScheduleIndex *idx, const Pps
  * default run is then the ablation's. */
 START_TEST(test_milp_shared_switch)
 {
-    if (!ppsim_milp_available())
-        return;
     const int p = 4, m = 4;
     PpsimStageEstimate st[4];
     for (int i = 0; i < p; i++)
@@ -371,8 +363,6 @@ replay_overlaps(const PpsimRunResult *res, int a, int b)
  * do, share the uplink, and the replay is slower than the objective. */
 START_TEST(test_milp_shared_switch_replay)
 {
-    if (!ppsim_milp_available())
-        return;
     const char *ovr[] = {"model.layers=16",
                          "model.vocab=8000",
                          "training.pp=4",
@@ -411,12 +401,11 @@ END_TEST
 
 /* The time limit is a hard wall-clock bound: at p = 8, m = 8 with offload under a 3-unit
  * limit CBC's root node alone runs for seconds (it checks its own limit only between nodes),
- * yet a 1 s limit returns within 10% plus 50 ms, reports the time limit with the LP
- * relaxation's bound, and keeps a schedule no slower than AdaOffload. */
+ * yet a 1 s limit reports the time limit with the LP relaxation's bound and keeps a schedule
+ * no slower than AdaOffload. That it returns within 10% plus 50 ms is a benchmark
+ * (tools/bench --only optpipe), not a unit test: a loaded machine would fail it. */
 START_TEST(test_milp_hard_limit)
 {
-    if (!ppsim_milp_available())
-        return;
     g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(8, 1, 8, "x");
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
         PPSIM_PS_PER_MS;
@@ -427,7 +416,6 @@ START_TEST(test_milp_hard_limit)
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimRunResult) res = run_optpipe(sc, "auto", "1", &rep, &error);
     ppsim_assert_no_error(error);
-    ck_assert_msg(rep.seconds <= 1.1 + 0.05, "a 1 s limit took %.3f s", rep.seconds);
     ck_assert_str_eq(rep.status, "time_limit");
     ck_assert(!ppsim_run_result_any_oom(res));
     ck_assert_msg(!isnan(rep.bound_ms) && rep.bound_ms <= rep.objective_ms + 1e-9,
@@ -444,12 +432,12 @@ ppsim_test_suite(void)
     Suite *s = suite_create("optpipe-milp");
     TCase *tc = tcase_create("milp");
     tcase_set_timeout(tc, 240);
-    tcase_add_test(tc, test_milp_binding);
-    tcase_add_test(tc, test_milp_exhaustive);
-    tcase_add_test(tc, test_milp_beats_generators);
-    tcase_add_test(tc, test_milp_hard_limit);
-    tcase_add_test(tc, test_milp_shared_switch);
-    tcase_add_test(tc, test_milp_shared_switch_replay);
+    ppsim_test_add_cbc(tc, test_milp_binding);
+    ppsim_test_add_cbc(tc, test_milp_exhaustive);
+    ppsim_test_add_cbc(tc, test_milp_beats_generators);
+    ppsim_test_add_cbc(tc, test_milp_hard_limit);
+    ppsim_test_add_cbc(tc, test_milp_shared_switch);
+    ppsim_test_add_cbc(tc, test_milp_shared_switch_replay);
     suite_add_tcase(s, tc);
     return s;
 }

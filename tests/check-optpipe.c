@@ -6,7 +6,7 @@
 #include "sched/optpipe/adaoffload.h"
 #include "sched/optpipe/op-eval.h"
 #include "schedule/schedule.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <glib/gstdio.h>
@@ -264,8 +264,6 @@ END_TEST
  * a warning, and the result is still the solver's. */
 START_TEST(test_cache)
 {
-    if (!ppsim_milp_available())
-        return;
     g_autofree char *dir = g_dir_make_tmp("ppsim-cache-XXXXXX", NULL);
     g_autoptr(PpsimScenario) sc = op_scenario(3, 4, 1, 1, 1, 0.5, 0, 2);
     PpsimSolverReport rep;
@@ -325,7 +323,7 @@ ppsim_test_suite(void)
     suite_add_tcase(s, ada);
     TCase *cache = tcase_create("cache");
     tcase_set_timeout(cache, 120);
-    tcase_add_test(cache, test_cache);
+    ppsim_test_add_cbc(cache, test_cache);
     suite_add_tcase(s, cache);
     return s;
 }

@@ -311,8 +311,6 @@ END_TEST
  * limit, for 1F1B and ZB-H1; and the local search is never better. */
 START_TEST(test_ilp_matches_brute_force)
 {
-    if (!ppsim_milp_available())
-        return;
     const char *limits[] = {NULL, "7GiB", "5GiB", "4GiB"};
     const char *families[] = {"1f1b", "zb-h1"};
     int checked = 0;
@@ -375,8 +373,6 @@ END_TEST
  * where the local search has no plan that fits, the error names the time limit. */
 START_TEST(test_ilp_cut_off_keeps_start)
 {
-    if (!ppsim_milp_available())
-        return;
     g_autoptr(PpsimScenario) sc = tiny_scenario(12, 4, 8, "1f1b", "6GiB");
     PpsimPlanOptions o = {.time_limit_s = 1e-4};
     g_autoptr(GError) error = NULL;
@@ -539,9 +535,9 @@ ppsim_test_suite(void)
     tc = tcase_create("planner");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_hand_instance);
-    tcase_add_test(tc, test_ilp_matches_brute_force);
+    ppsim_test_add_cbc(tc, test_ilp_matches_brute_force);
     tcase_add_test(tc, test_no_fit_names_smallest_limit);
-    tcase_add_test(tc, test_ilp_cut_off_keeps_start);
+    ppsim_test_add_cbc(tc, test_ilp_cut_off_keeps_start);
     tcase_add_test(tc, test_plan_replay_and_fragment);
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");

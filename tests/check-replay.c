@@ -26,7 +26,7 @@ result_dump(const PpsimScenario *sc, PpsimRunResult *res)
 {
     g_autoptr(GPtrArray) one = g_ptr_array_new();
     g_ptr_array_add(one, res);
-    res->solver_seconds = 0; /* a solver's wall-clock time: the only figure that may differ */
+    res->solver.seconds = 0; /* a solver's wall-clock time: the only figure that may differ */
     g_autoptr(GString) out = g_string_new(NULL);
     ppsim_report_text(out, sc, one);
     ppsim_report_json(out, sc, one);

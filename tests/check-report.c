@@ -4,7 +4,7 @@
 #include "ppsim-test.h"
 #include "report/artifacts.h"
 #include "report/report-svg-density.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -293,8 +293,11 @@ START_TEST(test_artifacts_svg_atomic)
     ck_assert(strstr(svg, ">offload</text>") && strstr(svg, ">BW backward</text>"));
     /* no temporary file is left, and a failing write leaves none either */
     g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-    for (const char *n; (n = g_dir_read_name(d));)
+    ck_assert_ptr_nonnull(d);
+    guint n_files = 0;
+    for (const char *n; (n = g_dir_read_name(d)); n_files++)
         ck_assert_msg(!g_str_has_suffix(n, ".tmp"), "left %s", n);
+    ck_assert_uint_ge(n_files, 3); /* summary.json, summary.csv and the schedules' files */
     g_autofree char *blocker = g_build_filename(dir, "summary.json", "sub", NULL);
     ck_assert(!ppsim_artifacts_write(blocker, sc, results, json, csv, NULL, &error));
     ck_assert_ptr_nonnull(error);
@@ -481,23 +484,50 @@ START_TEST(test_svg_window_and_memory_labels)
 }
 END_TEST
 
+typedef struct {
+    GArray *sizes; /* gsize: each chunk's length, in order */
+    char first, last;
+} Chunks;
+
 static gboolean
-count_only(const char *buf, gsize len, gpointer data, GError **error)
+record_chunk(const char *buf, gsize len, gpointer data, GError **error)
 {
-    (void)buf;
     (void)error;
-    *(gsize *)data += len;
+    Chunks *c = data;
+    if (c->sizes->len == 0)
+        c->first = buf[0];
+    c->last = buf[len - 1];
+    g_array_append_val(c->sizes, len);
     return TRUE;
 }
 
-/* 1F1B p = 64, m = 2048 (262,144 ops) streams its trace in 64 KiB chunks (not timed). */
+/* 1F1B p = 64, m = 2048 (262,144 ops) streams its trace in 64 KiB chunks (not timed): every
+ * chunk but the last holds at least 64 KiB and at most one event more, so the writer's buffer
+ * never grows with the run; the last is the rest; together they are the whole JSON object. */
 START_TEST(test_large_trace_streams)
 {
+    enum { CHUNK = 64 * 1024, ONE_EVENT = 4096 };
     g_autoptr(PpsimRunResult) res = replay_1f1b(64, 2048, FALSE);
-    gsize bytes = 0;
+    Chunks c = {.sizes = g_array_new(FALSE, FALSE, sizeof(gsize))};
     g_autoptr(GError) error = NULL;
-    ck_assert(ppsim_report_trace_write(res, count_only, &bytes, &error));
-    ck_assert_uint_gt(bytes, 262144 * 100);
+    ck_assert(ppsim_report_trace_write(res, record_chunk, &c, &error));
+    ppsim_assert_no_error(error);
+    gsize bytes = 0;
+    for (guint i = 0; i < c.sizes->len; i++) {
+        gsize n = g_array_index(c.sizes, gsize, i);
+        bytes += n;
+        if (i + 1 < c.sizes->len)
+            ck_assert_msg(n >= CHUNK && n < CHUNK + ONE_EVENT, "chunk %u of %u: %zu bytes", i,
+                          c.sizes->len, n);
+        else
+            ck_assert_msg(n > 0 && n < CHUNK + ONE_EVENT, "last chunk: %zu bytes", n);
+    }
+    ck_assert_uint_gt(bytes, 262144 * 100); /* at least 100 bytes per op's slice */
+    ck_assert_uint_ge(c.sizes->len, bytes / (CHUNK + ONE_EVENT));
+    ck_assert_uint_le(c.sizes->len, bytes / CHUNK + 1);
+    ck_assert_int_eq(c.first, '{');
+    ck_assert_msg(c.last == '}' || c.last == '\n', "the stream ends with '%c'", c.last);
+    g_array_unref(c.sizes);
 }
 END_TEST
 

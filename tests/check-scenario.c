@@ -3,6 +3,7 @@
  * --set overrides. */
 #include "ppsim-test.h"
 #include "scenario/scenario.h"
+#include "scenario/scenario-schema.h"
 #include "util/ppsim-error.h"
 #include "util/yaml-depth.h"
 
@@ -51,14 +52,18 @@ START_TEST(test_ok_files_parse)
 {
     g_autofree char *dir_path = ppsim_test_data_path("scenarios/ok");
     g_autoptr(GDir) dir = g_dir_open(dir_path, 0, NULL);
+    ck_assert_msg(dir != NULL, "no folder %s", dir_path);
+    int n_files = 0;
     for (const char *n; (n = g_dir_read_name(dir));) {
         g_autofree char *path = g_build_filename(dir_path, n, NULL);
         g_autoptr(GError) error = NULL;
         g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
         ppsim_assert_no_error(error);
+        n_files++;
     }
-    g_autoptr(GError) error = NULL;
+    ck_assert_int_ge(n_files, 4);
     g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_8gpu.yaml", NULL);
+    ck_assert_ptr_nonnull(sc);
 }
 END_TEST
 
@@ -146,11 +151,11 @@ START_TEST(test_set_overrides)
 END_TEST
 
 /* Hostile sizes in YAML: deep nesting (libyaml is quadratic in depth) and alias bombs through
- * --set (aliases are expanded when the value is copied in) fail in well under a second. */
+ * --set (aliases are expanded when the value is copied in) are refused, naming the limit.
+ * (That they are refused in well under a second is timed by tools/bench --only hostile.) */
 START_TEST(test_yaml_limits)
 {
     g_autofree char *path = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
-    gint64 t0 = g_get_monotonic_time();
     int depth = 40000;
     g_autoptr(GString) deep = g_string_new("training: ");
     for (int i = 0; i < depth; i++)
@@ -189,7 +194,6 @@ START_TEST(test_yaml_limits)
         ck_assert_ptr_null(s2);
         ck_assert_msg(g_str_has_prefix(err->message, bad[i].message), "got '%s'", err->message);
     }
-    ck_assert_int_lt(g_get_monotonic_time() - t0, 1000 * 1000);
 }
 END_TEST
 
@@ -234,12 +238,46 @@ START_TEST(test_empty_and_explicit_constructor)
 }
 END_TEST
 
+/* scenarios/README.md documents every key of the schema: each appears there as its dotted
+ * path, as `key`, or as "key:" (in the YAML examples). Walks the key tables themselves, so a
+ * key added without a word in the document fails here, naming it. */
+static void
+schema_keys_documented(const SchemaKey *keys, const char *prefix, const char *doc, int *n,
+                       GString *missing)
+{
+    for (const SchemaKey *k = keys; k->name; k++) {
+        g_autofree char *path =
+            *prefix ? g_strconcat(prefix, ".", k->name, NULL) : g_strdup(k->name);
+        g_autofree char *ticked = g_strdup_printf("`%s`", k->name);
+        g_autofree char *yaml = g_strdup_printf("%s:", k->name);
+        if (!strstr(doc, path) && !strstr(doc, ticked) && !strstr(doc, yaml))
+            g_string_append_printf(missing, " %s", path);
+        (*n)++;
+        if (k->type == KEY_SECTION)
+            schema_keys_documented(k->section, path, doc, n, missing);
+    }
+}
+
+START_TEST(test_every_key_documented)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/README.md");
+    g_autofree char *doc = NULL;
+    ck_assert_msg(g_file_get_contents(path, &doc, NULL, NULL), "cannot read %s", path);
+    g_autoptr(GString) missing = g_string_new(NULL);
+    int n = 0;
+    schema_keys_documented(ppsim_scenario_schema, "", doc, &n, missing);
+    ck_assert_int_ge(n, 50);
+    ck_assert_msg(missing->len == 0, "scenarios/README.md does not mention:%s", missing->str);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
     Suite *s = suite_create("scenario");
     TCase *tc = tcase_create("files");
     tcase_add_test(tc, test_bad_files);
+    tcase_add_test(tc, test_every_key_documented);
     tcase_add_test(tc, test_ok_files_parse);
     tcase_add_test(tc, test_explicit_values);
     tcase_add_test(tc, test_preset_and_overrides);

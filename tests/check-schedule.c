@@ -232,13 +232,13 @@ START_TEST(test_csv_limits)
                       error->message);
     }
     /* ten million blank lines between two rows, and a microbatch number that the padding
-     * would otherwise allow: both refused in well under a second */
+     * would otherwise allow: both refused (in well under a second: tools/bench --only
+     * hostile times it) */
     gsize blank = 10 * 1000 * 1000;
     g_autoptr(GString) big = g_string_new("0F0,0B0\n");
     for (gsize i = 0; i < blank; i++)
         g_string_append_c(big, '\n');
     g_string_append(big, "1F0,1B0\n");
-    gint64 t0 = g_get_monotonic_time();
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimSchedule) s = ppsim_schedule_from_csv(big->str, big->len, "t.csv", &error);
     ck_assert_ptr_null(s);
@@ -253,7 +253,6 @@ START_TEST(test_csv_limits)
     ck_assert_msg(strstr(error->message, "2 stages x 4000001 microbatches need 8000002 forward") !=
                       NULL,
                   "%s", error->message);
-    ck_assert_int_lt(g_get_monotonic_time() - t0, 1000 * 1000);
 }
 END_TEST
 

@@ -1,11 +1,11 @@
 /* check-sim.c: replay semantics against hand-computed timelines and closed forms
- * (README "Semantics", "Semantics"): 1F1B and GPipe makespans and peaks, a hand-computed p=2
+ * (src/README.md "Semantics", "Semantics"): 1F1B and GPipe makespans and peaks, a hand-computed p=2
  * timeline with p2p latency, memory accounting of split backward, deadlock reporting, fair link
  * sharing, determinism. */
 #include "ppsim-test.h"
 #include "hw/exec.h"
 #include "report/report.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <string.h>

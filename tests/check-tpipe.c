@@ -58,8 +58,11 @@ START_TEST(test_app_a)
                           units(res, res->stages[p].peak_activation), c2);
             if (p % 2 == 0)
                 ck_assert_double_eq(units(res, res->devices[0].peak_activation), c1 + c2);
-            /* the bubble ratio is 1F1B's, (p-1)/(m+p-1) (App. A) */
-            ck_assert_double_eq_tol(res->bubble_ratio, 0.0, 1.0);
+            /* the bubble ratio is 1F1B's, (p-1)/(m+p-1) (App. A): every device is busy
+             * exactly m (F1 + F2 + two fused backwards) = 6m T_unit of the 6(m+p-1) */
+            for (int d = 0; d < p; d++)
+                ck_assert_int_eq(res->devices[d].busy_ps, (PpsimTime)6 * m * PPSIM_PS_PER_MS);
+            ck_assert_double_eq_tol(res->bubble_ratio, (double)(p - 1) / (m + p - 1), 1e-12);
         }
     }
 }

@@ -1,5 +1,5 @@
-/* check-units.c: the quantity grammar, did-you-mean, locale-free formatting, and input as
- * messages quote it (capped, escaped) and as the size-limited reader reads it. */
+/* check-units.c: the quantity grammar, did-you-mean, locale-free formatting, CSV fields, and
+ * input as messages quote it (capped, escaped) and as the size-limited reader reads it. */
 #include "ppsim-test.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <locale.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static double
@@ -101,10 +102,10 @@ START_TEST(test_suggest)
 }
 END_TEST
 
-START_TEST(test_fmt_locale_free)
+/* The numbers every output format writes, in whatever locale is current. */
+static void
+fmt_sample(GString *s)
 {
-    setlocale(LC_ALL, "de_DE.UTF-8"); /* may not exist; then C stays */
-    g_autoptr(GString) s = g_string_new(NULL);
     ppsim_fmt_fixed(s, 3.14159, 2);
     g_string_append_c(s, ' ');
     ppsim_fmt_fixed(s, -0.0001, 2);
@@ -118,8 +119,70 @@ START_TEST(test_fmt_locale_free)
     ppsim_fmt_ms(s, 7 * PPSIM_PS_PER_MS);
     g_string_append_c(s, ' ');
     ppsim_fmt_bytes_human(s, 1.5 * (1 << 30));
-    ck_assert_str_eq(s->str, "3.14 0.00 0.1 18.522 0.000000001 7 1.50 GiB");
-    setlocale(LC_ALL, "C");
+}
+
+#define FMT_SAMPLE "3.14 0.00 0.1 18.522 0.000000001 7 1.50 GiB"
+
+START_TEST(test_fmt_c_locale)
+{
+    g_autoptr(GString) s = g_string_new(NULL);
+    fmt_sample(s);
+    ck_assert_str_eq(s->str, FMT_SAMPLE);
+}
+END_TEST
+
+/* Under a locale whose decimal separator is a comma (switched per thread with uselocale), the
+ * output is the same. Skipped, with a message, when no such locale is installed. */
+START_TEST(test_fmt_comma_locale)
+{
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8",  "fr_FR.UTF-8",
+                                        "fr_FR.utf8",  "nl_NL.UTF-8", "ru_RU.UTF-8"};
+    locale_t loc = (locale_t)0;
+    const char *name = NULL;
+    for (gsize i = 0; i < G_N_ELEMENTS(names) && loc == (locale_t)0; i++) {
+        loc = newlocale(LC_ALL_MASK, names[i], (locale_t)0);
+        name = names[i];
+    }
+    if (loc == (locale_t)0) {
+        fprintf(stderr, "check-units: SKIP locale-free formatting under a decimal-comma locale: "
+                        "none of de_DE, fr_FR, nl_NL, ru_RU is installed\n");
+        return;
+    }
+    locale_t old = uselocale(loc);
+    ck_assert_msg(strcmp(localeconv()->decimal_point, ",") == 0, "%s: decimal point '%s'", name,
+                  localeconv()->decimal_point);
+    g_autoptr(GString) s = g_string_new(NULL);
+    fmt_sample(s);
+    uselocale(old);
+    freelocale(loc);
+    ck_assert_str_eq(s->str, FMT_SAMPLE);
+}
+END_TEST
+
+/* One CSV field, RFC 4180: quoted when it holds , " CR or LF; quotes doubled; with one_line
+ * the line breaks become spaces inside the quotes. */
+START_TEST(test_fmt_csv_field)
+{
+    static const struct {
+        const char *in;
+        gboolean one_line;
+        const char *want;
+    } cases[] = {
+        {"plain", FALSE, "plain"},
+        {"", FALSE, ""},
+        {"zb {memory_limit: 8}", FALSE, "zb {memory_limit: 8}"},
+        {"a,b", FALSE, "\"a,b\""},
+        {"say \"hi\"", FALSE, "\"say \"\"hi\"\"\""},
+        {"two\nlines", FALSE, "\"two\nlines\""},
+        {"cr\rhere", FALSE, "\"cr\rhere\""},
+        {"two\r\nlines", TRUE, "\"two  lines\""},
+        {"x,\"y\"\n", TRUE, "\"x,\"\"y\"\" \""},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GString) s = g_string_new(NULL);
+        ppsim_fmt_csv_field(s, cases[i].in, cases[i].one_line);
+        ck_assert_str_eq(s->str, cases[i].want);
+    }
 }
 END_TEST
 
@@ -190,7 +253,9 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_units_bad);
     tcase_add_test(tc, test_time_rounding);
     tcase_add_test(tc, test_suggest);
-    tcase_add_test(tc, test_fmt_locale_free);
+    tcase_add_test(tc, test_fmt_c_locale);
+    tcase_add_test(tc, test_fmt_comma_locale);
+    tcase_add_test(tc, test_fmt_csv_field);
     tcase_add_test(tc, test_quote);
     tcase_add_test(tc, test_read_file_limits);
     suite_add_tcase(s, tc);

@@ -7,7 +7,7 @@
 #include "formulas/formulas.h"
 #include "sched/registry.h"
 #include "sched/vshape/v-sched.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
  * they fit, ZB-2p has no bubble with T_F = T_B = T_W, a hand-computed timeline, refusals. */
 #include "ppsim-test.h"
 #include "schedule/schedule.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>

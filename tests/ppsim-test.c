@@ -1,8 +1,10 @@
 /* ppsim-test.c: the runner main shared by every check-<module> binary. */
 #include "ppsim-test.h"
+#include "milp/milp.h"
 #include "sched/generator.h"
 #include "schedule/schedule.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +114,24 @@ ppsim_test_budget_default_is_full(const PpsimScenario *sc, const char *name, con
     return def;
 }
 
+/* The tests ppsim_test_add_cbc() left out (set while the suite is built, before any fork). */
+static GString *skipped_cbc;
+static int n_skipped_cbc;
+
+void
+ppsim_test_add_cbc_full(TCase *tc, const TTest *test, const char *name)
+{
+    if (ppsim_milp_available()) {
+        tcase_add_test(tc, test);
+        return;
+    }
+    if (skipped_cbc == NULL)
+        skipped_cbc = g_string_new(NULL);
+    g_string_append_printf(skipped_cbc, "%s%s", n_skipped_cbc++ ? ", " : "", name);
+}
+
+/* Exit status: 1 when a test failed; else 77 (skipped) when a test was left out because it
+ * needs CBC; else 0. */
 int
 main(void)
 {
@@ -119,5 +139,12 @@ main(void)
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    if (failed != 0)
+        return EXIT_FAILURE;
+    if (n_skipped_cbc > 0) {
+        fprintf(stderr, "SKIP: %d test(s) need the CBC solver, which this build lacks: %s\n",
+                n_skipped_cbc, skipped_cbc->str);
+        return 77;
+    }
+    return EXIT_SUCCESS;
 }

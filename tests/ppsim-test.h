@@ -3,10 +3,16 @@
 
 #include <check.h>
 #include <glib.h>
-#include "sim.h"
+#include "sim/sim.h"
 
 /* Each check-<module>.c defines this. */
 Suite *ppsim_test_suite(void);
+
+/* Adds @test to @tc where ppsim was built with the CBC solver; elsewhere counts it as skipped,
+ * and the binary, after running the rest, names it and exits 77 (meson: skipped), so a test
+ * that needs CBC never passes without running. */
+#define ppsim_test_add_cbc(tc, test) ppsim_test_add_cbc_full((tc), (test), #test)
+void ppsim_test_add_cbc_full(TCase *tc, const TTest *test, const char *name);
 
 /* Path under tests/data (PPSIM_TEST_DATADIR), newly allocated. */
 char *ppsim_test_data_path(const char *relative);

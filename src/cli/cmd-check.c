@@ -1,7 +1,7 @@
 /* cmd-check.c: `ppsim check SCENARIO`: load and validate a scenario and build (and check)
  * every schedule it names, without simulating. */
 #include "cli/cli.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/quote.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #include "cost/moe.h"
 #include "cost/parallel.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/fmt.h"
 #include "util/quote.h"
 

@@ -2,8 +2,9 @@
  * optionally against the even-split baselines, and the plan as a scenario fragment. */
 #include "cli/cli.h"
 #include "plan/plan.h"
+#include "report/columns.h"
 #include "util/fmt.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -209,9 +210,11 @@ plan_json_assignment(GString *out, const PpsimPlanProblem *pb, const PlanRow *ro
     if (row->res != NULL) {
         g_string_append(out, ",\"makespan\":");
         ppsim_fmt_ms(out, row->res->makespan_ps);
-        g_string_append_printf(out, ",\"peak_memory\":%" G_GINT64_FORMAT ",\"oom\":%s",
-                               ppsim_run_result_max_peak_memory(row->res),
-                               ppsim_run_result_any_oom(row->res) ? "true" : "false");
+        /* the run's figures as every report writes them (report/columns.h) */
+        g_string_append(out, ",\"peak_memory\":");
+        ppsim_device_column_append_max(out, ppsim_device_column_find("peak_memory"), row->res);
+        g_string_append(out, ",\"oom\":");
+        ppsim_device_column_append_max(out, ppsim_device_column_find("oom"), row->res);
     }
     g_string_append_c(out, '}');
 }

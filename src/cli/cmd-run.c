@@ -4,7 +4,7 @@
 #include "report/artifacts.h"
 #include "report/report.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/bigalloc.h"
 #include "util/ppsim-error.h"
 #include "util/fmt.h"
@@ -164,9 +164,9 @@ run_print_timings(const GPtrArray *results, const gint64 us[5])
                 res->label, (size_t)ops, res->time_schedule_us / 1e3, res->time_validate_us / 1e3,
                 res->time_build_us / 1e3, res->time_replay_us / 1e3, ops / loop_s / 1e6, events,
                 res->time_metrics_us / 1e3);
-        if (res->has_solver)
+        if (res->solver.present)
             fprintf(stderr, "ppsim: timings '%s': solver %.2f s\n", res->label,
-                    res->solver_seconds);
+                    res->solver.seconds);
     }
     fprintf(stderr,
             "ppsim: timings: load %.1f ms, schedules %.1f ms, reports %.1f ms, export %.1f ms, "
@@ -353,9 +353,9 @@ run_main(RunOptions *o, const char *path)
         ppsim_cli_warning(g_ptr_array_index(warnings, i));
     for (guint i = 0; i < results->len && !o->quiet; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        if (res->has_solver && res->solver_warning[0]) {
+        if (res->solver.present && res->solver.warning[0]) {
             g_autofree char *w =
-                g_strdup_printf("schedule '%s': %s", res->label, res->solver_warning);
+                g_strdup_printf("schedule '%s': %s", res->label, res->solver.warning);
             ppsim_cli_warning(w);
         }
     }

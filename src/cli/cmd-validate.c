@@ -1,11 +1,12 @@
 /* cmd-validate.c: `ppsim validate`: replay schedules in explicit-cost mode over a grid and
- * print the published prediction next to the simulation (README "Checking the published formulas").
- * Rows whose formula is exact under its assumptions must match exactly; any mismatch there exits 1.
+ * print the published prediction next to the simulation (results/README.md "Checking the published
+ * formulas"). Rows whose formula is exact under its assumptions must match exactly; any mismatch
+ * there exits 1.
  */
 #include "cli/cli.h"
 #include "formulas/formulas.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 #include "util/units.h"
 #include "util/quote.h"

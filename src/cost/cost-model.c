@@ -315,8 +315,8 @@ costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, cons
 static void
 costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
 {
-    if (ppsim_par_active(sc))
-        ppsim_par_fill_stage(st, sc, rate);
+    if (ppsim_par_active(sc)) /* what R re-runs from: the stage's (split) input */
+        st->act_ckpt = ppsim_cost_stage_input_bytes(st, sc, ppsim_par_fill_stage(st, sc, rate));
     else
         costs_fill_stage_hw(st, sc, rate);
     if (ppsim_kernels_active(sc)) /* the times, kernel by kernel; memory stays as filled */

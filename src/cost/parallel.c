@@ -179,7 +179,7 @@ time_of(double flops, double rate)
     return ppsim_time_from_seconds(flops / rate);
 }
 
-void
+int
 ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
 {
     const PpsimModel *model = &sc->model;
@@ -248,10 +248,10 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.r_ps = time_of(fwd / t, r) + tp_f;
     st->est.act = ppsim_round_clamped(act);
     st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
-    st->act_ckpt = ppsim_cost_stage_input_bytes(st, sc, (int)rep_div); /* what R re-runs from */
     st->params = params_gpu;
     st->static_mem = ppsim_round_clamped(
         ppsim_zero_static_bytes(params_gpu, sc->training.bytes_per_param, par->zero, dp));
     st->p2p_bytes = (guint64)ppsim_round_clamped(ACT_BYTES * sbh / t);
     st->offload_bytes = (guint64)st->est.act;
+    return (int)rep_div;
 }

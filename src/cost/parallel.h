@@ -58,7 +58,9 @@ void ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out);
 gboolean ppsim_par_active(const PpsimScenario *sc);
 
 /* Fills one stage (its layers, has_embedding and has_head set) in hardware mode on the
- * generalised path: per GPU of a tp group, compute at @rate FLOP/s per GPU. */
-void ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate);
+ * generalised path: per GPU of a tp group, compute at @rate FLOP/s per GPU; all but
+ * act_ckpt, which the caller (cost-model.c) sets from the split returned: the divisor of
+ * the stage's input activation (the TP size with sequence parallelism, else 1). */
+int ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate);
 
 G_END_DECLS

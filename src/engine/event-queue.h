@@ -39,7 +39,7 @@ void ppsim_event_queue_clear(PpsimEventQueue *q);
 void ppsim_event_queue_grow(PpsimEventQueue *q);
 
 #if defined(__SIZEOF_INT128__)
-typedef unsigned __int128 PpsimEventKey_;
+__extension__ typedef unsigned __int128 PpsimEventKey_; /* (GCC and Clang: not ISO C) */
 static inline PpsimEventKey_
 ppsim_event_key_(const PpsimEvent *e)
 {

@@ -230,12 +230,6 @@ exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
     return FALSE;
 }
 
-gsize
-ppsim_exec_n_tasks(const PpsimExec *exec)
-{
-    return exec->tasks.len;
-}
-
 guint32
 ppsim_exec_n_deps(const PpsimExec *exec)
 {

@@ -149,7 +149,6 @@ typedef void (*PpsimExecDescribeFunc)(GString *out, PpsimTaskId task, gpointer u
 gboolean ppsim_exec_run(PpsimExec *exec, PpsimExecDescribeFunc describe, gpointer user_data,
                         GError **error);
 
-gsize ppsim_exec_n_tasks(const PpsimExec *exec);
 /* When the @dep-th dependency added (0-based, over add_dep and add_flow_dep) reached its
  * consumer; -1 if it never did. */
 PpsimTime ppsim_exec_dep_arrival(const PpsimExec *exec, guint32 dep);

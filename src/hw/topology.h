@@ -1,4 +1,4 @@
-/* topology.h: the modelled hardware as links and endpoints (README "Semantics").
+/* topology.h: the modelled hardware as links and endpoints (src/README.md "Semantics").
  *
  * Endpoints are GPUs and one host per node. A route between two endpoints is the list of
  * directed links it crosses: NVLink/NVSwitch inside a node, PCIe (GPU port, then the shared

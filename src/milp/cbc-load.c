@@ -5,16 +5,16 @@
  * each forwarding to the one of that name in the library, opened (with everything it needs: Clp,
  * Cgl, Osi, CoinUtils, libstdc++, LAPACK, ...) on the first call. Every run that solves no MILP
  * starts without loading them. The prototypes come from CBC's header, so a mismatch does not
- * compile. A library that cannot be opened at that point (removed since the build) is a one-line
- * error and exit status 1, where the unlinked program would not have started at all.
+ * compile. A library that cannot be opened at that point (removed since the build) makes
+ * ppsim_milp_cbc_load() fail with a GError, which ppsim_milp_solve() hands to its caller (the
+ * unlinked program would not have started at all).
  */
 #include "milp/milp-internal.h"
+#include "util/ppsim-error.h"
 #include <glib.h>
 #include <coin/Cbc_C_Interface.h>
 #include <coin/Clp_C_Interface.h>
 #include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* (return type, name, parameters, arguments) of every function milp-cbc.c uses; V() for those
@@ -73,29 +73,24 @@ typedef struct {
 } CbcApi;
 
 static CbcApi cbc_api;
+static char *cbc_load_error; /* why the library could not be opened; NULL when it was */
 
-static G_NORETURN void
-cbc_load_fail(const char *what)
-{
-    fprintf(stderr, "ppsim: error: cannot load the MILP solver %s: %s\n", PPSIM_CBC_SONAME, what);
-    exit(1);
-}
-
-/* The library's functions, opened once (thread-safe: sweeps solve on several threads). */
-static const CbcApi *
-cbc(void)
+/* Opens the library once (thread-safe: sweeps solve on several threads). Returns FALSE, with
+ * cbc_load_error set, when it or one of its functions is missing. */
+static gboolean
+cbc_open(void)
 {
     static gsize loaded;
     if (g_once_init_enter(&loaded)) {
         void *lib = dlopen(PPSIM_CBC_SONAME, RTLD_NOW | RTLD_LOCAL);
         if (lib == NULL)
-            cbc_load_fail(dlerror());
+            cbc_load_error = g_strdup(dlerror());
             /* dlsym's void * to a function pointer: the POSIX idiom, through memcpy */
 #define CBC_LOOKUP(name)                                                                           \
     do {                                                                                           \
-        void *sym = dlsym(lib, #name);                                                             \
-        if (sym == NULL)                                                                           \
-            cbc_load_fail("no " #name);                                                            \
+        void *sym = lib ? dlsym(lib, #name) : NULL;                                                \
+        if (lib != NULL && sym == NULL && cbc_load_error == NULL)                                  \
+            cbc_load_error = g_strdup("no " #name);                                                \
         memcpy(&cbc_api.name, &sym, sizeof sym);                                                   \
     } while (0);
 #define CBC_LOOKUP_R(ret, name, params, args) CBC_LOOKUP(name)
@@ -103,6 +98,15 @@ cbc(void)
         CBC_FUNCTIONS(CBC_LOOKUP_R, CBC_LOOKUP_V)
         g_once_init_leave(&loaded, 1);
     }
+    return cbc_load_error == NULL;
+}
+
+/* The library's functions: only called after ppsim_milp_cbc_load() succeeded. */
+static const CbcApi *
+cbc(void)
+{
+    gboolean ok = cbc_open();
+    g_assert(ok);
     return &cbc_api;
 }
 
@@ -118,8 +122,12 @@ cbc(void)
     }
 CBC_FUNCTIONS(CBC_FORWARD, CBC_FORWARD_VOID)
 
-void
-ppsim_milp_cbc_load(void)
+gboolean
+ppsim_milp_cbc_load(GError **error)
 {
-    (void)cbc();
+    if (cbc_open())
+        return TRUE;
+    g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                "cannot load the MILP solver %s: %s", PPSIM_CBC_SONAME, cbc_load_error);
+    return FALSE;
 }

@@ -400,7 +400,6 @@ milp_solve_child(const PpsimMilp *milp, const PpsimMilpOptions *opts, gint64 t0,
     int fds[2];
     if (pipe(fds) != 0)
         return FALSE;
-    ppsim_milp_cbc_load();
     pid_t parent = getpid(); /* (the child never flushes the stdio buffers it inherits) */
     pid_t pid = fork();
     if (pid < 0) {
@@ -463,6 +462,8 @@ ppsim_milp_solve(const PpsimMilp *milp, const PpsimMilpOptions *opts, PpsimMilpR
                 "ppsim was built without the CBC MILP solver (coinor-libcbc-dev)");
     return FALSE;
 #else
+    if (!ppsim_milp_cbc_load(error))
+        return FALSE;
     gint64 t0 = g_get_monotonic_time();
     int bad = 0;
     GError *local = NULL;

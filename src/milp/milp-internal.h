@@ -22,14 +22,17 @@ struct PpsimMilp {
     GArray *row_rhs;   /* double */
 };
 
-/* Opens CBC's library now when it is loaded on first use (cbc-load.c): called before a fork,
- * so that the child never runs the dynamic loader (another thread may hold its lock). */
+/* Opens CBC's library now when it is loaded on first use (cbc-load.c): called before any
+ * solve, and so before a fork (the child never runs the dynamic loader: another thread may
+ * hold its lock). Returns FALSE with @error set when the library cannot be opened. */
 #ifdef PPSIM_CBC_SONAME
-void ppsim_milp_cbc_load(void);
+gboolean ppsim_milp_cbc_load(GError **error);
 #else
-static inline void
-ppsim_milp_cbc_load(void)
+static inline gboolean
+ppsim_milp_cbc_load(GError **error)
 {
+    (void)error;
+    return TRUE;
 }
 #endif
 

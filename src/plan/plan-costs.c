@@ -14,7 +14,7 @@
 #include "cost/cost-model.h"
 #include "sched/registry.h"
 #include "util/ppsim-error.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <string.h>
 
@@ -179,7 +179,7 @@ points_add(PpsimPlanProblem *pb, int d, const int *full, const int *w)
 
 /* Walks each device's compute list counting, per stage, microbatches whose activation is
  * resident (F started, B not ended) or held for W (B ended, W not ended), and records the
- * counts at every F start: where the replay's memory can peak (README "Semantics": F
+ * counts at every F start: where the replay's memory can peak (src/README.md "Semantics": F
  * allocates at its start, B and W free at their end). Assumes W-holding bytes do not exceed
  * full ones, as the cost model guarantees (act_w <= act). */
 static gboolean

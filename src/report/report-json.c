@@ -3,6 +3,7 @@
  * (time_unit), memory is bytes (integers) or explicit-mode units (memory_unit).
  */
 #include "report/report.h"
+#include "report/columns.h"
 #include "util/fmt.h"
 
 #include <math.h>
@@ -20,121 +21,47 @@ json_key(GString *out, const char *key)
     g_string_append_c(out, ':');
 }
 
-/* README "JSON": the bubble breakdown (run-result.h); its five parts sum to `lost`. */
-static void
-json_bubbles(GString *out, const PpsimDeviceResult *d)
-{
-    g_string_append(out, ",\"bubbles\":{\"lost\":");
-    ppsim_fmt_ms(out, d->bubble_lost_ps);
-    g_string_append(out, ",\"recompute\":");
-    ppsim_fmt_ms(out, d->bubble_recompute_ps);
-    g_string_append(out, ",\"imbalance\":");
-    ppsim_fmt_ms(out, d->bubble_imbalance_ps);
-    g_string_append(out, ",\"preparation\":");
-    ppsim_fmt_ms(out, d->bubble_preparation_ps);
-    g_string_append(out, ",\"transfer\":");
-    ppsim_fmt_ms(out, d->bubble_transfer_ps);
-    g_string_append(out, ",\"offload\":");
-    ppsim_fmt_ms(out, d->bubble_offload_ps);
-    g_string_append_c(out, '}');
-}
-
+/* One device object: the columns of columns.h, in order, each group ("idle", "bubbles") an
+ * object of its own. */
 static void
 json_device(GString *out, const PpsimRunResult *res, const PpsimDeviceResult *d)
 {
-    g_string_append_printf(out, "{\"id\":%d,\"busy\":", d->id);
-    ppsim_fmt_ms(out, d->busy_ps);
-    g_string_append(out, ",\"first_start\":");
-    ppsim_fmt_ms(out, d->first_start_ps);
-    g_string_append(out, ",\"end\":");
-    ppsim_fmt_ms(out, d->end_ps);
-    g_string_append(out, ",\"bubble_ratio\":");
-    ppsim_fmt_double(out, d->bubble_ratio);
-    g_string_append(out, ",\"peak_activation\":");
-    ppsim_fmt_mem(out, d->peak_activation, res->mem_scale);
-    g_string_append(out, ",\"peak_memory\":");
-    ppsim_fmt_mem(out, d->peak_memory, res->mem_scale);
-    g_string_append(out, ",\"static_memory\":");
-    ppsim_fmt_mem(out, d->static_memory, res->mem_scale);
-    if (d->has_breakdown) { /* hardware mode: README "How memory is modelled" */
-        const struct {
-            const char *key;
-            gint64 bytes;
-        } part[] = {{"weights", d->mem_weights},     {"gradients", d->mem_gradients},
-                    {"optimizer", d->mem_optimizer}, {"activations", d->mem_activations},
-                    {"logits", d->mem_logits},       {"buffers", d->mem_buffers},
-                    {"overheads", d->mem_overheads}};
-        g_string_append(out, ",\"memory_breakdown\":{");
-        for (gsize i = 0; i < G_N_ELEMENTS(part); i++) {
-            g_string_append_printf(out, "%s\"%s\":", i > 0 ? "," : "", part[i].key);
-            ppsim_fmt_mem(out, part[i].bytes, res->mem_scale);
+    const char *group = NULL;
+    gboolean first = TRUE;
+    g_string_append_c(out, '{');
+    for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++) {
+        if ((c->flags & PPSIM_COLUMN_T_OFFLOAD) && !(d->optimizer_overlap >= 0))
+            continue;
+        if ((c->flags & PPSIM_COLUMN_MEMORY_BREAKDOWN) && !d->has_breakdown)
+            continue;
+        if ((c->flags & PPSIM_COLUMN_COMPUTE_BREAKDOWN) && !res->has_compute_breakdown)
+            continue;
+        if (g_strcmp0(c->group, group) != 0) {
+            if (group != NULL)
+                g_string_append_c(out, '}');
+            if (c->group != NULL) {
+                g_string_append_c(out, ',');
+                json_key(out, c->group);
+                g_string_append_c(out, '{');
+                first = TRUE;
+            }
+            group = c->group;
         }
-        g_string_append(out, "},\"memory_free\":");
-        ppsim_fmt_mem(out, d->mem_free, res->mem_scale);
+        if (!first)
+            g_string_append_c(out, ',');
+        first = FALSE;
+        json_key(out, c->json);
+        ppsim_device_column_append(out, c, res, d);
     }
-    g_string_append_printf(out, ",\"oom\":%s,\"peak_time\":", d->oom ? "true" : "false");
-    ppsim_fmt_ms(out, d->peak_time_ps);
-    g_string_append(out, ",\"peak_op\":");
-    if (d->has_peak_op) {
-        g_autoptr(GString) op = g_string_new(NULL);
-        ppsim_op_describe(op, &d->peak_op);
-        json_string(out, op->str);
-    } else {
-        g_string_append(out, "null");
-    }
-    g_string_append(out, ",\"idle\":{\"warmup\":");
-    ppsim_fmt_ms(out, d->idle_warmup_ps);
-    g_string_append(out, ",\"dependency\":");
-    ppsim_fmt_ms(out, d->idle_wait_ps);
-    g_string_append(out, ",\"transfer\":");
-    ppsim_fmt_ms(out, d->idle_transfer_ps);
-    g_string_append(out, ",\"cooldown\":");
-    ppsim_fmt_ms(out, d->idle_cooldown_ps);
-    g_string_append(out, "},\"recompute\":");
-    ppsim_fmt_ms(out, d->recompute_ps);
-    json_bubbles(out, d);
-    if (d->optimizer_overlap >= 0) { /* T-Offload only, so other outputs stay as they were */
-        g_string_append(out, ",\"static_memory_saved\":");
-        ppsim_fmt_mem(out, d->static_memory_saved, res->mem_scale);
-        g_string_append(out, ",\"optimizer_overlap\":");
-        ppsim_fmt_double(out, d->optimizer_overlap);
-    }
-    /* 3D parallelism (0 without it): TP collectives inside F/B (never hidden), ZeRO-3
-     * gathers (flows before F/B), DP gradient reduction and the part of it past the last
-     * compute op */
-    g_string_append(out, ",\"tp_comm\":");
-    ppsim_fmt_ms(out, d->tp_comm_ps);
-    g_string_append(out, ",\"zero_gather\":");
-    ppsim_fmt_ms(out, d->zero_gather_ps);
-    g_string_append(out, ",\"dp_comm\":");
-    ppsim_fmt_ms(out, d->dp_comm_ps);
-    g_string_append(out, ",\"dp_comm_exposed\":");
-    ppsim_fmt_ms(out, d->dp_exposed_ps);
-    /* MoE all-to-alls inside F/B/R; what F&B pairs saved, and the all-to-alls' share */
-    g_string_append(out, ",\"ep_comm\":");
-    ppsim_fmt_ms(out, d->ep_comm_ps);
-    g_string_append(out, ",\"fb_hidden\":");
-    ppsim_fmt_ms(out, d->fb_hidden_ps);
-    g_string_append(out, ",\"ep_comm_hidden\":");
-    ppsim_fmt_ms(out, d->ep_comm_hidden_ps);
-    if (res->samples != NULL) { /* --samples: report-samples.c */
+    if (group != NULL)
+        g_string_append_c(out, '}');
+    if (res->samples != NULL) { /* --samples: report-samples.c (per device, not columns) */
         g_string_append(out, ",\"critical_share\":");
         ppsim_fmt_double(out, res->samples->critical_share[d->id]);
         g_string_append(out, ",\"slack\":");
         ppsim_fmt_fixed(out, res->samples->slack_mean_ps[d->id] / PPSIM_PS_PER_MS, 6);
         g_string_append(out, ",\"critical_ops\":");
         ppsim_fmt_double(out, res->samples->critical_ops[d->id]);
-    }
-    if (res->has_compute_breakdown) { /* the kernel model: compute time by kernel class */
-        g_string_append(out, ",\"compute_breakdown\":{\"gemm\":");
-        ppsim_fmt_ms(out, d->compute_gemm_ps);
-        g_string_append(out, ",\"attention\":");
-        ppsim_fmt_ms(out, d->compute_attention_ps);
-        g_string_append(out, ",\"memory_bound\":");
-        ppsim_fmt_ms(out, d->compute_memory_ps);
-        g_string_append(out, ",\"optimizer\":");
-        ppsim_fmt_ms(out, d->compute_optimizer_ps);
-        g_string_append_c(out, '}');
     }
     g_string_append_c(out, '}');
 }
@@ -150,21 +77,21 @@ json_number_or_null(GString *out, const char *key, double v)
         g_string_append(out, "null");
 }
 
-/* README "JSON": solver{status, objective, bound, gap, seconds} for MILP schedules, plus the
- * path that produced the schedule and why (objective and bound in ms). */
+/* src/README.md "OptPipe", paths and report: solver{status, objective, bound, gap, seconds} for
+ * MILP schedules, plus the path that produced the schedule and why (objective and bound in ms). */
 static void
 json_solver(GString *out, const PpsimRunResult *res)
 {
     g_string_append(out, ",\"solver\":{\"status\":");
-    json_string(out, res->solver_status);
-    json_number_or_null(out, "objective", res->solver_objective_ms);
-    json_number_or_null(out, "bound", res->solver_bound_ms);
-    json_number_or_null(out, "gap", res->solver_gap);
-    json_number_or_null(out, "seconds", res->solver_seconds);
+    json_string(out, res->solver.status);
+    json_number_or_null(out, "objective", res->solver.objective_ms);
+    json_number_or_null(out, "bound", res->solver.bound_ms);
+    json_number_or_null(out, "gap", res->solver.gap);
+    json_number_or_null(out, "seconds", res->solver.seconds);
     g_string_append(out, ",\"path\":");
-    json_string(out, res->solver_path);
+    json_string(out, res->solver.path);
     g_string_append(out, ",\"note\":");
-    json_string(out, res->solver_note);
+    json_string(out, res->solver.note);
     g_string_append_c(out, '}');
 }
 
@@ -210,7 +137,7 @@ json_result(GString *out, const PpsimRunResult *res)
         }
     }
     g_string_append_c(out, '}');
-    if (res->has_solver)
+    if (res->solver.present)
         json_solver(out, res);
     if (res->samples != NULL)
         ppsim_report_json_samples(out, res->samples, res->makespan_ps);

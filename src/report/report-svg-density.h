@@ -3,7 +3,7 @@
 #pragma once
 
 #include <glib.h>
-#include "run-result.h"
+#include "sim/run-result.h"
 
 G_BEGIN_DECLS
 

@@ -1,6 +1,7 @@
 /* report-text.c: the human table printed by `ppsim run`: one row per schedule, then the
  * peak activation of each device, so schedules compare at a glance. */
 #include "report/report.h"
+#include "report/columns.h"
 #include "util/fmt.h"
 
 #include <math.h>
@@ -177,26 +178,27 @@ text_ms_row(GString *out, const char *label, int lw, const PpsimTime *v, guint n
 static void
 text_bubbles(GString *out, const GPtrArray *results, int lw)
 {
-    static const char *const heads[] = {"recompute", "imbalance", "prep", "transfer", "offload"};
     g_string_append(out, "\nbubbles summed over devices (ms): [HP] B_R, B_I, B_P, then stalls\n");
     gsize start = out->len;
     g_string_append(out, "schedule");
     text_pad(out, start, lw);
-    for (guint k = 0; k < G_N_ELEMENTS(heads); k++)
-        g_string_append_printf(out, "%12s ", heads[k]);
+    for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++)
+        if (c->flags & PPSIM_COLUMN_TEXT_BUBBLES)
+            g_string_append_printf(out, "%12s ", c->text);
     g_string_append_c(out, '\n');
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        PpsimTime sum[5] = {0};
-        for (int d = 0; d < res->p; d++) {
-            const PpsimDeviceResult *dev = &res->devices[d];
-            sum[0] += dev->bubble_recompute_ps;
-            sum[1] += dev->bubble_imbalance_ps;
-            sum[2] += dev->bubble_preparation_ps;
-            sum[3] += dev->bubble_transfer_ps;
-            sum[4] += dev->bubble_offload_ps;
+        PpsimTime sum[8] = {0};
+        guint n = 0;
+        for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++) {
+            if (!(c->flags & PPSIM_COLUMN_TEXT_BUBBLES))
+                continue;
+            g_assert(n < G_N_ELEMENTS(sum));
+            for (int d = 0; d < res->p; d++)
+                sum[n] += ppsim_device_column_time(c, &res->devices[d]);
+            n++;
         }
-        text_ms_row(out, res->label, lw, sum, G_N_ELEMENTS(sum));
+        text_ms_row(out, res->label, lw, sum, n);
     }
 }
 
@@ -222,19 +224,26 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
     gsize start = out->len;
     g_string_append(out, "schedule");
     text_pad(out, start, lw);
-    g_string_append_printf(out, "%12s %12s %12s %12s\n", "tp_comm", "zero_gather", "dp_comm",
-                           "dp_exposed");
+    gboolean first_head = TRUE;
+    for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++)
+        if (c->flags & PPSIM_COLUMN_TEXT_COMM) {
+            g_string_append_printf(out, "%s%12s", first_head ? "" : " ", c->text);
+            first_head = FALSE;
+        }
+    g_string_append_c(out, '\n');
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        PpsimTime mx[4] = {0, 0, 0, 0};
-        for (int d = 0; d < res->p; d++) {
-            const PpsimDeviceResult *dev = &res->devices[d];
-            mx[0] = MAX(mx[0], dev->tp_comm_ps);
-            mx[1] = MAX(mx[1], dev->zero_gather_ps);
-            mx[2] = MAX(mx[2], dev->dp_comm_ps);
-            mx[3] = MAX(mx[3], dev->dp_exposed_ps);
+        PpsimTime mx[8] = {0};
+        guint n = 0;
+        for (const PpsimDeviceColumn *c = ppsim_device_columns; c->json; c++) {
+            if (!(c->flags & PPSIM_COLUMN_TEXT_COMM))
+                continue;
+            g_assert(n < G_N_ELEMENTS(mx));
+            for (int d = 0; d < res->p; d++)
+                mx[n] = MAX(mx[n], ppsim_device_column_time(c, &res->devices[d]));
+            n++;
         }
-        text_ms_row(out, res->label, lw, mx, G_N_ELEMENTS(mx));
+        text_ms_row(out, res->label, lw, mx, n);
     }
 }
 
@@ -373,18 +382,18 @@ text_solvers(GString *out, const GPtrArray *results)
     gboolean any = FALSE;
     for (guint i = 0; i < results->len; i++) {
         const PpsimRunResult *res = g_ptr_array_index(results, i);
-        if (!res->has_solver)
+        if (!res->solver.present)
             continue;
         if (!any)
             g_string_append(out, "\nsolver\n");
         any = TRUE;
-        g_string_append_printf(out, "%s: path %s, status %s", res->label, res->solver_path,
-                               res->solver_status);
-        text_number(out, "objective", res->solver_objective_ms, 3, " ms");
-        text_number(out, "bound", res->solver_bound_ms, 3, " ms");
-        text_number(out, "gap", res->solver_gap, 4, "");
-        if (res->solver_note[0])
-            g_string_append_printf(out, " (%s)", res->solver_note);
+        g_string_append_printf(out, "%s: path %s, status %s", res->label, res->solver.path,
+                               res->solver.status);
+        text_number(out, "objective", res->solver.objective_ms, 3, " ms");
+        text_number(out, "bound", res->solver.bound_ms, 3, " ms");
+        text_number(out, "gap", res->solver.gap, 4, "");
+        if (res->solver.note[0])
+            g_string_append_printf(out, " (%s)", res->solver.note);
         g_string_append_c(out, '\n');
     }
 }

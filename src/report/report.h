@@ -1,12 +1,13 @@
 /* report.h: results -> bytes. Pure writers into a GString; the CLI does the file I/O.
  *
- * Keys and columns are the contract documented in the README; numbers are locale-independent and
- * rows stay in the scenario's schedule order, so output is byte-identical run to run.
+ * Keys and columns are the contract documented in results/README.md and src/README.md; numbers are
+ * locale-independent and rows stay in the scenario's schedule order, so output is byte-identical
+ * run to run.
  */
 #pragma once
 
 #include <glib.h>
-#include "run-result.h"
+#include "sim/run-result.h"
 #include "scenario/scenario.h"
 
 G_BEGIN_DECLS
@@ -15,7 +16,7 @@ G_BEGIN_DECLS
 
 /* One row per schedule: makespan, bubble ratios, peak activation / memory, OOM. */
 void ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
-/* The JSON object (README "Command line"): schema_version, scenario, results[...]. */
+/* The JSON object (results/README.md "Command line"): schema_version, scenario, results[...]. */
 void ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
 /* report-samples.c, `ppsim run --samples N` (README "Variability"): the result's
  * ,"makespan_percentiles":{...} members (with the deterministic makespan beside the

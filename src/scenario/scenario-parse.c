@@ -1,4 +1,4 @@
-/* scenario-parse.c: YAML bytes -> PpsimScenario, pure (README "Scenario files").
+/* scenario-parse.c: YAML bytes -> PpsimScenario, pure (scenarios/README.md).
  *
  * libyaml's document API gives every node its start mark, so each error reads
  * "file:line:col: ...". --set overrides are grafted into the document before the walk, as if

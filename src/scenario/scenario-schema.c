@@ -1,5 +1,5 @@
 /* scenario-schema.c: key tables, defaults and cross-field checks of scenario files
- * (README "Scenario files"). The one place where keys and defaults are declared. */
+ * (scenarios/README.md). The one place where keys and defaults are declared. */
 #include "scenario/scenario-schema.h"
 #include "util/ppsim-error.h"
 

@@ -1,4 +1,4 @@
-/* scenario.h: a scenario file as plain typed data (README "Scenario files").
+/* scenario.h: a scenario file as plain typed data (scenarios/README.md).
  *
  * Parsing turns YAML bytes into this struct (scenario-parse.c, pure); loading reads files
  * (scenario-load.c). Every quantity is already in base units: bytes, bytes/s, picoseconds,

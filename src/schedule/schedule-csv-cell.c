@@ -1,5 +1,5 @@
-/* schedule-csv-cell.c: one cell of a schedule CSV, `<stage><kind>...` (README "Schedules
- * as data"): the full grammar with its messages, and the fast path for the usual cells;
+/* schedule-csv-cell.c: one cell of a schedule CSV, `<stage><kind>...` (scenarios/README.md
+ * "Schedules as data"): the full grammar with its messages, and the fast path for the usual cells;
  * schedule-csv.c splits the file into cells and places the ops. */
 #include "schedule/schedule-csv-internal.h"
 #include "util/quote.h"

@@ -1,5 +1,5 @@
-/* schedule-csv.c: reading schedules as PyTorch pipelining CSV (README "Schedules as data"); see
- * schedule.h; schedule-csv-write.c writes them.
+/* schedule-csv.c: reading schedules as PyTorch pipelining CSV (scenarios/README.md "Schedules as
+ * data"); see schedule.h; schedule-csv-write.c writes them.
  *
  * Row r lists rank r's actions in order, one per cell: <stage><kind><microbatch>, kind F
  * (forward), I (backward for inputs), W (backward for weights), B (full backward), stage the

@@ -11,7 +11,7 @@
  * built on the INDEX_LAZY_LOOKUPS-th lookup; the fast replay (sim-fast.c) never asks, and
  * never pays for it.
  */
-#include "schedule/schedule-index-private.h"
+#include "schedule/schedule-index-inline.h"
 #include "util/bigalloc.h"
 #include "util/ppsim-error.h"
 
@@ -195,12 +195,6 @@ ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int s
     if (microbatch < 0 || microbatch >= sched->n_microbatches)
         return -1;
     return idx->table[kind][(gsize)stage * sched->n_microbatches + microbatch];
-}
-
-guint32
-ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos)
-{
-    return idx->base[2 * pos->device + pos->list] + pos->index;
 }
 
 /* The device of op @id: binary search over the list starts (the last list starting at or

@@ -1,6 +1,6 @@
 /* schedule-index.h: finds ops by (kind, stage, microbatch) and derives the dependencies of
- * README "Semantics" from a schedule. Shared by the checker (validate.c) and the replay (sim.c), so
- * the rules live in one place.
+ * src/README.md "Semantics" from a schedule. Shared by the checker (validate.c) and the replay
+ * (sim.c), so the rules live in one place.
  */
 #pragma once
 
@@ -38,10 +38,9 @@ const gint32 *ppsim_schedule_index_table(const PpsimScheduleIndex *idx, PpsimOpK
 /* Dense id of (kind, stage, microbatch), or -1 when absent (microbatch ignored for OPT). */
 gint64 ppsim_schedule_index_find(const PpsimScheduleIndex *idx, PpsimOpKind kind, int stage,
                                  int microbatch);
-/* Dense id of a position, and back. Lookups by id (pos, device, op) search the list starts
+/* The position of dense op id @id. Lookups by id (pos, device, op) search the list starts
  * at first and build a 4-byte-per-op table after a few thousand of them; an index is not
  * meant for lookups from several threads at once. */
-guint32 ppsim_schedule_index_id(const PpsimScheduleIndex *idx, const PpsimOpPos *pos);
 void ppsim_schedule_index_pos(const PpsimScheduleIndex *idx, guint32 id, PpsimOpPos *out);
 /* Device of op @id. */
 int ppsim_schedule_index_device(const PpsimScheduleIndex *idx, guint32 id);
@@ -79,7 +78,7 @@ guint ppsim_schedule_index_max_deps(const PpsimScheduleIndex *idx);
 guint ppsim_schedule_index_deps(const PpsimScheduleIndex *idx, guint32 id, const PpsimOpPos *pos,
                                 const PpsimOp *op, PpsimDep *out);
 
-/* Every dependency (README "Semantics") whose producer exists: F(s) <- F(s-1); B/BW(s) <-
+/* Every dependency (src/README.md "Semantics") whose producer exists: F(s) <- F(s-1); B/BW(s) <-
  * B/BW(s+1), or F(S-1) on the last stage; B/BW(s) <- F(s), R(s), RL(s); W(s) <- B(s); R(s) <- F(s);
  * OFF(s) <- F(s); RL(s) <- OFF(s); OPT(s) and GOFF(s) <- every W/BW(s); OPT(s) <- GOFF(s);
  * F(s) <- WRL(s); a copy op <- its anchor

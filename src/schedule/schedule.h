@@ -1,4 +1,4 @@
-/* schedule.h: the schedule IR (README "Semantics").
+/* schedule.h: the schedule IR (src/README.md "Semantics").
  *
  * A schedule is data: per device, the ordered compute ops (F, B, W, BW, R, OPT) and the
  * ordered copy ops (OFF, RL), plus the stage -> device map. Cross-device transfers are never
@@ -149,7 +149,7 @@ gsize ppsim_schedule_n_ops(const PpsimSchedule *sched);
  * OFF, RL only with OFF; OPT after every W/BW of its stage; an overlapped F directly
  * followed by an overlapped BW (F&B pairs) and no other op flagged; with two pipelines, each
  * microbatch starting in exactly one and having ops only there; and no cyclic wait (the
- * per-device orders plus the dependencies of README "Semantics" form an acyclic graph).
+ * per-device orders plus the dependencies of src/README.md "Semantics" form an acyclic graph).
  * Errors: PPSIM_SCHED_ERROR_INVALID naming the first offending op and device. */
 gboolean ppsim_schedule_validate(const PpsimSchedule *sched, GError **error);
 /* The same checks on an index the caller already built with ppsim_schedule_index_new()
@@ -158,8 +158,8 @@ struct PpsimScheduleIndex;
 gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
                                          const struct PpsimScheduleIndex *idx, GError **error);
 
-/* PyTorch pipelining CSV (README "Schedules as data"), schedule-csv.c. One row per device, one cell
- * per action
+/* PyTorch pipelining CSV (scenarios/README.md "Schedules as data"), schedule-csv.c. One row per
+ * device, one cell per action
  * `<stage><kind><microbatch>` with kind F, I (B), W, B (BW); ppsim's extensions: `<stage>OG`
  * (GOFF) and `<stage>LW` (WRL, `%<bits>` after it when not 16) on the copy stream, R (recompute;
  * `%<share>` after it: a partial recompute of that percent),

@@ -1,4 +1,4 @@
-/* validate.c: the schedule checker (README "Semantics"); see ppsim_schedule_validate() in
+/* validate.c: the schedule checker (src/README.md "Semantics"); see ppsim_schedule_validate() in
  * schedule.h.
  *
  * Structural rules first (every op has what it needs, same-device order rules), then a

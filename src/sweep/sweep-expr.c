@@ -255,12 +255,6 @@ ppsim_sweep_expr_free(PpsimSweepExpr *e)
     g_free(e);
 }
 
-const char *
-ppsim_sweep_expr_text(const PpsimSweepExpr *e)
-{
-    return e->text;
-}
-
 static gboolean
 expr_eval(const PpsimSweepExpr *e, int i, PpsimSweepLookup lookup, gpointer data, double *out,
           GError **error)

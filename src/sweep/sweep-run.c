@@ -9,7 +9,7 @@
  * threads.
  */
 #include "sweep/sweep.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"
@@ -43,20 +43,12 @@ axis_is_column(const PpsimSweepAxis *a)
     return strcmp(a->path, "schedule") != 0; /* the schedule column shows it */
 }
 
+/* One field of a row: rows are read back one line each (merge, --resume), so a line break
+ * inside a field (an error message's) becomes a space. */
 static void
 csv_field(GString *out, const char *s)
 {
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        g_string_append(out, s);
-        return;
-    }
-    g_string_append_c(out, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(out, '"');
-        g_string_append_c(out, *p == '\n' || *p == '\r' ? ' ' : *p);
-    }
-    g_string_append_c(out, '"');
+    ppsim_fmt_csv_field(out, s, TRUE);
 }
 
 char *

@@ -27,7 +27,6 @@ typedef gboolean (*PpsimSweepLookup)(const char *path, double *out, gpointer dat
 PpsimSweepExpr *ppsim_sweep_expr_parse(const char *text, GError **error);
 void ppsim_sweep_expr_free(PpsimSweepExpr *e);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimSweepExpr, ppsim_sweep_expr_free)
-const char *ppsim_sweep_expr_text(const PpsimSweepExpr *e);
 /* Evaluates @e (non-zero is true). Errors: an unknown name, a division by zero. */
 gboolean ppsim_sweep_expr_eval(const PpsimSweepExpr *e, PpsimSweepLookup lookup, gpointer data,
                                gboolean *out, GError **error);

@@ -89,14 +89,6 @@ ppsim_bigalloc_hint(void *data, gsize len)
 #endif
 }
 
-GArray *
-ppsim_bigalloc_array(gsize element_size, gsize n)
-{
-    GArray *arr = g_array_sized_new(FALSE, FALSE, element_size, n);
-    ppsim_bigalloc_hint(arr->data, element_size * n);
-    return arr;
-}
-
 gpointer
 ppsim_bigalloc(gsize len)
 {

@@ -22,9 +22,6 @@ void ppsim_bigalloc_hint(void *data, gsize len);
 #define PPSIM_BIGALLOC_HEAP ((gsize)2040 << 20)
 gboolean ppsim_bigalloc_prepare_heap(void);
 
-/* A GArray of @n elements reserved up front, with the hint applied. */
-GArray *ppsim_bigalloc_array(gsize element_size, gsize n);
-
 /* g_malloc(@len) / g_malloc0(@len) with the hint applied. Free with g_free. */
 gpointer ppsim_bigalloc(gsize len);
 gpointer ppsim_bigalloc0(gsize len);

@@ -86,6 +86,22 @@ ppsim_fmt_json_string(GString *out, const char *s)
 }
 
 void
+ppsim_fmt_csv_field(GString *out, const char *s, gboolean one_line)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        g_string_append(out, s);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, one_line && (*p == '\n' || *p == '\r') ? ' ' : *p);
+    }
+    g_string_append_c(out, '"');
+}
+
+void
 ppsim_fmt_xml_text(GString *out, const char *s)
 {
     for (const char *p = s ? s : ""; *p; p++) {

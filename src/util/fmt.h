@@ -28,6 +28,10 @@ G_BEGIN_DECLS
 void ppsim_fmt_mem(GString *out, gint64 value, double scale);
 /* Appends @s as a JSON string literal (quotes, backslashes and control characters escaped). */
 void ppsim_fmt_json_string(GString *out, const char *s);
+/* Appends @s as one CSV field (RFC 4180): quoted when it holds a comma, a double quote, CR or
+ * LF, with double quotes doubled. With @one_line, CR and LF become spaces inside the quotes,
+ * for files read back line by line (the sweep's rows). */
+void ppsim_fmt_csv_field(GString *out, const char *s, gboolean one_line);
 /* Appends @s with XML's five special characters escaped. */
 void ppsim_fmt_xml_text(GString *out, const char *s);
 G_END_DECLS

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "sched/generator.h"
-#include "sched/offload/co-schedule.h"
+#include "sched/co-schedule.h"
 
 G_BEGIN_DECLS
 

@@ -1,6 +1,6 @@
 /* op-eval.c: estimated timeline and activation peaks of a schedule; see op-eval.h. */
 #include "sched/optpipe/op-eval.h"
-#include "sched/offload/co-schedule.h"
+#include "sched/co-schedule.h"
 #include "schedule/schedule-index.h"
 
 #include <stdlib.h>

@@ -14,9 +14,9 @@ typedef struct {
 } PpsimOpEval;
 
 /* Times @sched on @costs (every op as early as its inputs and lists allow, comm_ps across
- * devices) and replays the memory rules (README "Semantics") on that timeline: F allocates act at
- * its start, B frees act - act_w and W act_w at their ends (BW all), OFF frees act at its end,
- * RL allocates act at its start. At equal times compute frees come first (the next op of a
+ * devices) and replays the memory rules (src/README.md "Semantics") on that timeline: F allocates
+ * act at its start, B frees act - act_w and W act_w at their ends (BW all), OFF frees act at its
+ * end, RL allocates act at its start. At equal times compute frees come first (the next op of a
  * list starts when the previous ends), then allocations, then copy frees (conservative).
  * @limit ([n_devices], nullable: none) is each device's activation budget; @peak (nullable,
  * [n_devices]) receives each device's peak. Errors: the cyclic-wait error. */

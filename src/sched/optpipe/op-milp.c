@@ -24,7 +24,7 @@
  */
 #include "sched/optpipe/op-milp.h"
 #include "schedule/schedule-index.h"
-#include "sched/offload/co-schedule.h"
+#include "sched/co-schedule.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>

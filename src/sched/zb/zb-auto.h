@@ -24,10 +24,10 @@ typedef enum {
 /* A schedule of p stages on p devices and @m microbatches with B/W split whose activation
  * memory on device d never exceeds @limit[d] memory units (a limit <= 0: none), by the
  * estimates in @costs (act allocated at F's start, act - act_w freed at B's end, act_w at W's
- * end, as README "Semantics" says). The smallest span over the candidates wins, then the smallest
- * makespan, among those that end no later than the best handcrafted order (1F1B with split, ZB-H1,
- * ZB-H2) that fits; then a budgeted local search moves single ops. The candidates run most
- * promising first; once they have built and timed @budget ops (0: no limit) no further one
+ * end, as src/README.md "Semantics" says). The smallest span over the candidates wins, then the
+ * smallest makespan, among those that end no later than the best handcrafted order (1F1B with
+ * split, ZB-H1, ZB-H2) that fits; then a budgeted local search moves single ops. The candidates run
+ * most promising first; once they have built and timed @budget ops (0: no limit) no further one
  * starts; with a budget that is not reached the result is the full search's. Deterministic.
  * Errors:
  * PPSIM_SCHED_ERROR_UNSUPPORTED when some limit[d] is below that stage's act.
@@ -47,16 +47,12 @@ typedef struct {
     gboolean stopped;   /* out: stopped by a bound */
 } PpsimZbEvalBound;
 
-/* ppsim_zb_auto_evaluate, stopping (FALSE, @bound->stopped) as soon as a device's end plus
- * the compute it has left passes @bound's makespan, or that minus its first start passes
- * @bound's span: the result could then only be worse. @bound->n_ops counts the ops timed. */
+/* ASAP timing of a one-stage-per-device schedule on @costs, as the explicit-mode replay runs
+ * it (a cross-device dependency costs comm_ps); checks the activation of device d against
+ * @limit[d] (nullable: none). Returns FALSE on a deadlock or when the limit is exceeded; and
+ * stops (FALSE, @bound->stopped) as soon as a device's end plus the compute it has left
+ * passes @bound's makespan, or that minus its first start passes @bound's span (0: never):
+ * the result could then only be worse. @bound->n_ops counts the ops timed. */
 gboolean ppsim_zb_auto_evaluate_bounded(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
                                         const gint64 *limit, PpsimZbEvalBound *bound,
                                         PpsimTime *makespan, PpsimTime *span, gint64 *peak);
-
-/* ASAP timing of a one-stage-per-device schedule on @costs, as the explicit-mode replay runs
- * it (a cross-device dependency costs comm_ps); checks the activation of device d against
- * @limit[d] (nullable: none). Returns FALSE on a deadlock or when the limit is exceeded. */
-gboolean ppsim_zb_auto_evaluate(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                                const gint64 *limit, PpsimTime *makespan, PpsimTime *span,
-                                gint64 *peak);

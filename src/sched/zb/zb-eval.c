@@ -115,11 +115,3 @@ ppsim_zb_auto_evaluate_bounded(const PpsimSchedule *sched, const PpsimCostEstima
     }
     return TRUE;
 }
-
-gboolean
-ppsim_zb_auto_evaluate(const PpsimSchedule *sched, const PpsimCostEstimates *costs,
-                       const gint64 *limit, PpsimTime *makespan, PpsimTime *span, gint64 *peak)
-{
-    PpsimZbEvalBound none = {0};
-    return ppsim_zb_auto_evaluate_bounded(sched, costs, limit, &none, makespan, span, peak);
-}

@@ -3,9 +3,10 @@
  * sim-parallel.c.
  *
  * The only module that knows every other one. It turns each op into an executor task (op id
- * == task id: ops are added device-major in list order), each dependency (README "Semantics") into
- * a latency (explicit-cost mode) or a flow over the topology (hardware mode), and the memory memory
- * rules (README "Semantics") into allocations and frees at task starts and ends.
+ * == task id: ops are added device-major in list order), each dependency (src/README.md
+ * "Semantics") into a latency (explicit-cost mode) or a flow over the topology (hardware mode), and
+ * the memory memory rules (src/README.md "Semantics") into allocations and frees at task starts and
+ * ends.
  */
 #include "sim-internal.h"
 #include "schedule/schedule-index.h"
@@ -162,12 +163,12 @@ ppsim_sim_duration(const Replay *r, const PpsimOp *op)
     }
 }
 
-/* The memory rules (README "Semantics") for one (stage, microbatch): F allocates A (keeping only
- * the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and RL
- * brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B frees A
- * - A_W (buffers first), W the rest, BW everything; on the stage with the loss, B or BW also
- * holds the logits' gradient while it runs (hardware mode). The host pool holds offloaded bytes
- * from the start of OFF to the end of RL. */
+/* The memory rules (src/README.md "Semantics") for one (stage, microbatch): F allocates A (keeping
+ * only the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and
+ * RL brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B
+ * frees A - A_W (buffers first), W the rest, BW everything; on the stage with the loss, B or BW
+ * also holds the logits' gradient while it runs (hardware mode). The host pool holds offloaded
+ * bytes from the start of OFF to the end of RL. */
 typedef struct {
     int d, host;             /* device pool, host pool */
     gint64 rc, off, rl;      /* op ids, -1 when absent */
@@ -591,17 +592,8 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
     }
     if (choices != NULL)
         g_array_unref(choices);
-    if (res != NULL && solver.present) {
-        res->has_solver = TRUE;
-        g_strlcpy(res->solver_path, solver.path, sizeof res->solver_path);
-        g_strlcpy(res->solver_status, solver.status, sizeof res->solver_status);
-        g_strlcpy(res->solver_note, solver.note, sizeof res->solver_note);
-        g_strlcpy(res->solver_warning, solver.warning, sizeof res->solver_warning);
-        res->solver_objective_ms = solver.objective_ms;
-        res->solver_bound_ms = solver.bound_ms;
-        res->solver_gap = solver.gap;
-        res->solver_seconds = solver.seconds;
-    }
+    if (res != NULL && solver.present)
+        res->solver = solver;
     if (res == NULL) {
         g_autofree char *q = ppsim_quote(label);
         g_propagate_prefixed_error(error, local, "schedule '%s': ", q);

@@ -1,4 +1,5 @@
-/* run-result.h: what one replay of one schedule produced (README "Semantics", "Command line").
+/* run-result.h: what one replay of one schedule produced (src/README.md "Semantics";
+ * results/README.md "Command line").
  *
  * Plain data handed from sim.c to every report writer (text, JSON, CSV, trace, SVG). Times
  * are picoseconds; memory is in memory units (bytes, or explicit units x 1000): divide by
@@ -166,11 +167,9 @@ typedef struct {
      * id; host pools follow at p + node), and the flows over the links. */
     GArray *mem_samples; /* PpsimMemSample, nullable */
     GArray *flows;       /* PpsimFlowRecord, nullable */
-    /* How a solver-backed generator made the schedule (optpipe): sched/generator.h's
-     * PpsimSolverReport, copied; absent for every other schedule. */
-    gboolean has_solver;
-    char solver_path[32], solver_status[32], solver_note[128], solver_warning[256];
-    double solver_objective_ms, solver_bound_ms, solver_gap, solver_seconds;
+    /* How a solver-backed generator made the schedule (optpipe); solver.present is FALSE for
+     * every other schedule. */
+    PpsimSolverReport solver;
     guint64 events_processed;
     gboolean one_pass;      /* replayed in one pass in dependency order, not by the event engine
                                (the same results; diagnostics only) */

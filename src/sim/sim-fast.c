@@ -24,7 +24,7 @@
  * order.
  */
 #include "sim-internal.h"
-#include "schedule/schedule-index-private.h"
+#include "schedule/schedule-index-inline.h"
 
 #include <string.h>
 

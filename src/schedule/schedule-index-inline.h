@@ -1,6 +1,7 @@
-/* schedule-index-private.h: the index's layout and its dependency rules, inline, for
- * schedule-index.c and the one-pass replay (sim-fast.c), whose innermost loop they are. Not
- * part of the library's interface: use schedule-index.h. */
+/* schedule-index-inline.h: the index's layout and its dependency rules, inline, for
+ * schedule-index.c and the hot loops of other modules (the one-pass replay, sim/sim-fast.c;
+ * the offload estimate, sched/estimate.c), whose innermost loop they are. An
+ * interface, but a low-level one: everything else uses schedule-index.h. */
 #pragma once
 
 #include "schedule/schedule-index.h"

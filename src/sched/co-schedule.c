@@ -11,7 +11,7 @@
  * alternates one offload and one reload ([PO] §4.2), and the rounds pair one device's
  * offload with its partner's reload, half a slot apart.
  */
-#include "sched/offload/co-schedule.h"
+#include "sched/co-schedule.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -35,7 +35,7 @@ typedef struct {
     GArray *ep_task; /* guint32 quadruples */
 } Replay;
 
-/* The memory changes of one op (README "Semantics"), in the order the executor applies
+/* The memory changes of one op (src/README.md "Semantics"), in the order the executor applies
  * them; changes of zero are left out. */
 typedef struct {
     PpsimMemWhen when;

@@ -8,8 +8,8 @@
  * run (a cyclic wait), the topological walk of the checker times the ops instead and names
  * the op that can never start.
  */
-#include "sched/offload/co-schedule.h"
-#include "schedule/schedule-index-private.h"
+#include "sched/co-schedule.h"
+#include "schedule/schedule-index-inline.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* sim-metrics.c: a finished replay -> PpsimRunResult (README "Semantics"): per-op timings,
+/* sim-metrics.c: a finished replay -> PpsimRunResult (src/README.md "Semantics"): per-op timings,
  * makespan, bubble ratios, memory peaks per device, stage and host, bubble attribution, transfers.
  */
 #include "sim-internal.h"
@@ -28,13 +28,12 @@ metrics_bubbles(PpsimRunResult *res)
     }
 }
 
-/* Splits each device's idle compute time (README "Semantics": bubble attribution): before its first
- * op, after its last, and in between: waiting for a producer to finish (dependency), or for
- * its data to arrive after it finished (transfer, offload/reload). The input that decides a
- * gap is the op's latest-arriving one (the first of equal arrivals). The executor's
- * dependencies are grouped by consumer in op-id order (sim.c adds them from
- * ppsim_schedule_foreach_dep, consumer by consumer), so one cursor walks them alongside the
- * ops, with no per-op arrays. */
+/* Splits each device's idle compute time (src/README.md "Semantics": bubble attribution): before
+ * its first op, after its last, and in between: waiting for a producer to finish (dependency), or
+ * for its data to arrive after it finished (transfer, offload/reload). The input that decides a gap
+ * is the op's latest-arriving one (the first of equal arrivals). The executor's dependencies are
+ * grouped by consumer in op-id order (sim.c adds them from ppsim_schedule_foreach_dep, consumer by
+ * consumer), so one cursor walks them alongside the ops, with no per-op arrays. */
 static void
 metrics_attribute(const Replay *r, PpsimRunResult *res)
 {
