@@ -6,7 +6,7 @@
 #include "ppsim-test.h"
 #include "formulas/formulas.h"
 #include "schedule/schedule.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 
 #include <glib/gstdio.h>

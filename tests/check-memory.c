@@ -4,7 +4,7 @@
  * mode untouched, and the bad-input errors of the new keys. */
 #include "ppsim-test.h"
 #include "cost/memory.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <math.h>
 #include <string.h>

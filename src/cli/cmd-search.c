@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "plan/plan.h"
 #include "sched/registry.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "sweep/sweep.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"

@@ -3,7 +3,7 @@
  * groups, the base scenario, constraints, the metric columns. sweep-file.c reads sweep files
  * and --grid into it. */
 #include "sweep/sweep-internal.h"
-#include "sim.h"
+#include "sim/sim.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"
 
