@@ -1,4 +1,4 @@
-/* check-memory.c: the framework's memory in hardware mode (src/cost/memory.c, README "How
+/* check-memory.c: the framework's memory in hardware mode (src/cost/memory.c, src/README.md "How
  * memory is modelled"): each component's formula, a breakdown computed by hand for a small
  * model, the verdict flipping at the capacity boundary, the generators' budget, explicit
  * mode untouched, and the bad-input errors of the new keys. */

@@ -1,7 +1,7 @@
-/* check-samples.c: `ppsim run --samples` (src/sim-samples.c, README "Variability"): the
- * generator against its published definitions, the lognormal's mean and cv, cv 0 = the
- * deterministic replay (explicit and hardware mode, every kind of schedule), a slow device =
- * that device's stage costs scaled, a slow link = a longer p2p, a slowdown window against a
+/* check-samples.c: `ppsim run --samples` (src/sim/sim-samples.c, scenarios/README.md
+ * "Variability"): the generator against its published definitions, the lognormal's mean and cv, cv
+ * 0 = the deterministic replay (explicit and hardware mode, every kind of schedule), a slow device
+ * = that device's stage costs scaled, a slow link = a longer p2p, a slowdown window against a
  * hand-computed timeline, the sample mean and spread of a one-device pipeline against their
  * closed forms within CLT tolerances, determinism for any thread count, and data
  * parallelism: more replicas cost more, and the Gumbel shift beyond dp_exact tracks the

@@ -47,7 +47,7 @@ static const char plan_description[] =
     "The text shows each stage's device, layers and mode, the predicted makespan, peak\n"
     "memory and bubbles (recompute B_R, imbalance B_I, warm-up/cool-down B_P, summed over\n"
     "devices), then the replayed makespan and peak memory of each candidate and the gap\n"
-    "between prediction and replay. The README's Planner section has the model.\n"
+    "between prediction and replay. src/README.md \"The planner\" has the model.\n"
     "\n"
     "Examples:\n"
     "  ppsim plan scenarios/plan/llama3-8b-a100.yaml --compare\n"

@@ -175,7 +175,7 @@ run_print_timings(const GPtrArray *results, const gint64 us[5])
 }
 
 static const char run_description[] =
-    "Simulates each schedule of SCENARIO (a YAML file, see the README) on the modelled\n"
+    "Simulates each schedule of SCENARIO (a YAML file, see scenarios/README.md) on the modelled\n"
     "hardware, or with the explicit per-op costs of its 'costs:' section, and prints one row\n"
     "per schedule: makespan, bubble ratios, peak activation and memory, out-of-memory devices.\n"
     "\n"

@@ -208,8 +208,8 @@ validate_schedule(const char *name, const Grid *g, Tally *t)
     }
 }
 
-/* Most ops of one grid point: the bound a scenario's run has (README "Limits"), so that a
- * huge grid fails at once instead of running for minutes or exhausting memory. */
+/* Most ops of one grid point: the bound a scenario's run has (scenarios/README.md "Limits"), so
+ * that a huge grid fails at once instead of running for minutes or exhausting memory. */
 #define GRID_MAX_OPS 8388608.0
 
 /* The first point of @g for schedule @name past GRID_MAX_OPS; FALSE with @error set. */

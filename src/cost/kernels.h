@@ -1,4 +1,4 @@
-/* kernels.h: operator-level op times in hardware mode (README "How time is modelled").
+/* kernels.h: operator-level op times in hardware mode (src/README.md "How time is modelled").
  *
  * A stage's F, B and W are the kernels a Megatron-style implementation runs on one GPU of
  * its tensor-parallel group: per layer the QKV, attention-output and MLP GEMMs (B: their

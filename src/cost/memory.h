@@ -1,5 +1,5 @@
 /* memory.h: what one GPU of a training job holds in hardware mode, beyond the schedule's
- * activations (README "How memory is modelled"). Pure functions of the scenario.
+ * activations (src/README.md "How memory is modelled"). Pure functions of the scenario.
  *
  * Model states per parameter ([ZERO] §3.1, [MEGDO]): 16-bit weights (2 bytes), gradients
  * (4 bytes with fp32 main gradients, Megatron's default with bf16; 2 with bf16), and the

@@ -21,7 +21,8 @@ const PpsimDeviceColumn ppsim_device_columns[] = {
     COL("peak_activation", NULL, "peak_activation", NULL, MEM, peak_activation, 0),
     COL("peak_memory", NULL, "peak_memory", NULL, MEM, peak_memory, 0),
     COL("static_memory", NULL, NULL, NULL, MEM, static_memory, 0),
-    /* hardware mode: peak_memory by kind (README "How memory is modelled") and the headroom */
+    /* hardware mode: peak_memory by kind (src/README.md "How memory is modelled") and the headroom
+     */
     COL("weights", "memory_breakdown", NULL, NULL, MEM, mem_weights, PPSIM_COLUMN_MEMORY_BREAKDOWN),
     COL("gradients", "memory_breakdown", NULL, NULL, MEM, mem_gradients,
         PPSIM_COLUMN_MEMORY_BREAKDOWN),

@@ -1,5 +1,6 @@
-/* report-samples.c: what `ppsim run --samples N` adds to the reports (README "Variability"):
- * the JSON `makespan_percentiles`, a text line per schedule, and the makespan CDF chart. */
+/* report-samples.c: what `ppsim run --samples N` adds to the reports (scenarios/README.md
+ * "Variability"): the JSON `makespan_percentiles`, a text line per schedule, and the makespan CDF
+ * chart. */
 #include "report/report.h"
 #include "util/fmt.h"
 

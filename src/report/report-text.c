@@ -420,7 +420,7 @@ text_breakdown_row(GString *out, const PpsimRunResult *res, int d, const char *l
     g_string_append_c(out, '\n');
 }
 
-/* Hardware mode: what the memory at the peak is made of (README "How memory is modelled"):
+/* Hardware mode: what the memory at the peak is made of (src/README.md "How memory is modelled"):
  * every device of a single schedule, else each schedule's fullest device. */
 static void
 text_breakdown(GString *out, const GPtrArray *results, int lw)

@@ -18,7 +18,7 @@ G_BEGIN_DECLS
 void ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
 /* The JSON object (results/README.md "Command line"): schema_version, scenario, results[...]. */
 void ppsim_report_json(GString *out, const PpsimScenario *scenario, const GPtrArray *results);
-/* report-samples.c, `ppsim run --samples N` (README "Variability"): the result's
+/* report-samples.c, `ppsim run --samples N` (scenarios/README.md "Variability"): the result's
  * ,"makespan_percentiles":{...} members (with the deterministic makespan beside the
  * percentiles); after the table, one line per schedule; and an SVG
  * of every schedule's empirical makespan CDF on one chart (results without samples are

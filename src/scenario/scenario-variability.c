@@ -1,4 +1,4 @@
-/* scenario-variability.c: the `variability:` section's lists (README "Variability"):
+/* scenario-variability.c: the `variability:` section's lists (scenarios/README.md "Variability"):
  * `devices: {ID: factor}`, `links: {"A-B": factor}` and `events: [{device, from, to,
  * factor}]`. The cv keys are plain numbers of the schema table. Device ids are checked
  * against the pipeline's size after the walk (training.pp may come later in the file).

@@ -144,10 +144,10 @@ typedef enum {
 } PpsimDtype;
 
 /* Hardware-mode memory the model counts outside weights, gradients, optimizer states and
- * activations (README "How memory is modelled"). memory.reserved: the CUDA context and
+ * activations (src/README.md "How memory is modelled"). memory.reserved: the CUDA context and
  * kernel images, 781 MiB measured for a minimal PyTorch process ([PT34323]), plus cuBLAS's
  * 8.125 MiB default workspace ([PTF178671]) and cuBLASLt's 32 MiB on Hopper ([PT120925]):
- * 821 MiB. memory.fragmentation: fitted on [TP] Fig. 8(b) and [ZB] Table 4, README "How
+ * 821 MiB. memory.fragmentation: fitted on [TP] Fig. 8(b) and [ZB] Table 4, src/README.md "How
  * memory is modelled". */
 #define PPSIM_MEMORY_RESERVED_DEFAULT ((guint64)821 << 20)
 #define PPSIM_MEMORY_FRAGMENTATION_DEFAULT 0.02
@@ -237,8 +237,8 @@ typedef struct {
     char *where; /* as PpsimSlowdown's */
 } PpsimSlowEvent;
 
-/* `variability:` (README "Variability"): per-op lognormal noise and slowdowns, applied by
- * `ppsim run --samples N`. */
+/* `variability:` (scenarios/README.md "Variability"): per-op lognormal noise and slowdowns, applied
+ * by `ppsim run --samples N`. */
 typedef struct {
     gboolean present;
     double cv;                           /* every kind's default */

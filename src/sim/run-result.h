@@ -28,7 +28,7 @@ typedef struct {
     gboolean has_peak_op;
     PpsimOp peak_op; /* the op whose start/end reached peak_memory */
     gboolean oom;    /* peak_memory > limit */
-    /* Hardware mode: peak_memory by kind (summing to it; README "How memory is modelled"),
+    /* Hardware mode: peak_memory by kind (summing to it; src/README.md "How memory is modelled"),
      * and the limit less peak_memory (negative when out of memory; 0 without a limit). */
     gboolean has_breakdown;
     gint64 mem_weights, mem_gradients, mem_optimizer, mem_activations, mem_logits;
@@ -97,9 +97,9 @@ typedef struct {
     guint64 bytes; /* 0 in explicit mode */
 } PpsimTransfer;
 
-/* What `ppsim run --samples N` adds to a result (sim-samples.c, README "Variability"): the
- * makespans of N Monte-Carlo replays of the same schedule under the scenario's
- * `variability:`, and how often each device was on the critical path. */
+/* What `ppsim run --samples N` adds to a result (sim-samples.c, scenarios/README.md "Variability"):
+ * the makespans of N Monte-Carlo replays of the same schedule under the scenario's `variability:`,
+ * and how often each device was on the critical path. */
 typedef struct {
     int n;        /* samples */
     guint64 seed; /* --seed */

@@ -1,5 +1,5 @@
 /* sim-samples.c: Monte-Carlo replays of one static schedule under the scenario's
- * `variability:` (README "Variability"; sim.h ppsim_sim_sample).
+ * `variability:` (scenarios/README.md "Variability"; sim.h ppsim_sim_sample).
  *
  * The schedule is compiled once into its wait graph in topological order: every op waits for
  * the previous op of its stream (its list, as the one-pass replay of sim-fast.c reads it)

@@ -56,7 +56,7 @@ gboolean ppsim_sim_check_schedule_names(const GPtrArray *specs, GError **error);
  * each once. Returns: (transfer full) a GPtrArray of char*. */
 GPtrArray *ppsim_sim_warnings(const PpsimScenario *scenario, const GPtrArray *results);
 
-/* `ppsim run --samples N --seed S -j T` (sim-samples.c, README "Variability"). */
+/* `ppsim run --samples N --seed S -j T` (sim-samples.c, scenarios/README.md "Variability"). */
 typedef struct {
     int samples;  /* N >= 1 */
     guint64 seed; /* S: the same seed gives the same samples, whatever T */

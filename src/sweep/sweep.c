@@ -23,12 +23,12 @@ static const char *const metric_names[] = {
     "tokens_per_s",   /* tokens of one iteration over the makespan */
     "tflops_per_gpu", /* model FLOPs (3 x forward) per second and GPU; empty in explicit mode */
     "mfu",            /* not a default column: sweeps without it keep their columns */
-    /* --samples (README "Variability"): the Monte-Carlo makespans; empty without it */
+    /* --samples (scenarios/README.md "Variability"): the Monte-Carlo makespans; empty without it */
     "makespan_mean_ms",
     "makespan_p50_ms",
     "makespan_p90_ms",
     "makespan_p99_ms",
-    /* hardware mode, not default columns: the fullest device's memory by kind (README "How
+    /* hardware mode, not default columns: the fullest device's memory by kind (src/README.md "How
      * memory is modelled") and the least headroom of any device; 0 in explicit mode */
     "memory_weights",
     "memory_gradients",

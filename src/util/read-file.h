@@ -12,7 +12,7 @@
 
 G_BEGIN_DECLS
 
-/* Limits of the inputs ppsim reads (scenarios/README.md "Input limits"). */
+/* Limits of the inputs ppsim reads (scenarios/README.md "Limits"). */
 #define PPSIM_SCENARIO_MAX_BYTES ((gsize)64 << 20) /* scenario, sweep file, --with fragment */
 #define PPSIM_SET_MAX_BYTES ((gsize)16 << 20)      /* one --set value */
 #define PPSIM_CSV_MAX_BYTES ((gsize)1 << 30)       /* schedule CSV, sweep CSV parts */
