@@ -93,6 +93,10 @@ char *ppsim_sim_stream_name(char *buf, const char *prefix, int n, const char *su
 /* sim-parallel.c: adds each stage's DP gradient reduction after its last backward (when
  * parallel.dp > 1) and fills the per-device TP/DP times and the MFU into @res. */
 void ppsim_sim_add_dp_tasks(Replay *r);
+/* Per stage, the index in @ops (one device's compute list) of the op after which the stage's
+ * gradient reduction starts: its last W/BW, else its last B; -1 for a stage not on the list.
+ * @last has @n_stages entries. Shared by the replay and the Monte-Carlo sampler. */
+void ppsim_sim_last_grad_ops(const GArray *ops, int n_stages, gint64 *last);
 /* Whether ZeRO-3's gathers run as flows in this replay (set r->zero_flows before building). */
 gboolean ppsim_sim_zero_flows(const Replay *r);
 /* sim-parallel.c: adds ZeRO-3's all-gather of the stage's weights before each F, B and BW

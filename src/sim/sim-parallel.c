@@ -24,6 +24,20 @@ is_weight_grad(const PpsimOp *op)
 }
 
 void
+ppsim_sim_last_grad_ops(const GArray *ops, int n_stages, gint64 *last)
+{
+    for (int s = 0; s < n_stages; s++)
+        last[s] = -1;
+    for (guint i = 0; i < ops->len; i++) {
+        const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+        gint64 prev = last[op->stage];
+        gboolean prev_w = prev >= 0 && is_weight_grad(&g_array_index(ops, PpsimOp, prev));
+        if (is_weight_grad(op) || (op->kind == PPSIM_OP_B && !prev_w))
+            last[op->stage] = i;
+    }
+}
+
+void
 ppsim_sim_add_dp_tasks(Replay *r)
 {
     const PpsimScenario *sc = r->sc;
@@ -47,15 +61,7 @@ ppsim_sim_add_dp_tasks(Replay *r)
         /* the last weight-gradient op of each stage, in list order; a stage without W/BW
          * falls back to its last B */
         gint64 *last = g_new(gint64, S);
-        for (int s = 0; s < S; s++)
-            last[s] = -1;
-        for (guint i = 0; i < ops->len; i++) {
-            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-            gint64 prev = last[op->stage];
-            gboolean prev_w = prev >= 0 && is_weight_grad(&g_array_index(ops, PpsimOp, prev));
-            if (is_weight_grad(op) || (op->kind == PPSIM_OP_B && !prev_w))
-                last[op->stage] = i;
-        }
+        ppsim_sim_last_grad_ops(ops, S, last);
         /* stream order = the order in which those ops appear in the list */
         for (guint i = 0; i < ops->len; i++) {
             const PpsimOp *op = &g_array_index(ops, PpsimOp, i);

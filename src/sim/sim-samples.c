@@ -27,6 +27,7 @@
  * normal, and the block's mean and spread give the parent's.
  */
 #include "sim.h"
+#include "sim-internal.h"
 #include "cost/cost-model.h"
 #include "schedule/schedule-index.h"
 #include "util/ppsim-error.h"
@@ -295,12 +296,6 @@ compile_windows(Model *m, const PpsimVariability *v)
     m->seg = (Segment *)(gpointer)g_array_free(segs, FALSE);
 }
 
-static gboolean
-is_weight_grad(const PpsimOp *op)
-{
-    return op->kind == PPSIM_OP_W || op->kind == PPSIM_OP_BW;
-}
-
 /* The gradient reductions, as sim-parallel.c adds them: after each stage's last W/BW (else
  * its last B), in the device's list order, lasting the stage's dp_comm. */
 static void
@@ -318,15 +313,7 @@ compile_reductions(Model *m, const PpsimRunResult *res, const PpsimScheduleIndex
         if (m->dp <= 1)
             continue;
         const GArray *ops = sched->compute[d];
-        for (int s = 0; s < S; s++)
-            last[s] = -1;
-        for (guint i = 0; i < ops->len; i++) {
-            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-            gint64 prev = last[op->stage];
-            gboolean prev_w = prev >= 0 && is_weight_grad(&g_array_index(ops, PpsimOp, prev));
-            if (is_weight_grad(op) || (op->kind == PPSIM_OP_B && !prev_w))
-                last[op->stage] = i;
-        }
+        ppsim_sim_last_grad_ops(ops, S, last);
         guint32 base = ppsim_schedule_index_base(idx, d, 0);
         for (guint i = 0; i < ops->len; i++) {
             const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
