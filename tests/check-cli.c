@@ -10,36 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct {
-    int status;
-    char *out;
-    char *err;
-} Run;
-
-static void
-run_clear(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
+typedef PpsimTestExec Run;
+#define run_clear ppsim_test_exec_clear
 
 /* Runs ppsim with a NULL-terminated argument list, in @cwd (nullable). */
 static Run
 ppsim(const char *cwd, ...)
 {
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
     va_list ap;
     va_start(ap, cwd);
-    for (const char *a = va_arg(ap, const char *); a; a = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (gpointer)a);
+    Run r = ppsim_test_exec_va(cwd, ap);
     va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    Run r = {0};
-    g_autoptr(GError) error = NULL;
-    ck_assert(g_spawn_sync(cwd, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out,
-                           &r.err, &r.status, &error));
-    r.status = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
     return r;
 }
 

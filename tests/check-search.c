@@ -14,37 +14,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct {
-    int status;
-    char *out;
-    char *err;
-} Run;
-
-static void
-run_clear(Run *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
+typedef PpsimTestExec Run;
+#define run_clear ppsim_test_exec_clear
 
 /* Runs ppsim with a NULL-terminated argument list. */
 static Run
 ppsim(const char *first, ...)
 {
-    g_autoptr(GPtrArray) argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
+    g_autoptr(GPtrArray) args = g_ptr_array_new();
+    g_ptr_array_add(args, (gpointer)first);
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *))
-        g_ptr_array_add(argv, (gpointer)a);
+    for (const char *a = va_arg(ap, const char *); a; a = va_arg(ap, const char *))
+        g_ptr_array_add(args, (gpointer)a);
     va_end(ap);
-    g_ptr_array_add(argv, NULL);
-    Run r = {0};
-    g_autoptr(GError) error = NULL;
-    ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out,
-                           &r.err, &r.status, &error));
-    r.status = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
-    return r;
+    g_ptr_array_add(args, NULL);
+    return ppsim_test_exec(NULL, (const char *const *)args->pdata);
 }
 
 static gboolean
@@ -519,8 +504,8 @@ START_TEST(test_memory_panel_scale)
     ck_assert_msg(strstr(svg->str, "; limit 80.0 GiB, above the scale)") != NULL, "%.300s",
                   strstr(svg->str, "memory per device"));
     ck_assert(strstr(svg->str, "scale 0 B") == NULL && strstr(svg->str, "scale 0.0") == NULL);
-    g_autofree char *top = g_strdup_printf(
-        " to %.1f GiB", (double)ppsim_run_result_max_peak_memory(r) / 1073741824.0);
+    g_autofree char *top =
+        g_strdup_printf(" to %.1f GiB", (double)ppsim_run_result_max_peak_memory(r) / 1073741824.0);
     ck_assert_msg(strstr(svg->str, top) != NULL, "%s", top);
 }
 END_TEST
@@ -571,8 +556,8 @@ START_TEST(test_small_things)
             "schedule 'gpipe': devices 0,1,2,3,4,5,6,7 out of memory (device 7: peak %.1f GiB "
             "over the limit 80.0 GiB",
             (double)gpipe->devices[7].peak_memory / 1073741824.0);
-        ck_assert_msg(g_str_has_prefix(w, head) &&
-                          strstr(w, "try recompute") && strstr(w, "ppsim search"),
+        ck_assert_msg(g_str_has_prefix(w, head) && strstr(w, "try recompute") &&
+                          strstr(w, "ppsim search"),
                       "%s", w);
     }
     ck_assert_uint_eq(advice, 1); /* gpipe only: 1f1b fits */

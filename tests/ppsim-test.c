@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 char *
 ppsim_test_data_path(const char *relative)
@@ -147,4 +148,38 @@ main(void)
         return 77;
     }
     return EXIT_SUCCESS;
+}
+
+PpsimTestExec
+ppsim_test_exec(const char *cwd, const char *const *args)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)g_getenv("PPSIM_EXE"));
+    for (int i = 0; args[i] != NULL; i++)
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    g_ptr_array_add(argv, NULL);
+    PpsimTestExec r = {0};
+    g_autoptr(GError) error = NULL;
+    ck_assert_msg(argv->pdata[0] != NULL, "PPSIM_EXE is not set");
+    ck_assert(g_spawn_sync(cwd, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out,
+                           &r.err, &r.status, &error));
+    r.status = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+    return r;
+}
+
+PpsimTestExec
+ppsim_test_exec_va(const char *cwd, va_list ap)
+{
+    g_autoptr(GPtrArray) args = g_ptr_array_new();
+    for (const char *a = va_arg(ap, const char *); a; a = va_arg(ap, const char *))
+        g_ptr_array_add(args, (gpointer)a);
+    g_ptr_array_add(args, NULL);
+    return ppsim_test_exec(cwd, (const char *const *)args->pdata);
+}
+
+void
+ppsim_test_exec_clear(PpsimTestExec *r)
+{
+    g_free(r->out);
+    g_free(r->err);
 }

@@ -2,11 +2,25 @@
 #pragma once
 
 #include <check.h>
+#include <stdarg.h>
 #include <glib.h>
 #include "sim/sim.h"
 
 /* Each check-<module>.c defines this. */
 Suite *ppsim_test_suite(void);
+
+/* One run of the ppsim executable ($PPSIM_EXE): exit status (-1 when killed), stdout, stderr. */
+typedef struct {
+    int status;
+    char *out;
+    char *err;
+} PpsimTestExec;
+
+/* Runs $PPSIM_EXE with @args (NULL-terminated, after the program name) in @cwd (nullable). */
+PpsimTestExec ppsim_test_exec(const char *cwd, const char *const *args);
+/* Runs it with a va_list of const char * closed by NULL. */
+PpsimTestExec ppsim_test_exec_va(const char *cwd, va_list ap);
+void ppsim_test_exec_clear(PpsimTestExec *r);
 
 /* Adds @test to @tc where ppsim was built with the CBC solver; elsewhere counts it as skipped,
  * and the binary, after running the rest, names it and exits 77 (meson: skipped), so a test
