@@ -183,13 +183,14 @@ START_TEST(test_dualpipe_parameters)
     ppsim_assert_no_error(error);
     /* the model states (weights, gradients, optimizer): the fixed part of static memory
      * (memory.reserved, NCCL's buffers) is per GPU, not per stage */
-#define STATES(r, d)                                                                           \
+#define STATES(r, d)                                                                               \
     ((r)->devices[d].mem_weights + (r)->devices[d].mem_gradients + (r)->devices[d].mem_optimizer)
     for (int d = 0; d < 4; d++) {
         ck_assert(dual->devices[d].has_breakdown && one->devices[d].has_breakdown);
         gint64 want = STATES(one, d) + STATES(one, 3 - d);
-        ck_assert_msg(llabs(STATES(dual, d) - want) <= 3, "device %d: %" G_GINT64_FORMAT
-                      " vs %" G_GINT64_FORMAT, d, STATES(dual, d), want);
+        ck_assert_msg(llabs(STATES(dual, d) - want) <= 3,
+                      "device %d: %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, d, STATES(dual, d),
+                      want);
     }
 #undef STATES
     /* the model's FLOPs (MFU's numerator) once: a microbatch runs through one direction */

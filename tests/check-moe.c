@@ -117,8 +117,7 @@ START_TEST(test_load_factors)
     ck_assert_double_eq(sc->hardware.gpu_peak_flops, 989e12);
     ck_assert(sc->hardware.gpu_efficiency <= 0 && sc->hardware.gpu_gemm_efficiency > 0.5);
     double extra = 2 * 0.5 * 2 * 6 * 1024.0 * 1024 * 512;
-    PpsimTime want =
-        ppsim_time_from_seconds(extra / (989e12 * sc->hardware.gpu_gemm_efficiency));
+    PpsimTime want = ppsim_time_from_seconds(extra / (989e12 * sc->hardware.gpu_gemm_efficiency));
     ck_assert_msg(llabs((w1 - w0) - want) <= 2, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
                   w1 - w0, want);
     ck_assert_double_eq(hot->stage[1].fwd_flops, base->stage[1].fwd_flops);

@@ -101,11 +101,10 @@ START_TEST(test_trace_matches_replay)
             }
             ck_assert_msg(found, "trace op %u has no matching op", i);
             /* the slice's name says kind, microbatch and stage: "F3.s5" */
-            g_autofree char *want = g_strdup_printf(
-                "%s%" G_GINT64_FORMAT ".s%" G_GINT64_FORMAT,
-                json_object_get_string_member(args, "kind"),
-                json_object_get_int_member(args, "microbatch"),
-                json_object_get_int_member(args, "stage"));
+            g_autofree char *want = g_strdup_printf("%s%" G_GINT64_FORMAT ".s%" G_GINT64_FORMAT,
+                                                    json_object_get_string_member(args, "kind"),
+                                                    json_object_get_int_member(args, "microbatch"),
+                                                    json_object_get_int_member(args, "stage"));
             ck_assert_str_eq(json_object_get_string_member(e, "name"), want);
             n_ops++;
         } else if (strcmp(ph, "s") == 0) {

@@ -139,7 +139,7 @@ resume_prepare(const char *path, const char *header, int shard_k, int shard_n, G
     while (len > 0 && text[len - 1] != '\n') /* a row cut mid-way */
         len--;
     if (len > 0 && ppsim_sweep_shard_line(text, len, NULL, NULL) == len)
-        len = 0; /* a shard's first line alone: start afresh */
+        len = 0;    /* a shard's first line alone: start afresh */
     if (len == 0) { /* nothing whole, not even the header (cut by a kill or a full disk) */
         if (truncate(path, 0) != 0) {
             g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_IO, "--resume: truncating %s: %s",
@@ -270,9 +270,8 @@ ppsim_cli_sweep_rows(const PpsimSweep *s, const PpsimCliSweepOptions *o, GPtrArr
             return ppsim_cli_fail(error);
         struct stat st;
         gboolean regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-        if (o->resume &&
-            !resume_prepare(o->output, header, run.shard_k, run.shard_n, rows, &run.resume_after,
-                            &have_header, &error)) {
+        if (o->resume && !resume_prepare(o->output, header, run.shard_k, run.shard_n, rows,
+                                         &run.resume_after, &have_header, &error)) {
             close(fd);
             return ppsim_cli_fail(error);
         }

@@ -20,10 +20,10 @@ typedef enum {
 } PpsimColumnKind;
 
 typedef enum {
-    PPSIM_COLUMN_T_OFFLOAD = 1 << 0,    /* only for a device that offloads an optimizer step
-                                         * (optimizer_overlap >= 0), so other outputs stay */
-    PPSIM_COLUMN_TEXT_BUBBLES = 1 << 1, /* in the text's bubble table (summed over devices) */
-    PPSIM_COLUMN_TEXT_COMM = 1 << 2,    /* in the text's 3D table (max over devices) */
+    PPSIM_COLUMN_T_OFFLOAD = 1 << 0,         /* only for a device that offloads an optimizer step
+                                              * (optimizer_overlap >= 0), so other outputs stay */
+    PPSIM_COLUMN_TEXT_BUBBLES = 1 << 1,      /* in the text's bubble table (summed over devices) */
+    PPSIM_COLUMN_TEXT_COMM = 1 << 2,         /* in the text's 3D table (max over devices) */
     PPSIM_COLUMN_MEMORY_BREAKDOWN = 1 << 3,  /* hardware mode only (has_breakdown) */
     PPSIM_COLUMN_COMPUTE_BREAKDOWN = 1 << 4, /* kernel model only (has_compute_breakdown) */
 } PpsimColumnFlags;
