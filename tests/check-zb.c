@@ -332,6 +332,79 @@ START_TEST(test_zb_budget)
 }
 END_TEST
 
+/* A GArray of the @n doubles @v. */
+static GArray *
+doubles(const double *v, int n)
+{
+    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(double), n);
+    g_array_append_vals(a, v, n);
+    return a;
+}
+
+/* Option plan_times: median ([ZBREPO] zerobubble/runtime.py plans with every stage given the
+ * median stage's F, B and W). On p = 4 stages whose last one is the slowest (an LM head), the
+ * schedule planned that way is the one zb builds for stages that all have the median times
+ * (the upper median for even p: F 1.2, B 1.3, W 0.9 of the sorted per-stage times), order
+ * for order. Both plans reach the makespan's lower bound, the first F's path to the last stage
+ * (1.0 + 1.2 + 0.9 + 3 x 0.05 ms) plus the last stage's 12 x 8 ms, but the default, planning on
+ * each stage's own times, holds less than the median plan, which fills the 2p cap as on
+ * uniform stages. A value other than stages or median is refused, naming the option. */
+START_TEST(test_zb_plan_times_median)
+{
+    static const double f[] = {1.0, 1.2, 0.9, 3.0}, b[] = {1.1, 1.0, 1.3, 3.0},
+                        w[] = {0.8, 0.7, 0.9, 2.0}, med[] = {1.2, 1.3, 0.9};
+    int p = 4, m = 12;
+    g_autoptr(PpsimScenario) het = zb_scenario(p, m, "zb", NULL);
+    g_autoptr(PpsimScenario) uni = zb_scenario(p, m, "zb", NULL);
+    het->costs.stage_forward = doubles(f, p);
+    het->costs.stage_backward_input = doubles(b, p);
+    het->costs.stage_backward_weight = doubles(w, p);
+    uni->costs.forward_ps = llround(med[0] * PPSIM_PS_PER_MS);
+    uni->costs.backward_input_ps = llround(med[1] * PPSIM_PS_PER_MS);
+    uni->costs.backward_weight_ps = llround(med[2] * PPSIM_PS_PER_MS);
+    for (int k = 0; k < 2; k++) {
+        PpsimScenario *sc = k ? uni : het;
+        sc->costs.p2p_ps = PPSIM_PS_PER_MS / 20;
+        sc->costs.weight_activation = 0.6;
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("zb");
+    spec_set(spec, "memory_limit", "8");
+    spec_set(spec, "plan_times", "median");
+    PpsimCosts *costs = NULL;
+    PpsimSchedule *planned =
+        ppsim_sim_build_schedule(het, spec, &costs, &error); /* replay owns it */
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScheduleSpec) plain = ppsim_schedule_spec_new("zb");
+    spec_set(plain, "memory_limit", "8");
+    g_autoptr(PpsimSchedule) uniform = ppsim_sim_build_schedule(uni, plain, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) csv1 = ppsim_schedule_to_csv(planned);
+    g_autoptr(GString) csv2 = ppsim_schedule_to_csv(uniform);
+    ck_assert_str_eq(csv1->str, csv2->str);
+    g_autoptr(PpsimRunResult) med_res =
+        ppsim_sim_replay(het, costs, planned, "zb", "zb", 0, &error);
+    ppsim_assert_no_error(error);
+    ppsim_costs_free(costs);
+    g_autoptr(PpsimRunResult) own = zb_run(het, "zb", "8", &error);
+    ppsim_assert_no_error(error);
+    gint64 peak_med = ppsim_run_result_max_peak_activation(med_res);
+    gint64 peak_own = ppsim_run_result_max_peak_activation(own);
+    PpsimTime bound =
+        31 * (PPSIM_PS_PER_MS / 10) + 3 * (PPSIM_PS_PER_MS / 20) + 12 * 8 * PPSIM_PS_PER_MS;
+    ck_assert_int_eq(own->makespan_ps, bound);
+    ck_assert_int_eq(med_res->makespan_ps, bound);
+    ck_assert_int_eq(peak_med, 2 * p * 1000);
+    ck_assert_msg(peak_own < peak_med, "own %" G_GINT64_FORMAT " median %" G_GINT64_FORMAT,
+                  peak_own, peak_med);
+    g_autoptr(PpsimRunResult) bad = ppsim_test_run_option(het, "zb", "plan_times", "mean", &error);
+    ck_assert(bad == NULL);
+    ppsim_assert_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED);
+    ck_assert_msg(strstr(error->message, "plan_times") && strstr(error->message, "median"), "%s",
+                  error->message);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -346,6 +419,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zb_hardware);
     tcase_add_test(tc, test_scenario_limit_default);
     tcase_add_test(tc, test_zb_budget);
+    tcase_add_test(tc, test_zb_plan_times_median);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,13 +6,16 @@
  * such as 20GiB is a per-device activation budget in bytes (hardware mode). The search is in
  * zb-auto.c. Without the option, the scenario's memory.limit (less each device's static
  * memory) is the cap when the scenario sets one, else p M_B. Any p >= 1, m >= 1;
- * memory_limit >= 1 M_B on every stage.
+ * memory_limit >= 1 M_B on every stage. Option plan_times: median plans with every stage
+ * given the median stage's F, B and W, as the authors' runtime does ([ZBREPO]
+ * zerobubble/runtime.py); the schedule is then replayed on the real per-stage costs.
  */
 #include "sched/zb/zb-auto.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static const PpsimOptionSpec zb_options[] = {
     {"memory_limit", PPSIM_OPTION_STRING, NULL,
@@ -20,6 +23,10 @@ static const PpsimOptionSpec zb_options[] = {
      ">= 1, default the scenario's memory.limit when set, else p (ZB-1p), 2p gives ZB-2p; "
      "or a size (e.g. 20GiB), in bytes of "
      "activation, for hardware mode"},
+    {"plan_times", PPSIM_OPTION_STRING, "stages",
+     "F/B/W times the search plans with: stages (each stage's own estimate) or median "
+     "(every stage the median stage's F, B and W, as the [ZBREPO] runtime plans; memory stays "
+     "per stage); the replay always uses each stage's own"},
     {"budget", PPSIM_OPTION_STRING, "auto", PPSIM_SEARCH_BUDGET_HELP},
     {NULL}};
 
@@ -74,6 +81,45 @@ zb_limits(const char *text, const PpsimCostEstimates *c, int p, gint64 *limit, G
     return TRUE;
 }
 
+static int
+zb_time_cmp(gconstpointer a, gconstpointer b)
+{
+    PpsimTime x = *(const PpsimTime *)a, y = *(const PpsimTime *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of @n times (@v is sorted in place): the upper one when @n is even, element
+ * n/2 of the sorted list, as [ZBREPO] takes it. */
+static PpsimTime
+zb_median(PpsimTime *v, int n)
+{
+    qsort(v, n, sizeof *v, zb_time_cmp);
+    return v[n / 2];
+}
+
+/* Fills @plan with @c whose every stage has the median stage's F, B and W (@stage[p] is the
+ * storage); memory, R, offload and overlap estimates stay each stage's own. */
+static void
+zb_median_times(const PpsimCostEstimates *c, int p, PpsimCostEstimates *plan,
+                PpsimStageEstimate *stage)
+{
+    g_autofree PpsimTime *v = g_new(PpsimTime, 3 * p);
+    for (int d = 0; d < p; d++) {
+        v[d] = c->stage[d].f_ps;
+        v[p + d] = c->stage[d].b_ps;
+        v[2 * p + d] = c->stage[d].w_ps;
+    }
+    PpsimTime f = zb_median(v, p), b = zb_median(v + p, p), w = zb_median(v + 2 * p, p);
+    for (int d = 0; d < p; d++) {
+        stage[d] = c->stage[d];
+        stage[d].f_ps = f;
+        stage[d].b_ps = b;
+        stage[d].w_ps = w;
+    }
+    *plan = *c;
+    plan->stage = stage;
+}
+
 static gboolean
 zb_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, PpsimSchedule **out,
             GError **error)
@@ -105,18 +151,31 @@ zb_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params, 
     if (!ppsim_search_budget_get(params->options, "zb", ppsim_zb_auto_budget(p, shape->m), &budget,
                                  &is_auto, error))
         return FALSE;
+    const char *times = ppsim_options_get_string(params->options, "plan_times");
+    PpsimCostEstimates median;
+    g_autofree PpsimStageEstimate *median_stage = NULL;
+    const PpsimCostEstimates *plan = params->costs;
+    if (g_strcmp0(times, "median") == 0) {
+        median_stage = g_new(PpsimStageEstimate, p);
+        zb_median_times(params->costs, p, &median, median_stage);
+        plan = &median;
+    } else if (g_strcmp0(times, "stages") != 0) {
+        g_autofree char *q = ppsim_quote(times);
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "zb: option 'plan_times' must be stages or median, got '%s'", q);
+        return FALSE;
+    }
     PpsimZbAutoInfo info;
-    PpsimSchedule *sched = ppsim_zb_auto(p, shape->m, params->costs, limit, PPSIM_ZB_AUTO_DEFAULT,
-                                         budget, &info, error);
+    PpsimSchedule *sched =
+        ppsim_zb_auto(p, shape->m, plan, limit, PPSIM_ZB_AUTO_DEFAULT, budget, &info, error);
     if (sched == NULL) {
         g_prefix_error(error, "zb: ");
         return FALSE;
     }
     if (info.cut)
-        ppsim_search_budget_note(params->choices, budget, is_auto, info.n_run, info.n_total,
-                                 info.makespan,
-                                 ppsim_makespan_lower_bound(params->costs, sched->stage_device,
-                                                            sched->n_stages, p, shape->m));
+        ppsim_search_budget_note(
+            params->choices, budget, is_auto, info.n_run, info.n_total, info.makespan,
+            ppsim_makespan_lower_bound(plan, sched->stage_device, sched->n_stages, p, shape->m));
     *out = sched;
     return TRUE;
 }
