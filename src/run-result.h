@@ -119,7 +119,9 @@ typedef struct {
      * PpsimSolverReport, copied; absent for every other schedule. */
     gboolean has_solver;
     char solver_path[32], solver_status[32], solver_note[128], solver_warning[256];
+    char solver_milp_status[32];
     double solver_objective_ms, solver_bound_ms, solver_gap, solver_seconds;
+    double solver_milp_objective_ms;
     guint64 events_processed;
     gboolean one_pass;      /* replayed in one pass in dependency order, not by the event engine
                                (the same results; diagnostics only) */

@@ -573,7 +573,9 @@ ppsim_sim_run_spec(const PpsimScenario *sc, const PpsimScheduleSpec *spec, Ppsim
         g_strlcpy(res->solver_status, solver.status, sizeof res->solver_status);
         g_strlcpy(res->solver_note, solver.note, sizeof res->solver_note);
         g_strlcpy(res->solver_warning, solver.warning, sizeof res->solver_warning);
+        g_strlcpy(res->solver_milp_status, solver.milp_status, sizeof res->solver_milp_status);
         res->solver_objective_ms = solver.objective_ms;
+        res->solver_milp_objective_ms = solver.milp_objective_ms;
         res->solver_bound_ms = solver.bound_ms;
         res->solver_gap = solver.gap;
         res->solver_seconds = solver.seconds;

@@ -336,6 +336,10 @@ text_solvers(GString *out, const GPtrArray *results)
         text_number(out, "objective", res->solver_objective_ms, 3, " ms");
         text_number(out, "bound", res->solver_bound_ms, 3, " ms");
         text_number(out, "gap", res->solver_gap, 4, "");
+        if (strcmp(res->solver_path, "milp") != 0 && res->solver_milp_status[0]) {
+            g_string_append_printf(out, "; the solver's own: status %s", res->solver_milp_status);
+            text_number(out, "objective", res->solver_milp_objective_ms, 3, " ms");
+        }
         if (res->solver_note[0])
             g_string_append_printf(out, " (%s)", res->solver_note);
         g_string_append_c(out, '\n');

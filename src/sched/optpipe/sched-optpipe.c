@@ -60,10 +60,27 @@ report_solve(PpsimSolverReport *r, const PpsimMilpResult *res)
 {
     if (r == NULL)
         return;
-    r->objective_ms = res->objective;
+    r->objective_ms = r->milp_objective_ms = res->objective;
     r->bound_ms = res->bound;
     r->gap = res->gap;
     r->seconds = res->seconds;
+    g_strlcpy(r->milp_status, ppsim_milp_status_name(res), sizeof r->milp_status);
+}
+
+/* The warm start (estimated makespan @warm_ps) is returned, not the solver's schedule: the
+ * report's status and objective become the warm start's; the solver's bound still bounds
+ * the model's optimum, so the status is "optimal" when the bound reaches the warm start. */
+static void
+report_warm(PpsimSolverReport *r, PpsimTime warm_ps, double bound, const char *note)
+{
+    double obj = (double)warm_ps / 1e9;
+    gboolean proved = !isnan(bound) && bound >= obj * (1 - 1e-9);
+    report_path(r, "warm-start", proved ? "optimal" : "warm-start", note);
+    if (r == NULL)
+        return;
+    r->objective_ms = obj;
+    r->bound_ms = proved ? obj : bound;
+    r->gap = proved ? 0 : isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
 }
 
 static gboolean
@@ -228,7 +245,7 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         report_path(rep, "heuristic", "not-run", why);
         if (rep) { /* the objective the model would give the schedule: its estimated makespan */
             rep->objective_ms = (double)warm_eval.makespan_ps / 1e9;
-            rep->bound_ms = rep->gap = NAN;
+            rep->bound_ms = rep->gap = rep->milp_objective_ms = NAN;
         }
         *out = g_steal_pointer(&warm);
         return TRUE;
@@ -263,25 +280,18 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                            io->message);
         }
         *out = g_steal_pointer(&inc);
-    } else if (info.milp.cut_off) {
-        /* the warm start is the incumbent; the LP bound streamed before the cut may prove it */
-        double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;
-        gboolean proved = !isnan(bound) && bound >= obj * (1 - 1e-9);
-        report_path(rep, "warm-start", proved ? "optimal" : status,
-                    proved ? "the time limit stopped the solver; the LP bound proves the warm "
-                             "start optimal"
-                           : "the time limit stopped the solver before it answered");
-        if (rep != NULL) {
-            rep->objective_ms = obj;
-            rep->bound_ms = proved ? obj : bound;
-            rep->gap = proved ? 0 : isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
-        }
-        *out = g_steal_pointer(&warm);
     } else {
-        report_path(rep, "warm-start", status,
-                    inc == NULL ? "no incumbent from the solver"
-                    : !ev.fits  ? "the solver's schedule exceeds the limit when replayed"
-                                : "the solver's schedule is slower when replayed");
+        /* the bound is the model's: with no solution (infeasible) it bounds nothing */
+        double bound = inc == NULL && !info.milp.cut_off ? NAN : info.milp.bound;
+        gboolean proved = !isnan(bound) && bound * 1e9 >= warm_eval.makespan_ps * (1 - 1e-9);
+        report_warm(rep, warm_eval.makespan_ps, bound,
+                    info.milp.cut_off && proved
+                        ? "the time limit stopped the solver; the LP bound proves the warm start "
+                          "optimal"
+                    : info.milp.cut_off ? "the time limit stopped the solver before it answered"
+                    : inc == NULL       ? "no incumbent from the solver"
+                    : !ev.fits          ? "the solver's schedule exceeds the limit when replayed"
+                                        : "the solver's schedule is slower when replayed");
         *out = g_steal_pointer(&warm);
     }
     return TRUE;
