@@ -13,7 +13,7 @@
 #pragma once
 
 #include <glib.h>
-#include "run-result.h"
+#include "sim.h"
 #include "scenario/scenario.h"
 
 G_BEGIN_DECLS
