@@ -332,6 +332,59 @@ START_TEST(test_milp_replay_agrees)
 }
 END_TEST
 
+/* [OP] Eq. 3 (`objective: stage-span`): the longest device span, first op's start to last
+ * op's end. When CBC proves it optimal the replayed span (max over devices of end -
+ * first_start) equals the objective, and it is never longer than the span of the makespan
+ * optimum (Eq. 4) of the same instance; p = 2, m = 4 without a limit: span 12 ms (device 0
+ * starts at once, so the last device's warm-up offset is not in its span) against the
+ * makespan optimum's 13. */
+START_TEST(test_milp_stage_span)
+{
+    if (!ppsim_milp_available())
+        return;
+    const double cases[][4] = {
+        /* p, m, limit (0: none), offload */
+        {2, 4, 0, 0.5},
+        {4, 4, 3, 1},
+        {2, 3, 1, 0.5},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        const double *k = cases[c];
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit((int)k[0], 1, (int)k[1], "x");
+        sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
+            PPSIM_PS_PER_MS;
+        sc->costs.offload_ps = (PpsimTime)(k[3] * PPSIM_PS_PER_MS);
+        sc->memory_limit_units = k[2];
+        sc->memory_limit_set = k[2] > 0;
+        double span[2];
+        for (int eq3 = 0; eq3 < 2; eq3++) {
+            const char *kv[] = {
+                "time_limit", "30",   "max_binaries", "100000",
+                "cache_dir",  "none", "objective",    eq3 ? "stage-span" : "makespan",
+                NULL};
+            PpsimSolverReport rep = {0};
+            g_autoptr(GError) error = NULL;
+            g_autoptr(PpsimRunResult) res = run_optpipe_kv(sc, kv, &rep, &error);
+            ppsim_assert_no_error(error);
+            ck_assert(!ppsim_run_result_any_oom(res));
+            PpsimTime longest = 0;
+            for (int d = 0; d < res->p; d++)
+                longest = MAX(longest, res->devices[d].end_ps - res->devices[d].first_start_ps);
+            span[eq3] = longest / (double)PPSIM_PS_PER_MS;
+            ck_assert_str_eq(rep.status, "optimal");
+            if (eq3)
+                ck_assert_msg(fabs(span[1] - rep.objective_ms) < 1e-6,
+                              "case %u: span objective %g, replayed span %g", c, rep.objective_ms,
+                              span[1]);
+        }
+        ck_assert_msg(span[1] <= span[0] + 1e-9, "case %u: Eq. 3 span %g, Eq. 4's %g", c, span[1],
+                      span[0]);
+        if (c == 0)
+            ck_assert(fabs(span[1] - 12) < 1e-9 && fabs(span[0] - 13) < 1e-9);
+    }
+}
+END_TEST
+
 /* Transfers of one direction by devices @a and @b (on the estimated timeline @st, @en of
  * @s) that overlap in time, counted. */
 static int
@@ -518,6 +571,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_milp_exhaustive);
     tcase_add_test(tc, test_milp_beats_generators);
     tcase_add_test(tc, test_milp_replay_agrees);
+    tcase_add_test(tc, test_milp_stage_span);
     tcase_add_test(tc, test_milp_hard_limit);
     tcase_add_test(tc, test_milp_shared_switch);
     tcase_add_test(tc, test_milp_shared_switch_replay);

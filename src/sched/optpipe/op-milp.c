@@ -38,7 +38,7 @@
 
 typedef struct {
     int p, m;
-    gboolean off;
+    gboolean off, stage_span;
     double big_m, horizon;
     int C;
     int *sF, *sB, *sW, *O, *R, *X; /* [p * m] */
@@ -152,10 +152,25 @@ model_compute(PpsimMilp *milp, Model *mo, const PpsimCostEstimates *c)
                 after(milp, mo->sW[AT(mo, i, j + 1)], w, tw);
             }
         }
-        row(milp, 'G', tw, 2, mo->C, 1.0, mo->sW[AT(mo, i, m - 1)], -1.0); /* Eq. 4 */
-        /* a cut for the LP bound (valid: every op of device i starts after its F(0) and they
-         * run one at a time): C >= sF(i, 0) + m (F + B + W) */
-        row(milp, 'G', m * (tf + tb + tw), 2, mo->C, 1.0, mo->sF[AT(mo, i, 0)], -1.0);
+        if (mo->stage_span) {
+            /* Eq. 3: C >= E(i, m, W) - (E(i, 1, F) - T(i, 1, F)), the span from F(0) to the
+             * last W; F(0) starts as soon as its input is there, as in the replay (which
+             * cannot hold a device back), so the replay's span is the model's */
+            row(milp, 'G', tw, 3, mo->C, 1.0, mo->sW[AT(mo, i, m - 1)], -1.0, mo->sF[AT(mo, i, 0)],
+                1.0);
+            if (i > 0)
+                row(milp, 'L', ms(c->stage[i - 1].f_ps) + comm, 2, mo->sF[AT(mo, i, 0)], 1.0,
+                    mo->sF[AT(mo, i - 1, 0)], -1.0);
+            else
+                row(milp, 'L', 0, 1, mo->sF[AT(mo, 0, 0)], 1.0);
+            /* the cut for the LP bound: the span holds all of the device's work */
+            row(milp, 'G', m * (tf + tb + tw), 1, mo->C, 1.0);
+        } else {
+            row(milp, 'G', tw, 2, mo->C, 1.0, mo->sW[AT(mo, i, m - 1)], -1.0); /* Eq. 4 */
+            /* a cut for the LP bound (valid: every op of device i starts after its F(0) and
+             * they run one at a time): C >= sF(i, 0) + m (F + B + W) */
+            row(milp, 'G', m * (tf + tb + tw), 2, mo->C, 1.0, mo->sF[AT(mo, i, 0)], -1.0);
+        }
         for (int a = 1; a < m; a++)
             for (int b = 0; b < a; b++) { /* Eq. 7 where the order is open */
                 int k = AT2(mo, i, a, b);
@@ -599,7 +614,7 @@ ppsim_op_milp_solve(const PpsimPipelineShape *shape, const PpsimCostEstimates *c
     int p = shape->p, m = shape->m;
     g_return_val_if_fail(shape->v == 1, FALSE);
     *out = NULL;
-    Model mo = {.p = p, .m = m, .off = opts->offload};
+    Model mo = {.p = p, .m = m, .off = opts->offload, .stage_span = opts->stage_span};
     if (horizon_ps <= 0) /* everything in series: no schedule takes longer */
         for (int i = 0; i < p; i++)
             horizon_ps += m * (costs->stage[i].f_ps + costs->stage[i].b_ps + costs->stage[i].w_ps +

@@ -31,6 +31,10 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"threads", PPSIM_OPTION_INT, "1", "solver threads (above 1 CBC is not deterministic)"},
     {"offload", PPSIM_OPTION_STRING, "auto",
      "auto (offload/reload choices in the MILP when a limit is set) or none"},
+    {"objective", PPSIM_OPTION_STRING, "makespan",
+     "makespan (Eq. 4: the iteration's end) or stage-span (Eq. 3: the longest device span, "
+     "first op to last; what [OP] App. B's post-validation runs, so its tables' iteration "
+     "times)"},
     {"max_binaries", PPSIM_OPTION_INT, "2000",
      "larger models skip the solver and take the heuristic path"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
@@ -43,6 +47,13 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"cache_dir", PPSIM_OPTION_STRING, "auto",
      "cached schedules ([OP] §4.2): a directory; auto: $XDG_CACHE_HOME/ppsim; none: off"},
     {NULL}};
+
+/* What the objective scores: Eq. 3's stage span or the makespan. */
+static PpsimTime
+op_score(const PpsimOpMilpOptions *mo, const PpsimOpEval *ev)
+{
+    return mo->stage_span ? ev->span_ps : ev->makespan_ps;
+}
 
 static void
 report_path(PpsimSolverReport *r, const char *path, const char *status, const char *note)
@@ -88,6 +99,13 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
 {
     const char *off = ppsim_options_get_string(o, "offload");
     const char *sw = ppsim_options_get_string(o, "shared_switch");
+    const char *obj = ppsim_options_get_string(o, "objective");
+    if (strcmp(obj, "makespan") != 0 && strcmp(obj, "stage-span") != 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: option 'objective' must be makespan or stage-span, got '%s'", obj);
+        return FALSE;
+    }
+    mo->stage_span = strcmp(obj, "stage-span") == 0;
     mo->solver.time_limit_s = ppsim_options_get_double(o, "time_limit");
     mo->solver.node_limit = ppsim_options_get_int(o, "node_limit");
     mo->solver.gap = ppsim_options_get_double(o, "gap");
@@ -225,8 +243,9 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                          &warm_eval, &warm_from, error))
         return FALSE;
     PpsimSolverReport *rep = params->solver;
-    g_autofree char *dir = mo.no_switch
-                               ? NULL /* an ablation: nothing cached either way */
+    /* the cache holds makespan schedules; an ablation caches nothing either way */
+    g_autofree char *dir = mo.no_switch || mo.stage_span
+                               ? NULL
                                : optpipe_cache_dir(ppsim_options_get_string(o, "cache_dir"));
     g_autofree char *key = ppsim_op_cache_key(shape, c, limit, mo.offload);
     gboolean from_cache = FALSE;
@@ -244,7 +263,7 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                 : g_strdup("built without CBC");
         report_path(rep, "heuristic", "not-run", why);
         if (rep) { /* the objective the model would give the schedule: its estimated makespan */
-            rep->objective_ms = (double)warm_eval.makespan_ps / 1e9;
+            rep->objective_ms = (double)op_score(&mo, &warm_eval) / 1e9;
             rep->bound_ms = rep->gap = rep->milp_objective_ms = NAN;
         }
         *out = g_steal_pointer(&warm);
@@ -252,8 +271,9 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     }
     g_autoptr(PpsimSchedule) inc = NULL;
     PpsimOpMilpSolve info = {0};
-    if (!ppsim_op_milp_solve(shape, c, limit, warm, warm_eval.makespan_ps, &mo, &inc, &info,
-                             error)) {
+    /* the warm start's makespan bounds every time; a stage span can take longer overall */
+    if (!ppsim_op_milp_solve(shape, c, limit, warm, mo.stage_span ? 0 : warm_eval.makespan_ps, &mo,
+                             &inc, &info, error)) {
         g_prefix_error(error, "optpipe: ");
         return FALSE;
     }
@@ -268,7 +288,7 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         return FALSE;
     }
     ppsim_milp_result_clear(&info.milp);
-    if (inc != NULL && ev.fits && ev.makespan_ps <= warm_eval.makespan_ps) {
+    if (inc != NULL && ev.fits && op_score(&mo, &ev) <= op_score(&mo, &warm_eval)) {
         report_path(rep, "milp", status,
                     from_cache  ? "warm start from the cache"
                     : warm_from ? "warm start from zb"
@@ -283,8 +303,8 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     } else {
         /* the bound is the model's: with no solution (infeasible) it bounds nothing */
         double bound = inc == NULL && !info.milp.cut_off ? NAN : info.milp.bound;
-        gboolean proved = !isnan(bound) && bound * 1e9 >= warm_eval.makespan_ps * (1 - 1e-9);
-        report_warm(rep, warm_eval.makespan_ps, bound,
+        gboolean proved = !isnan(bound) && bound * 1e9 >= op_score(&mo, &warm_eval) * (1 - 1e-9);
+        report_warm(rep, op_score(&mo, &warm_eval), bound,
                     info.milp.cut_off && proved
                         ? "the time limit stopped the solver; the LP bound proves the warm start "
                           "optimal"
