@@ -228,12 +228,21 @@ plan_json(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
     g_string_truncate(out, out->len - 1); /* its closing brace */
     g_string_append_printf(out, ",\"from\":\"%s\",\"free_cap\":%s}", plan->source,
                            plan->free_cap ? "true" : "false");
+    /* even-full and greedy first, as before the other candidates were added */
     g_string_append(out, ",\"baselines\":[");
-    for (guint i = 1; i < rows->len; i++) {
-        if (i > 1)
-            g_string_append_c(out, ',');
-        plan_json_assignment(out, pb, &g_array_index(rows, PlanRow, i));
-    }
+    gboolean first = TRUE;
+    for (int pass = 0; pass < 2; pass++)
+        for (guint i = 1; i < rows->len; i++) {
+            const PlanRow *row = &g_array_index(rows, PlanRow, i);
+            gboolean classic =
+                strcmp(row->name, "even-full") == 0 || strcmp(row->name, "greedy") == 0;
+            if (classic != (pass == 0))
+                continue;
+            if (!first)
+                g_string_append_c(out, ',');
+            first = FALSE;
+            plan_json_assignment(out, pb, row);
+        }
     g_string_append(out, "]}\n");
 }
 
