@@ -48,6 +48,23 @@ static const PpsimOptionSpec optpipe_options[] = {
      "cached schedules ([OP] §4.2): a directory; auto: $XDG_CACHE_HOME/ppsim; none: off"},
     {NULL}};
 
+/* A lower bound on the objective without the solver (the model's machine cut): device i
+ * starts no earlier than microbatch 0's forward reaches it and then runs all its m (F + B +
+ * W) one op at a time, so the makespan is at least max_i [sum_{k<i} (F_k + comm) + m (F_i +
+ * B_i + W_i)], and a device's span at least its work. In ms. */
+static double
+optpipe_bound_ms(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, gboolean span)
+{
+    double best = 0, arrive = 0;
+    for (int i = 0; i < shape->p; i++) {
+        const PpsimStageEstimate *st = &c->stage[i];
+        double work = (double)shape->m * (double)(st->f_ps + st->b_ps + st->w_ps);
+        best = MAX(best, (span ? 0 : arrive) + work);
+        arrive += (double)(st->f_ps + c->comm_ps);
+    }
+    return best / 1e9;
+}
+
 /* What the objective scores: Eq. 3's stage span or the makespan. */
 static PpsimTime
 op_score(const PpsimOpMilpOptions *mo, const PpsimOpEval *ev)
@@ -264,7 +281,9 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         report_path(rep, "heuristic", "not-run", why);
         if (rep) { /* the objective the model would give the schedule: its estimated makespan */
             rep->objective_ms = (double)op_score(&mo, &warm_eval) / 1e9;
-            rep->bound_ms = rep->gap = rep->milp_objective_ms = NAN;
+            rep->milp_objective_ms = NAN;
+            rep->bound_ms = optpipe_bound_ms(shape, c, mo.stage_span);
+            rep->gap = MAX(0, rep->objective_ms - rep->bound_ms) / rep->objective_ms;
         }
         *out = g_steal_pointer(&warm);
         return TRUE;
