@@ -306,6 +306,53 @@ START_TEST(test_cache)
 }
 END_TEST
 
+/* The heuristic path (more binaries than max_binaries) still reports a bound and a gap:
+ * the machine bound max_i [sum_{k<i} (F_k + comm) + m (F_i + B_i + W_i)]. p = 4, m = 8,
+ * F = B = W = 1 ms: 3 + 24 = 27 ms, which the warm start (the automatic ZB) meets without a
+ * limit (gap 0, so it is optimal); under a 2-unit limit the bound stays 27 ms and is below
+ * the warm start's makespan, which the gap reports. With stage-span the bound is a device's
+ * work, 24 ms. */
+START_TEST(test_heuristic_bound)
+{
+    const struct {
+        double limit;
+        const char *objective;
+        double bound;
+    } cases[] = {{0, "makespan", 27}, {2, "makespan", 27}, {0, "stage-span", 24}};
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 1, 8, "optpipe");
+        sc->costs.offload_ps = PPSIM_PS_PER_MS / 2;
+        sc->memory_limit_units = cases[c].limit;
+        sc->memory_limit_set = cases[c].limit > 0;
+        g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("optpipe");
+        const char *kv[] = {"max_binaries", "1",         "cache_dir",
+                            "none",         "objective", cases[c].objective};
+        for (guint k = 0; k < G_N_ELEMENTS(kv); k += 2) {
+            PpsimOptionValue o = {g_strdup(kv[k]), g_strdup(kv[k + 1]), {1, 1}};
+            g_array_append_val(spec->options, o);
+        }
+        g_autoptr(GError) error = NULL;
+        PpsimCosts *costs = NULL;
+        PpsimSolverReport rep = {0};
+        PpsimSchedule *s = ppsim_sim_build_schedule_full(sc, spec, &costs, &rep, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) res =
+            ppsim_sim_replay(sc, costs, s, "optpipe", "optpipe", 0, &error);
+        ppsim_assert_no_error(error);
+        ppsim_costs_free(costs);
+        ck_assert_str_eq(rep.path, "heuristic");
+        ck_assert_msg(fabs(rep.bound_ms - cases[c].bound) < 1e-9, "case %u: bound %g", c,
+                      rep.bound_ms);
+        ck_assert(rep.bound_ms <= rep.objective_ms + 1e-9);
+        ck_assert(fabs(rep.gap - (rep.objective_ms - rep.bound_ms) / rep.objective_ms) < 1e-12);
+        if (c == 0) /* memory-rich: the warm start meets the bound */
+            ck_assert(rep.gap == 0 && fabs(res->makespan_ps / 1e9 - 27) < 1e-9);
+        if (c == 1)
+            ck_assert(rep.gap > 0);
+    }
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -324,6 +371,7 @@ ppsim_test_suite(void)
     TCase *cache = tcase_create("cache");
     tcase_set_timeout(cache, 120);
     ppsim_test_add_cbc(cache, test_cache);
+    tcase_add_test(cache, test_heuristic_bound);
     suite_add_tcase(s, cache);
     return s;
 }

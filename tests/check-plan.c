@@ -456,6 +456,68 @@ START_TEST(test_plan_replay_and_fragment)
 }
 END_TEST
 
+/* The planner never returns a plan slower than a candidate it replayed and that fits: on
+ * the audit's reproduction (GPT 5.8B, zb-v, memory.limit 33.54 GiB: the ILP's plan, whose
+ * ZB-V memory bound is looser than the replay, replays at 6669 ms where the even split with
+ * full recompute fits at 5703 ms) the returned plan is the baseline, and in every case the
+ * returned plan, applied through its scenario fragment, replays at the fastest fitting
+ * candidate's makespan, without OOM. */
+START_TEST(test_plan_never_slower)
+{
+    const struct {
+        const char *scenario, *schedule, *limit, *source;
+    } cases[] = {
+        {"scenarios/plan/gpt-5.8b-a100.yaml", "zb-v", "memory.limit=33.54GiB", "even-full"},
+        {"scenarios/plan/gpt-5.8b-a100.yaml", "zb-h1", "memory.limit=33.54GiB", NULL},
+        {"scenarios/plan/llama3-8b-a100.yaml", "zb-v", "memory.limit=40GiB", NULL},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autofree char *path = ppsim_test_src_path(cases[c].scenario);
+        const char *sets[] = {cases[c].limit, NULL};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, sets, &error);
+        ppsim_assert_no_error(error);
+        PpsimPlanOptions o = {.schedule = cases[c].schedule, .time_limit_s = 30};
+        g_autoptr(PpsimPlan) plan = ppsim_plan_new(sc, &o, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) cands = ppsim_plan_choose(plan, sc, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_uint_ge(cands->len, 3);
+        PpsimTime fastest = G_MAXINT64;
+        for (guint i = 0; i < cands->len; i++) {
+            const PpsimPlanCandidate *k = g_ptr_array_index(cands, i);
+            if (k->res != NULL && !ppsim_run_result_any_oom(k->res))
+                fastest = MIN(fastest, k->res->makespan_ps);
+        }
+        if (cases[c].source != NULL)
+            ck_assert_str_eq(plan->source, cases[c].source);
+        /* the plan as the user gets it: the fragment applied to the scenario, replayed */
+        g_autoptr(GString) frag = g_string_new(NULL);
+        ppsim_plan_write_fragment(frag, sc, plan);
+        g_autofree char *fpath =
+            g_build_filename(g_get_tmp_dir(), "ppsim-check-plan-ns.yaml", NULL);
+        ck_assert(g_file_set_contents(fpath, frag->str, (gssize)frag->len, NULL));
+        g_auto(GStrv) over = ppsim_scenario_fragment_overrides(fpath, &error);
+        ppsim_assert_no_error(error);
+        g_unlink(fpath);
+        g_autoptr(GPtrArray) all = g_ptr_array_new();
+        g_ptr_array_add(all, (gpointer)cases[c].limit);
+        for (int i = 0; over[i] != NULL; i++)
+            g_ptr_array_add(all, over[i]);
+        g_ptr_array_add(all, NULL);
+        g_autoptr(PpsimScenario) applied =
+            ppsim_scenario_load_file(path, (const char *const *)all->pdata, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) res =
+            ppsim_sim_run_spec(applied, g_ptr_array_index(applied->schedules, 0), 0, &error);
+        ppsim_assert_no_error(error);
+        ck_assert(!ppsim_run_result_any_oom(res));
+        ck_assert_msg(res->makespan_ps == fastest, "case %u: plan (%s) %g ms, fastest %g ms", c,
+                      plan->source, res->makespan_ps / 1e9, fastest / 1e9);
+    }
+}
+END_TEST
+
 /* Runs the ppsim executable; returns the exit status, fills *@out and *@err. */
 static int
 spawn_ppsim(char **out, char **err, const char *const *args)
@@ -539,6 +601,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_no_fit_names_smallest_limit);
     ppsim_test_add_cbc(tc, test_ilp_cut_off_keeps_start);
     tcase_add_test(tc, test_plan_replay_and_fragment);
+    tcase_add_test(tc, test_plan_never_slower);
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");
     tcase_set_timeout(tc, 120);

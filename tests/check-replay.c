@@ -249,6 +249,42 @@ START_TEST(test_optpipe_both_ways)
 }
 END_TEST
 
+/* A compute op's wait on its device's copy op (`&i`): F1 starts only once the offload of F0's
+ * activation has ended, so the activation peak is one, not two; both replays agree, and
+ * without the wait F1 starts at once and the peak is two. By hand (F = B = W = 1 ms, a
+ * 0.5 ms transfer): F0 [0, 1], OFF0 [1, 1.5], F1 [1.5, 2.5], B1 [2.5, 3.5], W1 [3.5, 4.5],
+ * RL0 after W1 [4.5, 5], B0 [5, 6], W0 [6, 7]; without the wait everything up to RL0 is
+ * 0.5 ms earlier. */
+START_TEST(test_compute_waits_copy)
+{
+    static const char *const csv[2] = {"0F0,0F1&0,0I1,0W1,0I0,0W0,|,0O0,0L0@3\n",
+                                       "0F0,0F1,0I1,0W1,0I0,0W0,|,0O0,0L0@3\n"};
+    gint64 peak[2][2];
+    for (int wait = 0; wait < 2; wait++)
+        for (int events = 0; events < 2; events++) {
+            g_autoptr(GError) error = NULL;
+            PpsimSchedule *sched =
+                ppsim_schedule_from_csv(csv[wait], strlen(csv[wait]), "w.csv", &error);
+            ppsim_assert_no_error(error);
+            g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(1, 1, 2, "custom");
+            sc->costs.offload_ps = PPSIM_PS_PER_MS / 2;
+            g_autoptr(PpsimCosts) costs = ppsim_costs_new(sc, 1, &error);
+            ppsim_assert_no_error(error);
+            g_autoptr(PpsimRunResult) res = ppsim_sim_replay(sc, costs, sched, "w", "custom",
+                                                             events ? PPSIM_SIM_EVENTS : 0, &error);
+            ppsim_assert_no_error(error);
+            PpsimTime ms = PPSIM_PS_PER_MS;
+            ck_assert_int_eq(res->makespan_ps, wait == 0 ? 7 * ms : 13 * ms / 2);
+            peak[wait][events] = res->devices[0].peak_activation;
+        }
+    /* one activation against two (in the replay's internal units) */
+    ck_assert_int_gt(peak[0][0], 0);
+    ck_assert_int_eq(peak[0][1], peak[0][0]);
+    ck_assert_int_eq(peak[1][0], 2 * peak[0][0]);
+    ck_assert_int_eq(peak[1][1], 2 * peak[0][0]);
+}
+END_TEST
+
 /* A cyclic wait: the same message both ways (the checker names the op). */
 START_TEST(test_cycle_both_ways)
 {
@@ -314,6 +350,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_generators_both_ways);
     tcase_add_test(tc, test_optpipe_both_ways);
     tcase_add_test(tc, test_cycle_both_ways);
+    tcase_add_test(tc, test_compute_waits_copy);
     tcase_add_test(tc, test_one_pass_only_where_exact);
     suite_add_tcase(s, tc);
     return s;

@@ -174,6 +174,56 @@ START_TEST(test_csv_copy_sync)
 }
 END_TEST
 
+/* A compute op's wait on its row's copy action, `&i` after a compute cell: kept through a
+ * round trip; a bad one named with file, line and column; a cycle through one caught; the
+ * API's out-of-range waits refused by the checker. */
+START_TEST(test_csv_compute_wait)
+{
+    const char *text = "0F0,0F1&0,0B1,0B0&1,|,0O0,0L0@2\n1F0,1F1,1B1,1B0\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimSchedule) s = from_csv(text, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_uint_eq(s->compute_wait[0]->len, 2);
+    ck_assert_uint_eq(s->compute_wait[1]->len, 0);
+    const PpsimComputeWait *e = &g_array_index(s->compute_wait[0], PpsimComputeWait, 1);
+    ck_assert_int_eq(e->op, 3);
+    ck_assert_int_eq(e->index, 1);
+    ck_assert(ppsim_schedule_validate(s, &error));
+    g_autoptr(GString) csv = ppsim_schedule_to_csv(s);
+    ck_assert_str_eq(csv->str, text);
+    g_autoptr(PpsimSchedule) copy = ppsim_schedule_copy(s);
+    ck_assert(ppsim_schedule_equal(s, copy));
+    g_array_set_size(copy->compute_wait[0], 1);
+    ck_assert(!ppsim_schedule_equal(s, copy));
+    const struct {
+        const char *text, *expect;
+    } bad[] = {
+        {"0F0,0F1&2,0B0,0B1,|,0O0,0L0\n", "t.csv:1:5: &2: the wait names a copy action"},
+        {"0F0,0F1&,0B0,0B1\n", "t.csv:1:5: bad wait"},
+        {"0F0,0F1&x,0B0,0B1\n", "t.csv:1:5: bad wait"},
+        {"0F0,0B0,|,0O0&0,0L0\n", "t.csv:1:11: trailing characters"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(PpsimSchedule) b = from_csv(bad[i].text, &err);
+        ck_assert_ptr_null(b);
+        ppsim_assert_error(err, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE);
+        ck_assert_msg(strstr(err->message, bad[i].expect) != NULL, "case %u: '%s'", i,
+                      err->message);
+    }
+    /* F0 waits for the offload of its own activation, which starts after F0 */
+    g_autoptr(PpsimSchedule) cyc = from_csv("0F0&0,0B0,|,0O0,0L0\n", &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!ppsim_schedule_validate(cyc, &error));
+    ck_assert(strstr(error->message, "cyclic wait") != NULL);
+    g_clear_error(&error);
+    g_autoptr(PpsimSchedule) api = from_csv("0F0,0B0,|,0O0,0L0\n", &error);
+    ppsim_schedule_add_compute_wait(api, 0, 1, 2);
+    ck_assert(!ppsim_schedule_validate(api, &error));
+    ck_assert(strstr(error->message, "names a copy op the device does not have") != NULL);
+}
+END_TEST
+
 START_TEST(test_csv_pytorch_cells)
 {
     /* PyTorch comm actions and blank cells are skipped; trailing blank lines are no devices */
@@ -300,6 +350,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_csv_pytorch_cells);
     tcase_add_test(tc, test_csv_anchor);
     tcase_add_test(tc, test_csv_copy_sync);
+    tcase_add_test(tc, test_csv_compute_wait);
     tcase_add_test(tc, test_csv_parse_errors);
     tcase_add_test(tc, test_csv_limits);
     suite_add_tcase(s, tc);

@@ -21,19 +21,12 @@ typedef struct {
     double time_limit;
 } PlanOptions;
 
-/* One replayed candidate: the plan or a baseline. */
+/* One row of the output: the plan or a candidate (nothing owned). */
 typedef struct {
     const char *name;
-    PpsimPlanAssignment *a; /* owned */
-    PpsimRunResult *res;    /* owned, NULL when not replayed */
+    const PpsimPlanAssignment *a;
+    const PpsimRunResult *res; /* NULL when not replayed */
 } PlanRow;
-
-static void
-plan_row_clear(PlanRow *row)
-{
-    ppsim_plan_assignment_free(row->a);
-    ppsim_run_result_free(row->res);
-}
 
 static const char plan_description[] =
     "Chooses, for the schedule family of SCENARIO (its first schedule, or --schedule), how\n"
@@ -41,8 +34,12 @@ static const char plan_description[] =
     "(none, selective, full), minimising the recompute, imbalance and warm-up/cool-down\n"
     "bubbles together under memory.limit: an integer program on CBC, or a local search\n"
     "labelled 'heuristic' when ppsim was built without CBC (or with --heuristic). The plan is\n"
-    "then replayed by the simulator. -o writes it as a scenario fragment for 'ppsim run\n"
-    "--with'. When no plan fits, the error names the smallest memory limit that would.\n"
+    "then replayed by the simulator next to the baselines (even split with full recompute,\n"
+    "greedy modes on the even split, the scenario as given; for zb-v each also with its cap\n"
+    "sized from memory.limit), and the fastest that fits is the plan: never slower than a\n"
+    "baseline (--no-replay returns the optimiser's plan unchecked). -o writes it as a\n"
+    "scenario fragment for 'ppsim run --with'. When no plan fits, the error names the\n"
+    "smallest memory limit that would.\n"
     "\n"
     "The text shows each stage's device, layers and mode, the predicted makespan, peak\n"
     "memory and bubbles (recompute B_R, imbalance B_I, warm-up/cool-down B_P, summed over\n"
@@ -57,46 +54,30 @@ static const char plan_description[] =
     "\n"
     "Exit status: 0 ok, 1 bad scenario or no plan fits, 2 usage error.";
 
-static gboolean
-plan_replay(const PpsimScenario *sc, const PpsimPlanProblem *pb, PlanRow *row, GError **error)
-{
-    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, pb->schedule, error);
-    if (spec == NULL)
-        return FALSE;
-    PpsimScenario *planned = ppsim_plan_scenario(sc, pb, row->a);
-    row->res = ppsim_sim_run_spec(planned, spec, 0, error);
-    ppsim_plan_scenario_free(planned);
-    return row->res != NULL;
-}
-
-static int
-plan_mode_index(const PpsimPlanProblem *pb, PpsimRecompute r)
-{
-    for (int k = 0; k < pb->n_modes; k++)
-        if (pb->mode[k] == r)
-            return k;
-    return pb->n_modes - 1;
-}
-
-/* The plan, then with --compare: Megatron's even split with full recompute everywhere, and
- * the greedy baseline (even split, each stage's fastest mode that fits). */
+/* The plan, then with --compare every candidate the planner replayed (ppsim_plan_choose):
+ * the optimiser's plan, Megatron's even split with full recompute everywhere, the greedy
+ * baseline (even split, each stage's fastest mode that fits), the scenario as given, and
+ * for zb-v each with the cap sized from memory.limit ("+cap"). */
 static GArray *
-plan_rows(const PpsimPlan *plan, gboolean compare)
+plan_rows(const PpsimPlan *plan, const GPtrArray *cands, gboolean compare)
 {
-    const PpsimPlanProblem *pb = plan->problem;
     GArray *rows = g_array_new(FALSE, TRUE, sizeof(PlanRow));
-    g_array_set_clear_func(rows, (GDestroyNotify)plan_row_clear);
-    PlanRow row = {"plan", ppsim_plan_assignment_copy(plan->best), NULL};
+    const PpsimRunResult *res = NULL;
+    for (guint i = 0; cands != NULL && i < cands->len && res == NULL; i++) {
+        const PpsimPlanCandidate *c = g_ptr_array_index(cands, i);
+        if (c->free_cap == plan->free_cap && g_str_has_prefix(c->name, plan->source) &&
+            (c->name[strlen(plan->source)] == '\0' || c->name[strlen(plan->source)] == '+'))
+            res = c->res;
+    }
+    PlanRow row = {"plan", plan->best, res};
     g_array_append_val(rows, row);
-    if (!compare)
-        return rows;
-    row = (PlanRow){"even-full", ppsim_plan_even(pb, plan_mode_index(pb, PPSIM_RECOMPUTE_FULL)),
-                    NULL};
-    g_array_append_val(rows, row);
-    PpsimPlanAssignment *greedy = ppsim_plan_even(pb, 0);
-    ppsim_plan_greedy_modes(pb, greedy);
-    row = (PlanRow){"greedy", greedy, NULL};
-    g_array_append_val(rows, row);
+    for (guint i = 0; compare && cands != NULL && i < cands->len; i++) {
+        const PpsimPlanCandidate *c = g_ptr_array_index(cands, i);
+        if (c->res == NULL)
+            continue;
+        row = (PlanRow){c->name, c->a, c->res};
+        g_array_append_val(rows, row);
+    }
     return rows;
 }
 
@@ -128,6 +109,15 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
                            strcmp(plan->method, "ilp") == 0 ? "ILP on CBC, " : "",
                            strcmp(plan->method, "ilp") == 0 ? plan->status : "HEURISTIC",
                            strcmp(plan->method, "ilp") == 0 ? "" : " (local search, CBC not used)");
+    if (strcmp(plan->source, plan->method) != 0)
+        g_string_append_printf(out,
+                               "the plan is the %s candidate: it replays faster than the %s's own "
+                               "plan (see --compare)\n",
+                               plan->source,
+                               strcmp(plan->method, "ilp") == 0 ? "ILP" : "local search");
+    if (plan->free_cap)
+        g_string_append(out, "zb-v's cap: sized by the generator from memory.limit (it replays "
+                             "faster than pinned at p M_B)\n");
     g_string_append(out, "stage device layers recompute\n");
     for (int s = 0; s < a->n_stages; s++) {
         g_autofree char *mode = a->mode[s] != 0 && a->mixed[s] >= 0
@@ -156,13 +146,13 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
         return;
     g_string_append(out, "\nreplayed (split: layers per stage, s/f = selective/full recompute)\n");
     g_string_append(out,
-                    "candidate   predicted(ms)  replayed(ms)    gap  peak_mem(GiB) oom split\n");
+                    "candidate      predicted(ms)  replayed(ms)    gap  peak_mem(GiB) oom split\n");
     for (guint i = 0; i < rows->len; i++) {
         const PlanRow *row = &g_array_index(rows, PlanRow, i);
         const PpsimRunResult *res = row->res;
         double replay_ms = (double)res->makespan_ps / PPSIM_PS_PER_MS;
         g_autoptr(GString) cell = g_string_new(NULL);
-        g_string_append_printf(out, "%-10s ", row->name);
+        g_string_append_printf(out, "%-13s ", row->name);
         ppsim_fmt_fixed(cell, row->a->makespan_ms, 3);
         g_string_append_printf(out, "%14s ", cell->str);
         g_string_truncate(cell, 0);
@@ -238,12 +228,24 @@ plan_json(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
         g_string_append_printf(out, "%s%d", s ? "," : "", pb->stage_device[s]);
     g_string_append(out, "],\"plan\":");
     plan_json_assignment(out, pb, &g_array_index(rows, PlanRow, 0));
+    g_string_truncate(out, out->len - 1); /* its closing brace */
+    g_string_append_printf(out, ",\"from\":\"%s\",\"free_cap\":%s}", plan->source,
+                           plan->free_cap ? "true" : "false");
+    /* even-full and greedy first, as before the other candidates were added */
     g_string_append(out, ",\"baselines\":[");
-    for (guint i = 1; i < rows->len; i++) {
-        if (i > 1)
-            g_string_append_c(out, ',');
-        plan_json_assignment(out, pb, &g_array_index(rows, PlanRow, i));
-    }
+    gboolean first = TRUE;
+    for (int pass = 0; pass < 2; pass++)
+        for (guint i = 1; i < rows->len; i++) {
+            const PlanRow *row = &g_array_index(rows, PlanRow, i);
+            gboolean classic =
+                strcmp(row->name, "even-full") == 0 || strcmp(row->name, "greedy") == 0;
+            if (classic != (pass == 0))
+                continue;
+            if (!first)
+                g_string_append_c(out, ',');
+            first = FALSE;
+            plan_json_assignment(out, pb, row);
+        }
     g_string_append(out, "]}\n");
 }
 
@@ -273,10 +275,10 @@ plan_main(const PlanOptions *o, const char *path)
                     "plans another\n",
                     plan->problem->schedule);
     }
-    g_autoptr(GArray) rows = plan_rows(plan, o->compare);
-    for (guint i = 0; !o->no_replay && i < rows->len; i++)
-        if (!plan_replay(sc, plan->problem, &g_array_index(rows, PlanRow, i), &error))
-            return ppsim_cli_fail(error);
+    g_autoptr(GPtrArray) cands = NULL;
+    if (!o->no_replay && (cands = ppsim_plan_choose(plan, sc, &error)) == NULL)
+        return ppsim_cli_fail(error);
+    g_autoptr(GArray) rows = plan_rows(plan, cands, o->compare);
     g_autoptr(GString) out = g_string_new(NULL);
     if (o->format && strcmp(o->format, "json") == 0)
         plan_json(out, sc, plan, rows);
@@ -313,8 +315,9 @@ ppsim_cmd_plan(int argc, char **argv)
         {"format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "Output on stdout: text or json",
          "FORMAT"},
         {"compare", 0, 0, G_OPTION_ARG_NONE, &o.compare,
-         "Also replay the baselines: even split with full recompute, and greedy (even split, "
-         "each stage's fastest recompute mode that fits)",
+         "Also show every candidate replayed: the optimiser's plan, even split with full "
+         "recompute, greedy (even split, each stage's fastest recompute mode that fits), the "
+         "scenario as given, and for zb-v each with its cap from memory.limit (+cap)",
          NULL},
         {"heuristic", 0, 0, G_OPTION_ARG_NONE, &o.heuristic,
          "Use the local search even when CBC is available", NULL},

@@ -218,15 +218,33 @@ costs_points(PpsimPlanProblem *pb, const PpsimSchedule *sched)
     return added;
 }
 
-char *
-ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule)
+static const PpsimScheduleSpec *
+costs_spec_of(const PpsimScenario *sc, const char *schedule)
 {
-    const PpsimScheduleSpec *spec = NULL;
     for (guint i = 0; sc->schedules && i < sc->schedules->len; i++) {
         const PpsimScheduleSpec *cand = g_ptr_array_index(sc->schedules, i);
-        if (spec == NULL && strcmp(cand->name, schedule) == 0)
-            spec = cand;
+        if (strcmp(cand->name, schedule) == 0)
+            return cand;
     }
+    return NULL;
+}
+
+gboolean
+ppsim_plan_has_free_cap(const PpsimScenario *sc, const char *schedule)
+{
+    if (strcmp(schedule, "zb-v") != 0)
+        return FALSE;
+    const PpsimScheduleSpec *spec = costs_spec_of(sc, schedule);
+    for (guint i = 0; spec && i < spec->options->len; i++)
+        if (strcmp(g_array_index(spec->options, PpsimOptionValue, i).key, "memory_limit") == 0)
+            return FALSE;
+    return TRUE;
+}
+
+char *
+ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule, gboolean pin_cap)
+{
+    const PpsimScheduleSpec *spec = costs_spec_of(sc, schedule);
     g_autoptr(GString) text = g_string_new(NULL);
     gboolean has_cap = FALSE;
     for (guint i = 0; spec && i < spec->options->len; i++) {
@@ -235,8 +253,8 @@ ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule)
         has_cap |= strcmp(o->key, "memory_limit") == 0;
     }
     /* ZB-V sizes its cap from memory.limit and the stage costs unless told: pin [ZB] §6's
-     * default p, so the op order the plan assumes is the one every replay runs */
-    if (strcmp(schedule, "zb-v") == 0 && !has_cap)
+     * default p, so the op order the plan assumes is the one the replay runs */
+    if (pin_cap && strcmp(schedule, "zb-v") == 0 && !has_cap)
         g_string_append_printf(text, ", memory_limit: %d", sc->training.pp);
     if (text->len == 0)
         return g_strdup(schedule);
@@ -244,9 +262,10 @@ ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule)
 }
 
 PpsimScheduleSpec *
-ppsim_plan_schedule_spec(const PpsimScenario *sc, const char *schedule, GError **error)
+ppsim_plan_schedule_spec(const PpsimScenario *sc, const char *schedule, gboolean pin_cap,
+                         GError **error)
 {
-    g_autofree char *text = ppsim_plan_schedule_text(sc, schedule);
+    g_autofree char *text = ppsim_plan_schedule_text(sc, schedule, pin_cap);
     g_autoptr(GPtrArray) specs = ppsim_schedule_specs_parse(text, "plan", sc->basedir, error);
     if (specs == NULL)
         return NULL;
@@ -279,7 +298,7 @@ costs_structure(const PpsimScenario *sc, const char *schedule, GError **error)
     /* the family's own op order: generators with a memory cap would otherwise size it
      * from memory.limit for this even split, which the plan is about to change */
     even.memory_limit_set = FALSE;
-    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, schedule, error);
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, schedule, TRUE, error);
     if (spec == NULL)
         return NULL;
     return ppsim_sim_build_schedule(&even, spec, NULL, error);
@@ -330,7 +349,7 @@ gboolean
 ppsim_plan_problem_refresh(PpsimPlanProblem *pb, const PpsimScenario *sc,
                            const PpsimPlanAssignment *a, gboolean *changed, GError **error)
 {
-    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, pb->schedule, error);
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_plan_schedule_spec(sc, pb->schedule, TRUE, error);
     if (spec == NULL)
         return FALSE;
     PpsimScenario *planned = ppsim_plan_scenario(sc, pb, a);

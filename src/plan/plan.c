@@ -4,8 +4,10 @@
 #include "milp/milp.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
+#include "sim.h"
 
 #include <math.h>
+#include <string.h>
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -94,6 +96,7 @@ ppsim_plan_new(const PpsimScenario *sc, const PpsimPlanOptions *opts, GError **e
     gboolean ilp = ppsim_milp_available() && !(opts && opts->heuristic);
     double limit_s = opts ? opts->time_limit_s : 0;
     g_strlcpy(plan->method, ilp ? "ilp" : "heuristic", sizeof(plan->method));
+    g_strlcpy(plan->source, plan->method, sizeof(plan->source));
     if (!ilp)
         g_strlcpy(plan->status, "local-search", sizeof(plan->status));
     /* solve; while the plan's own op order shows new check points, add them and solve again */
@@ -120,6 +123,115 @@ ppsim_plan_new(const PpsimScenario *sc, const PpsimPlanOptions *opts, GError **e
         return NULL;
     }
     return g_steal_pointer(&plan);
+}
+
+static void
+candidate_free(gpointer data)
+{
+    PpsimPlanCandidate *c = data;
+    ppsim_plan_assignment_free(c->a);
+    ppsim_run_result_free(c->res);
+    g_free(c);
+}
+
+static int
+choose_mode_index(const PpsimPlanProblem *pb, PpsimRecompute r)
+{
+    for (int k = 0; k < pb->n_modes; k++)
+        if (pb->mode[k] == r)
+            return k;
+    return -1;
+}
+
+/* The scenario's own split (its stage_layers, else the even one) and recompute, as an
+ * assignment; NULL when the planner's modes cannot say it (per-stage recompute lists, or
+ * a mode the planner dropped). */
+static PpsimPlanAssignment *
+choose_unplanned(const PpsimPlanProblem *pb, const PpsimScenario *sc)
+{
+    int mode = choose_mode_index(pb, sc->model.recompute);
+    if (mode < 0 || sc->model.stage_recompute != NULL)
+        return NULL;
+    PpsimPlanAssignment *a = ppsim_plan_even(pb, mode);
+    const GArray *own = sc->model.stage_layers;
+    if (own != NULL && (int)own->len == pb->n_stages) {
+        for (int s = 0; s < pb->n_stages; s++)
+            a->layers[s] = g_array_index(own, int, s);
+        ppsim_plan_evaluate(pb, a);
+    }
+    return a;
+}
+
+/* Replays candidate @c (FALSE with @error when it cannot be: e.g. its generator refuses
+ * the split under the limit). */
+static gboolean
+choose_replay(const PpsimScenario *sc, const PpsimPlanProblem *pb, PpsimPlanCandidate *c,
+              GError **error)
+{
+    g_autoptr(PpsimScheduleSpec) spec =
+        ppsim_plan_schedule_spec(sc, pb->schedule, !c->free_cap, error);
+    if (spec == NULL)
+        return FALSE;
+    PpsimScenario *planned = ppsim_plan_scenario(sc, pb, c->a);
+    c->res = ppsim_sim_run_spec(planned, spec, 0, error);
+    ppsim_plan_scenario_free(planned);
+    return c->res != NULL;
+}
+
+GPtrArray *
+ppsim_plan_choose(PpsimPlan *plan, const PpsimScenario *sc, GError **error)
+{
+    const PpsimPlanProblem *pb = plan->problem;
+    g_autoptr(GPtrArray) cands = g_ptr_array_new_with_free_func(candidate_free);
+    const char *names[4] = {plan->method, "even-full", "greedy", "unplanned"};
+    int full = choose_mode_index(pb, PPSIM_RECOMPUTE_FULL);
+    gboolean free_cap = ppsim_plan_has_free_cap(sc, pb->schedule);
+    for (int cap = 0; cap < 1 + free_cap; cap++)
+        for (int k = 0; k < 4; k++) {
+            PpsimPlanAssignment *a = NULL;
+            if (k == 0)
+                a = ppsim_plan_assignment_copy(plan->best);
+            else if (k == 1)
+                a = ppsim_plan_even(pb, full >= 0 ? full : pb->n_modes - 1);
+            else if (k == 2) {
+                a = ppsim_plan_even(pb, 0);
+                ppsim_plan_greedy_modes(pb, a);
+            } else if (cap == free_cap) /* the scenario as given: zb-v sizes its own cap */
+                a = choose_unplanned(pb, sc);
+            if (a == NULL)
+                continue;
+            PpsimPlanCandidate *c = g_new0(PpsimPlanCandidate, 1);
+            g_snprintf(c->name, sizeof c->name, "%s%s", names[k], cap && k < 3 ? "+cap" : "");
+            c->a = a;
+            c->free_cap = cap;
+            g_ptr_array_add(cands, c);
+            GError *local = NULL;
+            if (!choose_replay(sc, pb, c, &local)) {
+                if (cands->len == 1) { /* the optimiser's own plan must replay */
+                    g_propagate_error(error, local);
+                    return NULL;
+                }
+                g_clear_error(&local); /* a baseline its generator refuses is no candidate */
+            }
+        }
+    const PpsimPlanCandidate *best = NULL;
+    for (guint i = 0; i < cands->len; i++) {
+        const PpsimPlanCandidate *c = g_ptr_array_index(cands, i);
+        if (c->res == NULL || ppsim_run_result_any_oom(c->res))
+            continue;
+        if (best == NULL || c->res->makespan_ps < best->res->makespan_ps)
+            best = c;
+    }
+    if (best != NULL && best != g_ptr_array_index(cands, 0)) {
+        ppsim_plan_assignment_free(plan->best);
+        plan->best = ppsim_plan_assignment_copy(best->a);
+        g_strlcpy(plan->source, best->name, sizeof plan->source);
+        char *plus = strchr(plan->source, '+');
+        if (plus != NULL)
+            *plus = '\0';
+        plan->free_cap = best->free_cap;
+    }
+    return g_steal_pointer(&cands);
 }
 
 void
@@ -181,6 +293,13 @@ ppsim_plan_write_fragment(GString *out, const PpsimScenario *sc, const PpsimPlan
     else
         g_string_append(out, "# method: HEURISTIC local search (built without CBC, or "
                              "--heuristic): not proved optimal\n");
+    if (strcmp(plan->source, "ilp") != 0 && strcmp(plan->source, "heuristic") != 0)
+        g_string_append_printf(out,
+                               "# the %s candidate: it replayed faster than the optimiser's "
+                               "plan\n",
+                               plan->source);
+    if (plan->free_cap)
+        g_string_append(out, "# zb-v's cap sized from memory.limit (it replayed faster than p)\n");
     g_string_append(out, "# predicted makespan ");
     plan_ms(out, a->makespan_ms);
     g_string_append(out, "; bubbles summed over devices: recompute ");
@@ -209,6 +328,6 @@ ppsim_plan_write_fragment(GString *out, const PpsimScenario *sc, const PpsimPlan
         else
             g_string_append_printf(out, "%s%s", s ? ", " : "", name);
     }
-    g_autofree char *schedule = ppsim_plan_schedule_text(sc, pb->schedule);
+    g_autofree char *schedule = ppsim_plan_schedule_text(sc, pb->schedule, !plan->free_cap);
     g_string_append_printf(out, "]\nschedule: %s\n", schedule);
 }

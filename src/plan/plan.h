@@ -13,6 +13,7 @@
 #pragma once
 
 #include <glib.h>
+#include "sim.h"
 #include "scenario/scenario.h"
 
 G_BEGIN_DECLS
@@ -94,7 +95,30 @@ typedef struct {
     int rounds;      /* solves: 1, more when the plan's own op order added check points */
     double seconds;  /* solver wall time (never in text output) */
     double gap;
+    /* which candidate `best` is once replayed (ppsim_plan_choose): "ilp" or "heuristic"
+     * (the optimiser's), or a baseline that replayed faster: "even-full", "greedy",
+     * "unplanned" (the scenario's own split and recompute) */
+    char source[16];
+    gboolean free_cap; /* zb-v: the generator's cap from memory.limit, not p (pinned) */
 } PpsimPlan;
+
+/* One replayed candidate (ppsim_plan_choose): the optimiser's plan or a baseline. */
+typedef struct {
+    char name[32];          /* "ilp", "even-full", "greedy", "unplanned"; "+cap": zb-v with
+                             * the generator's cap from memory.limit */
+    PpsimPlanAssignment *a; /* owned */
+    gboolean free_cap;
+    PpsimRunResult *res; /* owned; NULL when its generator refused it */
+} PpsimPlanCandidate;
+
+/* Replays the optimiser's plan and the baselines (Megatron's even split with full
+ * recompute, the greedy modes on it, the scenario's own split and recompute, and for zb-v
+ * each of them with the generator's cap sized from memory.limit as well as pinned at p)
+ * and makes @plan's best the fastest that fits the limit in the replay (the optimiser's on
+ * ties): the planner never returns a plan slower than a candidate it evaluated. Returns the
+ * candidates in that order (the optimiser's first), or NULL with @error when the
+ * optimiser's own plan cannot be replayed. */
+GPtrArray *ppsim_plan_choose(PpsimPlan *plan, const PpsimScenario *sc, GError **error);
 
 /* ---- phase 1 (plan-costs.c) ---- */
 
@@ -113,12 +137,16 @@ gboolean ppsim_plan_problem_refresh(PpsimPlanProblem *pb, const PpsimScenario *s
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimPlanProblem, ppsim_plan_problem_free)
 
 /* The schedule as the plan runs it, in the scenario's `schedule` syntax: the family with
- * the scenario's options for it, and for zb-v its default cap pinned (memory_limit: p) so
- * that every replay keeps the op order the plan assumed. Returns: (transfer full). */
-char *ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule);
+ * the scenario's options for it, and for zb-v, when @pin_cap, its default cap pinned
+ * (memory_limit: p) so that the replay keeps the op order the ILP assumed; without it the
+ * generator sizes its cap from memory.limit (a candidate the planner also replays).
+ * Returns: (transfer full). */
+char *ppsim_plan_schedule_text(const PpsimScenario *sc, const char *schedule, gboolean pin_cap);
 /* The same, parsed. Returns: (transfer full) (nullable). */
 PpsimScheduleSpec *ppsim_plan_schedule_spec(const PpsimScenario *sc, const char *schedule,
-                                            GError **error);
+                                            gboolean pin_cap, GError **error);
+/* Whether @schedule has a cap the plan pins (zb-v without the scenario's memory_limit). */
+gboolean ppsim_plan_has_free_cap(const PpsimScenario *sc, const char *schedule);
 
 /* ---- the linear model (plan-model.c) ---- */
 

@@ -78,7 +78,9 @@ json_number_or_null(GString *out, const char *key, double v)
 }
 
 /* src/README.md "OptPipe", paths and report: solver{status, objective, bound, gap, seconds} for
- * MILP schedules, plus the path that produced the schedule and why (objective and bound in ms). */
+ * MILP schedules, plus the path that produced the schedule and why (objective and bound in ms).
+ * Status and objective are those of the schedule returned; milp_status and milp_objective are
+ * the solver's own (they differ when the returned schedule is not the solver's). */
 static void
 json_solver(GString *out, const PpsimRunResult *res)
 {
@@ -92,6 +94,9 @@ json_solver(GString *out, const PpsimRunResult *res)
     json_string(out, res->solver.path);
     g_string_append(out, ",\"note\":");
     json_string(out, res->solver.note);
+    g_string_append(out, ",\"milp_status\":");
+    json_string(out, res->solver.milp_status);
+    json_number_or_null(out, "milp_objective", res->solver.milp_objective_ms);
     g_string_append_c(out, '}');
 }
 

@@ -392,6 +392,10 @@ text_solvers(GString *out, const GPtrArray *results)
         text_number(out, "objective", res->solver.objective_ms, 3, " ms");
         text_number(out, "bound", res->solver.bound_ms, 3, " ms");
         text_number(out, "gap", res->solver.gap, 4, "");
+        if (strcmp(res->solver.path, "milp") != 0 && res->solver.milp_status[0]) {
+            g_string_append_printf(out, "; the solver's own: status %s", res->solver.milp_status);
+            text_number(out, "objective", res->solver.milp_objective_ms, 3, " ms");
+        }
         if (res->solver.note[0])
             g_string_append_printf(out, " (%s)", res->solver.note);
         g_string_append_c(out, '\n');

@@ -79,14 +79,18 @@ typedef gboolean (*PpsimMeasureFunc)(const PpsimSchedule *candidate, PpsimTime *
  * per result (text, and JSON `solver`). Plain data, no pointers. */
 typedef struct {
     gboolean present;
-    char path[32];       /* which path produced the schedule: "milp", "warm-start", "heuristic" */
-    char status[32];     /* solver status ("optimal", "time_limit", ...) or "not-run" */
-    char note[128];      /* why the path was taken, when not the MILP's ("" otherwise) */
-    char warning[256];   /* for stderr: e.g. a corrupt cache entry ignored ("" if none) */
-    double objective_ms; /* the incumbent's objective (NAN: none) */
-    double bound_ms;     /* best lower bound (NAN: none) */
-    double gap;          /* (objective - bound) / objective (NAN: none) */
-    double seconds;      /* solver wall time (not deterministic) */
+    char path[32];        /* which path produced the schedule: "milp", "warm-start", "heuristic" */
+    char status[32];      /* the returned schedule's: the solver status ("optimal",
+                           * "time_limit", ...) when it is the solver's, "warm-start" when it
+                           * is not (or "optimal" when the bound proves it), "not-run" */
+    char milp_status[32]; /* the solver's own status ("" when it did not run) */
+    char note[128];       /* why the path was taken, when not the MILP's ("" otherwise) */
+    char warning[256];    /* for stderr: e.g. a corrupt cache entry ignored ("" if none) */
+    double objective_ms;  /* the returned schedule's objective (NAN: none) */
+    double milp_objective_ms; /* the solver's incumbent's objective (NAN: none or not run) */
+    double bound_ms;          /* best lower bound (NAN: none) */
+    double gap;               /* (objective - bound) / objective (NAN: none) */
+    double seconds;           /* solver wall time (not deterministic) */
 } PpsimSolverReport;
 
 typedef struct {

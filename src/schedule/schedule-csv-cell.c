@@ -29,7 +29,8 @@ csv_is_comm_action(const char *kind)
 }
 
 /* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. A copy
- * cell's cross-device waits `^r.i` are appended to @syncs (.op left for the caller). */
+ * cell's cross-device waits `^r.i` are appended to @syncs (.op left for the caller); a
+ * compute cell's wait `&i` on its row's copy action i is returned in *@after. */
 gboolean
 csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, GArray *syncs,
                gboolean *skip, GError **error)
@@ -108,6 +109,14 @@ csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after, 
                 return csv_fail(error, loc, cell, "bad anchor (expected @<compute index>) in");
             *after = (gint32)a;
             end = anchor_end;
+        }
+        if (!copy && *end == '&') {
+            char *wait_end = NULL;
+            gint64 a = g_ascii_strtoll(end + 1, &wait_end, 10);
+            if (wait_end == end + 1 || !g_ascii_isdigit(end[1]) || a > G_MAXINT32 / 2)
+                return csv_fail(error, loc, cell, "bad wait (expected &<copy index>) in");
+            *after = (gint32)a;
+            end = wait_end;
         }
         while (copy && *end == '^') {
             char *dev_end = NULL, *idx_end = NULL;

@@ -16,7 +16,8 @@ typedef struct {
 gboolean csv_fail(GError **error, const CsvLoc *loc, const char *cell, const char *why);
 
 /* Parses one trimmed, non-empty cell. *@skip is set for ignored communication actions. A copy
- * cell's cross-device waits `^r.i` are appended to @syncs (.op left for the caller). */
+ * cell's cross-device waits `^r.i` are appended to @syncs (.op left for the caller); a
+ * compute cell's wait `&i` on its row's copy action i is returned in *@after. */
 gboolean csv_parse_cell(const char *cell, const CsvLoc *loc, PpsimOp *op, gint32 *after,
                         GArray *syncs, gboolean *skip, GError **error);
 

@@ -33,9 +33,9 @@ csv_kind_code(const PpsimOp *op)
 
 static void
 csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArray *syncs,
-               gboolean *first)
+               const GArray *waits, gboolean *first)
 {
-    guint k = 0; /* cursor into @syncs, sorted by copy op */
+    guint k = 0, kw = 0; /* cursors into @syncs and @waits, sorted by op */
     for (guint i = 0; i < ops->len; i++) {
         const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
         gboolean pair_half = i > 0 && op->kind == PPSIM_OP_BW &&
@@ -51,6 +51,17 @@ csv_append_ops(GString *out, const GArray *ops, const GArray *after, const GArra
             g_string_append_printf(out, "%d", op->microbatch);
         if ((op->kind == PPSIM_OP_R || op->kind == PPSIM_OP_WRL) && op->share != 0)
             g_string_append_printf(out, "%%%d", op->share);
+        /* a compute op's waits on copy ops; the format has one per cell, so several
+         * collapse to the latest (the copy list runs in order) */
+        gint32 wait = -1;
+        for (; waits != NULL && kw < waits->len; kw++) {
+            const PpsimComputeWait *e = &g_array_index(waits, PpsimComputeWait, kw);
+            if (e->op != (gint32)i)
+                break;
+            wait = MAX(wait, e->index);
+        }
+        if (wait >= 0)
+            g_string_append_printf(out, "&%d", wait);
         if (after != NULL && g_array_index(after, gint32, i) >= 0)
             g_string_append_printf(out, "@%d", g_array_index(after, gint32, i));
         for (; syncs != NULL && k < syncs->len; k++) {
@@ -68,11 +79,12 @@ ppsim_schedule_to_csv(const PpsimSchedule *sched)
     GString *out = g_string_new(NULL);
     for (int d = 0; d < sched->n_devices; d++) {
         gboolean first = TRUE;
-        csv_append_ops(out, sched->compute[d], NULL, NULL, &first);
+        csv_append_ops(out, sched->compute[d], NULL, NULL, sched->compute_wait[d], &first);
         if (sched->copy[d]->len > 0) {
             g_string_append(out, first ? "|" : ",|");
             first = FALSE;
-            csv_append_ops(out, sched->copy[d], sched->copy_after[d], sched->copy_sync[d], &first);
+            csv_append_ops(out, sched->copy[d], sched->copy_after[d], sched->copy_sync[d], NULL,
+                           &first);
         }
         g_string_append_c(out, '\n');
     }

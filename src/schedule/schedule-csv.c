@@ -41,7 +41,7 @@
 /* One row (device) with at least one action; rows without any take no memory while reading. */
 typedef struct {
     int row; /* 0-based line index */
-    GArray *compute, *copy, *copy_after, *copy_sync;
+    GArray *compute, *copy, *copy_after, *copy_sync, *compute_wait;
 } CsvRow;
 
 /* What the reader builds, one row (device) at a time. */
@@ -49,6 +49,7 @@ typedef struct {
     const char *name;
     GArray *rows;       /* CsvRow, rows with actions only, in file order */
     GArray *sync_at;    /* CsvLoc per copy_sync entry of every row, in reading order */
+    GArray *wait_at;    /* CsvLoc per compute_wait entry of every row, in reading order */
     GArray *cell_syncs; /* PpsimCopySync: the waits of the cell being read */
     GArray *stage_row;  /* gint32 per stage: its row, -1 none yet */
     int max_stage, max_mb, last_row, n_cells, n_forward;
@@ -82,7 +83,8 @@ csv_row(CsvReader *rd, int row)
                 .compute = g_array_sized_new(FALSE, FALSE, sizeof(PpsimOp), rd->row_cells),
                 .copy = g_array_new(FALSE, FALSE, sizeof(PpsimOp)),
                 .copy_after = g_array_new(FALSE, FALSE, sizeof(gint32)),
-                .copy_sync = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync))};
+                .copy_sync = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync)),
+                .compute_wait = g_array_new(FALSE, FALSE, sizeof(PpsimComputeWait))};
     g_array_set_size(r.compute, rd->row_cells); /* trimmed to the ops placed at the row's end */
     rd->n_compute = 0;
     g_array_append_val(rd->rows, r);
@@ -97,6 +99,7 @@ csv_row_clear(gpointer data)
     g_array_unref(r->copy);
     g_array_unref(r->copy_after);
     g_array_unref(r->copy_sync);
+    g_array_unref(r->compute_wait);
 }
 
 /* A stage or microbatch number the file cannot be valid with: stages 0..s each need a cell,
@@ -145,7 +148,8 @@ csv_note(CsvReader *rd, int row, int line, int col, const PpsimOp *op)
 }
 
 /* Places one op of @row (a copy-stream op when @copy, i.e. after a '|' cell), with the
- * cross-device waits in @syncs (nullable). */
+ * cross-device waits in @syncs (nullable); for a compute op, @after >= 0 is the copy action
+ * of the row it waits for (`&i`). */
 static void
 csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp *op, gint32 after,
         const GArray *syncs)
@@ -166,6 +170,12 @@ csv_add(CsvReader *rd, int row, int line, int col, gboolean copy, const PpsimOp 
         g_array_append_val(r->copy, *op);
         g_array_append_val(r->copy_after, after);
     } else {
+        if (after >= 0) {
+            PpsimComputeWait w = {(gint32)rd->n_compute, after};
+            g_array_append_val(r->compute_wait, w);
+            CsvLoc at = {rd->name, line, col};
+            g_array_append_val(rd->wait_at, at);
+        }
         /* the row's compute array was sized to its cell count: no growth check needed */
         ((PpsimOp *)(gpointer)r->compute->data)[rd->n_compute++] = *op;
     }
@@ -339,10 +349,33 @@ csv_check_syncs(const CsvReader *rd, const PpsimSchedule *sched, GError **error)
     return TRUE;
 }
 
+/* Every compute action's wait `&i` names a copy action of its own row. */
+static gboolean
+csv_check_waits(const CsvReader *rd, const PpsimSchedule *sched, GError **error)
+{
+    guint at = 0;
+    for (int row = 0; row < sched->n_devices; row++) {
+        const GArray *waits = sched->compute_wait[row];
+        for (guint k = 0; k < waits->len; k++, at++) {
+            const PpsimComputeWait *e = &g_array_index(waits, PpsimComputeWait, k);
+            if (e->index < (gint32)sched->copy[row]->len)
+                continue;
+            const CsvLoc *loc = &g_array_index(rd->wait_at, CsvLoc, at);
+            g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_PARSE,
+                        "%s:%d:%d: &%d: the wait names a copy action its row does not have "
+                        "(copy actions are counted from 0 after the row's '|')",
+                        loc->name, loc->line, loc->col, e->index);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static void
 csv_reader_clear(CsvReader *rd)
 {
     g_array_unref(rd->rows);
+    g_array_unref(rd->wait_at);
     g_array_unref(rd->sync_at);
     g_array_unref(rd->cell_syncs);
     g_array_unref(rd->stage_row);
@@ -427,6 +460,7 @@ ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, G
     CsvReader rd = {.name = name,
                     .rows = g_array_new(FALSE, FALSE, sizeof(CsvRow)),
                     .sync_at = g_array_new(FALSE, FALSE, sizeof(CsvLoc)),
+                    .wait_at = g_array_new(FALSE, FALSE, sizeof(CsvLoc)),
                     .cell_syncs = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync)),
                     .stage_row = g_array_new(FALSE, FALSE, sizeof(gint32)),
                     .max_stage = -1,
@@ -447,14 +481,16 @@ ppsim_schedule_from_csv(const char *text, gsize len, const char *display_name, G
         g_array_unref(sched->copy[d]);
         g_array_unref(sched->copy_after[d]);
         g_array_unref(sched->copy_sync[d]);
+        g_array_unref(sched->compute_wait[d]);
         sched->compute[d] = g_array_ref(r->compute);
         sched->copy[d] = g_array_ref(r->copy);
         sched->copy_after[d] = g_array_ref(r->copy_after);
         sched->copy_sync[d] = g_array_ref(r->copy_sync);
+        sched->compute_wait[d] = g_array_ref(r->compute_wait);
     }
     for (int s = 0; s <= rd.max_stage; s++)
         sched->stage_device[s] = g_array_index(rd.stage_row, gint32, s);
-    gboolean ok = csv_check_syncs(&rd, sched, error);
+    gboolean ok = csv_check_syncs(&rd, sched, error) && csv_check_waits(&rd, sched, error);
     csv_reader_clear(&rd);
     if (!ok)
         return NULL;

@@ -15,6 +15,7 @@ struct PpsimScheduleIndex {
     guint32 *base;                   /* [2 * p + 1]: first id of (device, list), then n_ops */
     gint32 *table[PPSIM_OP_N_KINDS]; /* NULL for kinds absent from the schedule */
     guint max_syncs;                 /* most cross-device waits of one copy op */
+    guint max_waits;                 /* most waits of one compute op on copy ops */
     guint flags;                     /* the union of every op's PpsimOpFlags */
     /* lookups by id: the device of every op once there have been INDEX_LAZY_LOOKUPS of
      * them (a cache behind the const accessors: an index serves one thread) */
@@ -155,6 +156,20 @@ ppsim_schedule_index_deps_inline(const PpsimScheduleIndex *idx, const PpsimOpPos
         for (; lo < syncs->len && e[lo].op == pos->index; lo++)
             index_dep_emit(&o, idx->base[2 * e[lo].device + 1] + e[lo].index, e[lo].device, 1,
                            PPSIM_DEP_SYNC, s);
+    } else if (idx->max_waits > 0) {
+        /* a compute op's waits on its device's copy ops (schedule.h compute_wait) */
+        const GArray *waits = sched->compute_wait[d];
+        const PpsimComputeWait *e = (const PpsimComputeWait *)(gconstpointer)waits->data;
+        guint lo = 0, hi = waits->len;
+        while (lo < hi) {
+            guint mid = (lo + hi) / 2;
+            if (e[mid].op < pos->index)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < waits->len && e[lo].op == pos->index; lo++)
+            index_dep_emit(&o, idx->base[2 * d + 1] + e[lo].index, d, 1, PPSIM_DEP_LOCAL, s);
     }
     return o.n;
 }

@@ -98,6 +98,33 @@ index_check_syncs(PpsimScheduleIndex *idx, const PpsimSchedule *sched, int d, GE
     return TRUE;
 }
 
+static gboolean
+index_check_waits(PpsimScheduleIndex *idx, const PpsimSchedule *sched, int d, GError **error)
+{
+    const GArray *waits = sched->compute_wait[d];
+    guint run = 0;
+    for (guint k = 0; k < waits->len; k++) {
+        const PpsimComputeWait *e = &g_array_index(waits, PpsimComputeWait, k);
+        const char *problem = NULL;
+        if (e->op < 0 || e->op >= (gint32)sched->compute[d]->len)
+            problem = "names no compute op of the device";
+        else if (k > 0 && g_array_index(waits, PpsimComputeWait, k - 1).op > e->op)
+            problem = "is out of order (waits must be sorted by compute op)";
+        else if (e->index < 0 || e->index >= (gint32)sched->copy[d]->len)
+            problem = "names a copy op the device does not have";
+        if (problem == NULL) {
+            run = k > 0 && g_array_index(waits, PpsimComputeWait, k - 1).op == e->op ? run + 1 : 1;
+            idx->max_waits = MAX(idx->max_waits, run);
+            continue;
+        }
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_INVALID,
+                    "device %d: wait of compute op %d on copy op %d %s", d, e->op, e->index,
+                    problem);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gsize
 index_slot(const PpsimSchedule *sched, const PpsimOp *op)
 {
@@ -127,7 +154,7 @@ ppsim_schedule_index_new(const PpsimSchedule *sched, GError **error)
     idx->base[2 * sched->n_devices] = n;
     idx->n_ops = n;
     for (int d = 0; d < sched->n_devices; d++)
-        if (!index_check_syncs(idx, sched, d, error))
+        if (!index_check_syncs(idx, sched, d, error) || !index_check_waits(idx, sched, d, error))
             return NULL;
     guint32 S = (guint32)sched->n_stages, m = (guint32)sched->n_microbatches;
     for (int d = 0; d < sched->n_devices; d++)
@@ -274,8 +301,9 @@ guint
 ppsim_schedule_index_max_deps(const PpsimScheduleIndex *idx)
 {
     /* OPT: a W or BW per microbatch, and GOFF; a copy op: its anchor and its waits; the F
-     * half of an F&B pair: its own two and its BW half's four */
-    return (guint)MAX(idx->sched->n_microbatches + 1, 6) + 1 + idx->max_syncs;
+     * half of an F&B pair: its own two and its BW half's four; a compute op: its waits on
+     * copy ops */
+    return (guint)MAX(idx->sched->n_microbatches + 1, 6) + 1 + idx->max_syncs + idx->max_waits;
 }
 
 guint

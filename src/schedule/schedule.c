@@ -41,11 +41,13 @@ ppsim_schedule_new(int n_devices, int n_stages, int n_microbatches)
     sched->copy = g_new(GArray *, n_devices);
     sched->copy_after = g_new(GArray *, n_devices);
     sched->copy_sync = g_new(GArray *, n_devices);
+    sched->compute_wait = g_new(GArray *, n_devices);
     for (int d = 0; d < n_devices; d++) {
         sched->compute[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
         sched->copy[d] = g_array_new(FALSE, FALSE, sizeof(PpsimOp));
         sched->copy_after[d] = g_array_new(FALSE, FALSE, sizeof(gint32));
         sched->copy_sync[d] = g_array_new(FALSE, FALSE, sizeof(PpsimCopySync));
+        sched->compute_wait[d] = g_array_new(FALSE, FALSE, sizeof(PpsimComputeWait));
     }
     return sched;
 }
@@ -68,11 +70,13 @@ ppsim_schedule_copy(const PpsimSchedule *sched)
     c->copy = g_new(GArray *, sched->n_devices);
     c->copy_after = g_new(GArray *, sched->n_devices);
     c->copy_sync = g_new(GArray *, sched->n_devices);
+    c->compute_wait = g_new(GArray *, sched->n_devices);
     for (int d = 0; d < sched->n_devices; d++) {
         c->compute[d] = array_copy(sched->compute[d], sizeof(PpsimOp));
         c->copy[d] = array_copy(sched->copy[d], sizeof(PpsimOp));
         c->copy_after[d] = array_copy(sched->copy_after[d], sizeof(gint32));
         c->copy_sync[d] = array_copy(sched->copy_sync[d], sizeof(PpsimCopySync));
+        c->compute_wait[d] = array_copy(sched->compute_wait[d], sizeof(PpsimComputeWait));
     }
     return c;
 }
@@ -91,12 +95,14 @@ ppsim_schedule_equal(const PpsimSchedule *a, const PpsimSchedule *b)
         memcmp(a->stage_device, b->stage_device, a->n_stages * sizeof(int)) != 0)
         return FALSE;
     /* PpsimOp and PpsimCopySync have no padding: their bytes are their fields */
-    G_STATIC_ASSERT(sizeof(PpsimOp) == 12 && sizeof(PpsimCopySync) == 12);
+    G_STATIC_ASSERT(sizeof(PpsimOp) == 12 && sizeof(PpsimCopySync) == 12 &&
+                    sizeof(PpsimComputeWait) == 8);
     for (int d = 0; d < a->n_devices; d++)
         if (!array_equal(a->compute[d], b->compute[d], sizeof(PpsimOp)) ||
             !array_equal(a->copy[d], b->copy[d], sizeof(PpsimOp)) ||
             !array_equal(a->copy_after[d], b->copy_after[d], sizeof(gint32)) ||
-            !array_equal(a->copy_sync[d], b->copy_sync[d], sizeof(PpsimCopySync)))
+            !array_equal(a->copy_sync[d], b->copy_sync[d], sizeof(PpsimCopySync)) ||
+            !array_equal(a->compute_wait[d], b->compute_wait[d], sizeof(PpsimComputeWait)))
             return FALSE;
     return TRUE;
 }
@@ -111,11 +117,13 @@ ppsim_schedule_free(PpsimSchedule *sched)
         g_array_free(sched->copy[d], TRUE);
         g_array_free(sched->copy_after[d], TRUE);
         g_array_free(sched->copy_sync[d], TRUE);
+        g_array_free(sched->compute_wait[d], TRUE);
     }
     g_free(sched->compute);
     g_free(sched->copy);
     g_free(sched->copy_after);
     g_free(sched->copy_sync);
+    g_free(sched->compute_wait);
     g_free(sched->stage_device);
     g_free(sched);
 }
@@ -171,6 +179,18 @@ ppsim_schedule_add_copy_sync(PpsimSchedule *sched, int device, int index, int ot
     while (at > 0 && g_array_index(syncs, PpsimCopySync, at - 1).op > index)
         at--;
     g_array_insert_val(syncs, at, e);
+}
+
+void
+ppsim_schedule_add_compute_wait(PpsimSchedule *sched, int device, int index, int copy_index)
+{
+    g_return_if_fail(device >= 0 && device < sched->n_devices);
+    GArray *waits = sched->compute_wait[device];
+    PpsimComputeWait e = {index, copy_index};
+    guint at = waits->len; /* after every entry of an index <= @index: stable */
+    while (at > 0 && g_array_index(waits, PpsimComputeWait, at - 1).op > index)
+        at--;
+    g_array_insert_val(waits, at, e);
 }
 
 void

@@ -64,6 +64,14 @@ typedef struct {
     gint32 index;  /* index into its copy list */
 } PpsimCopySync;
 
+/* A wait of a compute op on a copy op of its own device: compute op @op starts only after
+ * copy op @index has ended, like a compute stream waiting on an event recorded after an
+ * offload (the memory it frees is then free before the compute op allocates). */
+typedef struct {
+    gint32 op;    /* index into the device's compute list */
+    gint32 index; /* index into its copy list */
+} PpsimComputeWait;
+
 /* One op: a plain 12-byte value. */
 typedef struct {
     guint8 kind;       /* PpsimOpKind */
@@ -91,6 +99,7 @@ typedef struct {
                           * Lets a generator place a reload "at the latest slot before its B"
                           * ([PO] §4.2) on an in-order copy stream. */
     GArray **copy_sync;  /* [n_devices] PpsimCopySync, sorted by .op; usually empty */
+    GArray **compute_wait; /* [n_devices] PpsimComputeWait, sorted by .op; usually empty */
 } PpsimSchedule;
 
 /* The first and last stage of the pipeline holding stage @s. */
@@ -140,6 +149,10 @@ void ppsim_schedule_push_copy(PpsimSchedule *sched, int device, PpsimOp op, int 
 void ppsim_schedule_add_copy_sync(PpsimSchedule *sched, int device, int index, int other_device,
                                   int other_index);
 
+/* Makes compute op @index of @device wait for copy op @copy_index of the same device to end
+ * (kept sorted by @index; indices are checked by the checker, not here). */
+void ppsim_schedule_add_compute_wait(PpsimSchedule *sched, int device, int index, int copy_index);
+
 /* Total number of ops in all lists. */
 gsize ppsim_schedule_n_ops(const PpsimSchedule *sched);
 
@@ -167,9 +180,10 @@ gboolean ppsim_schedule_validate_indexed(const PpsimSchedule *sched,
  * ops of a device follow its compute cells in the same row, after a `|` cell; a copy cell
  * may end in `@k`, its anchor: it starts only after the row's k-th compute action (0-based)
  * has ended; then in zero or more `^r.i`, cross-device waits: it starts only after row r's
- * i-th copy action (0-based among that row's copy cells) has ended. An F&B pair is one cell
- * `<s>F<j>+<s'>B<j'>`; two pipelines are read from where the microbatches start (schedule-csv.c).
- */
+ * i-th copy action (0-based among that row's copy cells) has ended. A compute cell may end
+ * in `&i`: it starts only after the row's own i-th copy action has ended. An F&B pair is one
+ * cell `<s>F<j>+<s'>B<j'>`; two pipelines are read from where the microbatches start
+ * (schedule-csv.c). */
 GString *ppsim_schedule_to_csv(const PpsimSchedule *sched);
 /* Parses CSV text; @display_name prefixes errors with "name:line:col: ". The stage map comes
  * from which row holds which stage; p = rows, S = 1 + max stage, m = 1 + max microbatch.

@@ -67,6 +67,11 @@ ppsim_op_eval(const PpsimSchedule *sched, const PpsimCostEstimates *costs, const
     *out = (PpsimOpEval){.fits = TRUE};
     for (guint32 id = 0; id < n; id++)
         out->makespan_ps = MAX(out->makespan_ps, en[id]);
+    for (int d = 0; d < sched->n_devices; d++) {
+        guint32 b = ppsim_schedule_index_base(idx, d, 0), len = sched->compute[d]->len;
+        if (len > 0) /* a list runs in order: its first op starts first, its last ends last */
+            out->span_ps = MAX(out->span_ps, en[b + len - 1] - st[b]);
+    }
     /* a list's ops run one after another, so each list's events come in time order (but for
      * ops of no duration): merge the two lists' instead of sorting them together */
     g_autoptr(GArray) ev0 = g_array_new(FALSE, FALSE, sizeof(MemEvent));

@@ -9,6 +9,8 @@ G_BEGIN_DECLS
 
 typedef struct {
     PpsimTime makespan_ps; /* end of the last op */
+    PpsimTime span_ps;     /* max over devices of (end of its last compute op - start of its
+                            * first): [OP] Eq. 3's stage span */
     gint64 peak_max;       /* max over devices of the activation peak */
     gboolean fits;         /* every device's peak within @limit */
 } PpsimOpEval;

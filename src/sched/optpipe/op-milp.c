@@ -15,7 +15,10 @@
  * by then (B before F(a): act - act_w; W before F(a): act_w) and less act for every b that
  * is away on the host (z(a, b): offloaded, its OFF ended before F(a) starts and its RL
  * starts after F(a) ends). The reload is anchored to the last compute op ending before its
- * start, so the replay never reloads earlier than the model counted it. One copy stream per
+ * start, so the replay never reloads earlier than the model counted it; the first compute
+ * op starting after an offload ends waits for it (schedule.h compute_wait), so the replay,
+ * every op as early as it can, never allocates before the model's offload has freed (see
+ * model_queued for the reloads that start in idle gaps). One copy stream per
  * device carries OFF and RL (Eqs. 10-13, with the same fixed microbatch order), the reload
  * ends before its B (Eq. 15), the offload starts after its F (Eq. 14). Eq. 18: where GPUs
  * share a PCIe switch whose uplink they can oversubscribe (hardware mode; explicit mode has
@@ -35,7 +38,7 @@
 
 typedef struct {
     int p, m;
-    gboolean off;
+    gboolean off, stage_span;
     double big_m, horizon;
     int C;
     int *sF, *sB, *sW, *O, *R, *X; /* [p * m] */
@@ -149,10 +152,25 @@ model_compute(PpsimMilp *milp, Model *mo, const PpsimCostEstimates *c)
                 after(milp, mo->sW[AT(mo, i, j + 1)], w, tw);
             }
         }
-        row(milp, 'G', tw, 2, mo->C, 1.0, mo->sW[AT(mo, i, m - 1)], -1.0); /* Eq. 4 */
-        /* a cut for the LP bound (valid: every op of device i starts after its F(0) and they
-         * run one at a time): C >= sF(i, 0) + m (F + B + W) */
-        row(milp, 'G', m * (tf + tb + tw), 2, mo->C, 1.0, mo->sF[AT(mo, i, 0)], -1.0);
+        if (mo->stage_span) {
+            /* Eq. 3: C >= E(i, m, W) - (E(i, 1, F) - T(i, 1, F)), the span from F(0) to the
+             * last W; F(0) starts as soon as its input is there, as in the replay (which
+             * cannot hold a device back), so the replay's span is the model's */
+            row(milp, 'G', tw, 3, mo->C, 1.0, mo->sW[AT(mo, i, m - 1)], -1.0, mo->sF[AT(mo, i, 0)],
+                1.0);
+            if (i > 0)
+                row(milp, 'L', ms(c->stage[i - 1].f_ps) + comm, 2, mo->sF[AT(mo, i, 0)], 1.0,
+                    mo->sF[AT(mo, i - 1, 0)], -1.0);
+            else
+                row(milp, 'L', 0, 1, mo->sF[AT(mo, 0, 0)], 1.0);
+            /* the cut for the LP bound: the span holds all of the device's work */
+            row(milp, 'G', m * (tf + tb + tw), 1, mo->C, 1.0);
+        } else {
+            row(milp, 'G', tw, 2, mo->C, 1.0, mo->sW[AT(mo, i, m - 1)], -1.0); /* Eq. 4 */
+            /* a cut for the LP bound (valid: every op of device i starts after its F(0) and
+             * they run one at a time): C >= sF(i, 0) + m (F + B + W) */
+            row(milp, 'G', m * (tf + tb + tw), 2, mo->C, 1.0, mo->sF[AT(mo, i, 0)], -1.0);
+        }
         for (int a = 1; a < m; a++)
             for (int b = 0; b < a; b++) { /* Eq. 7 where the order is open */
                 int k = AT2(mo, i, a, b);
@@ -198,6 +216,35 @@ model_away(PpsimMilp *milp, Model *mo, int i, int b, int x, double dur, double t
     row(milp, 'L', M - to, 3, mo->O[kb], 1.0, x, -1.0, z, M);
     row(milp, 'G', dur - M, 3, mo->R[kb], 1.0, x, -1.0, z, -M);
     return z;
+}
+
+/* An offload queued behind a reload on the copy stream. The memory rows are checked at
+ * compute-op starts, and a reload starting in the idle gap before compute op x is counted
+ * at x; an offload that the copy stream runs after that reload and that ends in the same
+ * gap frees its memory only after the reload has allocated, so it must not be counted away
+ * at x. For c away at x (z = 1) and every offloaded b < c whose reload may start in the gap
+ * before x (b's B runs after x), OFF(c) precedes RL(b) (h(c, b) = 1):
+ *   x = B(e):  zB(c, e) <= h(c, b) + 1 - X(b)                 for e <= b < c
+ *   x = W(e):  zW(c, e) <= h(c, b) + 1 - X(b) + yBW(b, e)     for e < b < c
+ *   x = F(a):  zF(a, c) <= h(c, b) + 1 - X(b) + 1 - yFB(a, b) for b < c < a
+ * (B(e) at b = e: its own reload precedes it; for b < e, B(b) runs between RL(b) and B(e)).
+ * These use only orders (the copy list, the compute list), which the replay keeps. */
+static void
+model_queued(PpsimMilp *milp, const Model *mo, int i)
+{
+    int m = mo->m;
+    for (int c = 1; c < m; c++)
+        for (int b = 0; b < c; b++) {
+            int h = mo->h[AT2(mo, i, c, b)], xb = mo->X[AT(mo, i, b)];
+            for (int e = 0; e <= b; e++) /* c away at B(e) */
+                row(milp, 'L', 1, 3, mo->zB[AT2(mo, i, c, e)], 1.0, h, -1.0, xb, 1.0);
+            for (int e = 0; e < b; e++) /* c away at W(e), B(b) after W(e) */
+                row(milp, 'L', 1, 4, mo->zW[AT2(mo, i, c, e)], 1.0, h, -1.0, xb, 1.0,
+                    mo->yBW[AT2(mo, i, b, e)], -1.0);
+            for (int a = c + 1; a < m; a++) /* c away at F(a), F(a) before B(b) */
+                row(milp, 'L', 2, 4, mo->zF[AT2(mo, i, a, c)], 1.0, h, -1.0, xb, 1.0,
+                    mo->yFB[AT2(mo, i, a, b)], 1.0);
+        }
 }
 
 /* Offload choices and the copy stream (Eqs. 10-17), then the away-on-host indicators z. */
@@ -248,6 +295,7 @@ model_offload(PpsimMilp *milp, Model *mo, const PpsimCostEstimates *c)
                 row(milp, 'L', 0, 2, mo->zW[k], 1.0, mo->yFW[k], -1.0); /* F(a) before W(b) */
                 row(milp, 'L', 1, 2, mo->zW[k], 1.0, mo->yBW[k], 1.0);  /* B(a) after W(b) */
             }
+        model_queued(milp, mo, i);
     }
 }
 
@@ -496,6 +544,9 @@ model_extract(const Model *mo, const PpsimCostEstimates *c, const double *x)
     ppsim_schedule_map_plain(s);
     g_autofree TimedOp *ops = g_new(TimedOp, 3 * m);
     g_autofree double *ends = g_new(double, 3 * m);
+    /* the solver's times are exact only to its tolerances (a big-M row with a binary at
+     * 1 - 1e-6 moves a time by 1e-6 M): comparisons of times allow that much */
+    double eps = 1e-6 * mo->big_m;
     for (int i = 0; i < p; i++) {
         const PpsimStageEstimate *st = &c->stage[i];
         const int *col[3] = {mo->sF, mo->sB, mo->sW};
@@ -523,15 +574,31 @@ model_extract(const Model *mo, const PpsimCostEstimates *c, const double *x)
                 cp[nc++] = (TimedOp){x[mo->R[AT(mo, i, j)]], 2 * j + 1, off};
             }
         qsort(cp, nc, sizeof(TimedOp), timed_cmp);
+        g_autofree int *wait = g_new(int, n); /* per compute op: the latest OFF it waits for */
+        for (int q = 0; q < n; q++)
+            wait[q] = -1;
         for (int k = 0; k < nc; k++) {
             int anchor = -1;
             if (cp[k].op.kind == PPSIM_OP_RL)
                 for (int q = 0; q < n; q++)
-                    if (ends[q] <= cp[k].t + 1e-7)
+                    if (ends[q] <= cp[k].t + eps)
                         anchor = q;
-            (void)st;
             ppsim_schedule_push_copy(s, i, cp[k].op, anchor);
+            if (cp[k].op.kind != PPSIM_OP_OFF)
+                continue;
+            /* the first compute op that starts once the offload has ended waits for it: the
+             * model counts the activation away from there on, and without the wait the
+             * replay (every op as early as it can) may start that op while the copy runs */
+            double off_end = cp[k].t + ms(st->off_ps);
+            for (int q = 0; q < n; q++)
+                if (ops[q].t >= off_end - eps) {
+                    wait[q] = MAX(wait[q], k);
+                    break;
+                }
         }
+        for (int q = 0; q < n; q++)
+            if (wait[q] >= 0)
+                ppsim_schedule_add_compute_wait(s, i, q, wait[q]);
     }
     if (mo->pairs != NULL)
         extract_switch(s, mo, c, x);
@@ -547,7 +614,7 @@ ppsim_op_milp_solve(const PpsimPipelineShape *shape, const PpsimCostEstimates *c
     int p = shape->p, m = shape->m;
     g_return_val_if_fail(shape->v == 1, FALSE);
     *out = NULL;
-    Model mo = {.p = p, .m = m, .off = opts->offload};
+    Model mo = {.p = p, .m = m, .off = opts->offload, .stage_span = opts->stage_span};
     if (horizon_ps <= 0) /* everything in series: no schedule takes longer */
         for (int i = 0; i < p; i++)
             horizon_ps += m * (costs->stage[i].f_ps + costs->stage[i].b_ps + costs->stage[i].w_ps +

@@ -10,8 +10,10 @@ G_BEGIN_DECLS
 
 typedef struct {
     PpsimMilpOptions solver;
-    gboolean offload;   /* offload/reload choices in the model (else every activation stays) */
-    gboolean no_switch; /* leave Eq. 18 out even where GPUs share a contended PCIe switch */
+    gboolean offload;    /* offload/reload choices in the model (else every activation stays) */
+    gboolean no_switch;  /* leave Eq. 18 out even where GPUs share a contended PCIe switch */
+    gboolean stage_span; /* [OP] Eq. 3: minimise the longest device span (first op's start to
+                          * last op's end) instead of the makespan (Eq. 4) */
 } PpsimOpMilpOptions;
 
 typedef struct {

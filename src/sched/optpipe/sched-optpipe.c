@@ -32,6 +32,10 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"threads", PPSIM_OPTION_INT, "1", "solver threads (above 1 CBC is not deterministic)"},
     {"offload", PPSIM_OPTION_STRING, "auto",
      "auto (offload/reload choices in the MILP when a limit is set) or none"},
+    {"objective", PPSIM_OPTION_STRING, "makespan",
+     "makespan (Eq. 4: the iteration's end) or stage-span (Eq. 3: the longest device span, "
+     "first op to last; what [OP] App. B's post-validation runs, so its tables' iteration "
+     "times)"},
     {"max_binaries", PPSIM_OPTION_INT, "2000",
      "larger models skip the solver and take the heuristic path"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
@@ -44,6 +48,30 @@ static const PpsimOptionSpec optpipe_options[] = {
     {"cache_dir", PPSIM_OPTION_STRING, "auto",
      "cached schedules ([OP] §4.2): a directory; auto: $XDG_CACHE_HOME/ppsim; none: off"},
     {NULL}};
+
+/* A lower bound on the objective without the solver (the model's machine cut): device i
+ * starts no earlier than microbatch 0's forward reaches it and then runs all its m (F + B +
+ * W) one op at a time, so the makespan is at least max_i [sum_{k<i} (F_k + comm) + m (F_i +
+ * B_i + W_i)], and a device's span at least its work. In ms. */
+static double
+optpipe_bound_ms(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, gboolean span)
+{
+    double best = 0, arrive = 0;
+    for (int i = 0; i < shape->p; i++) {
+        const PpsimStageEstimate *st = &c->stage[i];
+        double work = (double)shape->m * (double)(st->f_ps + st->b_ps + st->w_ps);
+        best = MAX(best, (span ? 0 : arrive) + work);
+        arrive += (double)(st->f_ps + c->comm_ps);
+    }
+    return best / 1e9;
+}
+
+/* What the objective scores: Eq. 3's stage span or the makespan. */
+static PpsimTime
+op_score(const PpsimOpMilpOptions *mo, const PpsimOpEval *ev)
+{
+    return mo->stage_span ? ev->span_ps : ev->makespan_ps;
+}
 
 static void
 report_path(PpsimSolverReport *r, const char *path, const char *status, const char *note)
@@ -61,10 +89,27 @@ report_solve(PpsimSolverReport *r, const PpsimMilpResult *res)
 {
     if (r == NULL)
         return;
-    r->objective_ms = res->objective;
+    r->objective_ms = r->milp_objective_ms = res->objective;
     r->bound_ms = res->bound;
     r->gap = res->gap;
     r->seconds = res->seconds;
+    g_strlcpy(r->milp_status, ppsim_milp_status_name(res), sizeof r->milp_status);
+}
+
+/* The warm start (estimated makespan @warm_ps) is returned, not the solver's schedule: the
+ * report's status and objective become the warm start's; the solver's bound still bounds
+ * the model's optimum, so the status is "optimal" when the bound reaches the warm start. */
+static void
+report_warm(PpsimSolverReport *r, PpsimTime warm_ps, double bound, const char *note)
+{
+    double obj = (double)warm_ps / 1e9;
+    gboolean proved = !isnan(bound) && bound >= obj * (1 - 1e-9);
+    report_path(r, "warm-start", proved ? "optimal" : "warm-start", note);
+    if (r == NULL)
+        return;
+    r->objective_ms = obj;
+    r->bound_ms = proved ? obj : bound;
+    r->gap = proved ? 0 : isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
 }
 
 static gboolean
@@ -72,6 +117,13 @@ optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GEr
 {
     const char *off = ppsim_options_get_string(o, "offload");
     const char *sw = ppsim_options_get_string(o, "shared_switch");
+    const char *obj = ppsim_options_get_string(o, "objective");
+    if (strcmp(obj, "makespan") != 0 && strcmp(obj, "stage-span") != 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: option 'objective' must be makespan or stage-span, got '%s'", obj);
+        return FALSE;
+    }
+    mo->stage_span = strcmp(obj, "stage-span") == 0;
     mo->solver.time_limit_s = ppsim_options_get_double(o, "time_limit");
     mo->solver.node_limit = ppsim_options_get_int(o, "node_limit");
     mo->solver.gap = ppsim_options_get_double(o, "gap");
@@ -211,8 +263,9 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                          &warm_eval, &warm_from, error))
         return FALSE;
     PpsimSolverReport *rep = params->solver;
-    g_autofree char *dir = mo.no_switch
-                               ? NULL /* an ablation: nothing cached either way */
+    /* the cache holds makespan schedules; an ablation caches nothing either way */
+    g_autofree char *dir = mo.no_switch || mo.stage_span
+                               ? NULL
                                : optpipe_cache_dir(ppsim_options_get_string(o, "cache_dir"));
     g_autofree char *key = ppsim_op_cache_key(shape, c, limit, mo.offload);
     gboolean from_cache = FALSE;
@@ -230,16 +283,19 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                 : g_strdup("built without CBC");
         report_path(rep, "heuristic", "not-run", why);
         if (rep) { /* the objective the model would give the schedule: its estimated makespan */
-            rep->objective_ms = (double)warm_eval.makespan_ps / 1e9;
-            rep->bound_ms = rep->gap = NAN;
+            rep->objective_ms = (double)op_score(&mo, &warm_eval) / 1e9;
+            rep->milp_objective_ms = NAN;
+            rep->bound_ms = optpipe_bound_ms(shape, c, mo.stage_span);
+            rep->gap = MAX(0, rep->objective_ms - rep->bound_ms) / rep->objective_ms;
         }
         *out = g_steal_pointer(&warm);
         return TRUE;
     }
     g_autoptr(PpsimSchedule) inc = NULL;
     PpsimOpMilpSolve info = {0};
-    if (!ppsim_op_milp_solve(shape, c, limit, warm, warm_eval.makespan_ps, &mo, &inc, &info,
-                             error)) {
+    /* the warm start's makespan bounds every time; a stage span can take longer overall */
+    if (!ppsim_op_milp_solve(shape, c, limit, warm, mo.stage_span ? 0 : warm_eval.makespan_ps, &mo,
+                             &inc, &info, error)) {
         g_prefix_error(error, "optpipe: ");
         return FALSE;
     }
@@ -254,7 +310,7 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         return FALSE;
     }
     ppsim_milp_result_clear(&info.milp);
-    if (inc != NULL && ev.fits && ev.makespan_ps <= warm_eval.makespan_ps) {
+    if (inc != NULL && ev.fits && op_score(&mo, &ev) <= op_score(&mo, &warm_eval)) {
         report_path(rep, "milp", status,
                     from_cache  ? "warm start from the cache"
                     : warm_from ? "warm start from zb"
@@ -268,14 +324,11 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         *out = g_steal_pointer(&inc);
     } else if (info.milp.died) {
         /* the solver's process died (a crash, or killed): the warm start stands, said in the
-         * report and as a warning */
-        double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;
-        report_path(rep, "warm-start", "crashed",
+         * report (status crashed) and as a warning */
+        report_warm(rep, op_score(&mo, &warm_eval), info.milp.bound,
                     "the MILP solver died before it answered; the warm start is kept");
         if (rep != NULL) {
-            rep->objective_ms = obj;
-            rep->bound_ms = bound;
-            rep->gap = isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
+            g_strlcpy(rep->status, "crashed", sizeof rep->status);
             g_snprintf(rep->warning, sizeof rep->warning,
                        "the MILP solver (CBC) died (%s); the warm start (%s) is used",
                        info.milp.died_why,
@@ -284,25 +337,18 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
                                    : "adaoffload");
         }
         *out = g_steal_pointer(&warm);
-    } else if (info.milp.cut_off) {
-        /* the warm start is the incumbent; the LP bound streamed before the cut may prove it */
-        double obj = (double)warm_eval.makespan_ps / 1e9, bound = info.milp.bound;
-        gboolean proved = !isnan(bound) && bound >= obj * (1 - 1e-9);
-        report_path(rep, "warm-start", proved ? "optimal" : status,
-                    proved ? "the time limit stopped the solver; the LP bound proves the warm "
-                             "start optimal"
-                           : "the time limit stopped the solver before it answered");
-        if (rep != NULL) {
-            rep->objective_ms = obj;
-            rep->bound_ms = proved ? obj : bound;
-            rep->gap = proved ? 0 : isnan(bound) ? NAN : MAX(0, obj - bound) / obj;
-        }
-        *out = g_steal_pointer(&warm);
     } else {
-        report_path(rep, "warm-start", status,
-                    inc == NULL ? "no incumbent from the solver"
-                    : !ev.fits  ? "the solver's schedule exceeds the limit when replayed"
-                                : "the solver's schedule is slower when replayed");
+        /* the bound is the model's: with no solution (infeasible) it bounds nothing */
+        double bound = inc == NULL && !info.milp.cut_off ? NAN : info.milp.bound;
+        gboolean proved = !isnan(bound) && bound * 1e9 >= op_score(&mo, &warm_eval) * (1 - 1e-9);
+        report_warm(rep, op_score(&mo, &warm_eval), bound,
+                    info.milp.cut_off && proved
+                        ? "the time limit stopped the solver; the LP bound proves the warm start "
+                          "optimal"
+                    : info.milp.cut_off ? "the time limit stopped the solver before it answered"
+                    : inc == NULL       ? "no incumbent from the solver"
+                    : !ev.fits          ? "the solver's schedule exceeds the limit when replayed"
+                                        : "the solver's schedule is slower when replayed");
         *out = g_steal_pointer(&warm);
     }
     return TRUE;
