@@ -4,7 +4,7 @@
 #include "milp/milp.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #include <math.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 #pragma once
 
 #include <glib.h>
-#include "sim.h"
+#include "sim/sim.h"
 #include "scenario/scenario.h"
 
 G_BEGIN_DECLS
