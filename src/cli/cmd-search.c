@@ -450,8 +450,11 @@ plan_layout(const char *path, char **sets, const PpsimSweepRow *r, Planned *out)
         ppsim_scenario_load_file(path, (const char *const *)ov->pdata, &error);
     PpsimPlanOptions po = {.schedule = r->schedule, .time_limit_s = 10};
     g_autoptr(PpsimPlan) plan = sc ? ppsim_plan_new(sc, &po, &error) : NULL;
+    /* the planner's choice among its plan and the baselines it replays (never slower) */
+    g_autoptr(GPtrArray) cands = plan ? ppsim_plan_choose(plan, sc, &error) : NULL;
     g_autoptr(PpsimScheduleSpec) spec =
-        plan ? ppsim_plan_schedule_spec(sc, plan->problem->schedule, &error) : NULL;
+        cands ? ppsim_plan_schedule_spec(sc, plan->problem->schedule, !plan->free_cap, &error)
+              : NULL;
     if (spec == NULL) {
         out->why = g_strdup(error->message);
         return;
