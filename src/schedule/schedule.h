@@ -83,22 +83,22 @@ typedef struct {
 } PpsimOp;
 
 typedef struct {
-    int n_devices;       /* p */
-    int n_stages;        /* S = p * v */
-    int n_microbatches;  /* m */
-    int *stage_device;   /* [n_stages] */
-    int pipe_stages;     /* stages per pipeline: 0 (or n_stages) = one pipeline through every
-                          * stage; n_stages / 2 = two pipelines, stages [0, S/2) and [S/2, S)
-                          * (DualPipe's two directions): each microbatch runs through the one
-                          * pipeline that holds its forward at the pipeline's first stage, and
-                          * no dependency crosses from one pipeline to the other */
-    GArray **compute;    /* [n_devices] GArray of PpsimOp: F B W BW R OPT */
-    GArray **copy;       /* [n_devices] GArray of PpsimOp: OFF RL */
-    GArray **copy_after; /* [n_devices] gint32 per copy op: it may start only after the
-                          * device's compute op of that index ends (its anchor); -1: none.
-                          * Lets a generator place a reload "at the latest slot before its B"
-                          * ([PO] §4.2) on an in-order copy stream. */
-    GArray **copy_sync;  /* [n_devices] PpsimCopySync, sorted by .op; usually empty */
+    int n_devices;         /* p */
+    int n_stages;          /* S = p * v */
+    int n_microbatches;    /* m */
+    int *stage_device;     /* [n_stages] */
+    int pipe_stages;       /* stages per pipeline: 0 (or n_stages) = one pipeline through every
+                            * stage; n_stages / 2 = two pipelines, stages [0, S/2) and [S/2, S)
+                            * (DualPipe's two directions): each microbatch runs through the one
+                            * pipeline that holds its forward at the pipeline's first stage, and
+                            * no dependency crosses from one pipeline to the other */
+    GArray **compute;      /* [n_devices] GArray of PpsimOp: F B W BW R OPT */
+    GArray **copy;         /* [n_devices] GArray of PpsimOp: OFF RL */
+    GArray **copy_after;   /* [n_devices] gint32 per copy op: it may start only after the
+                            * device's compute op of that index ends (its anchor); -1: none.
+                            * Lets a generator place a reload "at the latest slot before its B"
+                            * ([PO] §4.2) on an in-order copy stream. */
+    GArray **copy_sync;    /* [n_devices] PpsimCopySync, sorted by .op; usually empty */
     GArray **compute_wait; /* [n_devices] PpsimComputeWait, sorted by .op; usually empty */
 } PpsimSchedule;
 
