@@ -221,6 +221,59 @@ START_TEST(test_search_layouts)
 }
 END_TEST
 
+/* Context and expert parallelism: on a Mixtral-class MoE model (8 experts, 32 heads and 8 KV
+ * heads) with 16K-token sequences on 8 GPUs, the search tries cp where each rank keeps at
+ * least 4K tokens (cp | 8 KV heads: 1, 2, 4) and ep | experts and ep | dp x tp; by hand:
+ * tp | 8, pp | 8/tp and pp | 32 layers, cp | 8/(tp pp), dp = 8/(tp pp cp), ep a power of two
+ * dividing 8 and dp tp, mbs | 16/dp; one schedule (1f1b). */
+START_TEST(test_search_cp_ep)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "moe.yaml", NULL);
+    static const char yaml[] = "name: moe-search\n"
+                               "hardware: {preset: dgx-h100-80gb}\n"
+                               "model: {preset: mixtral-8x7b, seq_len: 16384}\n"
+                               "training: {pp: 2, global_batch: 16}\n"
+                               "schedule: 1f1b\n";
+    ck_assert(g_file_set_contents(path, yaml, -1, NULL));
+    Run r =
+        ppsim("search", path, "--gpus", "8", "--schedules", "1f1b", "--format", "json", "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, r.out, -1, NULL));
+    JsonArray *layouts =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "layouts");
+    guint want = 0;
+    for (int tp = 1; tp <= 8; tp *= 2)
+        for (int pp = 1; pp <= 8 / tp; pp *= 2)
+            for (int cp = 1; cp <= 4 && cp <= 8 / (tp * pp); cp *= 2) {
+                int dp = 8 / (tp * pp * cp);
+                for (int ep = 1; ep <= 8 && ep <= dp * tp; ep *= 2)
+                    for (int mbs = 1; mbs <= 8; mbs *= 2)
+                        want += 16 % (dp * mbs) == 0;
+            }
+    ck_assert_uint_eq(json_array_get_length(layouts), want);
+    gboolean cp_seen = FALSE, ep_seen = FALSE;
+    for (guint i = 0; i < json_array_get_length(layouts); i++) {
+        JsonObject *l = json_array_get_object_element(layouts, i);
+        int tp = (int)json_object_get_int_member(l, "tp");
+        int pp = (int)json_object_get_int_member(l, "pp");
+        int dp = (int)json_object_get_int_member(l, "dp");
+        int cp = (int)json_object_get_int_member(l, "cp");
+        int ep = (int)json_object_get_int_member(l, "ep");
+        ck_assert_int_eq(tp * pp * dp * cp, 8);
+        ck_assert(16384 % cp == 0 && 16384 / cp >= 4096 && 8 % cp == 0);
+        ck_assert(8 % ep == 0 && (dp * tp) % ep == 0);
+        cp_seen |= cp > 1;
+        ep_seen |= ep > 1;
+    }
+    ck_assert(cp_seen && ep_seen);
+    run_clear(&r);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
 /* Bad input: no flag, a count no layout divides, a model that fits no layout: one line
  * each, saying what is closest. */
 START_TEST(test_search_errors)
@@ -663,6 +716,7 @@ ppsim_test_suite(void)
     tc = tcase_create("search");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_search_layouts);
+    tcase_add_test(tc, test_search_cp_ep);
     tcase_add_test(tc, test_search_errors);
     tcase_add_test(tc, test_search_resume_after_kills);
     tcase_add_test(tc, test_search_plan);

@@ -61,10 +61,25 @@ static const char *const search_paths[] = {
     "hardware.nodes", /* a column, not a fixed override: the base scenario's own layout is
                          never checked against the searched node count */
     "hardware.gpus_per_node",
+    "parallel.cp",
+    "parallel.ep",
     "schedule",
     NULL,
 };
-enum { COL_TP, COL_PP, COL_TPP, COL_DP, COL_MBS, COL_M, COL_V, COL_NODES, COL_GPN, N_AXIS_COLS };
+enum {
+    COL_TP,
+    COL_PP,
+    COL_TPP,
+    COL_DP,
+    COL_MBS,
+    COL_M,
+    COL_V,
+    COL_NODES,
+    COL_GPN,
+    COL_CP,
+    COL_EP,
+    N_AXIS_COLS
+};
 /* The ladder of memory plans, cheapest in time first: ZeRO 1 and 2 cost no time over plain
  * data parallelism (the same ring volume), ZeRO-3 adds parameter gathers, recompute adds
  * forwards. The first that fits is kept. */
@@ -77,6 +92,30 @@ enum { COL_RECOMPUTE = N_AXIS_COLS, COL_ZERO };
 /* Microbatch sizes tried, and chunk counts for the generators whose v is training.chunks. */
 static const int microbatch_sizes[] = {1, 2, 4, 8};
 static const int chunk_counts[] = {2, 4};
+/* Context parallelism is tried up to this degree, and only while each rank keeps at least
+ * CP_MIN_TOKENS of the sequence (ring attention pays off on long sequences; below that its
+ * KV exchanges only add time and the search would double for nothing). */
+#define CP_MAX 16
+#define CP_MIN_TOKENS 4096
+
+/* Whether @cp is a context-parallel degree to try for @sc. */
+static gboolean
+cp_candidate(const PpsimScenario *sc, int cp)
+{
+    const PpsimModel *m = &sc->model;
+    return cp == 1 || (m->seq_len % cp == 0 && m->heads % cp == 0 && m->kv_heads % cp == 0 &&
+                       m->seq_len / cp >= CP_MIN_TOKENS);
+}
+
+/* Whether @ep is an expert-parallel degree to try: 1, or for a mixture-of-experts model a
+ * degree dividing the experts and the GPUs of one pipeline stage (dp x tp), as the scenario
+ * requires. */
+static gboolean
+ep_candidate(const PpsimScenario *sc, int ep, int dp, int tp)
+{
+    return ep == 1 ||
+           (sc->model.moe.experts > 0 && sc->model.moe.experts % ep == 0 && (dp * tp) % ep == 0);
+}
 
 static void
 search_options_clear(SearchOptions *o)
@@ -165,36 +204,46 @@ search_points(const PpsimScenario *sc, int n, int batch, const GPtrArray *classe
         for (int pp = 1; pp <= n / tp && pp <= sc->model.layers; pp++) {
             if ((n / tp) % pp != 0 || sc->model.layers % pp != 0)
                 continue;
-            int dp = n / (tp * pp);
-            for (guint b = 0; b < G_N_ELEMENTS(microbatch_sizes); b++) {
-                int mbs = microbatch_sizes[b];
-                if (batch % (dp * mbs) != 0)
+            for (int cp = 1; cp <= CP_MAX && cp <= n / (tp * pp); cp *= 2) {
+                if ((n / (tp * pp)) % cp != 0 || !cp_candidate(sc, cp))
                     continue;
-                int m = batch / (dp * mbs);
-                for (guint c = 0; c < classes->len; c++) {
-                    const PpsimScheduleClass *k = g_ptr_array_index(classes, c);
-                    int vs[G_N_ELEMENTS(chunk_counts)], nv = 0;
-                    if (k->chunks == 0)
-                        for (guint i = 0; i < G_N_ELEMENTS(chunk_counts); i++)
-                            vs[nv++] = chunk_counts[i];
-                    else
-                        vs[nv++] = k->chunks;
-                    for (int i = 0; i < nv; i++) {
-                        if (sc->model.layers % (pp * vs[i]) != 0)
-                            continue; /* stages of unequal depth: not a layout one picks */
-                        char **v = g_new0(char *, N_AXIS_COLS + 2);
-                        v[COL_TP] = g_strdup_printf("%d", tp);
-                        v[COL_PP] = g_strdup_printf("%d", pp);
-                        v[COL_TPP] = g_strdup_printf("%d", pp);
-                        v[COL_DP] = g_strdup_printf("%d", dp);
-                        v[COL_MBS] = g_strdup_printf("%d", mbs);
-                        v[COL_M] = g_strdup_printf("%d", m);
-                        v[COL_V] = g_strdup_printf("%d", k->chunks == 0 ? vs[i] : 1);
-                        /* whole nodes; less than a node: a node of n GPUs */
-                        v[COL_NODES] = g_strdup_printf("%d", n >= g ? n / g : 1);
-                        v[COL_GPN] = g_strdup_printf("%d", n >= g ? g : n);
-                        v[N_AXIS_COLS] = g_strdup(k->name);
-                        g_ptr_array_add(points, v);
+                int dp = n / (tp * pp * cp);
+                for (int ep = 1; ep <= MAX(sc->model.moe.experts, 1) && ep <= dp * tp; ep *= 2) {
+                    if (!ep_candidate(sc, ep, dp, tp))
+                        continue;
+                    for (guint b = 0; b < G_N_ELEMENTS(microbatch_sizes); b++) {
+                        int mbs = microbatch_sizes[b];
+                        if (batch % (dp * mbs) != 0)
+                            continue;
+                        int m = batch / (dp * mbs);
+                        for (guint c = 0; c < classes->len; c++) {
+                            const PpsimScheduleClass *k = g_ptr_array_index(classes, c);
+                            int vs[G_N_ELEMENTS(chunk_counts)], nv = 0;
+                            if (k->chunks == 0)
+                                for (guint i = 0; i < G_N_ELEMENTS(chunk_counts); i++)
+                                    vs[nv++] = chunk_counts[i];
+                            else
+                                vs[nv++] = k->chunks;
+                            for (int i = 0; i < nv; i++) {
+                                if (sc->model.layers % (pp * vs[i]) != 0)
+                                    continue; /* stages of unequal depth: not a layout one picks */
+                                char **v = g_new0(char *, N_AXIS_COLS + 2);
+                                v[COL_TP] = g_strdup_printf("%d", tp);
+                                v[COL_PP] = g_strdup_printf("%d", pp);
+                                v[COL_TPP] = g_strdup_printf("%d", pp);
+                                v[COL_DP] = g_strdup_printf("%d", dp);
+                                v[COL_MBS] = g_strdup_printf("%d", mbs);
+                                v[COL_M] = g_strdup_printf("%d", m);
+                                v[COL_V] = g_strdup_printf("%d", k->chunks == 0 ? vs[i] : 1);
+                                /* whole nodes; less than a node: a node of n GPUs */
+                                v[COL_NODES] = g_strdup_printf("%d", n >= g ? n / g : 1);
+                                v[COL_GPN] = g_strdup_printf("%d", n >= g ? g : n);
+                                v[COL_CP] = g_strdup_printf("%d", cp);
+                                v[COL_EP] = g_strdup_printf("%d", ep);
+                                v[N_AXIS_COLS] = g_strdup(k->name);
+                                g_ptr_array_add(points, v);
+                            }
+                        }
                     }
                 }
             }
@@ -248,8 +297,13 @@ row_zero(const PpsimSweepRow *r)
 static void
 layout_text(GString *out, const PpsimSweepRow *r)
 {
-    g_string_append_printf(out, "tp=%s pp=%s dp=%s mbs=%s m=%s", lab(r, COL_TP), lab(r, COL_PP),
-                           lab(r, COL_DP), lab(r, COL_MBS), lab(r, COL_M));
+    g_string_append_printf(out, "tp=%s pp=%s dp=%s", lab(r, COL_TP), lab(r, COL_PP),
+                           lab(r, COL_DP));
+    if (strcmp(lab(r, COL_CP), "1") != 0)
+        g_string_append_printf(out, " cp=%s", lab(r, COL_CP));
+    if (strcmp(lab(r, COL_EP), "1") != 0)
+        g_string_append_printf(out, " ep=%s", lab(r, COL_EP));
+    g_string_append_printf(out, " mbs=%s m=%s", lab(r, COL_MBS), lab(r, COL_M));
     if (strcmp(lab(r, COL_V), "1") != 0)
         g_string_append_printf(out, " v=%s", lab(r, COL_V));
     g_string_append_printf(out, " %s", r->schedule);
@@ -353,11 +407,12 @@ report_json(GString *out, const PpsimScenario *sc, int n, const GPtrArray *rows,
     for (guint i = 0; i < rows->len; i++) {
         const PpsimSweepRow *r = g_ptr_array_index(rows, i);
         g_string_append_printf(out,
-                               "%s\n{\"tp\":%s,\"pp\":%s,\"dp\":%s,\"cp\":1,\"ep\":1,"
+                               "%s\n{\"tp\":%s,\"pp\":%s,\"dp\":%s,\"cp\":%s,\"ep\":%s,"
                                "\"microbatch_size\":%s,\"microbatches\":%s,\"chunks\":%s,"
                                "\"schedule\":",
                                i ? "," : "", lab(r, COL_TP), lab(r, COL_PP), lab(r, COL_DP),
-                               lab(r, COL_MBS), lab(r, COL_M), lab(r, COL_V));
+                               lab(r, COL_CP), lab(r, COL_EP), lab(r, COL_MBS), lab(r, COL_M),
+                               lab(r, COL_V));
         ppsim_fmt_json_string(out, r->schedule);
         g_string_append(out, ",\"recompute\":");
         if (*lab(r, COL_RECOMPUTE))
