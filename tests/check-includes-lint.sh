@@ -17,7 +17,7 @@ tree() { # a clean tree: one file per folder the cases use
     echo '#include "sim/run-result.h"' >"$tmp/src/report/report.c"
     echo '#include "sim/sim.h"' >"$tmp/src/plan/plan.c"
     : >"$tmp/src/schedule/index-private.h"
-    echo '#include "sched/zb/zb-auto.h"' >"$tmp/src/sched/vshape/v.c"
+    echo '#include "sched/zb-auto.h"' >"$tmp/src/sched/vshape/v.c"
     echo '#include "cli/cli.h"' >"$tmp/src/main.c"
 }
 expect() { # $1 = case, $2 = file to write, $3 = its line, $4 = text the error must contain

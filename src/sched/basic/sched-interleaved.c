@@ -10,7 +10,7 @@
  * ([TP] §4.2, Fig. 6(e): 1F1B-I + T-Recomp). The R sits just before its backward in the
  * device's order, so it runs as soon as the device is free, not on the critical path.
  */
-#include "sched/basic/interleaved.h"
+#include "sched/interleaved.h"
 #include "util/ppsim-error.h"
 
 static const PpsimOptionSpec interleaved_options[] = {

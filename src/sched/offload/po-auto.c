@@ -9,7 +9,7 @@
  * `co_microbatches`) the three are replayed with fewer microbatches and only the winner is
  * built and replayed with all of them: the replays cost about as much as the run's own each.
  */
-#include "sched/offload/pipeoffload.h"
+#include "sched/pipeoffload.h"
 #include "util/fmt.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"

@@ -24,7 +24,7 @@
  * their copy streams in synchronized-interleaved rounds; elsewhere devices are independent.
  */
 #include "sched/offload/gis.h"
-#include "sched/offload/pipeoffload.h"
+#include "sched/pipeoffload.h"
 #include "sched/offload/stream-plan.h"
 #include "sched/offload/uniform-repeat.h"
 #include "util/ppsim-error.h"

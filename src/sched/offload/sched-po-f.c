@@ -1,6 +1,6 @@
 /* sched-po-f.c: PO-F ([PO] §5, Table 1): PipeOffload offloading every chunk it can; worth
  * it only when the offload ratio k <= 1 ([PO] Formula 1). */
-#include "sched/offload/pipeoffload.h"
+#include "sched/pipeoffload.h"
 
 static gboolean
 po_f_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,

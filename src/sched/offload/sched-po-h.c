@@ -1,5 +1,5 @@
 /* sched-po-h.c: PO-H ([PO] §5, Table 1): PipeOffload offloading ceil(v/2) chunks per device. */
-#include "sched/offload/pipeoffload.h"
+#include "sched/pipeoffload.h"
 
 static gboolean
 po_h_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,

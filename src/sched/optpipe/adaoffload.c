@@ -18,7 +18,7 @@
  * the budget is not reached.
  */
 #include "sched/optpipe/adaoffload.h"
-#include "sched/offload/pipeoffload.h"
+#include "sched/pipeoffload.h"
 #include "util/quote.h"
 #include "util/ppsim-error.h"
 

@@ -13,7 +13,7 @@
 #include "sched/optpipe/adaoffload.h"
 #include "sched/optpipe/op-cache.h"
 #include "sched/optpipe/op-milp.h"
-#include "sched/zb/zb-auto.h"
+#include "sched/zb-auto.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"
 

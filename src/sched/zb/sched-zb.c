@@ -10,7 +10,7 @@
  * given the median stage's F, B and W, as the authors' runtime does ([ZBREPO]
  * zerobubble/runtime.py); the schedule is then replayed on the real per-stage costs.
  */
-#include "sched/zb/zb-auto.h"
+#include "sched/zb-auto.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"
 

@@ -23,7 +23,7 @@
  * timed ops (option `budget`) may stop the search early, and short of that the order
  * changes nothing.
  */
-#include "sched/zb/zb-auto.h"
+#include "sched/zb-auto.h"
 #include "sched/zb/zb-handcrafted.h"
 #include "sched/zb/zb-list.h"
 #include "util/ppsim-error.h"

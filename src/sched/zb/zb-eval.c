@@ -1,6 +1,6 @@
 /* zb-eval.c: the timing of zb-auto.c's candidates (one stage per device) on the cost
  * estimates, as the explicit-mode replay runs them; see zb-auto.h. */
-#include "sched/zb/zb-auto.h"
+#include "sched/zb-auto.h"
 
 /* Start of the op if its inputs are done, else -1. */
 static PpsimTime
