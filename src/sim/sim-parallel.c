@@ -17,6 +17,19 @@
 #include "cost/parallel.h"
 #include "hw/topology.h"
 
+/* Device @d's two streams of a flow kind @tag (".dp"): stream[0] sends, stream[1] ("-in")
+ * receives. */
+static void
+add_stream_pair(Replay *r, int d, const char *tag, int stream[2])
+{
+    char name[48], in[16];
+    g_snprintf(in, sizeof in, "%s-in", tag);
+    for (int k = 0; k < 2; k++) {
+        ppsim_sim_stream_name(name, "gpu", d, k ? in : tag);
+        stream[k] = ppsim_exec_add_stream(r->exec, name);
+    }
+}
+
 static gboolean
 is_weight_grad(const PpsimOp *op)
 {
@@ -51,11 +64,7 @@ ppsim_sim_add_dp_tasks(Replay *r)
         r->dp_task[s] = G_MAXUINT32;
     gboolean across = ppsim_par_dp_across_nodes(sc);
     for (int d = 0; d < p; d++) {
-        for (int k = 0; k < 2; k++) {
-            char name[48];
-            ppsim_sim_stream_name(name, "gpu", d, k ? ".dp-in" : ".dp");
-            r->dp_stream[2 * d + k] = ppsim_exec_add_stream(r->exec, name);
-        }
+        add_stream_pair(r, d, ".dp", &r->dp_stream[2 * d]);
         const GArray *ops = sched->compute[d];
         guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
         /* the last weight-gradient op of each stage, in list order; a stage without W/BW
@@ -111,11 +120,7 @@ ppsim_sim_add_zero_gathers(Replay *r)
     r->zero_task = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (int d = 0; d < p; d++) {
         int stream[2];
-        for (int k = 0; k < 2; k++) {
-            char name[48];
-            ppsim_sim_stream_name(name, "gpu", d, k ? ".zero-in" : ".zero");
-            stream[k] = ppsim_exec_add_stream(r->exec, name);
-        }
+        add_stream_pair(r, d, ".zero", stream);
         int peer = ppsim_topology_remote_endpoint(r->topo, d, across);
         const GArray *ops = sched->compute[d];
         guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
@@ -214,11 +219,7 @@ ppsim_sim_add_ep_flows(Replay *r)
     g_autofree PpsimDep *deps = g_new(PpsimDep, ppsim_schedule_index_max_deps(r->idx));
     for (int d = 0; d < sched->n_devices; d++) {
         int stream[2];
-        for (int k = 0; k < 2; k++) {
-            char name[48];
-            ppsim_sim_stream_name(name, "gpu", d, k ? ".ep-in" : ".ep");
-            stream[k] = ppsim_exec_add_stream(r->exec, name);
-        }
+        add_stream_pair(r, d, ".ep", stream);
         int peer = ppsim_topology_remote_endpoint(r->topo, d, across);
         const GArray *ops = sched->compute[d];
         guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
