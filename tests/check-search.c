@@ -283,6 +283,10 @@ START_TEST(test_search_errors)
     ck_assert_int_eq(r.status, 2);
     ck_assert(one_line(r.err) && strstr(r.err, "--gpus N is required"));
     run_clear(&r);
+    r = ppsim("search", scenario, "--gpus", "0", NULL); /* given, but no GPU */
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "--gpus must be >= 1, got 0"), "%s", r.err);
+    run_clear(&r);
     r = ppsim("search", scenario, "--gpus", "12", NULL);
     ck_assert_int_eq(r.status, 1);
     ck_assert_msg(one_line(r.err) && strstr(r.err, "nearest GPU counts with a layout: 8, 16"), "%s",

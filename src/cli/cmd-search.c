@@ -785,7 +785,7 @@ search_main(SearchOptions *o, const char *path)
 int
 ppsim_cmd_search(int argc, char **argv)
 {
-    SearchOptions o = {0};
+    SearchOptions o = {.gpus = G_MININT}; /* G_MININT: --gpus not given */
     g_autoptr(GOptionContext) ctx = search_context(&o);
     int rc;
     if (!ppsim_cli_parse(ctx, &argc, &argv))
@@ -794,9 +794,9 @@ ppsim_cmd_search(int argc, char **argv)
         rc = ppsim_cli_usage(argc < 2 ? "missing SCENARIO (see 'ppsim search --help')"
                                       : "expected one SCENARIO, got %d arguments",
                              argc - 1);
-    else if (o.gpus == 0)
+    else if (o.gpus == G_MININT)
         rc = ppsim_cli_usage("--gpus N is required (the GPUs to lay out)");
-    else if (o.gpus < 0)
+    else if (o.gpus < 1)
         rc = ppsim_cli_usage("--gpus must be >= 1, got %d", o.gpus);
     else if (o.gpus > 1 << 20)
         rc = ppsim_cli_usage("--gpus must be at most %d, got %d", 1 << 20, o.gpus);
