@@ -81,6 +81,24 @@ index_dep_overlap(const PpsimScheduleIndex *idx, const PpsimOpPos *pos, IndexDep
     }
 }
 
+/* The first entry of @entries (PpsimCopySync or PpsimComputeWait, both led by their gint32
+ * .op and sorted by it) whose op is @op or later: a binary search. */
+static inline guint
+index_first_entry(const GArray *entries, gint32 op)
+{
+    const char *data = entries->data;
+    guint size = g_array_get_element_size((GArray *)entries);
+    guint lo = 0, hi = entries->len;
+    while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        if (*(const gint32 *)(gconstpointer)(data + (gsize)mid * size) < op)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static inline guint
 ppsim_schedule_index_deps_inline(const PpsimScheduleIndex *idx, const PpsimOpPos *pos,
                                  const PpsimOp *op, PpsimDep *out)
@@ -145,14 +163,7 @@ ppsim_schedule_index_deps_inline(const PpsimScheduleIndex *idx, const PpsimOpPos
         /* its waits on other devices' copy ops: the run of entries for this op (sorted) */
         const GArray *syncs = sched->copy_sync[d];
         const PpsimCopySync *e = (const PpsimCopySync *)(gconstpointer)syncs->data;
-        guint lo = 0, hi = syncs->len;
-        while (lo < hi) {
-            guint mid = (lo + hi) / 2;
-            if (e[mid].op < pos->index)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        guint lo = index_first_entry(syncs, pos->index);
         for (; lo < syncs->len && e[lo].op == pos->index; lo++)
             index_dep_emit(&o, idx->base[2 * e[lo].device + 1] + e[lo].index, e[lo].device, 1,
                            PPSIM_DEP_SYNC, s);
@@ -160,14 +171,7 @@ ppsim_schedule_index_deps_inline(const PpsimScheduleIndex *idx, const PpsimOpPos
         /* a compute op's waits on its device's copy ops (schedule.h compute_wait) */
         const GArray *waits = sched->compute_wait[d];
         const PpsimComputeWait *e = (const PpsimComputeWait *)(gconstpointer)waits->data;
-        guint lo = 0, hi = waits->len;
-        while (lo < hi) {
-            guint mid = (lo + hi) / 2;
-            if (e[mid].op < pos->index)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        guint lo = index_first_entry(waits, pos->index);
         for (; lo < waits->len && e[lo].op == pos->index; lo++)
             index_dep_emit(&o, idx->base[2 * d + 1] + e[lo].index, d, 1, PPSIM_DEP_LOCAL, s);
     }
