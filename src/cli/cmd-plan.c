@@ -62,14 +62,8 @@ static GArray *
 plan_rows(const PpsimPlan *plan, const GPtrArray *cands, gboolean compare)
 {
     GArray *rows = g_array_new(FALSE, TRUE, sizeof(PlanRow));
-    const PpsimRunResult *res = NULL;
-    for (guint i = 0; cands != NULL && i < cands->len && res == NULL; i++) {
-        const PpsimPlanCandidate *c = g_ptr_array_index(cands, i);
-        if (c->free_cap == plan->free_cap && g_str_has_prefix(c->name, plan->source) &&
-            (c->name[strlen(plan->source)] == '\0' || c->name[strlen(plan->source)] == '+'))
-            res = c->res;
-    }
-    PlanRow row = {"plan", plan->best, res};
+    const PpsimPlanCandidate *chosen = ppsim_plan_chosen(plan, cands);
+    PlanRow row = {"plan", plan->best, chosen != NULL ? chosen->res : NULL};
     g_array_append_val(rows, row);
     for (guint i = 0; compare && cands != NULL && i < cands->len; i++) {
         const PpsimPlanCandidate *c = g_ptr_array_index(cands, i);

@@ -505,20 +505,17 @@ plan_layout(const char *path, char **sets, const PpsimSweepRow *r, Planned *out)
         ppsim_scenario_load_file(path, (const char *const *)ov->pdata, &error);
     PpsimPlanOptions po = {.schedule = r->schedule, .time_limit_s = 10};
     g_autoptr(PpsimPlan) plan = sc ? ppsim_plan_new(sc, &po, &error) : NULL;
-    /* the planner's choice among its plan and the baselines it replays (never slower) */
+    /* the planner's choice among its plan and the baselines it replays (never slower):
+     * the chosen candidate's replay is the plan's */
     g_autoptr(GPtrArray) cands = plan ? ppsim_plan_choose(plan, sc, &error) : NULL;
-    g_autoptr(PpsimScheduleSpec) spec =
-        cands ? ppsim_plan_schedule_spec(sc, plan->problem->schedule, !plan->free_cap, &error)
-              : NULL;
-    if (spec == NULL) {
+    if (cands == NULL) {
         out->why = g_strdup(error->message);
         return;
     }
-    PpsimScenario *planned = ppsim_plan_scenario(sc, plan->problem, plan->best);
-    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(planned, spec, 0, &error);
-    ppsim_plan_scenario_free(planned);
+    const PpsimPlanCandidate *chosen = ppsim_plan_chosen(plan, cands);
+    const PpsimRunResult *res = chosen != NULL ? chosen->res : NULL;
     if (res == NULL) {
-        out->why = g_strdup(error->message);
+        out->why = g_strdup("the planned layout did not replay");
         return;
     }
     out->done = TRUE;

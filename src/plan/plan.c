@@ -178,6 +178,19 @@ choose_replay(const PpsimScenario *sc, const PpsimPlanProblem *pb, PpsimPlanCand
     return c->res != NULL;
 }
 
+const PpsimPlanCandidate *
+ppsim_plan_chosen(const PpsimPlan *plan, const GPtrArray *cands)
+{
+    gsize n = strlen(plan->source);
+    for (guint i = 0; cands != NULL && i < cands->len; i++) {
+        const PpsimPlanCandidate *c = g_ptr_array_index(cands, i);
+        if (c->free_cap == plan->free_cap && strncmp(c->name, plan->source, n) == 0 &&
+            (c->name[n] == '\0' || c->name[n] == '+'))
+            return c;
+    }
+    return NULL;
+}
+
 GPtrArray *
 ppsim_plan_choose(PpsimPlan *plan, const PpsimScenario *sc, GError **error)
 {

@@ -119,6 +119,9 @@ typedef struct {
  * candidates in that order (the optimiser's first), or NULL with @error when the
  * optimiser's own plan cannot be replayed. */
 GPtrArray *ppsim_plan_choose(PpsimPlan *plan, const PpsimScenario *sc, GError **error);
+/* Of @cands (ppsim_plan_choose's), the one @plan's best is: its replay is the plan's.
+ * Returns: (transfer none) (nullable). */
+const PpsimPlanCandidate *ppsim_plan_chosen(const PpsimPlan *plan, const GPtrArray *cands);
 
 /* ---- phase 1 (plan-costs.c) ---- */
 
