@@ -295,6 +295,24 @@ START_TEST(test_context_parallel_shards)
         ck_assert_double_eq(ppsim_mem_nccl_bytes(a), 3 * 544 * MIB + 688 * MIB);
         ck_assert_double_eq(ppsim_mem_nccl_bytes(b), 2 * 544 * MIB + 688 * MIB);
     }
+    /* ZeRO with dp = 1 still shards over cp > 1: no "does nothing" warning; with cp = 1 too,
+     * the warning */
+    static const char *const cps[][2] = {{"parallel.cp=2", "parallel.tp=2"},
+                                         {"parallel.cp=1", "parallel.tp=4"}};
+    for (guint i = 0; i < G_N_ELEMENTS(cps); i++) {
+        g_autoptr(GError) error = NULL;
+        const char *const ovr[] = {
+            cps[i][0],          cps[i][1], "parallel.dp=1", "training.pp=2", "parallel.zero=1",
+            "hardware.nodes=1", NULL};
+        g_autoptr(PpsimScenario) sc = parse(yaml, ovr, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) none = g_ptr_array_new();
+        g_autoptr(GPtrArray) warns = ppsim_sim_warnings(sc, none);
+        gboolean said = FALSE;
+        for (guint k = 0; k < warns->len; k++)
+            said |= strstr(g_ptr_array_index(warns, k), "does nothing with dp x cp = 1") != NULL;
+        ck_assert_int_eq(said, i == 1);
+    }
 }
 END_TEST
 
