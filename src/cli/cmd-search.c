@@ -286,11 +286,14 @@ lab(const PpsimSweepRow *r, int col)
     return r->labels[col] ? r->labels[col] : "";
 }
 
-/* The row's ZeRO stage as it acts: 0 with one replica (nothing to shard over). */
+/* The row's ZeRO stage as it acts: 0 with one replica and no context parallelism (ZeRO
+ * shards over dp x cp; nothing to shard over). */
 static const char *
 row_zero(const PpsimSweepRow *r)
 {
-    return strcmp(lab(r, COL_DP), "1") == 0 ? "0" : lab(r, COL_ZERO);
+    gboolean alone = strcmp(lab(r, COL_DP), "1") == 0 &&
+                     (*lab(r, COL_CP) == '\0' || strcmp(lab(r, COL_CP), "1") == 0);
+    return alone ? "0" : lab(r, COL_ZERO);
 }
 
 /* "tp=4 pp=8 dp=2 mbs=1 m=64 v=2 zb-v recompute=none zero=1" */
