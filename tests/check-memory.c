@@ -1,7 +1,8 @@
 /* check-memory.c: the framework's memory in hardware mode (src/cost/memory.c, src/README.md "How
  * memory is modelled"): each component's formula, a breakdown computed by hand for a small
  * model, the verdict flipping at the capacity boundary, the generators' budget, explicit
- * mode untouched, and the bad-input errors of the new keys. */
+ * mode untouched, the bad-input errors of the new keys, and context parallelism sharding
+ * gradients and optimizer states with dp. */
 #include "ppsim-test.h"
 #include "cost/memory.h"
 #include "sim/sim.h"
@@ -245,6 +246,76 @@ START_TEST(test_explicit_untouched)
 }
 END_TEST
 
+/* Context parallelism shards like data parallelism: Megatron's gradient buffers and
+ * distributed optimizer live on the dp x cp group ([MEG] `intra_dp_cp_group`), so tp 2,
+ * cp 2, dp 2 holds per GPU exactly the model states of tp 2, cp 1, dp 4 (the same
+ * parameters per GPU, the same four shards), for every ZeRO stage; and by hand, ZeRO-2 keeps
+ * 2 + 16/4 bytes a parameter. NCCL counts the context ring's group and the gradients'
+ * dp x cp group: pipeline pair 544 + tensor pair 544 + context pair 544 + dp x cp of four
+ * 688 MiB. */
+START_TEST(test_context_parallel_shards)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 4096}\n"
+                       "training: {microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    static const char *const zeros[] = {"parallel.zero=0", "parallel.zero=1", "parallel.zero=2",
+                                        "parallel.zero=3"};
+    for (guint z = 0; z < G_N_ELEMENTS(zeros); z++) {
+        g_autoptr(GError) error = NULL;
+        const char *const cp[] = {"parallel.tp=2", "parallel.cp=2", "parallel.dp=2",
+                                  "training.pp=2", zeros[z],        NULL};
+        const char *const dp[] = {"parallel.tp=2", "parallel.cp=1", "parallel.dp=4",
+                                  "training.pp=2", zeros[z],        NULL};
+        g_autoptr(PpsimScenario) a = parse(yaml, cp, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimScenario) b = parse(yaml, dp, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_int_eq(ppsim_mem_shard_ranks(a), 4);
+        ck_assert_int_eq(ppsim_mem_shard_ranks(b), 4);
+        g_autoptr(PpsimCosts) ca = ppsim_costs_new(a, 2, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimCosts) cb = ppsim_costs_new(b, 2, &error);
+        ppsim_assert_no_error(error);
+        for (int s = 0; s < 2; s++) {
+            const PpsimStageCost *x = &ca->stage[s], *y = &cb->stage[s];
+            ck_assert_double_eq(x->params, y->params);
+            ck_assert_double_eq(x->weights_mem, y->weights_mem);
+            ck_assert_double_eq(x->grads_mem, y->grads_mem);
+            ck_assert_double_eq(x->opt_mem, y->opt_mem);
+            ck_assert_int_eq(x->static_mem, y->static_mem);
+            if (z == 2) {
+                ck_assert_double_eq_tol(x->weights_mem + x->grads_mem + x->opt_mem,
+                                        x->params * (2 + 16.0 / 4), 1e-3);
+                ck_assert_double_eq_tol(x->grads_mem, x->params * 4 / 4, 1e-3);
+            }
+            if (z == 0) /* nothing sharded: cp does not divide the model states */
+                ck_assert_double_eq_tol(x->opt_mem, x->params * 12, 1e-3);
+        }
+        ck_assert_double_eq(ppsim_mem_nccl_bytes(a), 3 * 544 * MIB + 688 * MIB);
+        ck_assert_double_eq(ppsim_mem_nccl_bytes(b), 2 * 544 * MIB + 688 * MIB);
+    }
+    /* ZeRO with dp = 1 still shards over cp > 1: no "does nothing" warning; with cp = 1 too,
+     * the warning */
+    static const char *const cps[][2] = {{"parallel.cp=2", "parallel.tp=2"},
+                                         {"parallel.cp=1", "parallel.tp=4"}};
+    for (guint i = 0; i < G_N_ELEMENTS(cps); i++) {
+        g_autoptr(GError) error = NULL;
+        const char *const ovr[] = {
+            cps[i][0],          cps[i][1], "parallel.dp=1", "training.pp=2", "parallel.zero=1",
+            "hardware.nodes=1", NULL};
+        g_autoptr(PpsimScenario) sc = parse(yaml, ovr, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) none = g_ptr_array_new();
+        g_autoptr(GPtrArray) warns = ppsim_sim_warnings(sc, none);
+        gboolean said = FALSE;
+        for (guint k = 0; k < warns->len; k++)
+            said |= strstr(g_ptr_array_index(warns, k), "does nothing with dp x cp = 1") != NULL;
+        ck_assert_int_eq(said, i == 1);
+    }
+}
+END_TEST
+
 /* Bad input names the key and its place. */
 START_TEST(test_bad_input)
 {
@@ -305,6 +376,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_generators_use_the_verdict);
     tcase_add_test(tc, test_explicit_untouched);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_context_parallel_shards);
     suite_add_tcase(s, tc);
     return s;
 }

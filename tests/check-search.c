@@ -225,7 +225,8 @@ END_TEST
  * heads) with 16K-token sequences on 8 GPUs, the search tries cp where each rank keeps at
  * least 4K tokens (cp | 8 KV heads: 1, 2, 4) and ep | experts and ep | dp x tp; by hand:
  * tp | 8, pp | 8/tp and pp | 32 layers, cp | 8/(tp pp), dp = 8/(tp pp cp), ep a power of two
- * dividing 8 and dp tp, mbs | 16/dp; one schedule (1f1b). */
+ * dividing 8 and dp tp, mbs | 16/dp; one schedule (1f1b). With dp = 1 a layout's ZeRO stage
+ * acts (is not shown as 0) exactly when cp > 1: ZeRO shards over dp x cp. */
 START_TEST(test_search_cp_ep)
 {
     g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
@@ -253,7 +254,7 @@ START_TEST(test_search_cp_ep)
                         want += 16 % (dp * mbs) == 0;
             }
     ck_assert_uint_eq(json_array_get_length(layouts), want);
-    gboolean cp_seen = FALSE, ep_seen = FALSE;
+    gboolean cp_seen = FALSE, ep_seen = FALSE, zero_cp_seen = FALSE;
     for (guint i = 0; i < json_array_get_length(layouts); i++) {
         JsonObject *l = json_array_get_object_element(layouts, i);
         int tp = (int)json_object_get_int_member(l, "tp");
@@ -266,8 +267,14 @@ START_TEST(test_search_cp_ep)
         ck_assert(8 % ep == 0 && (dp * tp) % ep == 0);
         cp_seen |= cp > 1;
         ep_seen |= ep > 1;
+        /* ZeRO shards over dp x cp: it acts (zero >= 1) with dp = 1 when cp > 1 */
+        JsonNode *zn = json_object_get_member(l, "zero");
+        if (dp == 1 && zn != NULL && !JSON_NODE_HOLDS_NULL(zn)) {
+            ck_assert_int_eq(json_node_get_int(zn) == 0, cp == 1);
+            zero_cp_seen |= cp > 1;
+        }
     }
-    ck_assert(cp_seen && ep_seen);
+    ck_assert(cp_seen && ep_seen && zero_cp_seen);
     run_clear(&r);
     g_unlink(path);
     g_rmdir(dir);

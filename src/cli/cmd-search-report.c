@@ -42,13 +42,15 @@ ppsim_cli_search_label(const PpsimSweepRow *r, int col)
     return r->labels[col] ? r->labels[col] : "";
 }
 
-/* The row's ZeRO stage as it acts: 0 with one replica (nothing to shard over). */
+/* The row's ZeRO stage as it acts: 0 with one replica and no context parallelism (ZeRO
+ * shards over dp x cp; nothing to shard over). */
 static const char *
 row_zero(const PpsimSweepRow *r)
 {
-    return strcmp(ppsim_cli_search_label(r, COL_DP), "1") == 0
-               ? "0"
-               : ppsim_cli_search_label(r, COL_ZERO);
+    const char *cp = ppsim_cli_search_label(r, COL_CP);
+    gboolean alone = strcmp(ppsim_cli_search_label(r, COL_DP), "1") == 0 &&
+                     (*cp == '\0' || strcmp(cp, "1") == 0);
+    return alone ? "0" : ppsim_cli_search_label(r, COL_ZERO);
 }
 
 /* "tp=4 pp=8 dp=2 mbs=1 m=64 v=2 zb-v recompute=none zero=1" */

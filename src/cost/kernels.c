@@ -34,9 +34,10 @@
  *    x V/t x h, the cross-entropy over fp32 logits ([KOR] §4.3: the bf16 logits read, an
  *    fp32 copy written, two passes read it for max and sum-exp, the loss written; backward
  *    reads it and writes the bf16 gradient), its dgrad (B) and wgrad (W).
- *  - Optimizer (after the last DP reduction): Adam over the local shard (params / dp with
- *    ZeRO >= 1): per parameter read the fp32 main gradient, master weight, m and v, write
- *    them back and the bf16 weight (30 bytes), plus 4 bytes for gradient clipping's norm.
+ *  - Optimizer (after the last DP reduction): Adam over the local shard (params / (dp x cp)
+ *    with ZeRO >= 1, as Megatron shards, memory.h): per parameter read the fp32 main gradient,
+ * master weight, m and v, write them back and the bf16 weight (30 bytes), plus 4 bytes for gradient
+ * clipping's norm.
  *  - DP: the stage's bf16 gradients all-reduced NCCL-style (hierarchical when the group
  *    spans nodes) over dp x cp ranks; with parallel.overlap_grad_reduce (Megatron's
  *    overlap_grad_reduce, one bucket per layer) the buckets reduce while the last
@@ -45,6 +46,7 @@
  */
 #include "cost/kernels.h"
 #include "cost/parallel.h"
+#include "cost/memory.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -405,9 +407,9 @@ ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
         st->p2p_bytes /= (guint64)c.cp;
         st->offload_bytes = (guint64)st->est.act;
     }
-    /* optimizer: Adam + clipping over the local shard */
+    /* optimizer: Adam + clipping over the local shard, of dp x cp ranks (memory.h) */
     int dp = par->present ? par->dp : 1;
-    double shard = st->params / (par->present && par->zero >= 1 ? dp : 1);
+    double shard = st->params / (par->present && par->zero >= 1 ? ppsim_mem_shard_ranks(sc) : 1);
     st->opt_ps = ps(ppsim_mem_seconds(&c.gpu, 34.0 * shard) + c.gpu.launch_s);
     /* DP gradient reduction over dp x cp ranks (ZeRO-3 keeps the closed-form ring) */
     int group = dp * c.cp;

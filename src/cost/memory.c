@@ -43,13 +43,21 @@ nccl_group_bytes(int ranks)
     return ranks < 2 ? 0.0 : ranks == 2 ? NCCL_PAIR_BYTES : NCCL_GROUP_BYTES;
 }
 
+int
+ppsim_mem_shard_ranks(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    return par->present ? MAX(1, par->dp) * MAX(1, par->cp) : 1;
+}
+
 double
 ppsim_mem_nccl_bytes(const PpsimScenario *sc)
 {
     const PpsimParallel *par = &sc->parallel;
     double bytes = nccl_group_bytes(sc->training.pp);
-    if (par->present)
-        bytes += nccl_group_bytes(par->tp) + nccl_group_bytes(par->dp);
+    if (par->present) /* the gradients' group is dp x cp; the context ring has its own */
+        bytes += nccl_group_bytes(par->tp) + nccl_group_bytes(par->cp) +
+                 nccl_group_bytes(ppsim_mem_shard_ranks(sc));
     return bytes;
 }
 
@@ -90,7 +98,7 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
     const PpsimParallel *par = &sc->parallel;
     PpsimModelStateBytes ms;
     ppsim_mem_model_state(st->params, &sc->training, par->present ? par->zero : 0,
-                          par->present ? par->dp : 1, &ms);
+                          ppsim_mem_shard_ranks(sc), &ms);
     st->weights_mem = ms.weights;
     st->grads_mem = ms.gradients;
     st->opt_mem = ms.optimizer;

@@ -4,7 +4,7 @@
  * Model states per parameter ([ZERO] §3.1, [MEGDO]): 16-bit weights (2 bytes), gradients
  * (4 bytes with fp32 main gradients, Megatron's default with bf16; 2 with bf16), and the
  * optimizer (fp32 master weights and Adam's two moments, 12 bytes), sharded over the
- * data-parallel replicas by ZeRO's stage (1 = Megatron's distributed optimizer). Then, per
+ * dp x cp ranks by ZeRO's stage (1 = Megatron's distributed optimizer). Then, per
  * GPU and outside PyTorch's caching allocator: memory.reserved (CUDA context, kernel images,
  * library workspaces) and NCCL's buffers, per communicator. The allocator itself holds
  * memory.fragmentation x the allocated bytes on top, reserved but free.
@@ -37,9 +37,17 @@ void ppsim_mem_model_state(double params, const PpsimTraining *training, int zer
  * gradient of the same size while it runs. */
 double ppsim_mem_logits_bytes(const PpsimScenario *sc);
 
+/* The ranks ZeRO shards gradients and optimizer states over: dp x cp. Megatron builds its
+ * gradient buffers and its distributed optimizer over the data-parallel group with context
+ * parallelism (`intra_dp_cp_group`, [MEG] `distributed_data_parallel.py` and
+ * `optimizer/__init__.py`): the cp ranks of a sequence hold the same weights and reduce
+ * their gradients together, so they shard like data-parallel replicas. 1 without
+ * `parallel:`. */
+int ppsim_mem_shard_ranks(const PpsimScenario *sc);
+
 /* NCCL's buffers per GPU: one communicator per parallel group of two or more GPUs (tensor,
- * pipeline, data), 544 MiB for two ranks and 688 MiB for more ([NCCL964], A100 with
- * NVLink, measured per group). */
+ * pipeline, context, and the gradients' dp x cp group), 544 MiB for two ranks and 688 MiB
+ * for more ([NCCL964], A100 with NVLink, measured per group). */
 double ppsim_mem_nccl_bytes(const PpsimScenario *sc);
 
 /* Everything per GPU outside the caching allocator: memory.reserved + NCCL's buffers
@@ -55,7 +63,7 @@ gint64 ppsim_mem_total(gint64 allocated, gint64 fixed, double fragmentation);
 gint64 ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation);
 
 /* The cost model's hook (hardware mode): sets @st's static memory from its params (per GPU)
- * as ppsim_mem_model_state splits it under the scenario's ZeRO stage and dp, and
+ * as ppsim_mem_model_state splits it under the scenario's ZeRO stage over dp x cp, and
  * logits_mem on the stage with the loss. */
 void ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
 

@@ -111,10 +111,10 @@ ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
     const PpsimParallel *par = &sc->parallel;
     if (par->present && par->sequence_parallel && par->tp == 1)
         warn(out, "%s: 'parallel.sequence_parallel' does nothing with tp = 1", path);
-    if (par->present && par->zero > 0 && par->dp == 1)
+    if (par->present && par->zero > 0 && par->dp == 1 && par->cp == 1)
         warn(out,
-             "%s: 'parallel.zero: %d' does nothing with dp = 1 (one replica holds all the "
-             "states)",
+             "%s: 'parallel.zero: %d' does nothing with dp x cp = 1 (one replica holds all "
+             "the states)",
              path, par->zero);
     if (par->present && par->tp == 1 && par->tp_efficiency != 1.0)
         warn(out, "%s: 'parallel.tp_efficiency' applies only with tp > 1", path);

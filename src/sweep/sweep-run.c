@@ -359,8 +359,8 @@ point_run_ladder(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const
             g_error_free(local); /* this rung only: the others may hold */
             continue;
         }
-        if (r > 0 && sc->parallel.dp <= 1 && rung_only_zero_differs(s, r)) {
-            continue; /* ZeRO shards over dp: with one replica this rung is an earlier one */
+        if (r > 0 && sc->parallel.dp * sc->parallel.cp <= 1 && rung_only_zero_differs(s, r)) {
+            continue; /* ZeRO shards over dp x cp: with one rank this rung is an earlier one */
         }
         if (done == NULL) {
             n_specs = sc->schedules->len;
