@@ -14,12 +14,13 @@
  * kernels achieve. */
 #define A100_GEMM_EFF 0.75
 #define A100_MEM_EFF 0.65
-/* H100 has no measured runs in that fit: its GEMM efficiency keeps the A100's ratio of the
- * fitted value to the best-shaped cuBLAS GEMM ([MAMF]: A100 0.869, H100 0.803), the share
- * of cuBLAS's best a training framework's shapes reach (DERIVED, 0.693). */
-#define H100_GEMM_EFF (0.803 * A100_GEMM_EFF / 0.869)
-/* FP8: the same share of [MAMF]'s FP8 best (1,402.6 of 1,979 TFLOP/s, 0.709): 0.612 */
-#define H100_GEMM_EFF_FP8 (0.709 * A100_GEMM_EFF / 0.869)
+/* H100, fitted on three measured H100 runs (results/measured.md: [MCORE-WS] 16B, 177B and
+ * 462B; the page's other H100 rows, [DGXC] among them, are its predictions): the large-GEMM
+ * efficiency of the H100 (bf16), 0.772 of the best-shaped cuBLAS GEMM ([MAMF]: 794.5 of 989
+ * TFLOP/s, 0.803). H800 shares it (H100 compute). Its memory efficiency is the A100's. */
+#define H100_GEMM_EFF 0.62
+/* FP8: the same share of [MAMF]'s FP8 best (1,402.6 of 1,979 TFLOP/s, 0.709), DERIVED: 0.547 */
+#define H100_GEMM_EFF_FP8 (0.709 * H100_GEMM_EFF / 0.803)
 
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
@@ -69,7 +70,7 @@ static const PpsimPreset preset_h100 = {
         .gpu_sms = 132,                        /* H100 SXM5 [H100-DS] */
         .gpu_hbm_bytes_per_s = 3350 * GB,      /* 3.35 TB/s HBM3 [H100-DS] */
         .gpu_peak_flops_fp8 = 1979e12,         /* dense FP8 (3,958 with sparsity) [H100-DS] */
-        .gpu_gemm_efficiency = H100_GEMM_EFF,  /* from [MAMF]'s 794.5 of 989, above */
+        .gpu_gemm_efficiency = H100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.803 */
         .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
         .gpu_attention_efficiency = 0.5,       /* FA2-class kernels: below [FA3]'s 75% fwd */
         .gpu_memory_efficiency = A100_MEM_EFF, /* as A100: no separate fit */
