@@ -28,14 +28,14 @@ tp_run(int p, int m, const char *key, const char *value)
     return res;
 }
 
-/* T-Recomp in [TP] App. C's rounds: {name: tpipe, recompute: t-recomp, layout: paper}. */
+/* T-Recomp with option layout = @layout: {name: tpipe, recompute: t-recomp, layout: ...}. */
 static PpsimRunResult *
-tp_run_paper(int p, int m)
+tp_run_layout(int p, int m, const char *layout)
 {
     g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "tpipe");
     g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("tpipe");
     PpsimOptionValue rc = {g_strdup("recompute"), g_strdup("t-recomp"), {1, 1}};
-    PpsimOptionValue lay = {g_strdup("layout"), g_strdup("paper"), {1, 1}};
+    PpsimOptionValue lay = {g_strdup("layout"), g_strdup(layout), {1, 1}};
     g_array_append_val(spec->options, rc);
     g_array_append_val(spec->options, lay);
     g_autoptr(GError) error = NULL;
@@ -60,6 +60,12 @@ op_span(const PpsimRunResult *res, PpsimOpKind kind, int stage, int mb, double *
             return;
         }
     ck_abort_msg("no op kind %d stage %d microbatch %d", kind, stage, mb);
+}
+
+static PpsimRunResult *
+tp_run_paper(int p, int m)
+{
+    return tp_run_layout(p, m, "paper");
 }
 
 static double
@@ -157,13 +163,14 @@ END_TEST
  * allocates the activation as a buffer that B frees, and R runs after the previous
  * microbatch's B1: stage 0 never holds more than one block. Device 0 then holds
  * floor(p/2) chunk-2 blocks plus that buffer for even p (App. C's floor(p/2) + 1, about
- * 0.25 m_a), and the makespan stays within App. C's [6p + 7(m-1)] T_unit. */
+ * 0.25 m_a), and the makespan stays within App. C's [6p + 7(m-1)] T_unit; with either
+ * layout. */
 START_TEST(test_t_recomp)
 {
     static const int ps[] = {2, 4, 6, 8, 10, 12, 16, 24, 32};
-    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
-        int p = ps[i], m = 4 * p;
-        g_autoptr(PpsimRunResult) res = tp_run(p, m, "recompute", "t-recomp");
+    for (guint i = 0; i < 2 * G_N_ELEMENTS(ps); i++) {
+        int p = ps[i / 2], m = 4 * p;
+        g_autoptr(PpsimRunResult) res = tp_run_layout(p, m, i % 2 ? "searched" : "paper");
         ck_assert_double_eq(units(res, res->stages[0].peak_activation), 1);
         ck_assert_msg(units(res, res->devices[0].peak_activation) == p / 2 + 1,
                       "p=%d: device 0 holds %g, App. C floor(p/2)+1 = %d", p,
@@ -315,17 +322,17 @@ START_TEST(test_paper_hand_timeline)
 }
 END_TEST
 
-/* Against the searched default, in App. A's units: never slower and never more memory on
+/* Against `layout: searched`, in App. A's units: never slower and never more memory on
  * device 0, for every p from 1 to 12 and m from 1 to 2p + 1 (strictly less of one or the
- * other at p = 5 and 9, where the search's first-free forward slots give up a block).
- * Without t-recomp, `layout` changes nothing: App. A's closed form is the paper's. */
+ * other somewhere, e.g. a block at p = 5 and 9). `paper` is the default. Without t-recomp,
+ * `layout` changes nothing: App. A's closed form is the paper's. */
 START_TEST(test_paper_vs_searched)
 {
     gboolean some_better = FALSE;
     for (int p = 1; p <= 12; p++)
         for (int m = 1; m <= 2 * p + 1; m++) {
             g_autoptr(PpsimRunResult) paper = tp_run_paper(p, m);
-            g_autoptr(PpsimRunResult) searched = tp_run(p, m, "recompute", "t-recomp");
+            g_autoptr(PpsimRunResult) searched = tp_run_layout(p, m, "searched");
             ck_assert_int_le(paper->makespan_ps, searched->makespan_ps);
             ck_assert_int_le(paper->devices[0].peak_activation,
                              searched->devices[0].peak_activation);
@@ -333,6 +340,11 @@ START_TEST(test_paper_vs_searched)
                            paper->devices[0].peak_activation < searched->devices[0].peak_activation;
         }
     ck_assert(some_better);
+    g_autoptr(PpsimRunResult) dflt = tp_run(5, 20, "recompute", "t-recomp");
+    g_autoptr(PpsimRunResult) paper = tp_run_paper(5, 20);
+    g_autoptr(GString) d_csv = ppsim_schedule_to_csv(dflt->schedule);
+    g_autoptr(GString) p_csv = ppsim_schedule_to_csv(paper->schedule);
+    ck_assert_str_eq(d_csv->str, p_csv->str);
     g_autoptr(PpsimRunResult) plain = tp_run(4, 8, NULL, NULL);
     g_autoptr(PpsimRunResult) plain_paper = tp_run(4, 8, "layout", "paper");
     ck_assert_int_eq(plain_paper->makespan_ps, plain->makespan_ps);
@@ -457,7 +469,7 @@ START_TEST(test_refusals)
     expect_refusal("chunks", "4", "option 'chunks' must be 2");
     expect_refusal("recompute", "full", "option 'recompute' must be 'none' or 't-recomp'");
     expect_refusal("offload_optimizer", "cpu", "option 'offload_optimizer' must be 'none' or");
-    expect_refusal("layout", "fig6d", "option 'layout' must be 'searched' or 'paper', got 'fig6d'");
+    expect_refusal("layout", "fig6d", "option 'layout' must be 'paper' or 'searched', got 'fig6d'");
     expect_refusal("bits", "0", "option 'bits' must be between 1 and 16");
     g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
     g_autoptr(GError) error = NULL;
