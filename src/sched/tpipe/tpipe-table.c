@@ -200,11 +200,11 @@ next_forward_slot(int t, int d, int taken)
  * 2 T_unit per device: a fused backward handed from device d to d-1 then starts in the same
  * slot of d-1's round, so each backward runs through the devices without a gap. A forward
  * handed on moves 3 slots: from slot 6 it lands on slot 2 at once, from slot 2 it waits
- * one T_unit for slot 6, so chunk 2's forward has App. C's ceil((p-1)/2) intervals when it
- * leaves device 0 from slot 2. Chunk 1 takes the other forward slot of each device and
- * starts on device 0 in slot 6 for even p, slot 2 for odd p, which puts chunk 2's forward on
- * device p-1 in slot 6, ending where B2's slot begins: its backward starts as soon as its
- * forward ends (the advanced backward; Eq. 4 counts it so). Chunk 2's forward starts after
+ * one T_unit for slot 6, so a forward alternates the two slots down the devices. Chunk 1
+ * starts on device 0 in slot 6 for even p, slot 2 for odd p, and chunk 2 takes the other
+ * forward slot of each device: chunk 2's forward then has App. C's ceil((p-1)/2) intervals
+ * and reaches device p-1 in slot 6, ending where B2's slot begins: its backward starts as soon as
+ * its forward ends (the advanced backward; Eq. 4 counts it so). Chunk 2's forward starts after
  * chunk 1's has left device p-1 (App. B's delay rounds come out of the slot search), B1
  * in the first slot 4 of device p-1 after B2 has left device 0, and R in slot 3, just
  * before its B1 and after the previous microbatch's B1 (one recompute buffer). */
