@@ -28,6 +28,46 @@ tp_run(int p, int m, const char *key, const char *value)
     return res;
 }
 
+/* T-Recomp with option layout = @layout: {name: tpipe, recompute: t-recomp, layout: ...}. */
+static PpsimRunResult *
+tp_run_layout(int p, int m, const char *layout)
+{
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(p, 2, m, "tpipe");
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("tpipe");
+    PpsimOptionValue rc = {g_strdup("recompute"), g_strdup("t-recomp"), {1, 1}};
+    PpsimOptionValue lay = {g_strdup("layout"), g_strdup(layout), {1, 1}};
+    g_array_append_val(spec->options, rc);
+    g_array_append_val(spec->options, lay);
+    g_autoptr(GError) error = NULL;
+    PpsimRunResult *res = ppsim_sim_run_spec(sc, spec, 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_ptr_nonnull(res);
+    return res;
+}
+
+/* Start and end (ms) of op (@kind, @stage, @mb) in @res's replay; fails when absent. */
+static void
+op_span(const PpsimRunResult *res, PpsimOpKind kind, int stage, int mb, double *start, double *end)
+{
+    for (int d = 0; d < res->schedule->n_devices; d++)
+        for (guint i = 0; i < res->schedule->compute[d]->len; i++) {
+            const PpsimOp *op = &g_array_index(res->schedule->compute[d], PpsimOp, i);
+            if (op->kind != kind || op->stage != stage || op->microbatch != mb)
+                continue;
+            const PpsimOpTiming *t = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+            *start = (double)t->start_ps / PPSIM_PS_PER_MS;
+            *end = (double)t->end_ps / PPSIM_PS_PER_MS;
+            return;
+        }
+    ck_abort_msg("no op kind %d stage %d microbatch %d", kind, stage, mb);
+}
+
+static PpsimRunResult *
+tp_run_paper(int p, int m)
+{
+    return tp_run_layout(p, m, "paper");
+}
+
 static double
 units(const PpsimRunResult *res, gint64 v)
 {
@@ -123,13 +163,14 @@ END_TEST
  * allocates the activation as a buffer that B frees, and R runs after the previous
  * microbatch's B1: stage 0 never holds more than one block. Device 0 then holds
  * floor(p/2) chunk-2 blocks plus that buffer for even p (App. C's floor(p/2) + 1, about
- * 0.25 m_a), and the makespan stays within App. C's [6p + 7(m-1)] T_unit. */
+ * 0.25 m_a), and the makespan stays within App. C's [6p + 7(m-1)] T_unit; with either
+ * layout. */
 START_TEST(test_t_recomp)
 {
     static const int ps[] = {2, 4, 6, 8, 10, 12, 16, 24, 32};
-    for (guint i = 0; i < G_N_ELEMENTS(ps); i++) {
-        int p = ps[i], m = 4 * p;
-        g_autoptr(PpsimRunResult) res = tp_run(p, m, "recompute", "t-recomp");
+    for (guint i = 0; i < 2 * G_N_ELEMENTS(ps); i++) {
+        int p = ps[i / 2], m = 4 * p;
+        g_autoptr(PpsimRunResult) res = tp_run_layout(p, m, i % 2 ? "searched" : "paper");
         ck_assert_double_eq(units(res, res->stages[0].peak_activation), 1);
         ck_assert_msg(units(res, res->devices[0].peak_activation) == p / 2 + 1,
                       "p=%d: device 0 holds %g, App. C floor(p/2)+1 = %d", p,
@@ -167,6 +208,149 @@ START_TEST(test_grid)
             ck_assert_int_eq(c->makespan_ps, a->makespan_ps);
             ck_assert_double_eq(c->devices[0].optimizer_overlap, 1.0);
         }
+}
+END_TEST
+
+/* `layout: paper`, [TP] App. C's rounds (Fig. 6(d)). Device 0 holds App. C's
+ * floor(p/2) + 1 blocks for every p from 2 to 40, odd p included (stage 0 one: the buffer).
+ * App. C's [6p + 7(m-1)] counts three phases, and the replay meets two exactly: microbatch
+ * 0's forward ends on device p-1 at 2p (warm-up) and the last backward runs 4p without a
+ * gap after the last chunk-2 forward (cool-down). The steady phase is 7(m-1) - delta with
+ * 0 <= delta <= 7: the makespan equals App. C's where B1 follows B2 in the round without
+ * waiting for its slot, (4 - 2p) mod 7 = 0, i.e. p = 2 (mod 7), and is below it elsewhere;
+ * delta is the same for every m >= p. In steady state each device repeats the round
+ * B2 F R B1 F (B2 of its deep stage, R and B1 of its shallow one). */
+START_TEST(test_paper_layout)
+{
+    for (int p = 2; p <= 40; p++) {
+        int delta = -1;
+        int ms[] = {p, 4 * p};
+        for (guint k = 0; k < G_N_ELEMENTS(ms); k++) {
+            int m = ms[k];
+            g_autoptr(PpsimRunResult) res = tp_run_paper(p, m);
+            ck_assert_msg(units(res, res->devices[0].peak_activation) == p / 2 + 1,
+                          "p=%d m=%d: device 0 holds %g, App. C floor(p/2)+1 = %d", p, m,
+                          units(res, res->devices[0].peak_activation), p / 2 + 1);
+            ck_assert_double_eq(units(res, res->stages[0].peak_activation), 1);
+            double ms_end = (double)res->makespan_ps / PPSIM_PS_PER_MS, s, e, s_last, e_last;
+            int claim = 6 * p + 7 * (m - 1);
+            ck_assert_msg(ms_end <= claim, "p=%d m=%d: %g > %d", p, m, ms_end, claim);
+            op_span(res, PPSIM_OP_F, 2 * p - 1, 0, &s, &e);
+            ck_assert_msg(e == 2 * p, "p=%d: microbatch 0's forward ends at %g", p, e);
+            op_span(res, PPSIM_OP_F, 2 * p - 1, m - 1, &s_last, &e_last);
+            ck_assert_msg(ms_end - e_last == 4 * p, "p=%d m=%d: cool-down %g", p, m,
+                          ms_end - e_last);
+            int d_now = claim - (int)ms_end;
+            ck_assert_int_le(d_now, 7);
+            ck_assert_msg(delta < 0 || d_now == delta, "p=%d: delta %d at m=%d, %d at m=%d", p,
+                          d_now, m, delta, p);
+            delta = d_now;
+            ck_assert_msg((delta == 0) == (p % 7 == 2), "p=%d: delta %d", p, delta);
+            /* the round, from microbatch p on (past the warm-up) */
+            for (int d = 0; d < p && m == 4 * p; d++) {
+                const GArray *ops = res->schedule->compute[d];
+                guint i0 = 0;
+                while (g_array_index(ops, PpsimOp, i0).kind != PPSIM_OP_BW ||
+                       g_array_index(ops, PpsimOp, i0).microbatch < p)
+                    i0++;
+                static const PpsimOpKind round[] = {PPSIM_OP_BW, PPSIM_OP_F, PPSIM_OP_R,
+                                                    PPSIM_OP_BW, PPSIM_OP_F};
+                for (guint i = i0; i < i0 + 5 * (guint)p; i++) {
+                    const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+                    ck_assert_int_eq(op->kind, round[(i - i0) % 5]);
+                    if ((i - i0) % 5 == 0)
+                        ck_assert_int_eq(op->stage, p + d);
+                    if ((i - i0) % 5 == 2 || (i - i0) % 5 == 3)
+                        ck_assert_int_eq(op->stage, d);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
+/* p = 2, m = 2 by hand. Device d runs round slot (t + 2d) mod 7 at time t of the round
+ * table: B2 in slots 0-1, F in 2, R in 3, B1 in 4-5, F in 6; chunk 1 starts on device 0 in
+ * slot 6 (even p), so the table puts device 0 at F1 6, F2 9, B2 14, R 17, B1 18 and device 1
+ * at F1 7, F2 11, B2 12, R 15, B1 16, microbatch j 7j later. Sorted, the orders are
+ * device 0: F1(0) F2(0) F1(1) B2(0) F2(1) R(0) B1(0) B2(1) R(1) B1(1) and device 1: F1(0)
+ * F2(0) B2(0) F1(1) R(0) B1(0) F2(1) B2(1) R(1) B1(1). Replayed with F = R = 1, BW = 2 they
+ * start at the times below and end at 19 = 6p + 7(m-1). Device 0 holds 2 blocks: F2(1)'s
+ * from 8 to 15 with R(0)'s buffer from 9 to 12, F2(0)'s with F1(1)'s transient at 3. */
+START_TEST(test_paper_hand_timeline)
+{
+    static const int want[2][10][4] = {
+        {{'F', 0, 0, 0},
+         {'F', 2, 0, 2},
+         {'F', 0, 1, 3},
+         {'B', 2, 0, 6},
+         {'F', 2, 1, 8},
+         {'R', 0, 0, 9},
+         {'B', 0, 0, 10},
+         {'B', 2, 1, 13},
+         {'R', 0, 1, 15},
+         {'B', 0, 1, 17}},
+        {{'F', 1, 0, 1},
+         {'F', 3, 0, 3},
+         {'B', 3, 0, 4},
+         {'F', 1, 1, 6},
+         {'R', 1, 0, 7},
+         {'B', 1, 0, 8},
+         {'F', 3, 1, 10},
+         {'B', 3, 1, 11},
+         {'R', 1, 1, 13},
+         {'B', 1, 1, 15}},
+    };
+    g_autoptr(PpsimRunResult) res = tp_run_paper(2, 2);
+    for (int d = 0; d < 2; d++) {
+        const GArray *ops = res->schedule->compute[d];
+        ck_assert_int_eq(ops->len, 10);
+        for (int i = 0; i < 10; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            const PpsimOpTiming *t = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+            PpsimOpKind kind = want[d][i][0] == 'F'   ? PPSIM_OP_F
+                               : want[d][i][0] == 'R' ? PPSIM_OP_R
+                                                      : PPSIM_OP_BW;
+            ck_assert_int_eq(op->kind, kind);
+            ck_assert_int_eq(op->stage, want[d][i][1]);
+            ck_assert_int_eq(op->microbatch, want[d][i][2]);
+            ck_assert_int_eq(t->start_ps, (PpsimTime)want[d][i][3] * PPSIM_PS_PER_MS);
+        }
+    }
+    ck_assert_int_eq(res->makespan_ps, 19 * PPSIM_PS_PER_MS);
+    ck_assert_double_eq(units(res, res->devices[0].peak_activation), 2);
+}
+END_TEST
+
+/* Against `layout: searched`, in App. A's units: never slower and never more memory on
+ * device 0, for every p from 1 to 12 and m from 1 to 2p + 1 (strictly less of one or the
+ * other somewhere, e.g. a block at p = 5 and 9). `paper` is the default. Without t-recomp,
+ * `layout` changes nothing: App. A's closed form is the paper's. */
+START_TEST(test_paper_vs_searched)
+{
+    gboolean some_better = FALSE;
+    for (int p = 1; p <= 12; p++)
+        for (int m = 1; m <= 2 * p + 1; m++) {
+            g_autoptr(PpsimRunResult) paper = tp_run_paper(p, m);
+            g_autoptr(PpsimRunResult) searched = tp_run_layout(p, m, "searched");
+            ck_assert_int_le(paper->makespan_ps, searched->makespan_ps);
+            ck_assert_int_le(paper->devices[0].peak_activation,
+                             searched->devices[0].peak_activation);
+            some_better |= paper->makespan_ps < searched->makespan_ps ||
+                           paper->devices[0].peak_activation < searched->devices[0].peak_activation;
+        }
+    ck_assert(some_better);
+    g_autoptr(PpsimRunResult) dflt = tp_run(5, 20, "recompute", "t-recomp");
+    g_autoptr(PpsimRunResult) paper = tp_run_paper(5, 20);
+    g_autoptr(GString) d_csv = ppsim_schedule_to_csv(dflt->schedule);
+    g_autoptr(GString) p_csv = ppsim_schedule_to_csv(paper->schedule);
+    ck_assert_str_eq(d_csv->str, p_csv->str);
+    g_autoptr(PpsimRunResult) plain = tp_run(4, 8, NULL, NULL);
+    g_autoptr(PpsimRunResult) plain_paper = tp_run(4, 8, "layout", "paper");
+    ck_assert_int_eq(plain_paper->makespan_ps, plain->makespan_ps);
+    g_autoptr(GString) a = ppsim_schedule_to_csv(plain->schedule);
+    g_autoptr(GString) b = ppsim_schedule_to_csv(plain_paper->schedule);
+    ck_assert_str_eq(a->str, b->str);
 }
 END_TEST
 
@@ -285,6 +469,7 @@ START_TEST(test_refusals)
     expect_refusal("chunks", "4", "option 'chunks' must be 2");
     expect_refusal("recompute", "full", "option 'recompute' must be 'none' or 't-recomp'");
     expect_refusal("offload_optimizer", "cpu", "option 'offload_optimizer' must be 'none' or");
+    expect_refusal("layout", "fig6d", "option 'layout' must be 'paper' or 'searched', got 'fig6d'");
     expect_refusal("bits", "0", "option 'bits' must be between 1 and 16");
     g_autoptr(PpsimScenario) sc = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
     g_autoptr(GError) error = NULL;
@@ -315,6 +500,9 @@ ppsim_test_suite(void)
     tc = tcase_create("t-recomp");
     tcase_add_test(tc, test_t_recomp);
     tcase_add_test(tc, test_grid);
+    tcase_add_test(tc, test_paper_layout);
+    tcase_add_test(tc, test_paper_hand_timeline);
+    tcase_add_test(tc, test_paper_vs_searched);
     tcase_add_test(tc, test_1f1b_half_recompute);
     tcase_add_test(tc, test_interleaved_t_recomp);
     tcase_add_test(tc, test_recompute_checkpoint_hw);

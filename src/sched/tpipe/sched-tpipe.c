@@ -3,7 +3,9 @@
  * shallow stage d and the deep stage p + d); fused backward. Each device repeats the order
  * of tpipe-table.c's periodic timetable (T_F : T_B = 1 : 2, as App. A assumes); the replay
  * then times it on the real costs. With `recompute: t-recomp` chunk 1 keeps only its
- * checkpoint after F and is recomputed by an R block before its backward. With
+ * checkpoint after F and is recomputed by an R block before its backward, in [TP] App. C's
+ * rounds (`layout: paper`, the default) or in the period-7 timetable searched for the lowest
+ * peak (`layout: searched`); without t-recomp both give App. A's closed form. With
  * `offload_optimizer: t-offload` ([TP] §5, Fig. 7(b)) the deep chunk's optimizer step runs
  * on a host CPU worker: its gradients go D2H on the copy stream once its last backward ends
  * (in the cool-down bubble before chunk 1's last backwards), and its weights, quantized to
@@ -19,6 +21,9 @@
 static const PpsimOptionSpec tpipe_options[] = {
     {"recompute", PPSIM_OPTION_STRING, "none",
      "none | t-recomp: recompute chunk 1 block-wise before its backward ([TP] §4.2)"},
+    {"layout", PPSIM_OPTION_STRING, "paper",
+     "paper | searched: t-recomp's timetable, [TP] App. C's rounds (Fig. 6(d)) or the "
+     "lowest-peak one searched"},
     {"offload_optimizer", PPSIM_OPTION_STRING, "none",
      "none | t-offload: the deep chunk's optimizer step on a host CPU worker ([TP] §5)"},
     {"bits", PPSIM_OPTION_INT, "16", "bits per weight of t-offload's H2D (quantized weights)"},
@@ -27,7 +32,7 @@ static const PpsimOptionSpec tpipe_options[] = {
     {NULL}};
 
 typedef struct {
-    gboolean recomp, offload;
+    gboolean recomp, offload, paper;
     int bits;
 } TpipeOptions;
 
@@ -56,6 +61,13 @@ tpipe_check_options(const PpsimOptions *opts, TpipeOptions *o, GError **error)
                     "option 'offload_optimizer' must be 'none' or 't-offload', got '%s'", q_oo);
         return FALSE;
     }
+    const char *lay = ppsim_options_get_string(opts, "layout");
+    if (g_strcmp0(lay, "searched") != 0 && g_strcmp0(lay, "paper") != 0) {
+        g_autofree char *q_lay = ppsim_quote(lay);
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "option 'layout' must be 'paper' or 'searched', got '%s'", q_lay);
+        return FALSE;
+    }
     gint64 bits = ppsim_options_get_int(opts, "bits");
     if (bits < 1 || bits > 16) {
         g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
@@ -64,6 +76,7 @@ tpipe_check_options(const PpsimOptions *opts, TpipeOptions *o, GError **error)
     }
     o->recomp = g_strcmp0(rc, "t-recomp") == 0;
     o->offload = g_strcmp0(oo, "t-offload") == 0;
+    o->paper = g_strcmp0(lay, "paper") == 0;
     o->bits = (int)bits;
     return TRUE;
 }
@@ -102,8 +115,9 @@ tpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *param
         return FALSE;
     int p = shape->p, m = shape->m;
     g_assert(shape->v == 2);
-    g_autoptr(PpsimTpipeTable) table =
-        o.recomp ? ppsim_tpipe_table_recomp(p, error) : ppsim_tpipe_table_plain(p);
+    g_autoptr(PpsimTpipeTable) table = !o.recomp ? ppsim_tpipe_table_plain(p)
+                                       : o.paper ? ppsim_tpipe_table_recomp_paper(p)
+                                                 : ppsim_tpipe_table_recomp(p, error);
     if (table == NULL)
         return FALSE;
     PpsimSchedule *sched = ppsim_schedule_new(p, 2 * p, m);

@@ -177,6 +177,68 @@ ppsim_tpipe_table_recomp(int p, GError **error)
     return t;
 }
 
+/* Slot of time @t in device @d's round: device d runs round slot s at times t with
+ * (t + 2d) mod 7 = s, so its round starts 2 T_unit before device d-1's. */
+static int
+round_slot(int t, int d)
+{
+    return ((t + 2 * d) % 7 + 7) % 7;
+}
+
+enum { SLOT_B2 = 0, SLOT_FA = 2, SLOT_R = 3, SLOT_B1 = 4, SLOT_FB = 6 };
+
+static int
+next_forward_slot(int t, int d, int taken)
+{
+    while ((round_slot(t, d) != SLOT_FA && round_slot(t, d) != SLOT_FB) ||
+           round_slot(t, d) == taken)
+        t++;
+    return t;
+}
+
+/* [TP] App. C's rounds. Every device repeats B2 B2 F R B1 B1 F (slots 0-6), shifted by
+ * 2 T_unit per device: a fused backward handed from device d to d-1 then starts in the same
+ * slot of d-1's round, so each backward runs through the devices without a gap. A forward
+ * handed on moves 3 slots: from slot 6 it lands on slot 2 at once, from slot 2 it waits
+ * one T_unit for slot 6, so a forward alternates the two slots down the devices. Chunk 1
+ * starts on device 0 in slot 6 for even p, slot 2 for odd p, and chunk 2 takes the other
+ * forward slot of each device: chunk 2's forward then has App. C's ceil((p-1)/2) intervals
+ * and reaches device p-1 in slot 6, ending where B2's slot begins: its backward starts as soon as
+ * its forward ends (the advanced backward; Eq. 4 counts it so). Chunk 2's forward starts after
+ * chunk 1's has left device p-1 (App. B's delay rounds come out of the slot search), B1
+ * in the first slot 4 of device p-1 after B2 has left device 0, and R in slot 3, just
+ * before its B1 and after the previous microbatch's B1 (one recompute buffer). */
+PpsimTpipeTable *
+ppsim_tpipe_table_recomp_paper(int p)
+{
+    PpsimTpipeTable *tab = table_new(p, 7, 5);
+    int t = p % 2 == 0 ? SLOT_FB : SLOT_FA, f1_end = 0, f2_end = 0;
+    for (int d = 0; d < p; d++) {
+        t = next_forward_slot(d == 0 ? t : f1_end, d, -1);
+        table_set(tab, d, 0, t, PPSIM_OP_F, d);
+        f1_end = t + 1;
+    }
+    f2_end = f1_end;
+    for (int d = 0; d < p; d++) {
+        t = next_forward_slot(f2_end, d, round_slot(tab->slot[d * 5].t, d));
+        table_set(tab, d, 1, t, PPSIM_OP_F, p + d);
+        f2_end = t + 1;
+    }
+    int b2 = f2_end;
+    while (round_slot(b2, p - 1) != SLOT_B2)
+        b2++;
+    int b1 = b2 + 2 * p;
+    while (round_slot(b1, p - 1) != SLOT_B1)
+        b1++;
+    for (int d = 0; d < p; d++) {
+        table_set(tab, d, 2, b2 + 2 * (p - 1 - d), PPSIM_OP_BW, p + d);
+        table_set(tab, d, 3, b1 + 2 * (p - 1 - d) - 1, PPSIM_OP_R, d);
+        table_set(tab, d, 4, b1 + 2 * (p - 1 - d), PPSIM_OP_BW, d);
+        g_assert(round_slot(b1 + 2 * (p - 1 - d) - 1, d) == SLOT_R);
+    }
+    return tab;
+}
+
 void
 ppsim_tpipe_table_free(PpsimTpipeTable *table)
 {

@@ -36,6 +36,10 @@ PpsimTpipeTable *ppsim_tpipe_table_plain(int p);
  * block placed in a free slot after the previous microbatch's B1 and before its own (one
  * recompute buffer). NULL with an error when no timetable exists for @p. */
 PpsimTpipeTable *ppsim_tpipe_table_recomp(int p, GError **error);
+/* T-Pipe + T-Recomp laid out as [TP] App. C's rounds (Fig. 6(d), `layout: paper`): every
+ * device repeats the 7-slot round B2 B2 F R B1 B1 F, device d's round starting 2d T_unit
+ * before device 0's, so both backwards run without a gap; see tpipe-table.c. Any p >= 1. */
+PpsimTpipeTable *ppsim_tpipe_table_recomp_paper(int p);
 void ppsim_tpipe_table_free(PpsimTpipeTable *table);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimTpipeTable, ppsim_tpipe_table_free)
 
