@@ -310,6 +310,29 @@ START_TEST(test_dp_reduction)
 }
 END_TEST
 
+/* Without overlap_grad_reduce Megatron reduces every chunk's gradients after the whole
+ * forward-backward: in an interleaved schedule no chunk's reduction starts before the
+ * device's last gradient op, so device 0 (which runs the pipeline's last op) hides none of
+ * its two reductions. (Each reduction starting after its own chunk's last op would hide the
+ * later chunk's behind device 0's remaining backwards.) */
+START_TEST(test_dp_reduction_after_all_chunks)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 1, overlap_grad_reduce: false}\n"
+                       "training: {microbatches: 8, chunks: 2}\n"
+                       "schedule: [interleaved]\n";
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    const PpsimDeviceResult *d0 = &res->devices[0];
+    ck_assert_int_gt(d0->dp_comm_ps, 0);
+    ck_assert_int_eq(d0->dp_exposed_ps, d0->dp_comm_ps);
+}
+END_TEST
+
 /* tp = 8, pp = 2, dp = 2 on 4 nodes: the pipeline boundary and the DP ring both cross
  * device 1's NIC. In 1F1B its reduction starts when its last backward ends, which is also
  * when that backward's gradient leaves for device 0 over the same NIC: the two share it, so
@@ -491,6 +514,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_tp2_stage);
     tcase_add_test(tc, test_split_and_batch);
     tcase_add_test(tc, test_dp_reduction);
+    tcase_add_test(tc, test_dp_reduction_after_all_chunks);
     tcase_add_test(tc, test_dp_contention);
     tcase_add_test(tc, test_placement_links);
     tcase_add_test(tc, test_zero3);

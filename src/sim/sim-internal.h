@@ -97,6 +97,12 @@ void ppsim_sim_add_dp_tasks(Replay *r);
  * gradient reduction starts: its last W/BW, else its last B; -1 for a stage not on the list.
  * @last has @n_stages entries. Shared by the replay and the Monte-Carlo sampler. */
 void ppsim_sim_last_grad_ops(const GArray *ops, int n_stages, gint64 *last);
+/* The index in the device's list of the op whose end lets stage @s's reduction start: its
+ * own last gradient op (@last[s]) when buckets reduce during the backward
+ * (parallel.overlap_grad_reduce), else the device's last gradient op over all its stages, as
+ * Megatron reduces every chunk's gradients after the whole forward-backward
+ * (finalize_model_grads at the end of the schedule, [MEG]). */
+gint64 ppsim_sim_grad_ready_op(const gint64 *last, int n_stages, int s, gboolean overlap);
 /* Whether ZeRO-3's gathers run as flows in this replay (set r->zero_flows before building). */
 gboolean ppsim_sim_zero_flows(const Replay *r);
 /* sim-parallel.c: adds ZeRO-3's all-gather of the stage's weights before each F, B and BW

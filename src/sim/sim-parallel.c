@@ -9,7 +9,9 @@
  * link and NIC when the replicas sit on other nodes, sharing those links max-min fairly
  * with the pipeline's own transfers. It overlaps whatever compute is left on any device
  * (the cool-down), as Megatron's overlap_grad_reduce does; what ends after the pipeline's
- * last compute op is "exposed": it lengthens the iteration. The ring's per-step latencies
+ * last compute op is "exposed": it lengthens the iteration. Without overlap_grad_reduce a
+ * device's reductions all wait for its last gradient op over all its chunks (Megatron
+ * reduces after the whole forward-backward). The ring's per-step latencies
  * (2(n-1) of them) are not added on this path.
  */
 #include "sim-internal.h"
@@ -50,6 +52,17 @@ ppsim_sim_last_grad_ops(const GArray *ops, int n_stages, gint64 *last)
     }
 }
 
+gint64
+ppsim_sim_grad_ready_op(const gint64 *last, int n_stages, int s, gboolean overlap)
+{
+    if (overlap)
+        return last[s];
+    gint64 ready = last[s];
+    for (int k = 0; k < n_stages; k++)
+        ready = MAX(ready, last[k]);
+    return ready;
+}
+
 void
 ppsim_sim_add_dp_tasks(Replay *r)
 {
@@ -78,6 +91,7 @@ ppsim_sim_add_dp_tasks(Replay *r)
                 continue;
             int s = op->stage;
             const PpsimStageCost *st = &r->costs->stage[s];
+            gint64 ready = ppsim_sim_grad_ready_op(last, S, s, sc->parallel.overlap_grad_reduce);
             for (int k = 0; k < 2; k++) {
                 PpsimTaskId t;
                 if (r->topo != NULL) {
@@ -87,7 +101,7 @@ ppsim_sim_add_dp_tasks(Replay *r)
                 } else {
                     t = ppsim_exec_add_task(r->exec, r->dp_stream[2 * d + k], st->dp_comm_ps);
                 }
-                ppsim_exec_add_dep(r->exec, base + i, t, 0);
+                ppsim_exec_add_dep(r->exec, base + (guint32)ready, t, 0);
                 r->dp_task[k * S + s] = t;
             }
         }

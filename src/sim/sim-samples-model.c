@@ -223,8 +223,8 @@ compile_windows(SampModel *m, const PpsimVariability *v)
 /* The gradient reductions, as sim-parallel.c adds them: after each stage's last W/BW (else
  * its last B), in the device's list order, lasting the stage's dp_comm. */
 static void
-compile_reductions(SampModel *m, const PpsimRunResult *res, const PpsimScheduleIndex *idx,
-                   const PpsimCosts *costs)
+compile_reductions(SampModel *m, const PpsimScenario *sc, const PpsimRunResult *res,
+                   const PpsimScheduleIndex *idx, const PpsimCosts *costs)
 {
     const PpsimSchedule *sched = res->schedule;
     int S = sched->n_stages;
@@ -232,6 +232,7 @@ compile_reductions(SampModel *m, const PpsimRunResult *res, const PpsimScheduleI
     GArray *ops_out = g_array_new(FALSE, FALSE, sizeof(guint32));
     GArray *ps_out = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
     g_autofree gint64 *last = g_new(gint64, MAX(S, 1));
+    gboolean overlap = sc->parallel.overlap_grad_reduce;
     for (int d = 0; d < m->p; d++) {
         m->red_first[d] = (int)ops_out->len;
         if (m->dp <= 1)
@@ -243,7 +244,7 @@ compile_reductions(SampModel *m, const PpsimRunResult *res, const PpsimScheduleI
             const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
             if (last[op->stage] != (gint64)i)
                 continue;
-            guint32 id = base + i;
+            guint32 id = base + (guint32)ppsim_sim_grad_ready_op(last, S, op->stage, overlap);
             g_array_append_val(ops_out, id);
             g_array_append_val(ps_out, costs->stage[op->stage].dp_comm_ps);
         }
@@ -366,7 +367,7 @@ ppsim_sim_samples_compile(SampModel *m, const PpsimScenario *sc, const PpsimRunR
     for (int i = 0; i < m->n_ops; i++)
         m->op[i].windows =
             m->op[i].gpu && m->seg_first[m->op[i].device] < m->seg_first[m->op[i].device + 1];
-    compile_reductions(m, res, idx, costs);
+    compile_reductions(m, sc, res, idx, costs);
     for (int k = 0; k < PPSIM_NOISE_N_KINDS; k++) {
         double cv = ppsim_variability_cv(&sc->variability, (PpsimNoiseKind)k);
         m->noisy[k] = cv > 0;
