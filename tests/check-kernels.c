@@ -1,6 +1,7 @@
 /* check-kernels.c: the kernel model (cost/gemm.h, cost/kernels.h, cost/collectives.h) against
  * hand computations: tile and wave quantization of small GEMMs on a 4-SM GPU, the roofline's
- * switch between compute- and memory-bound, causal halving of FlashAttention, the NCCL-style
+ * switch between compute- and memory-bound, causal halving of FlashAttention, the bytes of
+ * Megatron's unfused cross-entropy, the NCCL-style
  * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
  * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, and
  * the errors for a GPU lacking a number and a CP degree that does not divide. */
@@ -123,6 +124,34 @@ START_TEST(test_causal_halving)
     /* GEMMs and memory-bound kernels do not depend on the mask */
     ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b.kern_f_ps[PPSIM_KERN_GEMM]);
     ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b.kern_f_ps[PPSIM_KERN_MEMORY]);
+}
+END_TEST
+
+/* The loss as Megatron runs it unfused ([MEG-CE]): per logit, forward 38 bytes (fp32 copy 2 +
+ * 4, max 4, subtract 8, exp 8, sum 4, divide 8) and backward 14 (multiply 8, cast back 4 +
+ * 2), so doubling the vocabulary adds exactly those bytes over HBM x memory efficiency, the
+ * kernel count (so the launches) unchanged. */
+START_TEST(test_cross_entropy_bytes)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const v1[] = {"model.vocab=51200", NULL};
+    const char *const v2[] = {"model.vocab=102400", NULL};
+    const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048}\n"
+                       "training: {pp: 2, microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    g_autoptr(PpsimScenario) a = parse(yaml, v1, &error);
+    g_autoptr(PpsimScenario) b = parse(yaml, v2, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost sa = {.layers = 0, .has_head = TRUE}, sb = {.layers = 0, .has_head = TRUE};
+    ppsim_kernels_fill_stage(&sa, a);
+    ppsim_kernels_fill_stage(&sb, b);
+    double logits = 2048.0 * (102400 - 51200); /* T x the added vocabulary, tp = 1 */
+    double bw = a->hardware.gpu_hbm_bytes_per_s * a->hardware.gpu_memory_efficiency;
+    PpsimTime df = sb.kern_f_ps[PPSIM_KERN_MEMORY] - sa.kern_f_ps[PPSIM_KERN_MEMORY];
+    PpsimTime db = sb.kern_b_ps[PPSIM_KERN_MEMORY] - sa.kern_b_ps[PPSIM_KERN_MEMORY];
+    ck_assert(llabs(df - ppsim_time_from_seconds(38.0 * logits / bw)) <= 2);
+    ck_assert(llabs(db - ppsim_time_from_seconds(14.0 * logits / bw)) <= 2);
 }
 END_TEST
 
@@ -359,6 +388,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_quantization);
     tcase_add_test(tc, test_roofline_switch);
     tcase_add_test(tc, test_causal_halving);
+    tcase_add_test(tc, test_cross_entropy_bytes);
     tcase_add_test(tc, test_collectives);
     tcase_add_test(tc, test_efficiency_override);
     tcase_add_test(tc, test_breakdown_sums);

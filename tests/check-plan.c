@@ -115,7 +115,8 @@ END_TEST
 /* Every device of every run: the five parts sum to the lost time, which is the idle time
  * plus the recompute time; the idle parts of the old attribution sum to makespan - busy;
  * the busiest device has no imbalance. Runs cover R ops (1f1b recompute), folded recompute
- * (stage_recompute), offload (po-h) and a plain zb-v. */
+ * (stage_recompute), offload (po-h, over a 10 GB/s PCIe link so that its transfers show: at
+ * the preset's 25 GB/s this scenario hides them all) and a plain zb-v. */
 START_TEST(test_bubbles_sum_exactly)
 {
     struct {
@@ -124,7 +125,7 @@ START_TEST(test_bubbles_sum_exactly)
     } cases[] = {
         {"1f1b", NULL, NULL, {NULL}},
         {"1f1b", "recompute", "0.5", {NULL}},
-        {"po-h", NULL, NULL, {NULL}},
+        {"po-h", NULL, NULL, {"hardware.pcie.bandwidth=10GB/s"}},
         {"zb-v", NULL, NULL, {NULL}},
         {"1f1b", NULL, NULL, {"model.stage_recompute=[full,none,full,none,full,none,full,none]"}},
         {"zb-h1",
@@ -165,7 +166,9 @@ START_TEST(test_bubbles_sum_exactly)
             offload += dv->bubble_offload_ps;
             imbalance += dv->bubble_imbalance_ps;
         }
-        gboolean recomputes = cases[c].key != NULL || cases[c].ov[0] != NULL;
+        gboolean recomputes =
+            cases[c].key != NULL ||
+            (cases[c].ov[0] != NULL && g_str_has_prefix(cases[c].ov[0], "model.stage_recompute"));
         ck_assert_msg((recompute > 0) == recomputes, "case %u recompute %" G_GINT64_FORMAT, c,
                       recompute);
         if (strcmp(cases[c].schedule, "po-h") == 0)

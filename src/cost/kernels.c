@@ -31,9 +31,10 @@
  *    gradients.
  *  - First stage: the vocabulary-parallel embedding gather (+ dropout) and its TP
  *    all-reduce; backward the gradient scatter-add. Last stage: final norm, LM head GEMM T
- *    x V/t x h, the cross-entropy over fp32 logits ([KOR] §4.3: the bf16 logits read, an
- *    fp32 copy written, two passes read it for max and sum-exp, the loss written; backward
- *    reads it and writes the bf16 gradient), its dgrad (B) and wgrad (W).
+ *    x V/t x h, the cross-entropy over fp32 logits ([KOR] §4.3) as Megatron's unfused
+ *    vocab-parallel kernels run it ([MEG-CE], 2021 and r0.8 alike): an fp32 copy, max,
+ *    subtract in place, exp in place, sum, divide in place (38 bytes per logit); backward
+ *    multiply in place and the cast back to bf16 (14), its dgrad (B) and wgrad (W).
  *  - Optimizer (after the last DP reduction): Adam over the local shard (params / (dp x cp)
  *    with ZeRO >= 1, as Megatron shards, memory.h): per parameter read the fp32 main gradient,
  * master weight, m and v, write them back and the bf16 weight (30 bytes), plus 4 bytes for gradient
@@ -361,10 +362,19 @@ ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
         add_mem(&c, &B, M, 3.0 * EL * c.Tn * c.h);
         add_gemm(&c, &F, &B, &W, c.T, c.V / c.t, c.h);
         double logits = c.T * c.V / c.t;
-        add_mem(&c, &F, M, (EL + 4.0) * logits); /* fp32 copy */
-        add_mem(&c, &F, M, 4.0 * logits);        /* max */
-        add_mem(&c, &F, M, 4.0 * logits);        /* sum of exp, loss */
-        add_mem(&c, &B, M, (4.0 + EL) * logits); /* softmax - one-hot, to bf16 */
+        /* Megatron's unfused vocab-parallel cross-entropy, one eager kernel per line
+         * ([MEG-CE]): the fp32 copy, max, subtract the max in place, exp in place, sum,
+         * divide by the sum in place (the softmax kept for the backward) */
+        add_mem(&c, &F, M, (EL + 4.0) * logits);
+        add_mem(&c, &F, M, 4.0 * logits);
+        add_mem(&c, &F, M, 8.0 * logits);
+        add_mem(&c, &F, M, 8.0 * logits);
+        add_mem(&c, &F, M, 4.0 * logits);
+        add_mem(&c, &F, M, 8.0 * logits);
+        /* backward: softmax times the loss gradient in place, then the fp32 gradient cast
+         * back to the bf16 logits ([MEG-CE]) */
+        add_mem(&c, &B, M, 8.0 * logits);
+        add_mem(&c, &B, M, (4.0 + EL) * logits);
         if (c.t > 1) /* the vocabulary-parallel max, sum and target logit, T floats each */
             tp_f += 3.0 * ppsim_coll_allreduce_s(&c.tp_link, 4.0 * c.T, c.t);
         tp_b += ar_act;
