@@ -6,6 +6,10 @@
 #include "ppsim-test.h"
 #include "cost/memory.h"
 #include "sim/sim.h"
+#include "report/report.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 #include <math.h>
 #include <string.h>
@@ -260,6 +264,84 @@ START_TEST(test_verdict_band_by_hand)
 }
 END_TEST
 
+/* The small model's device 1 band (test_verdict_band_by_hand): the peak with fragmentation
+ * 0.02 and without. */
+static const gint64 band_peak = 2837752873;
+static gint64
+band_low(void)
+{
+    double sbh = 1024.0 * 1024.0;
+    double allocated = 18 * 57962496.0 + (2 * 34 * sbh + 2 * sbh) + 2 * 4 * 1024.0 * 32000.0;
+    return (gint64)allocated + (gint64)(821 * MIB) + (gint64)(544 * MIB);
+}
+
+/* JSON: a limit inside device 1's band gives it memory_verdict "tight", peak_memory_low, and
+ * oom false (oom is the oom verdict only), the result's memory_verdict "tight"; one byte
+ * below the low end gives "oom" and oom true. */
+START_TEST(test_verdict_json)
+{
+    const gint64 limits[] = {band_peak - 1, band_low() - 1};
+    const char *const want[] = {"tight", "oom"};
+    for (int i = 0; i < 2; i++) {
+        g_autofree char *lim = g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", limits[i]);
+        const char *const ovr[] = {lim, NULL};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = parse(small_yaml, ovr, &error);
+        ppsim_assert_no_error(error);
+        PpsimRunResult *res =
+            ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) results =
+            g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_run_result_free);
+        g_ptr_array_add(results, res);
+        g_autoptr(GString) out = g_string_new(NULL);
+        ppsim_report_json(out, sc, results);
+        g_autoptr(JsonParser) parser = json_parser_new();
+        ck_assert(json_parser_load_from_data(parser, out->str, out->len, &error));
+        JsonObject *r = json_array_get_object_element(
+            json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
+                                         "results"),
+            0);
+        ck_assert_str_eq(json_object_get_string_member(r, "memory_verdict"), want[i]);
+        JsonArray *devs = json_object_get_array_member(r, "devices");
+        JsonObject *d0 = json_array_get_object_element(devs, 0);
+        JsonObject *d1 = json_array_get_object_element(devs, 1);
+        ck_assert_str_eq(json_object_get_string_member(d0, "memory_verdict"), "fits");
+        ck_assert_str_eq(json_object_get_string_member(d1, "memory_verdict"), want[i]);
+        ck_assert(json_object_get_boolean_member(d1, "oom") == (i == 1));
+        ck_assert(!json_object_get_boolean_member(d0, "oom"));
+        ck_assert_int_eq(json_object_get_int_member(d1, "peak_memory_low"), band_low());
+        ck_assert_int_eq(json_object_get_int_member(d1, "peak_memory"), band_peak);
+    }
+}
+END_TEST
+
+/* Sweeps pack against the whole budget: a tight point's `oom` column is true (and its row
+ * does not count as fitting), its memory_verdict column says tight. */
+START_TEST(test_verdict_sweep)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-mem-XXXXXX", NULL);
+    g_autofree char *scen = g_build_filename(dir, "small.yaml", NULL);
+    g_autofree char *sweep = g_build_filename(dir, "s.yaml", NULL);
+    ck_assert(g_file_set_contents(scen, small_yaml, -1, NULL));
+    g_autofree char *text = g_strdup_printf(
+        "scenario: small.yaml\naxes: {memory.limit: [%" G_GINT64_FORMAT "B, %" G_GINT64_FORMAT
+        "B, %" G_GINT64_FORMAT "B]}\ncolumns: [peak_memory, oom, memory_verdict]\n",
+        band_peak, band_peak - 1, band_low() - 1);
+    ck_assert(g_file_set_contents(sweep, text, -1, NULL));
+    const char *const args[] = {"sweep", sweep, "--quiet", NULL};
+    PpsimTestExec r = ppsim_test_exec(NULL, args);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, ",2837752873,false,fits,\n") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, ",2837752873,true,tight,\n") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, ",2837752873,true,oom,\n") != NULL, "%s", r.out);
+    ppsim_test_exec_clear(&r);
+    g_unlink(scen);
+    g_unlink(sweep);
+    g_rmdir(dir);
+}
+END_TEST
+
 /* Generators with a memory cap pack to the budget the verdict uses: under memory.limit 36
  * and 40 GiB on the A100 scenario, zb, zb-v and adaoffload fill the limit to within 3 GiB
  * and never run out (a cap of memory.limit less the model states alone would overpack by the
@@ -437,6 +519,8 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_verdict_boundary);
     tcase_add_test(tc, test_verdict_function);
     tcase_add_test(tc, test_verdict_band_by_hand);
+    tcase_add_test(tc, test_verdict_json);
+    tcase_add_test(tc, test_verdict_sweep);
     tcase_add_test(tc, test_generators_use_the_verdict);
     tcase_add_test(tc, test_explicit_untouched);
     tcase_add_test(tc, test_bad_input);
