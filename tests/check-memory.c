@@ -342,6 +342,29 @@ START_TEST(test_verdict_sweep)
 }
 END_TEST
 
+/* `ppsim plan` never packs into the band: with the limit at device 1's default peak the
+ * run's own split plans; one byte less (tight, not out of memory) no plan fits. */
+START_TEST(test_verdict_plan)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-mem-XXXXXX", NULL);
+    g_autofree char *scen = g_build_filename(dir, "small.yaml", NULL);
+    ck_assert(g_file_set_contents(scen, small_yaml, -1, NULL));
+    for (int i = 0; i < 2; i++) {
+        g_autofree char *lim = g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", band_peak - i);
+        const char *const args[] = {"plan", scen, "--set", lim, NULL};
+        PpsimTestExec r = ppsim_test_exec(NULL, args);
+        if (i == 0)
+            ck_assert_msg(r.status == 0, "%s", r.err);
+        else
+            ck_assert_msg(r.status != 0 && strstr(r.err, "no plan") != NULL, "%d %s", r.status,
+                          r.err);
+        ppsim_test_exec_clear(&r);
+    }
+    g_unlink(scen);
+    g_rmdir(dir);
+}
+END_TEST
+
 /* Generators with a memory cap pack to the budget the verdict uses: under memory.limit 36
  * and 40 GiB on the A100 scenario, zb, zb-v and adaoffload fill the limit to within 3 GiB
  * and never run out (a cap of memory.limit less the model states alone would overpack by the
@@ -521,6 +544,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_verdict_band_by_hand);
     tcase_add_test(tc, test_verdict_json);
     tcase_add_test(tc, test_verdict_sweep);
+    tcase_add_test(tc, test_verdict_plan);
     tcase_add_test(tc, test_generators_use_the_verdict);
     tcase_add_test(tc, test_explicit_untouched);
     tcase_add_test(tc, test_bad_input);
