@@ -1,11 +1,15 @@
 /* check-memory.c: the framework's memory in hardware mode (src/cost/memory.c, src/README.md "How
  * memory is modelled"): each component's formula, a breakdown computed by hand for a small
- * model, the verdict flipping at the capacity boundary, the generators' budget, explicit
- * mode untouched, the bad-input errors of the new keys, and context parallelism sharding
- * gradients and optimizer states with dp. */
+ * model, the verdict flipping at the capacity boundary, the fits/tight/oom band by hand, the
+ * generators' budget, explicit mode untouched, the bad-input errors of the new keys, and context
+ * parallelism sharding gradients and optimizer states with dp. */
 #include "ppsim-test.h"
 #include "cost/memory.h"
 #include "sim/sim.h"
+#include "report/report.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 #include <math.h>
 #include <string.h>
@@ -162,9 +166,10 @@ START_TEST(test_breakdown_by_hand)
 }
 END_TEST
 
-/* OOM is peak_memory > memory.limit, exactly: a limit of the peak fits, one byte less does
- * not; and the generators' cap is the same budget (zb under that limit fits, and its
- * allocator share is what ppsim_mem_allocatable gives). */
+/* Fitting is peak_memory <= memory.limit, exactly: a limit of the peak fits, one byte less
+ * does not (tight: not out of memory, but not fitting for plan, sweeps and search); and the
+ * generators' cap is the same budget (zb under that limit fits, and its allocator share is what
+ * ppsim_mem_allocatable gives). */
 START_TEST(test_verdict_boundary)
 {
     g_autoptr(PpsimRunResult) base = run_small(NULL);
@@ -175,7 +180,10 @@ START_TEST(test_verdict_boundary)
     g_autoptr(PpsimRunResult) a = run_small(fit);
     g_autoptr(PpsimRunResult) b = run_small(over);
     ck_assert(!ppsim_run_result_any_oom(a));
-    ck_assert(ppsim_run_result_any_oom(b));
+    ck_assert(ppsim_run_result_fits(a));
+    ck_assert(!ppsim_run_result_fits(b));
+    ck_assert_int_eq(ppsim_run_result_verdict(b), PPSIM_MEM_TIGHT);
+    ck_assert(!ppsim_run_result_any_oom(b));
     ck_assert_int_eq(ppsim_run_result_max_peak_memory(b), peak);
     ck_assert_int_eq(b->devices[1].mem_free, -1);
 
@@ -198,6 +206,165 @@ START_TEST(test_verdict_boundary)
 }
 END_TEST
 
+/* The verdict of a peak against a limit, by hand: fits up to the peak with every overhead at
+ * its default, tight down to the peak with none of the allocator's fragmentation, out of
+ * memory below; no limit always fits. */
+START_TEST(test_verdict_function)
+{
+    ck_assert_int_eq(ppsim_mem_verdict(100, 90, 0), PPSIM_MEM_FITS);
+    ck_assert_int_eq(ppsim_mem_verdict(100, 90, 100), PPSIM_MEM_FITS);
+    ck_assert_int_eq(ppsim_mem_verdict(100, 90, 99), PPSIM_MEM_TIGHT);
+    ck_assert_int_eq(ppsim_mem_verdict(100, 90, 90), PPSIM_MEM_TIGHT);
+    ck_assert_int_eq(ppsim_mem_verdict(100, 90, 89), PPSIM_MEM_OOM);
+    ck_assert_int_eq(ppsim_mem_verdict(100, 100, 99), PPSIM_MEM_OOM); /* no band */
+    ck_assert_str_eq(ppsim_mem_verdict_name(PPSIM_MEM_FITS), "fits");
+    ck_assert_str_eq(ppsim_mem_verdict_name(PPSIM_MEM_TIGHT), "tight");
+    ck_assert_str_eq(ppsim_mem_verdict_name(PPSIM_MEM_OOM), "oom");
+}
+END_TEST
+
+/* The band of the small model's device 1, by hand (test_breakdown_by_hand's terms): its low
+ * end is the allocation plus memory.reserved and NCCL's pair buffer, 2 + 4 + 12 bytes of
+ * 57,962,496 parameters, 2·34sbh + 2sbh of activations and 2 · 4sV of logits; the default
+ * peak adds 2% of the allocation. Limits between them are tight, one byte below is oom;
+ * with memory.fragmentation 0 the band is empty. */
+START_TEST(test_verdict_band_by_hand)
+{
+    double h = 1024, s = 1024, V = 32000, sbh = s * h;
+    double allocated = 18 * 57962496.0 + (2 * 34 * sbh + 2 * sbh) + 2 * 4 * s * V;
+    gint64 low = (gint64)allocated + (gint64)(821 * MIB) + (gint64)(544 * MIB);
+    gint64 peak = low + (gint64)llround(0.02 * allocated);
+    ck_assert_int_eq(peak, 2837752873); /* test_breakdown_by_hand's device 1 */
+    struct {
+        gint64 limit;
+        PpsimMemVerdict v;
+    } cases[] = {{peak, PPSIM_MEM_FITS},
+                 {peak - 1, PPSIM_MEM_TIGHT},
+                 {low, PPSIM_MEM_TIGHT},
+                 {low - 1, PPSIM_MEM_OOM}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *lim =
+            g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", cases[i].limit);
+        const char *const ovr[] = {lim, NULL};
+        g_autoptr(PpsimRunResult) res = run_small(ovr);
+        const PpsimDeviceResult *dev = &res->devices[1];
+        ck_assert_int_eq(dev->peak_memory, peak);
+        ck_assert_int_eq(dev->peak_memory_low, low);
+        ck_assert_int_eq(dev->memory_verdict, cases[i].v);
+        ck_assert(dev->oom == (cases[i].v == PPSIM_MEM_OOM));
+        ck_assert(dev->over_budget == (cases[i].v != PPSIM_MEM_FITS));
+        ck_assert_int_eq(ppsim_run_result_verdict(res), cases[i].v);
+        ck_assert(ppsim_run_result_fits(res) == (cases[i].v == PPSIM_MEM_FITS));
+    }
+    g_autofree char *lim = g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", low);
+    const char *const nofrag[] = {lim, "memory.fragmentation=0", NULL};
+    g_autoptr(PpsimRunResult) res = run_small(nofrag);
+    ck_assert_int_eq(res->devices[1].peak_memory, low);
+    ck_assert_int_eq(res->devices[1].memory_verdict, PPSIM_MEM_FITS);
+}
+END_TEST
+
+/* The small model's device 1 band (test_verdict_band_by_hand): the peak with fragmentation
+ * 0.02 and without. */
+static const gint64 band_peak = 2837752873;
+static gint64
+band_low(void)
+{
+    double sbh = 1024.0 * 1024.0;
+    double allocated = 18 * 57962496.0 + (2 * 34 * sbh + 2 * sbh) + 2 * 4 * 1024.0 * 32000.0;
+    return (gint64)allocated + (gint64)(821 * MIB) + (gint64)(544 * MIB);
+}
+
+/* JSON: a limit inside device 1's band gives it memory_verdict "tight", peak_memory_low, and
+ * oom false (oom is the oom verdict only), the result's memory_verdict "tight"; one byte
+ * below the low end gives "oom" and oom true. */
+START_TEST(test_verdict_json)
+{
+    const gint64 limits[] = {band_peak - 1, band_low() - 1};
+    const char *const want[] = {"tight", "oom"};
+    for (int i = 0; i < 2; i++) {
+        g_autofree char *lim = g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", limits[i]);
+        const char *const ovr[] = {lim, NULL};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimScenario) sc = parse(small_yaml, ovr, &error);
+        ppsim_assert_no_error(error);
+        PpsimRunResult *res =
+            ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), 0, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(GPtrArray) results =
+            g_ptr_array_new_with_free_func((GDestroyNotify)ppsim_run_result_free);
+        g_ptr_array_add(results, res);
+        g_autoptr(GString) out = g_string_new(NULL);
+        ppsim_report_json(out, sc, results);
+        g_autoptr(JsonParser) parser = json_parser_new();
+        ck_assert(json_parser_load_from_data(parser, out->str, out->len, &error));
+        JsonObject *r = json_array_get_object_element(
+            json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
+                                         "results"),
+            0);
+        ck_assert_str_eq(json_object_get_string_member(r, "memory_verdict"), want[i]);
+        JsonArray *devs = json_object_get_array_member(r, "devices");
+        JsonObject *d0 = json_array_get_object_element(devs, 0);
+        JsonObject *d1 = json_array_get_object_element(devs, 1);
+        ck_assert_str_eq(json_object_get_string_member(d0, "memory_verdict"), "fits");
+        ck_assert_str_eq(json_object_get_string_member(d1, "memory_verdict"), want[i]);
+        ck_assert(json_object_get_boolean_member(d1, "oom") == (i == 1));
+        ck_assert(!json_object_get_boolean_member(d0, "oom"));
+        ck_assert_int_eq(json_object_get_int_member(d1, "peak_memory_low"), band_low());
+        ck_assert_int_eq(json_object_get_int_member(d1, "peak_memory"), band_peak);
+    }
+}
+END_TEST
+
+/* Sweeps pack against the whole budget: a tight point's `oom` column is true (and its row
+ * does not count as fitting), its memory_verdict column says tight. */
+START_TEST(test_verdict_sweep)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-mem-XXXXXX", NULL);
+    g_autofree char *scen = g_build_filename(dir, "small.yaml", NULL);
+    g_autofree char *sweep = g_build_filename(dir, "s.yaml", NULL);
+    ck_assert(g_file_set_contents(scen, small_yaml, -1, NULL));
+    g_autofree char *text = g_strdup_printf(
+        "scenario: small.yaml\naxes: {memory.limit: [%" G_GINT64_FORMAT "B, %" G_GINT64_FORMAT
+        "B, %" G_GINT64_FORMAT "B]}\ncolumns: [peak_memory, oom, memory_verdict]\n",
+        band_peak, band_peak - 1, band_low() - 1);
+    ck_assert(g_file_set_contents(sweep, text, -1, NULL));
+    const char *const args[] = {"sweep", sweep, "--quiet", NULL};
+    PpsimTestExec r = ppsim_test_exec(NULL, args);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, ",2837752873,false,fits,\n") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, ",2837752873,true,tight,\n") != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, ",2837752873,true,oom,\n") != NULL, "%s", r.out);
+    ppsim_test_exec_clear(&r);
+    g_unlink(scen);
+    g_unlink(sweep);
+    g_rmdir(dir);
+}
+END_TEST
+
+/* `ppsim plan` never packs into the band: with the limit at device 1's default peak the
+ * run's own split plans; one byte less (tight, not out of memory) no plan fits. */
+START_TEST(test_verdict_plan)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-mem-XXXXXX", NULL);
+    g_autofree char *scen = g_build_filename(dir, "small.yaml", NULL);
+    ck_assert(g_file_set_contents(scen, small_yaml, -1, NULL));
+    for (int i = 0; i < 2; i++) {
+        g_autofree char *lim = g_strdup_printf("memory.limit=%" G_GINT64_FORMAT "B", band_peak - i);
+        const char *const args[] = {"plan", scen, "--set", lim, NULL};
+        PpsimTestExec r = ppsim_test_exec(NULL, args);
+        if (i == 0)
+            ck_assert_msg(r.status == 0, "%s", r.err);
+        else
+            ck_assert_msg(r.status != 0 && strstr(r.err, "no plan") != NULL, "%d %s", r.status,
+                          r.err);
+        ppsim_test_exec_clear(&r);
+    }
+    g_unlink(scen);
+    g_rmdir(dir);
+}
+END_TEST
+
 /* Generators with a memory cap pack to the budget the verdict uses: under memory.limit 36
  * and 40 GiB on the A100 scenario, zb, zb-v and adaoffload fill the limit to within 3 GiB
  * and never run out (a cap of memory.limit less the model states alone would overpack by the
@@ -215,8 +382,8 @@ START_TEST(test_generators_use_the_verdict)
             g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, spec, 0, &error);
             ppsim_assert_no_error(error);
             gint64 peak = ppsim_run_result_max_peak_memory(res);
-            ck_assert_msg(!ppsim_run_result_any_oom(res), "%s under %s: %.2f GiB", gens[g],
-                          limits[i], peak / 1073741824.0);
+            ck_assert_msg(ppsim_run_result_fits(res), "%s under %s: %.2f GiB", gens[g], limits[i],
+                          peak / 1073741824.0);
             ck_assert_int_gt(peak, (gint64)sc->memory_limit_bytes - ((gint64)3 << 30));
         }
     }
@@ -373,6 +540,11 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_components);
     tcase_add_test(tc, test_breakdown_by_hand);
     tcase_add_test(tc, test_verdict_boundary);
+    tcase_add_test(tc, test_verdict_function);
+    tcase_add_test(tc, test_verdict_band_by_hand);
+    tcase_add_test(tc, test_verdict_json);
+    tcase_add_test(tc, test_verdict_sweep);
+    tcase_add_test(tc, test_verdict_plan);
     tcase_add_test(tc, test_generators_use_the_verdict);
     tcase_add_test(tc, test_explicit_untouched);
     tcase_add_test(tc, test_bad_input);

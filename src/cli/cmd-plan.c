@@ -158,7 +158,7 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
         g_string_truncate(cell, 0);
         ppsim_fmt_fixed(cell, (double)ppsim_run_result_max_peak_memory(res) / GIB, 2);
         g_string_append_printf(out, "%14s %-3s ", cell->str,
-                               ppsim_run_result_any_oom(res) ? "yes" : "-");
+                               ppsim_run_result_fits(res) ? "-" : "yes");
         plan_text_assignment(out, pb, row->a);
         g_string_append_c(out, '\n');
     }
@@ -197,8 +197,11 @@ plan_json_assignment(GString *out, const PpsimPlanProblem *pb, const PlanRow *ro
         /* the run's figures as every report writes them (report/columns.h) */
         g_string_append(out, ",\"peak_memory\":");
         ppsim_device_column_append_max(out, ppsim_device_column_find("peak_memory"), row->res);
+        /* plan packs against the whole budget: a tight device does not fit (run-result.h) */
         g_string_append(out, ",\"oom\":");
-        ppsim_device_column_append_max(out, ppsim_device_column_find("oom"), row->res);
+        g_string_append(out, ppsim_run_result_fits(row->res) ? "false" : "true");
+        g_string_append(out, ",\"memory_verdict\":");
+        ppsim_device_column_append_max(out, ppsim_device_column_find("memory_verdict"), row->res);
     }
     g_string_append_c(out, '}');
 }

@@ -81,7 +81,7 @@ plan_layout(const char *path, char **sets, const PpsimSweepRow *r, Planned *out)
     out->done = TRUE;
     out->tokens_per_s = res->tokens_per_s;
     out->peak_memory = (double)ppsim_run_result_max_peak_memory(res);
-    out->fits = !ppsim_run_result_any_oom(res);
+    out->fits = ppsim_run_result_fits(res);
     const PpsimPlanAssignment *a = plan->best;
     GString *t = g_string_new("[");
     for (int st = 0; st < a->n_stages; st++) {

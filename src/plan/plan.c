@@ -230,7 +230,7 @@ ppsim_plan_choose(PpsimPlan *plan, const PpsimScenario *sc, GError **error)
     const PpsimPlanCandidate *best = NULL;
     for (guint i = 0; i < cands->len; i++) {
         const PpsimPlanCandidate *c = g_ptr_array_index(cands, i);
-        if (c->res == NULL || ppsim_run_result_any_oom(c->res))
+        if (c->res == NULL || !ppsim_run_result_fits(c->res))
             continue;
         if (best == NULL || c->res->makespan_ps < best->res->makespan_ps)
             best = c;

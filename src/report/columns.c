@@ -36,6 +36,9 @@ const PpsimDeviceColumn ppsim_device_columns[] = {
         PPSIM_COLUMN_MEMORY_BREAKDOWN),
     COL("memory_free", NULL, NULL, NULL, MEM, mem_free, PPSIM_COLUMN_MEMORY_BREAKDOWN),
     COL("oom", NULL, "oom", NULL, BOOL, oom, 0),
+    /* the verdict band (run-result.h): fits | tight | oom, and its low end */
+    COL("memory_verdict", NULL, NULL, NULL, VERDICT, memory_verdict, 0),
+    COL("peak_memory_low", NULL, NULL, NULL, MEM, peak_memory_low, PPSIM_COLUMN_MEMORY_BREAKDOWN),
     COL("peak_time", NULL, NULL, NULL, MS, peak_time_ps, 0),
     COL("peak_op", NULL, NULL, NULL, OP, peak_op, 0),
     /* idle time: before the first op, waiting between ops (dependency, transfer/offload),
@@ -125,6 +128,9 @@ ppsim_device_column_append(GString *out, const PpsimDeviceColumn *col, const Pps
     case PPSIM_COLUMN_BOOL:
         g_string_append(out, *(const gboolean *)v ? "true" : "false");
         break;
+    case PPSIM_COLUMN_VERDICT:
+        ppsim_fmt_json_string(out, ppsim_mem_verdict_name(*(const PpsimMemVerdict *)v));
+        break;
     case PPSIM_COLUMN_OP:
         if (dev->has_peak_op) {
             g_autoptr(GString) op = g_string_new(NULL);
@@ -160,6 +166,9 @@ ppsim_device_column_append_max(GString *out, const PpsimDeviceColumn *col,
             break;
         case PPSIM_COLUMN_BOOL:
             more = *(const gboolean *)a && !*(const gboolean *)b;
+            break;
+        case PPSIM_COLUMN_VERDICT:
+            more = *(const PpsimMemVerdict *)a > *(const PpsimMemVerdict *)b;
             break;
         default:
             break;

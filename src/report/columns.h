@@ -11,12 +11,13 @@
 G_BEGIN_DECLS
 
 typedef enum {
-    PPSIM_COLUMN_ID,    /* int: the device id */
-    PPSIM_COLUMN_MS,    /* PpsimTime, printed in ms */
-    PPSIM_COLUMN_RATIO, /* double, shortest round-trip */
-    PPSIM_COLUMN_MEM,   /* gint64 memory units, divided by the result's mem_scale */
-    PPSIM_COLUMN_BOOL,  /* gboolean: true / false */
-    PPSIM_COLUMN_OP,    /* the peak op (PpsimOp, with has_peak_op): its description, or null */
+    PPSIM_COLUMN_ID,      /* int: the device id */
+    PPSIM_COLUMN_MS,      /* PpsimTime, printed in ms */
+    PPSIM_COLUMN_RATIO,   /* double, shortest round-trip */
+    PPSIM_COLUMN_MEM,     /* gint64 memory units, divided by the result's mem_scale */
+    PPSIM_COLUMN_BOOL,    /* gboolean: true / false */
+    PPSIM_COLUMN_OP,      /* the peak op (PpsimOp, with has_peak_op): its description, or null */
+    PPSIM_COLUMN_VERDICT, /* PpsimMemVerdict: "fits", "tight" or "oom" */
 } PpsimColumnKind;
 
 typedef enum {
@@ -49,7 +50,7 @@ void ppsim_device_column_append(GString *out, const PpsimDeviceColumn *col,
                                 const PpsimRunResult *res, const PpsimDeviceResult *dev);
 
 /* Appends @col's value over all devices of @res: the largest (MS, MEM, RATIO), or whether
- * any device's is true (BOOL). */
+ * any device's is true (BOOL), the worst (VERDICT). */
 void ppsim_device_column_append_max(GString *out, const PpsimDeviceColumn *col,
                                     const PpsimRunResult *res);
 

@@ -121,6 +121,8 @@ json_result(GString *out, const PpsimRunResult *res)
     json_string(out, res->memory_unit);
     g_string_append(out, ",\"memory_limit\":");
     ppsim_fmt_mem(out, res->memory_limit, res->mem_scale);
+    g_string_append(out, ",\"memory_verdict\":");
+    ppsim_fmt_json_string(out, ppsim_mem_verdict_name(ppsim_run_result_verdict(res)));
     g_string_append(out, ",\"offload_ratio_k\":");
     if (res->explicit_mode)
         g_string_append(out, "null");

@@ -396,8 +396,11 @@ svg_memory(Svg *s, const PpsimRunResult *res, double y)
     for (int d = 0; d < res->p; d++) {
         g_autoptr(GString) label = g_string_new(NULL);
         svg_memory_value(label, res, res->devices[d].peak_memory);
-        if (res->devices[d].oom)
+        PpsimMemVerdict verdict = res->devices[d].memory_verdict;
+        if (verdict == PPSIM_MEM_OOM)
             g_string_append(label, " OOM");
+        else if (verdict == PPSIM_MEM_TIGHT)
+            g_string_append(label, " tight");
         svg_rect(s, SVG_LEFT, y, s->plot_w, h, "#fafafa", " stroke=\"#dddddd\"");
         if (limit_in) {
             g_string_append_printf(s->out, "<line x1=\"%d\" x2=\"", SVG_LEFT);
@@ -414,7 +417,10 @@ svg_memory(Svg *s, const PpsimRunResult *res, double y)
         svg_text(s, SVG_LEFT - 8, y + h / 2 + 4, MIN(11.0, h - 2), "end", "#333333", name);
         /* the peak in the right margin, clear of the curve and the limit line */
         svg_text(s, SVG_LEFT + s->plot_w + 6, y + h / 2 + 3, MIN(9.0, h - 3), "start",
-                 res->devices[d].oom ? "#c62828" : "#555555", label->str);
+                 verdict == PPSIM_MEM_OOM     ? "#c62828"
+                 : verdict == PPSIM_MEM_TIGHT ? "#b26a00"
+                                              : "#555555",
+                 label->str);
         y += h + 4;
     }
     return y;

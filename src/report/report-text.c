@@ -105,6 +105,16 @@ text_summary(GString *out, const GPtrArray *results, int lw, const char *mem_uni
         for (int d = 0; d < res->p; d++)
             if (res->devices[d].oom)
                 g_string_append_printf(cell, "%s%d", cell->len ? "," : "dev ", d);
+        gboolean tight = FALSE; /* at risk: over the limit, within it without fragmentation */
+        for (int d = 0; d < res->p; d++)
+            if (res->devices[d].memory_verdict == PPSIM_MEM_TIGHT) {
+                g_string_append_printf(cell, "%s%d",
+                                       tight       ? ","
+                                       : cell->len ? " tight "
+                                                   : "tight ",
+                                       d);
+                tight = TRUE;
+            }
         for (int h = 0; h < res->n_hosts; h++)
             if (res->hosts[h].oom)
                 g_string_append_printf(cell, "%shost %d", cell->len ? " " : "", h);

@@ -57,6 +57,44 @@ ppsim_run_result_max_peak_memory(const PpsimRunResult *res)
     return peak;
 }
 
+PpsimMemVerdict
+ppsim_mem_verdict(gint64 peak, gint64 peak_low, gint64 limit)
+{
+    if (limit <= 0 || peak <= limit)
+        return PPSIM_MEM_FITS;
+    return MIN(peak, peak_low) > limit ? PPSIM_MEM_OOM : PPSIM_MEM_TIGHT;
+}
+
+const char *
+ppsim_mem_verdict_name(PpsimMemVerdict v)
+{
+    return v == PPSIM_MEM_OOM ? "oom" : v == PPSIM_MEM_TIGHT ? "tight" : "fits";
+}
+
+gboolean
+ppsim_run_result_fits(const PpsimRunResult *res)
+{
+    for (int d = 0; d < res->p; d++)
+        if (res->devices[d].over_budget)
+            return FALSE;
+    for (int h = 0; h < res->n_hosts; h++)
+        if (res->hosts[h].oom)
+            return FALSE;
+    return TRUE;
+}
+
+PpsimMemVerdict
+ppsim_run_result_verdict(const PpsimRunResult *res)
+{
+    PpsimMemVerdict v = PPSIM_MEM_FITS;
+    for (int d = 0; d < res->p; d++)
+        v = MAX(v, res->devices[d].memory_verdict);
+    for (int h = 0; h < res->n_hosts; h++)
+        if (res->hosts[h].oom)
+            v = PPSIM_MEM_OOM;
+    return v;
+}
+
 gboolean
 ppsim_run_result_any_oom(const PpsimRunResult *res)
 {

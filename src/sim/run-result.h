@@ -13,6 +13,15 @@
 
 G_BEGIN_DECLS
 
+/* A device's memory verdict (src/README.md "How memory is modelled", "Verdicts"): fits when
+ * its peak with every overhead at its default is within the limit; out of memory when even
+ * its peak with the allocator's fragmentation at its low end, 0, exceeds it; tight between. */
+typedef enum {
+    PPSIM_MEM_FITS,
+    PPSIM_MEM_TIGHT,
+    PPSIM_MEM_OOM,
+} PpsimMemVerdict;
+
 typedef struct {
     int id;
     PpsimTime busy_ps; /* summed durations of compute ops */
@@ -27,7 +36,13 @@ typedef struct {
     PpsimTime peak_time_ps; /* when peak_memory was reached */
     gboolean has_peak_op;
     PpsimOp peak_op; /* the op whose start/end reached peak_memory */
-    gboolean oom;    /* peak_memory > limit */
+    gboolean oom;    /* memory_verdict == PPSIM_MEM_OOM */
+    /* The verdict, from peak_memory and peak_memory_low (the peak with memory.fragmentation
+     * 0; = peak_memory in explicit mode); over_budget: peak_memory > limit, i.e. the verdict
+     * is not fits, which is what plan, sweeps and search count as not fitting. */
+    PpsimMemVerdict memory_verdict;
+    gint64 peak_memory_low;
+    gboolean over_budget;
     /* Hardware mode: peak_memory by kind (summing to it; src/README.md "How memory is modelled"),
      * and the limit less peak_memory (negative when out of memory; 0 without a limit). */
     gboolean has_breakdown;
@@ -190,6 +205,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimRunResult, ppsim_run_result_free)
 /* Max over devices of peak_activation / peak_memory. */
 gint64 ppsim_run_result_max_peak_activation(const PpsimRunResult *res);
 gint64 ppsim_run_result_max_peak_memory(const PpsimRunResult *res);
+/* Whether any device (or host) is out of memory: memory_verdict oom on a device, or a
+ * host's peak over its limit. */
 gboolean ppsim_run_result_any_oom(const PpsimRunResult *res);
+/* Whether every device fits with every overhead at its default (no device over_budget, no host
+ * out of memory): the conservative test of plan, sweeps and search. */
+gboolean ppsim_run_result_fits(const PpsimRunResult *res);
+/* The worst device verdict of @res (a host out of memory counts as oom). */
+PpsimMemVerdict ppsim_run_result_verdict(const PpsimRunResult *res);
+
+/* The verdict of a peak @peak against @limit (0: no limit, always fits), @peak_low being the
+ * same peak with the uncertain overheads at their low ends (<= @peak). */
+PpsimMemVerdict ppsim_mem_verdict(gint64 peak, gint64 peak_low, gint64 limit);
+/* "fits", "tight" or "oom". */
+const char *ppsim_mem_verdict_name(PpsimMemVerdict v);
 
 G_END_DECLS

@@ -83,9 +83,9 @@ sim_measure(const PpsimSchedule *candidate, PpsimTime *makespan_ps, gboolean *fi
     if (res == NULL)
         return FALSE;
     *makespan_ps = res->makespan_ps;
-    *fits = !ppsim_run_result_any_oom(res);
+    *fits = ppsim_run_result_fits(res);
     const PpsimRunResult *k = m->kept;
-    gboolean k_fits = k != NULL && !ppsim_run_result_any_oom(k);
+    gboolean k_fits = k != NULL && ppsim_run_result_fits(k);
     /* only a candidate of the run's shape can become its schedule */
     gboolean run_shape = candidate->n_devices == m->sc->training.pp &&
                          candidate->n_microbatches == m->sc->training.microbatches;

@@ -251,7 +251,12 @@ metrics_memory(const Replay *r, PpsimRunResult *res, const PpsimPoolStats *pools
         dev->has_peak_op = st->peak_total_task != G_MAXUINT32;
         if (dev->has_peak_op)
             dev->peak_op = *ppsim_schedule_index_op(r->idx, st->peak_total_task);
-        dev->oom = st->limit > 0 && dev->peak_memory > st->limit;
+        /* the verdict's low end: the allocator's fragmentation at 0, its physical floor; the
+         * context and NCCL's buffers are measured, not fitted, and stay */
+        dev->peak_memory_low = c->explicit_mode ? dev->peak_memory : st->peak_total;
+        dev->over_budget = st->limit > 0 && dev->peak_memory > st->limit;
+        dev->memory_verdict = ppsim_mem_verdict(dev->peak_memory, dev->peak_memory_low, st->limit);
+        dev->oom = dev->memory_verdict == PPSIM_MEM_OOM;
         if (!c->explicit_mode)
             metrics_breakdown(r, res, dev, st, d);
     }

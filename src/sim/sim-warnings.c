@@ -82,6 +82,29 @@ oom_advice(GPtrArray *out, const PpsimRunResult *res, const char *path)
     warn(out, "%s", msg->str);
 }
 
+/* A device in the verdict band (run-result.h): over the limit with every overhead at its
+ * default, within it with no allocator fragmentation. */
+static void
+tight_note(GPtrArray *out, const PpsimRunResult *res)
+{
+    for (int d = 0; d < res->p; d++) {
+        const PpsimDeviceResult *dev = &res->devices[d];
+        if (dev->memory_verdict != PPSIM_MEM_TIGHT)
+            continue;
+        g_autoptr(GString) msg = g_string_new(NULL);
+        g_string_append_printf(msg, "schedule '%s': device %d is tight on memory: peak ",
+                               res->label, d);
+        mem_text(msg, res, dev->peak_memory);
+        g_string_append(msg, " over the limit ");
+        mem_text(msg, res, res->memory_limit);
+        g_string_append(msg, ", but ");
+        mem_text(msg, res, dev->peak_memory_low);
+        g_string_append(msg, " without the allocator's fragmentation (memory.fragmentation 0): "
+                             "it may fit; plan, sweeps and search count it as not fitting");
+        warn(out, "%s", msg->str);
+    }
+}
+
 GPtrArray *
 ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
 {
@@ -135,6 +158,7 @@ ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
                  "transfers take no time",
                  res->label);
         oom_advice(out, res, path);
+        tight_note(out, res);
     }
     return out;
 }

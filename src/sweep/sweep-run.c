@@ -116,9 +116,11 @@ metric_text(GString *out, const char *name, const PpsimRunResult *res)
     else if (strcmp(name, "memory_unit") == 0)
         g_string_append(out, res->memory_unit);
     else if (strcmp(name, "oom") == 0)
-        g_string_append(out, ppsim_run_result_any_oom(res) ? "true" : "false");
+        g_string_append(out, ppsim_run_result_fits(res) ? "false" : "true");
     else if (strcmp(name, "mfu") == 0)
         ppsim_fmt_double(out, res->mfu);
+    else if (strcmp(name, "memory_verdict") == 0)
+        g_string_append(out, ppsim_mem_verdict_name(ppsim_run_result_verdict(res)));
     else if (g_str_has_prefix(name, "makespan_") && res->samples == NULL)
         return; /* a sample column without --samples: empty (JSON: null) */
     else if (strcmp(name, "makespan_mean_ms") == 0)
@@ -169,7 +171,7 @@ row_emit_rung(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const gu
         row->bubble_ratio = res->bubble_ratio;
         row->peak_activation = (double)ppsim_run_result_max_peak_activation(res) / res->mem_scale;
         row->peak_memory = (double)ppsim_run_result_max_peak_memory(res) / res->mem_scale;
-        row->oom = ppsim_run_result_any_oom(res);
+        row->oom = !ppsim_run_result_fits(res);
         row->memory_unit = g_strdup(res->memory_unit);
         row->tokens_per_s = res->tokens_per_s;
         row->tokens = res->tokens;
@@ -231,6 +233,8 @@ row_emit_rung(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const gu
             g_string_append(out, "null");
         } else if (strcmp(name, "memory_unit") == 0) {
             ppsim_fmt_json_string(out, res->memory_unit);
+        } else if (strcmp(name, "memory_verdict") == 0) {
+            ppsim_fmt_json_string(out, ppsim_mem_verdict_name(ppsim_run_result_verdict(res)));
         } else if (g_str_has_prefix(name, "makespan_") && res->samples == NULL) {
             g_string_append(out, "null");
         } else {
@@ -392,7 +396,7 @@ point_run_ladder(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 point, const
                 done[i] = TRUE;
                 continue;
             }
-            if (!ppsim_run_result_any_oom(res)) {
+            if (ppsim_run_result_fits(res)) {
                 row_emit_rung(s, fmt, point, index, rung, labels[i], "ok", res, 0, NULL, out, rows);
                 ppsim_run_result_free(res);
                 done[i] = TRUE;

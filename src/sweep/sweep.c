@@ -38,6 +38,7 @@ static const char *const metric_names[] = {
     "memory_buffers",
     "memory_overheads",
     "memory_free",
+    "memory_verdict", /* the worst device's: fits | tight | oom (the `oom` column counts tight) */
     NULL,
 };
 #define SWEEP_DEFAULT_METRICS 9
