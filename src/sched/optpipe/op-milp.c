@@ -146,6 +146,18 @@ neg_ints(gsize n)
     return v;
 }
 
+/* A window's second objective: the open ops' start times, weighted so that together they
+ * weigh at most 1e-2 of the horizon, so that among schedules of one makespan the window
+ * prefers the one whose open ops start earliest (what the next window builds on). 0 for
+ * the other ops and without a window. */
+static double
+op_pull(const OpModel *mo, int i, int k, int j)
+{
+    if (mo->fix == NULL || !mo->fix->open[CI(mo, i, k, j)])
+        return 0;
+    return 1e-2 / (3.0 * mo->p * mo->m);
+}
+
 /* Columns, precedences and the compute-stream disjunctions with their cuts. */
 static void
 model_compute(PpsimMilp *milp, OpModel *mo, const PpsimCostEstimates *c)
@@ -155,9 +167,9 @@ model_compute(PpsimMilp *milp, OpModel *mo, const PpsimCostEstimates *c)
     mo->C = col(milp, mo, H, 1.0, FALSE);
     for (int i = 0; i < p; i++)
         for (int j = 0; j < m; j++) {
-            mo->sF[AT(mo, i, j)] = col(milp, mo, H, 0, FALSE);
-            mo->sB[AT(mo, i, j)] = col(milp, mo, H, 0, FALSE);
-            mo->sW[AT(mo, i, j)] = col(milp, mo, H, 0, FALSE);
+            mo->sF[AT(mo, i, j)] = col(milp, mo, H, op_pull(mo, i, 0, j), FALSE);
+            mo->sB[AT(mo, i, j)] = col(milp, mo, H, op_pull(mo, i, 1, j), FALSE);
+            mo->sW[AT(mo, i, j)] = col(milp, mo, H, op_pull(mo, i, 2, j), FALSE);
             if (mo->fix != NULL) {
                 guint32 cb = ppsim_schedule_index_base(mo->fix->idx, i, 0);
                 ppsim_op_fix_past(mo, mo->sF[AT(mo, i, j)], cb + mo->fix->cpos[CI(mo, i, 0, j)]);

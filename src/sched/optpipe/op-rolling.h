@@ -11,6 +11,8 @@ G_BEGIN_DECLS
 typedef struct {
     int n_windows;    /* windows solved */
     int n_improved;   /* windows whose schedule replaced the incumbent (strictly better) */
+    int n_moved;      /* windows whose schedule replaced it at the same score, its compute
+                       * ops starting earlier in sum (the tie-break) */
     int n_cut;        /* windows the wall clock stopped (the result can depend on the machine) */
     int n_died;       /* windows whose solver process died (the incumbent stayed) */
     int max_binaries; /* the largest window's binary count */
@@ -22,9 +24,12 @@ typedef struct {
  * device on average (a time span of makespan * window_ops / (3 m) on the incumbent's
  * estimated timeline), each overlapping the one before by half, from time 0 to the end. Each
  * window's MILP starts from the incumbent, with @opts's node limit and gap and an equal share
- * of its time limit; its schedule replaces the incumbent only if, timed and measured as the
- * replay does (op-eval.c), it fits @limit and scores better (makespan, or Eq. 3's span with
- * @opts->stage_span). *@sched and *@eval are replaced in place. Errors: the solver's. */
+ * of its time limit, and as its second objective the open ops' start times; its schedule
+ * replaces the incumbent only if, timed and measured as the replay does (op-eval.c), it fits
+ * @limit and scores better (makespan, or Eq. 3's span with @opts->stage_span), or scores the
+ * same with its compute ops starting earlier in sum on the estimated timeline (a move that
+ * later windows can build on). *@sched and *@eval are replaced in place. Errors: the
+ * solver's. */
 gboolean ppsim_op_rolling(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
                           const gint64 *limit, const PpsimOpMilpOptions *opts, int window_ops,
                           PpsimSchedule **sched, PpsimOpEval *eval, PpsimOpRollingInfo *info,

@@ -257,21 +257,23 @@ optpipe_rolling(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, co
                 const PpsimOpMilpOptions *mo, int window, gint64 n_bin, PpsimSchedule **warm,
                 PpsimOpEval *warm_eval, PpsimSolverReport *rep, PpsimSchedule **out, GError **error)
 {
-    PpsimOpRollingInfo ri;
+    PpsimOpRollingInfo ri = {0};
     PpsimTime start = op_score(mo, warm_eval);
-    if (!ppsim_op_rolling(shape, c, limit, mo, window, warm, warm_eval, &ri, error)) {
+    double bound = optpipe_bound_ms(shape, c, mo->stage_span);
+    /* a warm start at the machine bound is optimal: no window can beat it */
+    if ((double)start / 1e9 > bound * (1 + 1e-9) &&
+        !ppsim_op_rolling(shape, c, limit, mo, window, warm, warm_eval, &ri, error)) {
         g_prefix_error(error, "optpipe: ");
         return FALSE;
     }
-    double obj = (double)op_score(mo, warm_eval) / 1e9,
-           bound = optpipe_bound_ms(shape, c, mo->stage_span);
+    double obj = (double)op_score(mo, warm_eval) / 1e9;
     gboolean proved = bound >= obj * (1 - 1e-9);
     const char *status = ri.n_cut > 0 ? "time_limit" : proved ? "optimal" : "rolling";
     g_autofree char *note =
         g_strdup_printf("%d windows, <= %d binaries each (whole: %" G_GINT64_FORMAT
-                        "); %d improved; warm start %.3f ms%s",
-                        ri.n_windows, ri.max_binaries, n_bin, ri.n_improved, (double)start / 1e9,
-                        ri.n_cut > 0 ? "; time limit hit" : "");
+                        "); %d improved, %d moved; warm start %.3f ms%s",
+                        ri.n_windows, ri.max_binaries, n_bin, ri.n_improved, ri.n_moved,
+                        (double)start / 1e9, ri.n_cut > 0 ? "; time limit hit" : "");
     report_path(rep, "rolling", status, note);
     if (rep != NULL) {
         rep->objective_ms = rep->milp_objective_ms = obj;
