@@ -3,11 +3,12 @@
  * Each window opens, on every device, the compute ops that start within a span of the
  * incumbent's estimated timeline (one contiguous run of its list); the MILP (op-milp.c with
  * a window) decides their orders and the offload choices of the microbatches whose F and B
- * are both open, every other order and choice is the incumbent's, and every time is free, so
- * a window's solution retimes the whole schedule. The MIP start is the incumbent, so each
- * window's model is feasible and the result never worse; at the same score, a schedule
- * whose compute ops start earlier in sum (the window's second objective) is taken too. Deterministic as long as the node
- * limit, not the wall clock, ends each window (n_cut says when it did not).
+ * are both open; every other order and choice is the incumbent's, the ops that start
+ * before the window keep their times, and the later ones' times are free, so a window's
+ * solution retimes everything after it. The MIP start is the incumbent, so each window's
+ * model is feasible and the result never worse; at the same score, a schedule whose compute
+ * ops start earlier in sum (the window's second objective) is taken too. Deterministic as
+ * long as the node limit, not the wall clock, ends each window (n_cut says when it did not).
  */
 #include "sched/optpipe/op-rolling.h"
 #include "sched/co-schedule.h"
