@@ -155,6 +155,10 @@ milp_configure(const PpsimMilp *milp, const PpsimMilpOptions *opts, double soft_
      * preprocessed model (seen at 5,000 binaries); without preprocessing it does not, and
      * the limit is honoured */
     Cbc_setParameter(model, "preprocess", "off");
+    if (opts->light) {
+        Cbc_setParameter(model, "cuts", "off");
+        Cbc_setParameter(model, "strong", "0");
+    }
     if (soft_s > 0)
         Cbc_setMaximumSeconds(model, soft_s);
     if (opts->node_limit > 0)

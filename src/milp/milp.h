@@ -34,6 +34,8 @@ typedef struct {
     gint64 node_limit;   /* branch-and-bound nodes; <= 0: none */
     double gap;          /* stop when (objective - bound) / |objective| <= gap */
     int threads;         /* CBC threads; 1 is deterministic */
+    gboolean light;      /* no cut generation at the root and no strong branching (a search
+                          * that only improves its MIP start: optpipe's rolling windows) */
 } PpsimMilpOptions;
 
 typedef struct {

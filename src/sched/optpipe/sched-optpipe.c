@@ -13,6 +13,7 @@
 #include "sched/optpipe/adaoffload.h"
 #include "sched/optpipe/op-cache.h"
 #include "sched/optpipe/op-milp.h"
+#include "sched/optpipe/op-rolling.h"
 #include "sched/zb-auto.h"
 #include "util/ppsim-error.h"
 #include "util/quote.h"
@@ -37,7 +38,14 @@ static const PpsimOptionSpec optpipe_options[] = {
      "first op to last; what [OP] App. B's post-validation runs, so its tables' iteration "
      "times)"},
     {"max_binaries", PPSIM_OPTION_INT, "2000",
-     "larger models skip the solver and take the heuristic path"},
+     "larger models are not solved whole: see 'decompose'"},
+    {"decompose", PPSIM_OPTION_STRING, "none",
+     "above max_binaries: none (path heuristic: the warm start as it is) or rolling (path "
+     "rolling: a rolling horizon of MILP windows over the warm start, node_limit per window, "
+     "the time limit shared between them)"},
+    {"window", PPSIM_OPTION_INT, "8",
+     "rolling: compute ops per device in a window (on average; each overlaps the one before "
+     "by half)"},
     {"co_schedule", PPSIM_OPTION_STRING, "auto", "for the AdaOffload warm start"},
     {"budget", PPSIM_OPTION_STRING, "auto",
      "the warm starts' searches (AdaOffload's and zb's), as their option 'budget': auto "
@@ -113,8 +121,24 @@ report_warm(PpsimSolverReport *r, PpsimTime warm_ps, double bound, const char *n
 }
 
 static gboolean
-optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, GError **error)
+optpipe_read(const PpsimOptions *o, PpsimOpMilpOptions *mo, gint64 *max_bin, int *window,
+             GError **error)
 {
+    const char *dec = ppsim_options_get_string(o, "decompose");
+    gint64 win = ppsim_options_get_int(o, "window");
+    if (strcmp(dec, "rolling") != 0 && strcmp(dec, "none") != 0) {
+        g_autofree char *q_dec = ppsim_quote(dec);
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: option 'decompose' must be rolling or none, got '%s'", q_dec);
+        return FALSE;
+    }
+    if (win < 1 || win > 100000) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "optpipe: option 'window' must be 1 to 100000 ops, got %" G_GINT64_FORMAT, win);
+        return FALSE;
+    }
+    *window = strcmp(dec, "rolling") == 0 ? (int)win : 0;
+
     const char *off = ppsim_options_get_string(o, "offload");
     const char *sw = ppsim_options_get_string(o, "shared_switch");
     const char *obj = ppsim_options_get_string(o, "objective");
@@ -222,6 +246,46 @@ optpipe_cache_warm(const char *dir, const char *key, const PpsimPipelineShape *s
     return TRUE;
 }
 
+/* The rolling path (op-rolling.c): the model of @n_bin binaries is too large to solve whole,
+ * so windows of @window ops per device are solved in turn from the warm start @warm. The
+ * report: path and status "rolling" (status "optimal" when the machine bound reaches the
+ * objective, "time_limit" when the wall clock stopped a window: then the result can depend
+ * on the machine), the objective the returned schedule's (timed as the replay does), the
+ * bound the machine bound. */
+static gboolean
+optpipe_rolling(const PpsimPipelineShape *shape, const PpsimCostEstimates *c, const gint64 *limit,
+                const PpsimOpMilpOptions *mo, int window, gint64 n_bin, PpsimSchedule **warm,
+                PpsimOpEval *warm_eval, PpsimSolverReport *rep, PpsimSchedule **out, GError **error)
+{
+    PpsimOpRollingInfo ri = {0};
+    PpsimTime start = op_score(mo, warm_eval);
+    double bound = optpipe_bound_ms(shape, c, mo->stage_span);
+    /* a warm start at the machine bound is optimal: no window can beat it */
+    if ((double)start / 1e9 > bound * (1 + 1e-9) &&
+        !ppsim_op_rolling(shape, c, limit, mo, window, warm, warm_eval, &ri, error)) {
+        g_prefix_error(error, "optpipe: ");
+        return FALSE;
+    }
+    double obj = (double)op_score(mo, warm_eval) / 1e9;
+    gboolean proved = bound >= obj * (1 - 1e-9);
+    const char *status = ri.n_cut > 0 ? "time_limit" : proved ? "optimal" : "rolling";
+    g_autofree char *note =
+        g_strdup_printf("%d windows, <= %d binaries each (whole: %" G_GINT64_FORMAT
+                        "); %d improved, %d moved; warm start %.3f ms%s",
+                        ri.n_windows, ri.max_binaries, n_bin, ri.n_improved, ri.n_moved,
+                        (double)start / 1e9, ri.n_cut > 0 ? "; time limit hit" : "");
+    report_path(rep, "rolling", status, note);
+    if (rep != NULL) {
+        rep->objective_ms = rep->milp_objective_ms = obj;
+        rep->bound_ms = bound;
+        rep->gap = proved ? 0 : MAX(0, obj - bound) / obj;
+        rep->seconds = ri.seconds;
+        g_strlcpy(rep->milp_status, ri.n_died > 0 ? "crashed" : status, sizeof rep->milp_status);
+    }
+    *out = g_steal_pointer(warm);
+    return TRUE;
+}
+
 static gboolean
 optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *params,
                  PpsimSchedule **out, GError **error)
@@ -230,7 +294,8 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
     const PpsimCostEstimates *c = params->costs;
     PpsimOpMilpOptions mo = {0};
     gint64 max_bin;
-    if (!optpipe_read(o, &mo, &max_bin, error))
+    int window;
+    if (!optpipe_read(o, &mo, &max_bin, &window, error))
         return FALSE;
     const char *cap = ppsim_options_is_set(o, "memory_limit")
                           ? ppsim_options_get_string(o, "memory_limit")
@@ -275,12 +340,19 @@ optpipe_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams *par
         return FALSE;
     gint64 m = shape->m,
            n_bin = shape->p * (m * (m - 1) / 2 * (mo.offload ? 7 : 3) + (mo.offload ? m : 0));
+    if (ppsim_milp_available() && n_bin > max_bin && window > 0 &&
+        ppsim_op_milp_shape_ok(warm, mo.offload))
+        return optpipe_rolling(shape, c, limit, &mo, window, n_bin, &warm, &warm_eval, rep, out,
+                               error);
     if (!ppsim_milp_available() || n_bin > max_bin) {
         g_autofree char *why =
-            ppsim_milp_available()
-                ? g_strdup_printf("%" G_GINT64_FORMAT " binaries > max_binaries %" G_GINT64_FORMAT,
+            !ppsim_milp_available() ? g_strdup("built without CBC")
+            : window > 0
+                ? g_strdup_printf("%" G_GINT64_FORMAT " binaries > max_binaries %" G_GINT64_FORMAT
+                                  "; the warm start is not in the model's shape for windows",
                                   n_bin, max_bin)
-                : g_strdup("built without CBC");
+                : g_strdup_printf("%" G_GINT64_FORMAT " binaries > max_binaries %" G_GINT64_FORMAT,
+                                  n_bin, max_bin);
         report_path(rep, "heuristic", "not-run", why);
         if (rep) { /* the objective the model would give the schedule: its estimated makespan */
             rep->objective_ms = (double)op_score(&mo, &warm_eval) / 1e9;
