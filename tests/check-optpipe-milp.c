@@ -477,6 +477,18 @@ replay_overlaps(const PpsimRunResult *res, int a, int b)
     return n;
 }
 
+/* The 4-A100 instance of the two tests below (see the first for why these values). */
+static const char *const shared_switch_ovr[] = {"model.layers=16",
+                                                "model.vocab=8000",
+                                                "training.pp=4",
+                                                "training.chunks=1",
+                                                "training.microbatches=8",
+                                                "memory.limit=18.171875GiB",
+                                                "training.main_grads=bf16",
+                                                "memory.fragmentation=0",
+                                                "memory.reserved=0B",
+                                                NULL};
+
 /* Eq. 18 in hardware mode, on the replay's link timeline: 4 A100s, two per PCIe switch (two
  * 25 GB/s links behind a 30 GB/s uplink), a 16-layer model of hidden 4096 with light
  * recompute and a small vocabulary (balanced stages) under 17.5 GiB for the allocator (bf16
@@ -488,17 +500,8 @@ replay_overlaps(const PpsimRunResult *res, int a, int b)
  * do, share the uplink, and the replay is slower than the objective. */
 START_TEST(test_milp_shared_switch_replay)
 {
-    const char *ovr[] = {"model.layers=16",
-                         "model.vocab=8000",
-                         "training.pp=4",
-                         "training.chunks=1",
-                         "training.microbatches=8",
-                         "memory.limit=18.171875GiB",
-                         "training.main_grads=bf16",
-                         "memory.fragmentation=0",
-                         "memory.reserved=0B",
-                         NULL};
-    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", ovr);
+    g_autoptr(PpsimScenario) sc =
+        ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", shared_switch_ovr);
     for (int with = 0; with < 2; with++) {
         const char *kv[] = {"time_limit", "200",  "node_limit",    "1",
                             "cache_dir",  "none", "shared_switch", with ? "auto" : "ignore",
@@ -617,17 +620,8 @@ END_TEST
  * overlap on a switch) and the replay lasts exactly the objective. */
 START_TEST(test_milp_rolling_improves)
 {
-    const char *ovr[] = {"model.layers=16",
-                         "model.vocab=8000",
-                         "training.pp=4",
-                         "training.chunks=1",
-                         "training.microbatches=8",
-                         "memory.limit=18.171875GiB",
-                         "training.main_grads=bf16",
-                         "memory.fragmentation=0",
-                         "memory.reserved=0B",
-                         NULL};
-    g_autoptr(PpsimScenario) sc = ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", ovr);
+    g_autoptr(PpsimScenario) sc =
+        ppsim_test_load_scenario("scenarios/a100_offload_pcie.yaml", shared_switch_ovr);
     const char *kv[] = {"time_limit",   "300",     "node_limit", "20",
                         "max_binaries", "10",      "cache_dir",  "none",
                         "decompose",    "rolling", NULL};
