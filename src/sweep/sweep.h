@@ -105,7 +105,7 @@ void ppsim_sweep_point_values(const PpsimSweep *sweep, guint64 point, guint *ind
 /* All metric column names, NULL-terminated (static). */
 const char *const *ppsim_sweep_metric_names(void);
 
-/* ---- running (sweep-run.c) ----------------------------------------------------------- */
+/* ---- running (sweep-run.c, sweep-point.c, sweep-ladder.c; rows: sweep-row.c) ------- */
 
 typedef enum {
     PPSIM_SWEEP_CSV,
