@@ -173,7 +173,7 @@ gsize ppsim_sweep_shard_line(const char *text, gsize len, int *k, int *n);
 gboolean ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const char *header,
                                GPtrArray *rows, GArray *offsets, GError **error);
 
-/* ---- summaries (sweep-summary.c) ------------------------------------------------------- */
+/* ---- summaries (sweep-summary.c; plots: sweep-plot.c) ---------------------------------- */
 
 /* Appends the human summary of @rows: counts by status, the fastest configuration that fits
  * (no device out of memory), overall and per schedule, and the Pareto front of makespan
