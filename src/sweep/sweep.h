@@ -105,7 +105,7 @@ void ppsim_sweep_point_values(const PpsimSweep *sweep, guint64 point, guint *ind
 /* All metric column names, NULL-terminated (static). */
 const char *const *ppsim_sweep_metric_names(void);
 
-/* ---- running (sweep-run.c) ----------------------------------------------------------- */
+/* ---- running (sweep-run.c, sweep-point.c, sweep-ladder.c; rows: sweep-row.c) ------- */
 
 typedef enum {
     PPSIM_SWEEP_CSV,
@@ -173,7 +173,7 @@ gsize ppsim_sweep_shard_line(const char *text, gsize len, int *k, int *n);
 gboolean ppsim_sweep_parse_csv(const char *text, gsize len, const char *display, const char *header,
                                GPtrArray *rows, GArray *offsets, GError **error);
 
-/* ---- summaries (sweep-summary.c) ------------------------------------------------------- */
+/* ---- summaries (sweep-summary.c; plots: sweep-plot.c) ---------------------------------- */
 
 /* Appends the human summary of @rows: counts by status, the fastest configuration that fits
  * (no device out of memory), overall and per schedule, and the Pareto front of makespan
