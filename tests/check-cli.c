@@ -313,6 +313,14 @@ START_TEST(test_grid_and_sweep_cli)
     ck_assert(strstr(r.out, "\n3,8,zb{memory_limit=2},ok,") != NULL);
     ck_assert(strstr(r.err, "sweep: 4 points, 4 rows: 4 ok") != NULL);
     run_clear(&r);
+    /* JSON rows carry the deterministic makespan (only the sample columns are null without
+     * --samples) */
+    r = ppsim(NULL, "run", ok, "--grid", "training.microbatches=4", "--format", "json", "-q", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "\"schedule\":\"1f1b\",\"status\":\"ok\",\"makespan_ms\":23.5,") !=
+                      NULL,
+                  "%s", r.out);
+    run_clear(&r);
     const char *bad[][3] = {{"--shard", "3/2", "--shard must be K/N"},
                             {"--resume", NULL, "--resume needs --output FILE"},
                             {"--schedule", "1f1b", "with --grid, choose schedules"},

@@ -85,6 +85,14 @@ metric_memory_part(const char *name, const PpsimRunResult *res)
 }
 
 /* One metric of @res as text (CSV and JSON share it; JSON quotes memory_unit itself). */
+/* A column of `run --samples` (makespan_mean_ms, makespan_p50_ms, ...): empty without it.
+ * makespan_ms, the deterministic makespan, is not one. */
+static gboolean
+is_sample_column(const char *name)
+{
+    return g_str_has_prefix(name, "makespan_") && strcmp(name, "makespan_ms") != 0;
+}
+
 static void
 metric_text(GString *out, const char *name, const PpsimRunResult *res)
 {
@@ -106,7 +114,7 @@ metric_text(GString *out, const char *name, const PpsimRunResult *res)
         ppsim_fmt_double(out, res->mfu);
     else if (strcmp(name, "memory_verdict") == 0)
         g_string_append(out, ppsim_mem_verdict_name(ppsim_run_result_verdict(res)));
-    else if (g_str_has_prefix(name, "makespan_") && res->samples == NULL)
+    else if (is_sample_column(name) && res->samples == NULL)
         return; /* a sample column without --samples: empty (JSON: null) */
     else if (strcmp(name, "makespan_mean_ms") == 0)
         ppsim_fmt_fixed(out, res->samples->mean_ps / PPSIM_PS_PER_MS, 6);
@@ -221,7 +229,7 @@ ppsim_sweep_row_emit_rung(const PpsimSweep *s, PpsimSweepFormat fmt, guint64 poi
             ppsim_fmt_json_string(out, res->memory_unit);
         } else if (strcmp(name, "memory_verdict") == 0) {
             ppsim_fmt_json_string(out, ppsim_mem_verdict_name(ppsim_run_result_verdict(res)));
-        } else if (g_str_has_prefix(name, "makespan_") && res->samples == NULL) {
+        } else if (is_sample_column(name) && res->samples == NULL) {
             g_string_append(out, "null");
         } else {
             metric_text(out, name, res);
