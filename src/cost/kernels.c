@@ -36,9 +36,9 @@
  *    subtract in place, exp in place, sum, divide in place (38 bytes per logit); backward
  *    multiply in place and the cast back to bf16 (14), its dgrad (B) and wgrad (W).
  *  - Optimizer (after the last DP reduction): Adam over the local shard (params / (dp x cp)
- *    with ZeRO >= 1, as Megatron shards, memory.h): per parameter read the fp32 main gradient,
- * master weight, m and v, write them back and the bf16 weight (30 bytes), plus 4 bytes for gradient
- * clipping's norm.
+ *    with ZeRO >= 1, as Megatron shards, memory.h): per parameter read the fp32 main
+ *    gradient, master weight, m and v, write them back and the bf16 weight (30 bytes), plus
+ *    4 bytes for gradient clipping's norm.
  *  - DP: the stage's bf16 gradients all-reduced NCCL-style (hierarchical when the group
  *    spans nodes) over dp x cp ranks; with parallel.overlap_grad_reduce (Megatron's
  *    overlap_grad_reduce, one bucket per layer) the buckets reduce while the last
