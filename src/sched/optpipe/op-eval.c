@@ -71,6 +71,8 @@ ppsim_op_eval(const PpsimSchedule *sched, const PpsimCostEstimates *costs, const
         guint32 b = ppsim_schedule_index_base(idx, d, 0), len = sched->compute[d]->len;
         if (len > 0) /* a list runs in order: its first op starts first, its last ends last */
             out->span_ps = MAX(out->span_ps, en[b + len - 1] - st[b]);
+        for (guint32 k = 0; k < len; k++)
+            out->start_sum_ps += st[b + k];
     }
     /* a list's ops run one after another, so each list's events come in time order (but for
      * ops of no duration): merge the two lists' instead of sorting them together */

@@ -8,11 +8,13 @@
 G_BEGIN_DECLS
 
 typedef struct {
-    PpsimTime makespan_ps; /* end of the last op */
-    PpsimTime span_ps;     /* max over devices of (end of its last compute op - start of its
-                            * first): [OP] Eq. 3's stage span */
-    gint64 peak_max;       /* max over devices of the activation peak */
-    gboolean fits;         /* every device's peak within @limit */
+    PpsimTime makespan_ps;  /* end of the last op */
+    PpsimTime span_ps;      /* max over devices of (end of its last compute op - start of its
+                             * first): [OP] Eq. 3's stage span */
+    PpsimTime start_sum_ps; /* sum of the compute ops' start times: the rolling windows'
+                             * tie-break (the earlier the ops, the more room later) */
+    gint64 peak_max;        /* max over devices of the activation peak */
+    gboolean fits;          /* every device's peak within @limit */
 } PpsimOpEval;
 
 /* Times @sched on @costs (every op as early as its inputs and lists allow, comm_ps across

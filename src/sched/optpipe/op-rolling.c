@@ -22,27 +22,6 @@ score(const PpsimOpMilpOptions *o, const PpsimOpEval *ev)
     return o->stage_span ? ev->span_ps : ev->makespan_ps;
 }
 
-/* The sum of the compute ops' start times on @s's estimated timeline (the tie-break between
- * schedules of one score: the earlier the ops, the more room the later windows have). */
-static gboolean
-start_sum(const PpsimSchedule *s, const PpsimCostEstimates *costs, PpsimTime *sum, GError **error)
-{
-    g_autoptr(PpsimScheduleIndex) idx = ppsim_schedule_index_new(s, error);
-    if (idx == NULL)
-        return FALSE;
-    guint32 n = ppsim_schedule_index_n_ops(idx);
-    g_autofree PpsimTime *st = g_new(PpsimTime, n + 1), *en = g_new(PpsimTime, n + 1);
-    if (!ppsim_schedule_estimate(s, idx, costs, st, en, NULL, error))
-        return FALSE;
-    *sum = 0;
-    for (int d = 0; d < s->n_devices; d++) {
-        guint32 base = ppsim_schedule_index_base(idx, d, 0);
-        for (guint k = 0; k < s->compute[d]->len; k++)
-            *sum += st[base + k];
-    }
-    return TRUE;
-}
-
 gboolean
 ppsim_op_rolling(const PpsimPipelineShape *shape, const PpsimCostEstimates *costs,
                  const gint64 *limit, const PpsimOpMilpOptions *opts, int window_ops,
@@ -58,9 +37,6 @@ ppsim_op_rolling(const PpsimPipelineShape *shape, const PpsimCostEstimates *cost
     wo.solver.light = TRUE;
     if (opts->solver.time_limit_s > 0)
         wo.solver.time_limit_s = opts->solver.time_limit_s / n;
-    PpsimTime sum;
-    if (!start_sum(*sched, costs, &sum, error))
-        return FALSE;
     for (int k = 0; k < n; k++) {
         wo.win_t0 = (PpsimTime)llround(k * step);
         /* the last window reaches past the end, whatever the incumbent's makespan now */
@@ -77,18 +53,16 @@ ppsim_op_rolling(const PpsimPipelineShape *shape, const PpsimCostEstimates *cost
         info->n_died += si.milp.died;
         ppsim_milp_result_clear(&si.milp);
         PpsimOpEval ev;
-        PpsimTime inc_sum;
         g_autoptr(GError) local = NULL;
         if (inc == NULL || !ppsim_op_eval(inc, costs, limit, NULL, &ev, &local) || !ev.fits ||
-            score(opts, &ev) > score(opts, eval) || !start_sum(inc, costs, &inc_sum, &local))
+            score(opts, &ev) > score(opts, eval))
             continue;
         gboolean better = score(opts, &ev) < score(opts, eval);
-        if (!better && inc_sum >= sum)
+        if (!better && ev.start_sum_ps >= eval->start_sum_ps)
             continue;
         ppsim_schedule_free(*sched);
         *sched = g_steal_pointer(&inc);
         *eval = ev;
-        sum = inc_sum;
         info->n_improved += better;
         info->n_moved += !better;
     }
