@@ -258,11 +258,12 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
     *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);        /* dK = dS^T Q */
 }
 
-/* FP8 with Transformer Engine 1.x's delayed scaling ([TE] v1.11, as the NeMo 24.09/24.11 of
- * [DGXC] runs it through Megatron-Core): the bytes of the kernels FP8 adds to one layer on
- * one GPU, per microbatch. Megatron-Core builds a layer from TE's LayerNormLinear (QKV, fc1:
- * the norm fused in) and Linear (attention output, fc2; [MEG] gpt_layer_specs.py), the
- * activation being Megatron's own bf16 kernel. Per element, with sequence parallelism (sp)
+/* FP8 with Transformer Engine 1.x's delayed scaling ([TE] v1.10, that of the NeMo 24.09
+ * container most [DGXC] recipes run; v1.6 of GPT-3's 24.05 container does the same): the
+ * bytes of the kernels FP8 adds to one layer on one GPU, per microbatch. Megatron-Core builds
+ * a layer from TE's LayerNormLinear (QKV, fc1: the norm fused in) and Linear (attention
+ * output, fc2; [MEG] core_r0.9.0 `gpt_layer_specs.py`), the activation being Megatron's own
+ * bf16 kernel. Per element, with sequence parallelism (sp)
  * or without:
  *  - LayerNormLinear forward: the norm writes the FP8 GEMM input itself, 1 byte instead of
  *    2 (`_apply_normalization` with an FP8 output; the all-gather then moves FP8). Its
@@ -275,17 +276,22 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
  *    gradient (T/t x h) is cast (2 + 1) and all-gathered in FP8, and the wgrad transposes the
  *    gathered T x h (1 + 1) (`grad_output_preprocess`); without sp one cast + transpose of
  *    T x h (2 + 2).
- *  - Weights: an FP8 copy with its transpose, cast from the bf16 weight once a step (Megatron
- *    passes `is_first_microbatch`, [MEG] transformer_engine.py; TE then refills the cached
- *    workspace only then, `get_fp8_workspace`): 2 + 1 + 1 per weight element, spread here
- *    over the step's microbatches.
- *  - Amax and scale update: at the end of each fp8_autocast region (a model chunk's forward)
- *    and after its backward, `reduce_and_update_fp8_tensors` concatenates the latest amaxes
- *    of every FP8 module registered on the GPU (all its chunks' layers), all-reduces them and
- *    updates each one's amax history and scale in one fused kernel: per tensor the history
- *    (1024 fp32 entries, the recipes' fp8_amax_history_len) read and written, the amax and
- *    scale read, scale and inverse written; 3 tensors a GEMM forward (input, weight, output),
- *    2 backward (the gradients); the concatenation reads and writes 4 bytes a tensor. */
+ *  - Weights: an FP8 copy with its transpose, cast from the bf16 weight once a step (the
+ *    schedule sets `is_first_microbatch` on a step's first microbatch and Megatron's TE
+ *    layers pass it on, [MEG] core_r0.9.0 `schedules.py`, `transformer_engine.py`; TE refills
+ *    its cached workspace only then, `get_fp8_workspace`): 2 + 1 + 1 bytes a weight element,
+ *    spread here over the step's microbatches. (With FP8 weights, NeMo's `fp8_params`, the
+ *    optimizer writes the FP8 weight and TE refills only the transpose, 1 + 1.)
+ *  - Amax and scale update: at the end of each fp8_autocast region (a model chunk's forward,
+ *    [MEG] core_r0.9.0 `transformer_block.py`) and after its backward,
+ *    `reduce_and_update_fp8_tensors` concatenates the latest amaxes of every FP8 module
+ *    registered on the GPU (all its chunks' layers), all-reduces them over the amax reduction
+ *    group (not modelled) and updates each one's amax history and scale in one fused kernel
+ *    (`fused_amax_and_scale_update_after_reduction`): per tensor the history (1024 fp32
+ *    entries, the recipes' fp8_amax_history_len) read and written back rolled, the amax and
+ *    scale read, the scale and its inverse written; 3 tensors a GEMM forward (input, weight,
+ *    output), 2 backward (the gradients); the concatenation reads and writes 4 bytes a
+ *    tensor. */
 #define FP8_HISTORY 1024.0
 
 static void
@@ -393,7 +399,7 @@ layer_times(Ctx *c, LayerTimes *lt)
     if (c->t > 1) {
         double bytes = EL * c->T * h;
         /* FP8: the all-gathers move the FP8 norm output (forward) and the FP8 output gradient
-         * (backward) ([TE] `gather_along_first_dim` after the cast); reduce-scatters bf16 */
+         * (backward) ([TE]: `gather_along_first_dim` after the cast); reduce-scatters bf16 */
         double ag = c->fp8 ? c->T * h : bytes;
         double one = c->sp ? ppsim_coll_allgather_s(&c->tp_link, ag, c->t) +
                                  ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t)
