@@ -3,7 +3,8 @@
  * switch between compute- and memory-bound, causal halving of FlashAttention, the bytes of
  * Megatron's unfused cross-entropy, the NCCL-style
  * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
- * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, and
+ * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, the
+ * bytes of FP8's cast, transpose and scaling kernels, and
  * the errors for a GPU lacking a number and a CP degree that does not divide. */
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
@@ -326,7 +327,8 @@ START_TEST(test_context_parallel)
 }
 
 /* training.dtype: fp8 runs the layers' linear GEMMs at the FP8 peak x its efficiency with
- * 1-byte operands (H100: 1979 TFLOP/s x 0.547 against 989 x 0.62), and nothing else. */
+ * 1-byte operands (H100: 1979 TFLOP/s x 0.547 against 989 x 0.62); without its cast and
+ * scaling kernels (test_fp8_kernels) nothing else changes. */
 START_TEST(test_fp8)
 {
     g_autoptr(GError) error = NULL;
@@ -350,7 +352,119 @@ START_TEST(test_fp8)
                    (double)(b.kern_f_ps[PPSIM_KERN_GEMM] - launch);
     ck_assert_double_eq_tol(ratio, speedup, 1e-6);
     ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_ATTENTION], b.kern_f_ps[PPSIM_KERN_ATTENTION]);
-    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b.kern_f_ps[PPSIM_KERN_MEMORY]);
+    PpsimStageCost c = {.layers = 1};
+    ppsim_kernels_fill_stage_scaling(&c, f8, FALSE);
+    ck_assert_int_eq(c.kern_f_ps[PPSIM_KERN_GEMM], b.kern_f_ps[PPSIM_KERN_GEMM]);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], c.kern_f_ps[PPSIM_KERN_MEMORY]);
+    ck_assert_int_eq(a.kern_b_ps[PPSIM_KERN_MEMORY], c.kern_b_ps[PPSIM_KERN_MEMORY]);
+    ck_assert_int_eq(a.kern_w_ps[PPSIM_KERN_MEMORY], c.kern_w_ps[PPSIM_KERN_MEMORY]);
+}
+END_TEST
+
+/* The kernels FP8 adds with Transformer Engine's delayed scaling, by hand for a small layer
+ * on one GPU of tp = 2 with sequence parallelism: h = 1024, MHA (q = (h + 2h)/2 = 1536
+ * outputs), GELU f = 4096 (f/t = 2048), T = 256 tokens (T/t = 128), 4 layers on the GPU, 2
+ * microbatches a step. */
+START_TEST(test_fp8_kernels)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 256, vocab: 1024}\n"
+                       "parallel: {tp: 2, pp: 1, dp: 1, sequence_parallel: true}\n"
+                       "training: {microbatches: 2, dtype: fp8}\n"
+                       "schedule: 1f1b\n";
+    const char *const bf[] = {"training.dtype=bf16", NULL};
+    const char *const t1[] = {"parallel.tp=1", "parallel.sequence_parallel=false", NULL};
+    g_autoptr(PpsimScenario) f8 = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) b16 = parse(yaml, bf, &error);
+    g_autoptr(PpsimScenario) one = parse(yaml, t1, &error);
+    ppsim_assert_no_error(error);
+    PpsimFp8Kernels k;
+    ppsim_kernels_fp8(f8, &k);
+    /* the two norms write 1 byte, not 2, of T/t x h */
+    ck_assert_double_eq(k.norm_saved, 2.0 * 128 * 1024);
+    /* F: the attention output (T x h/t) and the activation (T x f/t) cast, read 2 write 1 */
+    ck_assert_int_eq(k.nf, 2);
+    ck_assert_double_eq(k.f[0], 3.0 * 256 * 512);
+    ck_assert_double_eq(k.f[1], 3.0 * 256 * 2048);
+    /* B: QKV's and fc1's output gradients cast + transposed (2 + 1 + 1 bytes of T x 1536 and
+     * T x 2048); the row-parallel layers' gradients (T/t x h) cast before their all-gather */
+    ck_assert_int_eq(k.nb, 4);
+    double b_want[] = {4.0 * 256 * 1536, 4.0 * 256 * 2048, 3.0 * 128 * 1024, 3.0 * 128 * 1024};
+    /* W: the wgrads' transposes (1 + 1): two gathered norm outputs T x h, the attention
+     * output, the gathered gradient, the activation, the gathered gradient */
+    ck_assert_int_eq(k.nw, 6);
+    double w_want[] = {2.0 * 256 * 1024, 2.0 * 256 * 1024, 2.0 * 256 * 512,
+                       2.0 * 256 * 1024, 2.0 * 256 * 2048, 2.0 * 256 * 1024};
+    double sb = 0, sw = 0;
+    for (int i = 0; i < 4; i++) {
+        ck_assert_double_eq(k.b[i], b_want[i]);
+        sb += k.b[i];
+    }
+    for (int i = 0; i < 6; i++) {
+        ck_assert_double_eq(k.w[i], w_want[i]);
+        sw += k.w[i];
+    }
+    /* weights once a step, 4 bytes an element: h x 1536, h/t x h, h x f/t, f/t x h */
+    double wt_want[] = {4.0 * 1024 * 1536, 4.0 * 512 * 1024, 4.0 * 1024 * 2048, 4.0 * 2048 * 1024};
+    for (int i = 0; i < 4; i++)
+        ck_assert_double_eq(k.weight[i], wt_want[i]);
+    /* amax / scale updates over the 4 layers: 12 tensors forward, 8 backward, each its 1024
+     * fp32 history read and written plus 16 bytes; the concatenation 8 bytes a tensor */
+    ck_assert_double_eq(k.update_f[0], 4 * 12 * 8.0);
+    ck_assert_double_eq(k.update_f[1], 4 * 12 * (8192.0 + 16));
+    ck_assert_double_eq(k.update_b[0], 4 * 8 * 8.0);
+    ck_assert_double_eq(k.update_b[1], 4 * 8 * (8192.0 + 16));
+
+    /* the stage's times: FP8 with these kernels against FP8 without them, exactly their
+     * bytes over HBM x memory efficiency plus one launch each */
+    PpsimStageCost with = {.layers = 1}, without = {.layers = 1};
+    ppsim_kernels_fill_stage(&with, f8);
+    ppsim_kernels_fill_stage_scaling(&without, f8, FALSE);
+    const PpsimHardware *hw = &f8->hardware;
+    double bw = hw->gpu_hbm_bytes_per_s * hw->gpu_memory_efficiency;
+    double L = hw->gpu_launch_ps / (double)PPSIM_PS_PER_S;
+    double weights = 0;
+    for (int i = 0; i < 4; i++)
+        weights += (wt_want[i] / bw + L) / 2; /* spread over the 2 microbatches */
+    double upd_f = (k.update_f[0] + k.update_f[1]) / bw + 2 * L;
+    double upd_b = (k.update_b[0] + k.update_b[1]) / bw + 2 * L;
+    double df = (k.f[0] + k.f[1] - k.norm_saved) / bw + 2 * L + weights + upd_f;
+    double db = sb / bw + 4 * L + upd_b;
+    double dw = sw / bw + 6 * L;
+    int M = PPSIM_KERN_MEMORY;
+    ck_assert(llabs(with.kern_f_ps[M] - without.kern_f_ps[M] - ppsim_time_from_seconds(df)) <= 4);
+    ck_assert(llabs(with.kern_b_ps[M] - without.kern_b_ps[M] - ppsim_time_from_seconds(db)) <= 4);
+    ck_assert(llabs(with.kern_w_ps[M] - without.kern_w_ps[M] - ppsim_time_from_seconds(dw)) <= 4);
+    ck_assert_int_eq(with.kern_f_ps[PPSIM_KERN_GEMM], without.kern_f_ps[PPSIM_KERN_GEMM]);
+    /* FP8 is slower with them, in every pass */
+    ck_assert_int_gt(with.est.f_ps + with.est.b_ps + with.est.w_ps,
+                     without.est.f_ps + without.est.b_ps + without.est.w_ps);
+    ck_assert_int_gt(with.est.b_ps, without.est.b_ps);
+    ck_assert_int_gt(with.est.w_ps, without.est.w_ps);
+
+    /* BF16: no FP8 kernels, and the switch changes nothing */
+    PpsimFp8Kernels kb;
+    ppsim_kernels_fp8(b16, &kb);
+    ck_assert_int_eq(kb.nf + kb.nb + kb.nw, 0);
+    ck_assert_double_eq(kb.norm_saved + kb.weight[0] + kb.update_f[1] + kb.update_b[1], 0);
+    PpsimStageCost x = {.layers = 1}, y = {.layers = 1};
+    ppsim_kernels_fill_stage(&x, b16);
+    ppsim_kernels_fill_stage_scaling(&y, b16, FALSE);
+    ck_assert_int_eq(x.est.f_ps, y.est.f_ps);
+    ck_assert_int_eq(x.est.b_ps, y.est.b_ps);
+    ck_assert_int_eq(x.est.w_ps, y.est.w_ps);
+    ck_assert_int_eq(x.tp_comm_f_ps, y.tp_comm_f_ps);
+
+    /* without sequence parallelism (tp = 1) the Linear layers cast and transpose in one
+     * kernel (2 + 1 + 1) in F and in B, and the wgrad transposes only the norm outputs */
+    ppsim_kernels_fp8(one, &k);
+    ck_assert_int_eq(k.nf, 2);
+    ck_assert_int_eq(k.nb, 4);
+    ck_assert_int_eq(k.nw, 2);
+    ck_assert_double_eq(k.f[0], 4.0 * 256 * 1024);
+    ck_assert_double_eq(k.b[2], 4.0 * 256 * 1024);
+    ck_assert_double_eq(k.norm_saved, 2.0 * 256 * 1024);
 }
 END_TEST
 
@@ -396,6 +510,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_context_parallel);
     tcase_add_test(tc, test_tp_overlap);
     tcase_add_test(tc, test_fp8);
+    tcase_add_test(tc, test_fp8_kernels);
     suite_add_tcase(s, tc);
     return s;
 }

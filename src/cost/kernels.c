@@ -21,10 +21,15 @@
  *    Backward: norms read x and dy, write dx; dropout reads dy and the mask, writes dx; the
  *    residual adds two gradients; GELU reads x and dy, writes dx; SwiGLU reads gate, up, dy
  *    and writes two.
+ *  - FP8 (training.dtype: fp8), as Megatron-Core runs Transformer Engine 1.x's delayed
+ *    scaling (see fp8_kernels below): the two norms write their FP8 GEMM input (1 byte, not
+ *    2); the cast and transpose kernels of the GEMMs' other inputs and of the output
+ *    gradients; each weight's cast + transpose once a step; the amax and scale update.
  *  - TP collectives: two per layer forward and two backward of the full 2 T h-byte
  *    activation ([KOR] §4.2.2): all-reduces, or with sequence parallelism an all-gather
- *    plus a reduce-scatter (the same bytes); on the critical path, or with
- *    parallel.tp_comm_overlap hidden behind the layer's GEMMs up to their time.
+ *    plus a reduce-scatter (the same bytes; with FP8 the all-gather moves 1 byte a
+ *    value); on the critical path, or with parallel.tp_comm_overlap hidden behind the
+ *    layer's GEMMs up to their time.
  *  - Context parallelism (ring attention, [L3] §3.3.2): the KV blocks of the other cp - 1
  *    ranks arrive one step at a time, each step overlapping one block of attention: per
  *    step max(0, send time - compute time) shows; the backward sends K, V and their
@@ -137,6 +142,9 @@ typedef struct {
     gboolean sp;
     double b, s, sl, T, Tn, h, f, a, d, kv, V;
     gboolean swiglu;
+    gboolean fp8;      /* training.dtype: fp8 with its cast / transpose / scaling kernels */
+    double m;          /* microbatches a step (what a once-a-step kernel is spread over) */
+    double dev_layers; /* layers on the GPU, all its chunks: what an amax update covers */
 } Ctx;
 
 static double
@@ -187,7 +195,7 @@ link_of(const PpsimHardware *hw, int group, int stride, PpsimCommLink *out)
 }
 
 static void
-ctx_init(Ctx *c, const PpsimScenario *sc)
+ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
 {
     const PpsimModel *m = &sc->model;
     const PpsimParallel *par = &sc->parallel;
@@ -214,6 +222,9 @@ ctx_init(Ctx *c, const PpsimScenario *sc)
     c->kv = c->d * m->kv_heads;
     c->V = m->vocab;
     c->swiglu = m->mlp == PPSIM_MLP_SWIGLU;
+    c->fp8 = fp8_scaling && sc->training.dtype == PPSIM_DTYPE_FP8;
+    c->m = MAX(1, sc->training.microbatches);
+    c->dev_layers = (double)m->layers / MAX(1, sc->training.pp);
     link_of(&sc->hardware, c->t, 1, &c->tp_link);
     link_of(&sc->hardware, c->cp, c->t, &c->cp_link);
 }
@@ -247,6 +258,83 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
     *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);        /* dK = dS^T Q */
 }
 
+/* FP8 with Transformer Engine 1.x's delayed scaling ([TE] v1.10, that of the NeMo 24.09
+ * container most [DGXC] recipes run; v1.6 of GPT-3's 24.05 container does the same): the
+ * bytes of the kernels FP8 adds to one layer on one GPU, per microbatch. Megatron-Core builds
+ * a layer from TE's LayerNormLinear (QKV, fc1: the norm fused in) and Linear (attention
+ * output, fc2; [MEG] core_r0.9.0 `gpt_layer_specs.py`), the activation being Megatron's own
+ * bf16 kernel. Per element, with sequence parallelism (sp)
+ * or without:
+ *  - LayerNormLinear forward: the norm writes the FP8 GEMM input itself, 1 byte instead of
+ *    2 (`_apply_normalization` with an FP8 output; the all-gather then moves FP8). Its
+ *    backward casts the output gradient (T x out, bf16) to FP8 and its transpose in one
+ *    kernel (`fp8_cast_transpose_fused`: read 2, write 1 + 1) before the dgrad, and the wgrad
+ *    transposes the gathered norm output (`fp8_transpose`: read 1, write 1, T x h).
+ *  - Linear forward: its bf16 input (the attention output, T x h/t; the activation, T x
+ *    f/t) cast to FP8 (`cast_to_fp8`: 2 + 1); without sp with its transpose in the same
+ *    kernel (2 + 2), else the wgrad transposes it (1 + 1). Backward: with sp the output
+ *    gradient (T/t x h) is cast (2 + 1) and all-gathered in FP8, and the wgrad transposes the
+ *    gathered T x h (1 + 1) (`grad_output_preprocess`); without sp one cast + transpose of
+ *    T x h (2 + 2).
+ *  - Weights: an FP8 copy with its transpose, cast from the bf16 weight once a step (the
+ *    schedule sets `is_first_microbatch` on a step's first microbatch and Megatron's TE
+ *    layers pass it on, [MEG] core_r0.9.0 `schedules.py`, `transformer_engine.py`; TE refills
+ *    its cached workspace only then, `get_fp8_workspace`): 2 + 1 + 1 bytes a weight element,
+ *    spread here over the step's microbatches. (With FP8 weights, NeMo's `fp8_params`, the
+ *    optimizer writes the FP8 weight and TE refills only the transpose, 1 + 1.)
+ *  - Amax and scale update: at the end of each fp8_autocast region (a model chunk's forward,
+ *    [MEG] core_r0.9.0 `transformer_block.py`) and after its backward,
+ *    `reduce_and_update_fp8_tensors` concatenates the latest amaxes of every FP8 module
+ *    registered on the GPU (all its chunks' layers), all-reduces them over the amax reduction
+ *    group (not modelled) and updates each one's amax history and scale in one fused kernel
+ *    (`fused_amax_and_scale_update_after_reduction`): per tensor the history (1024 fp32
+ *    entries, the recipes' fp8_amax_history_len) read and written back rolled, the amax and
+ *    scale read, the scale and its inverse written; 3 tensors a GEMM forward (input, weight,
+ *    output), 2 backward (the gradients); the concatenation reads and writes 4 bytes a
+ *    tensor. */
+#define FP8_HISTORY 1024.0
+
+static void
+fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
+{
+    *k = (PpsimFp8Kernels){0};
+    if (!c->fp8)
+        return;
+    double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
+    double q = (h + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
+    k->norm_saved = 2.0 * (EL - 1.0) * Tn * h;
+    /* LayerNormLinear (QKV, fc1): the output gradient's cast + transpose; the wgrad's
+     * transpose of the norm output */
+    k->b[k->nb++] = 4.0 * T * q;
+    k->b[k->nb++] = 4.0 * T * fo;
+    k->w[k->nw++] = 2.0 * T * h;
+    k->w[k->nw++] = 2.0 * T * h;
+    /* Linear (attention output, fc2) */
+    double in[2] = {h / t, ft};
+    for (int i = 0; i < 2; i++) {
+        if (c->sp) {
+            k->f[k->nf++] = 3.0 * T * in[i]; /* cast */
+            k->w[k->nw++] = 2.0 * T * in[i]; /* its transpose, for the wgrad */
+            k->b[k->nb++] = 3.0 * Tn * h;    /* the gradient's cast, before the all-gather */
+            k->w[k->nw++] = 2.0 * T * h;     /* the gathered gradient's transpose */
+        } else {
+            k->f[k->nf++] = 4.0 * T * in[i]; /* cast + transpose */
+            k->b[k->nb++] = 4.0 * T * h;
+        }
+    }
+    /* weights, once a step: QKV, attention output, fc1, fc2 */
+    k->weight[0] = 4.0 * h * q;
+    k->weight[1] = 4.0 * (h / t) * h;
+    k->weight[2] = 4.0 * h * fo;
+    k->weight[3] = 4.0 * ft * h;
+    /* amax / scale update over the GPU's layers: 4 GEMMs, 3 tensors forward, 2 backward */
+    double per = 2.0 * 4.0 * FP8_HISTORY + 16.0;
+    k->update_f[0] = c->dev_layers * 4 * 3 * 8.0;
+    k->update_f[1] = c->dev_layers * 4 * 3 * per;
+    k->update_b[0] = c->dev_layers * 4 * 2 * 8.0;
+    k->update_b[1] = c->dev_layers * 4 * 2 * per;
+}
+
 static double
 gemm_seconds(const Pass *p)
 {
@@ -271,8 +359,9 @@ layer_times(Ctx *c, LayerTimes *lt)
     /* memory-bound */
     int M = PPSIM_KERN_MEMORY;
     double act = Tn * h;
-    add_mem(c, f, M, 2.0 * EL * act); /* two norms */
-    add_mem(c, f, M, 2.0 * EL * act);
+    double norm_out = c->fp8 ? 1.0 : EL;     /* FP8: the norm writes the GEMM's FP8 input */
+    add_mem(c, f, M, (EL + norm_out) * act); /* two norms */
+    add_mem(c, f, M, (EL + norm_out) * act);
     add_mem(c, b, M, 3.0 * EL * act);
     add_mem(c, b, M, 3.0 * EL * act);
     for (int i = 0; i < 2; i++) { /* after attention and after the MLP */
@@ -294,11 +383,25 @@ layer_times(Ctx *c, LayerTimes *lt)
         add_mem(c, f, M, 2.0 * EL * T * ft);
         add_mem(c, b, M, 3.0 * EL * T * ft);
     }
+    /* FP8's cast and transpose kernels, and each weight's once a step */
+    PpsimFp8Kernels k8;
+    fp8_kernels(c, &k8);
+    for (int i = 0; i < k8.nf; i++)
+        add_mem(c, f, M, k8.f[i]);
+    for (int i = 0; i < k8.nb; i++)
+        add_mem(c, b, M, k8.b[i]);
+    for (int i = 0; i < k8.nw; i++)
+        add_mem(c, w, M, k8.w[i]);
+    for (int i = 0; c->fp8 && i < 4; i++)
+        f->k[M] += ppsim_mem_seconds(&c->gpu, k8.weight[i]) / c->m;
     /* TP collectives: two per pass of the full activation */
     const PpsimParallel *par = &c->sc->parallel;
     if (c->t > 1) {
         double bytes = EL * c->T * h;
-        double one = c->sp ? ppsim_coll_allgather_s(&c->tp_link, bytes, c->t) +
+        /* FP8: the all-gathers move the FP8 norm output (forward) and the FP8 output gradient
+         * (backward) ([TE]: `gather_along_first_dim` after the cast); reduce-scatters bf16 */
+        double ag = c->fp8 ? c->T * h : bytes;
+        double one = c->sp ? ppsim_coll_allgather_s(&c->tp_link, ag, c->t) +
                                  ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t)
                            : ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
         double comm = 2.0 * one;
@@ -331,10 +434,24 @@ pass_scale_add(Pass *dst, const Pass *src, double n)
 }
 
 void
-ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
+ppsim_kernels_fp8(const PpsimScenario *sc, PpsimFp8Kernels *out)
 {
     Ctx c;
-    ctx_init(&c, sc);
+    ctx_init(&c, sc, TRUE);
+    fp8_kernels(&c, out);
+}
+
+void
+ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
+{
+    ppsim_kernels_fill_stage_scaling(st, sc, TRUE);
+}
+
+void
+ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gboolean fp8_scaling)
+{
+    Ctx c;
+    ctx_init(&c, sc, fp8_scaling);
     const PpsimModel *m = &sc->model;
     const PpsimParallel *par = &sc->parallel;
     LayerTimes lt;
@@ -350,6 +467,14 @@ ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
                                     : ppsim_coll_allreduce_s(&c.tp_link, EL * c.T * c.h, c.t))
                             : 0.0;
     int M = PPSIM_KERN_MEMORY;
+    if (c.fp8 && st->layers > 0) { /* the chunk's amax / scale updates, forward and backward */
+        PpsimFp8Kernels k8;
+        fp8_kernels(&c, &k8);
+        for (int i = 0; i < 2; i++) {
+            add_mem(&c, &F, M, k8.update_f[i]);
+            add_mem(&c, &B, M, k8.update_b[i]);
+        }
+    }
     if (st->has_embedding) {
         add_mem(&c, &F, M, 2.0 * EL * c.T * c.h); /* gather rows */
         if (!c.swiglu)

@@ -31,9 +31,31 @@ gboolean ppsim_kernels_check(const PpsimScenario *sc, GError **error);
 /* The kernel model's view of the scenario's GPU. */
 void ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out);
 
+/* The kernels FP8 adds (training.dtype: fp8; all zero otherwise), as kernels.c counts their
+ * bytes on one GPU of the TP group: per layer and microbatch one entry a kernel in F, B and
+ * W; per layer and step each weight's cast + transpose (QKV, attention output, fc1, fc2);
+ * per layer and microbatch the bytes the two norms no longer write (their output is FP8);
+ * per chunk and microbatch the amax / scale update of the GPU's layers (concatenation, fused
+ * update) after the forward and after the backward. */
+#define PPSIM_FP8_KERNELS 6
+typedef struct {
+    double f[PPSIM_FP8_KERNELS], b[PPSIM_FP8_KERNELS], w[PPSIM_FP8_KERNELS];
+    int nf, nb, nw;
+    double weight[4];
+    double norm_saved;
+    double update_f[2], update_b[2];
+} PpsimFp8Kernels;
+
+void ppsim_kernels_fp8(const PpsimScenario *sc, PpsimFp8Kernels *out);
+
 /* Replaces the times of @st (filled by the closed-form path: its layers, flags, memory and
  * params are kept) with the kernel model's: est.f/b/w/r_ps, the TP/DP collectives, the
  * optimizer step and the breakdown. The recompute mode is @sc's model.recompute. */
 void ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
+
+/* ppsim_kernels_fill_stage with @fp8_scaling FALSE leaving out the kernels FP8 adds (the
+ * norms then write 2 bytes): for comparisons. */
+void ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc,
+                                      gboolean fp8_scaling);
 
 G_END_DECLS
