@@ -318,6 +318,19 @@ replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer d
     int a = ppsim_schedule_index_device(r->idx, from), b = ppsim_schedule_index_device(r->idx, to);
     if (kind == PPSIM_DEP_LOCAL || kind == PPSIM_DEP_SYNC || a == b) {
         ppsim_exec_add_dep(r->exec, from, to, 0); /* a cross-device event costs no time */
+    } else if (r->topo != NULL && r->sc->parallel.p2p == PPSIM_P2P_BLOCKING) {
+        /* parallel.p2p: blocking, as Megatron-LM's batched send/receive that each step waits
+         * on ([ZBREPO] first release, p2p_communication.py `_communicate`): the data moves
+         * once the receiver posted its receive, after the op before @to on its list, and
+         * the sender's next op waits until it has arrived */
+        PpsimOpPos pa, pb;
+        ppsim_schedule_index_pos(r->idx, from, &pa);
+        ppsim_schedule_index_pos(r->idx, to, &pb);
+        const GArray *list_a = pa.list == 0 ? r->sched->compute[a] : r->sched->copy[a];
+        PpsimTaskId gate = pb.index > 0 ? to - 1 : PPSIM_EXEC_NO_TASK;
+        PpsimTaskId waiter = (guint)pa.index + 1 < list_a->len ? from + 1 : PPSIM_EXEC_NO_TASK;
+        ppsim_exec_add_flow_dep_sync(r->exec, from, to, a, b, r->costs->stage[boundary].p2p_bytes,
+                                     gate, waiter);
     } else if (r->topo != NULL) {
         ppsim_exec_add_flow_dep(r->exec, from, to, a, b, r->costs->stage[boundary].p2p_bytes);
     } else {
