@@ -119,7 +119,7 @@ END_TEST
 
 static const char hw_yaml[] = "name: p2p\n"
                               "hardware: {preset: dgx-a100-80gb, gpus_per_node: 1}\n"
-                              "model: {layers: 16, hidden: 2048, heads: 16, seq_len: 1024}\n"
+                              "model: {layers: 16, hidden: 1024, heads: 16, seq_len: 1024}\n"
                               "training: {pp: 4, microbatches: 8}\n"
                               "schedule: 1f1b\n";
 
@@ -135,46 +135,114 @@ run_first(const PpsimScenario *sc, GError **error)
     return ppsim_sim_run_spec(sc, g_ptr_array_index(sc->schedules, 0), PPSIM_SIM_RECORD, error);
 }
 
-/* 1F1B in hardware mode, one device a node (every send crosses the network): blocking runs
- * without deadlock at several p and m, is never faster than async, and each device's op
- * after a send starts no earlier than that send arrived. */
-START_TEST(test_1f1b_blocking_runs)
+/* The direction an op's pipeline traffic runs: 1 forward, 2 backward, 0 neither. */
+static int
+direction(const PpsimOp *op)
+{
+    if (op->kind == PPSIM_OP_F)
+        return 1;
+    return op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW ? 2 : 0;
+}
+
+/* The index of the op @step ops away from @index in @ops with direction @dir (any when < 0),
+ * or -1. */
+static int
+scan(const GArray *ops, int index, int step, int dir)
+{
+    for (int i = index + step; i >= 0 && i < (int)ops->len; i += step)
+        if (dir < 0 || direction(&g_array_index(ops, PpsimOp, i)) == dir)
+            return i;
+    return -1;
+}
+
+/* Runs @sched of the hardware scenario at p, m, v, async and in @mode, and checks the mode's
+ * waits on every transfer: it arrives no earlier than its receiver's op before the consumer
+ * (blocking; overlapped: the receiver's previous op of the consumer's direction) ended, and
+ * the sender's next op (of the producer's direction) starts no earlier than the arrival.
+ * Also: never faster than async. Returns how much slower, in ps. */
+static PpsimTime
+check_mode(const char *sched, int p, int m, int v, const char *mode)
+{
+    g_autofree char *pp = g_strdup_printf("training.pp=%d", p);
+    g_autofree char *mm = g_strdup_printf("training.microbatches=%d", m);
+    g_autofree char *vv = g_strdup_printf("training.chunks=%d", v);
+    g_autofree char *ss = g_strdup_printf("schedule=%s", sched);
+    g_autofree char *kk = g_strdup_printf("parallel.p2p=%s", mode);
+    g_autofree char *layers = g_strdup_printf("model.layers=%d", 2 * p * v);
+    const char *const async[] = {pp, mm, vv, ss, layers, NULL};
+    const char *const sync[] = {pp, mm, vv, ss, layers, kk, NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sa = parse(hw_yaml, async, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) sb = parse(hw_yaml, sync, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) ra = run_first(sa, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) rb = run_first(sb, &error);
+    ck_assert_msg(rb != NULL, "%s p=%d m=%d v=%d %s: %s", sched, p, m, v, mode,
+                  error ? error->message : "");
+    ck_assert_int_ge(rb->makespan_ps, ra->makespan_ps);
+    gboolean overlapped = strcmp(mode, "overlapped") == 0;
+    guint checked = 0;
+    for (guint k = 0; k < rb->transfers->len; k++) {
+        const PpsimTransfer *t = &g_array_index(rb->transfers, PpsimTransfer, k);
+        ck_assert(t->from_list == 0 && t->to_list == 0);
+        const GArray *ops_a = rb->schedule->compute[t->from_device];
+        const GArray *ops_b = rb->schedule->compute[t->to_device];
+        int dir_a = overlapped ? direction(&g_array_index(ops_a, PpsimOp, t->from_index)) : -1;
+        int dir_b = overlapped ? direction(&g_array_index(ops_b, PpsimOp, t->to_index)) : -1;
+        int next = scan(ops_a, t->from_index, +1, dir_a);
+        int before = scan(ops_b, t->to_index, -1, dir_b);
+        if (next >= 0) {
+            ck_assert_int_ge(
+                g_array_index(rb->compute_timing[t->from_device], PpsimOpTiming, next).start_ps,
+                t->arrive_ps);
+            checked++;
+        }
+        if (before >= 0)
+            ck_assert_int_gt(
+                t->arrive_ps,
+                g_array_index(rb->compute_timing[t->to_device], PpsimOpTiming, before).end_ps);
+    }
+    ck_assert_uint_gt(checked, 0);
+    return rb->makespan_ps - ra->makespan_ps;
+}
+
+/* One device a node (every send crosses the network). 1F1B runs without deadlock at several
+ * p and m in both modes, and blocking costs time once there are two microbatches; the
+ * interleaved schedule runs without deadlock when overlapped. */
+START_TEST(test_modes_run)
 {
     const int ps[] = {2, 3, 4, 8};
     for (guint i = 0; i < G_N_ELEMENTS(ps); i++)
-        for (int m = 1; m <= 2 * ps[i] + 1; m += 3) {
-            g_autofree char *pp = g_strdup_printf("training.pp=%d", ps[i]);
-            g_autofree char *mm = g_strdup_printf("training.microbatches=%d", m);
-            const char *const async[] = {pp, mm, NULL};
-            const char *const blocking[] = {pp, mm, "parallel.p2p=blocking", NULL};
-            g_autoptr(GError) error = NULL;
-            g_autoptr(PpsimScenario) sa = parse(hw_yaml, async, &error);
-            ppsim_assert_no_error(error);
-            g_autoptr(PpsimScenario) sb = parse(hw_yaml, blocking, &error);
-            ppsim_assert_no_error(error);
-            ck_assert_int_eq(sb->parallel.p2p, PPSIM_P2P_BLOCKING);
-            g_autoptr(PpsimRunResult) ra = run_first(sa, &error);
-            ppsim_assert_no_error(error);
-            g_autoptr(PpsimRunResult) rb = run_first(sb, &error);
-            ppsim_assert_no_error(error);
-            ck_assert_int_ge(rb->makespan_ps, ra->makespan_ps);
-            if (ps[i] > 1 && m > 1) /* some sender waits for its receiver */
-                ck_assert_int_gt(rb->makespan_ps, ra->makespan_ps);
-            for (guint k = 0; k < rb->transfers->len; k++) {
-                const PpsimTransfer *t = &g_array_index(rb->transfers, PpsimTransfer, k);
-                const GArray *ops = rb->schedule->compute[t->from_device];
-                if (t->from_list != 0 || (guint)t->from_index + 1 >= ops->len)
-                    continue;
-                const PpsimOpTiming *next = &g_array_index(rb->compute_timing[t->from_device],
-                                                           PpsimOpTiming, t->from_index + 1);
-                ck_assert_int_ge(next->start_ps, t->arrive_ps);
-                if (t->to_index > 0) { /* nor before the receiver reached its receive */
-                    const PpsimOpTiming *before = &g_array_index(rb->compute_timing[t->to_device],
-                                                                 PpsimOpTiming, t->to_index - 1);
-                    ck_assert_int_ge(t->arrive_ps, before->end_ps);
-                }
-            }
+        for (int m = 2; m <= 2 * ps[i] + 1; m += 3) {
+            ck_assert_int_gt(check_mode("1f1b", ps[i], m, 1, "blocking"), 0);
+            check_mode("1f1b", ps[i], m, 1, "overlapped");
         }
+    const int ips[] = {2, 4};
+    for (guint i = 0; i < G_N_ELEMENTS(ips); i++)
+        for (int v = 2; v <= 3; v++)
+            for (int m = ips[i]; m <= 3 * ips[i]; m += ips[i])
+                check_mode("interleaved", ips[i], m, v, "overlapped");
+}
+END_TEST
+
+/* Interleaved 1F1B (v > 1) does not pair its sends and receives op by op: under blocking it
+ * deadlocks, and the run says which op waits for which send instead of hanging or
+ * guessing. */
+START_TEST(test_interleaved_blocking_deadlock)
+{
+    const char *const sets[] = {"training.pp=4",         "training.microbatches=8",
+                                "training.chunks=2",     "schedule=interleaved",
+                                "parallel.p2p=blocking", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(hw_yaml, sets, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) res = run_first(sc, &error);
+    ck_assert(res == NULL);
+    ppsim_assert_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_DEADLOCK);
+    ck_assert_msg(strstr(error->message, "is blocked waiting for the send of") != NULL, "%s",
+                  error->message);
 }
 END_TEST
 
@@ -238,7 +306,8 @@ ppsim_test_suite(void)
     TCase *tc = tcase_create("p2p");
     tcase_add_test(tc, test_hand_timeline);
     tcase_add_test(tc, test_waiter_deadlock_message);
-    tcase_add_test(tc, test_1f1b_blocking_runs);
+    tcase_add_test(tc, test_modes_run);
+    tcase_add_test(tc, test_interleaved_blocking_deadlock);
     tcase_add_test(tc, test_default_is_async);
     tcase_add_test(tc, test_unsupported_errors);
     suite_add_tcase(s, tc);

@@ -79,7 +79,7 @@ static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE
 static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
-static const char *const p2p_names[] = {"async", "blocking", NULL};
+static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
 static const SchemaKey moe_keys[] = {
     REQ_INT("experts", model.moe.experts),
@@ -422,10 +422,13 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
                             sc->costs.weight_activation, sc->costs.activation);
         return check_fail(error, mark_of, data, "costs.weight_activation", msg);
     }
-    if (sc->costs.present && sc->parallel.p2p == PPSIM_P2P_BLOCKING)
-        return check_fail(error, mark_of, data, "parallel.p2p",
-                          "'parallel.p2p: blocking' needs hardware mode: with explicit costs "
-                          "every transfer is a fixed latency (remove 'costs' or the key)");
+    if (sc->costs.present && sc->parallel.p2p != PPSIM_P2P_ASYNC) {
+        g_autofree char *msg = g_strdup_printf(
+            "'parallel.p2p: %s' needs hardware mode: with explicit costs every transfer is a "
+            "fixed latency (remove 'costs' or the key)",
+            sc->parallel.p2p == PPSIM_P2P_BLOCKING ? "blocking" : "overlapped");
+        return check_fail(error, mark_of, data, "parallel.p2p", msg);
+    }
     /* a reserve written larger than the GPU is a mistake; the default one on a GPU smaller
      * than it (a 0-byte GPU) is a verdict: every device is out of memory */
     if (!sc->costs.present && g_hash_table_contains(seen, "memory.reserved") &&
