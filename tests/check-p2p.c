@@ -246,7 +246,8 @@ START_TEST(test_interleaved_blocking_deadlock)
 }
 END_TEST
 
-/* The default is async, byte for byte: no key and `p2p: async` give the same JSON. */
+/* The default is async, byte for byte: no key and `p2p: async` give the same JSON, and the
+ * key alone is not a `parallel:` layout. */
 START_TEST(test_default_is_async)
 {
     const char *const async[] = {"parallel.p2p=async", NULL};
@@ -256,6 +257,12 @@ START_TEST(test_default_is_async)
     ck_assert_int_eq(plain->parallel.p2p, PPSIM_P2P_ASYNC);
     g_autoptr(PpsimScenario) written = parse(hw_yaml, async, &error);
     ppsim_assert_no_error(error);
+    /* the key alone writes no layout (which would add the 3D checks and report lines) */
+    ck_assert(!plain->parallel.present && !written->parallel.present);
+    const char *const with_tp[] = {"parallel.p2p=async", "parallel.tp=1", NULL};
+    g_autoptr(PpsimScenario) layout = parse(hw_yaml, with_tp, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(layout->parallel.present);
     GString *json[2] = {g_string_new(NULL), g_string_new(NULL)};
     const PpsimScenario *scs[2] = {plain, written};
     for (int k = 0; k < 2; k++) {

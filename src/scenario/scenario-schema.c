@@ -226,6 +226,15 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
         m->kv_heads = m->heads;
     PpsimParallel *par = &sc->parallel;
     par->present = g_hash_table_contains(seen, "parallel");
+    if (par->present && g_hash_table_contains(seen, "parallel.p2p")) {
+        /* how sends wait is not a layout: `parallel: {p2p: ...}` alone leaves it unwritten */
+        gboolean layout = FALSE;
+        for (const SchemaKey *k = parallel_keys; k->name != NULL && !layout; k++) {
+            g_autofree char *path = g_strconcat("parallel.", k->name, NULL);
+            layout = strcmp(k->name, "p2p") != 0 && g_hash_table_contains(seen, path);
+        }
+        par->present = layout;
+    }
     if (g_hash_table_contains(seen, "parallel.pp") && !g_hash_table_contains(seen, "training.pp"))
         sc->training.pp = par->pp;
     if (g_hash_table_contains(seen, "training.global_batch") &&

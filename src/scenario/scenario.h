@@ -91,7 +91,7 @@ typedef enum {
 } PpsimP2p;
 
 typedef struct {
-    gboolean present;           /* a `parallel:` section was written */
+    gboolean present;           /* a `parallel:` section was written (beyond p2p) */
     int tp;                     /* tensor-parallel group size (one pipeline device) */
     int pp;                     /* parallel.pp as written; 0 when unset (training.pp holds p) */
     int dp;                     /* data-parallel replicas */
