@@ -69,6 +69,7 @@ ppsim_exec_new(const PpsimTopology *topo, int n_tags, gsize expected_tasks)
     vec_reserve(&exec->mem, sizeof(MemEffect), 2 * expected_tasks, NULL, NULL, 0);
     exec->transfers = g_array_new(FALSE, FALSE, sizeof(Transfer));
     exec->flow_deps = g_array_new(FALSE, FALSE, sizeof(FlowDep));
+    exec->gates = g_array_new(FALSE, FALSE, 2 * sizeof(guint32));
     exec->latencies = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
     exec->streams = g_ptr_array_new_with_free_func(stream_free);
     exec->pools = g_array_new(FALSE, TRUE, sizeof(PpsimPoolStats));
@@ -96,6 +97,7 @@ ppsim_exec_free(PpsimExec *exec)
     if (exec->latency_lookup)
         g_hash_table_destroy(exec->latency_lookup);
     g_array_free(exec->flow_deps, TRUE);
+    g_array_free(exec->gates, TRUE);
     g_free(exec->mem.data);
     g_free(exec->mem_task);
     g_ptr_array_free(exec->streams, TRUE);
@@ -225,9 +227,35 @@ ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int s
 {
     g_assert(exec->topo != NULL);
     g_assert(exec->flow_deps->len < G_MAXINT32);
-    FlowDep f = {.bytes = bytes, .src = src, .dst = dst, .arrival_ps = -1};
+    FlowDep f = {.bytes = bytes,
+                 .src = src,
+                 .dst = dst,
+                 .arrival_ps = -1,
+                 .starts = 1,
+                 .waiter = PPSIM_EXEC_NO_TASK};
     f.dep = exec_append_dep(exec, from, to, -(gint32)exec->flow_deps->len - 1);
     g_array_append_val(exec->flow_deps, f);
+}
+
+void
+ppsim_exec_add_flow_dep_sync(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src, int dst,
+                             guint64 bytes, PpsimTaskId gate, PpsimTaskId waiter)
+{
+    g_assert(gate == PPSIM_EXEC_NO_TASK || gate < exec->tasks.len);
+    g_assert(waiter == PPSIM_EXEC_NO_TASK || waiter < exec->tasks.len);
+    ppsim_exec_add_flow_dep(exec, from, to, src, dst, bytes);
+    guint32 index = exec->flow_deps->len - 1;
+    FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, index);
+    if (gate != PPSIM_EXEC_NO_TASK) {
+        guint32 pair[2] = {gate, index};
+        g_array_append_val(exec->gates, pair);
+        f->starts++;
+        exec_tasks(exec)[gate].succ_begin++; /* an edge of its own: counts until the run */
+    }
+    if (waiter != PPSIM_EXEC_NO_TASK) {
+        f->waiter = waiter;
+        exec_tasks(exec)[waiter].pending++;
+    }
 }
 
 void
@@ -296,11 +324,12 @@ exec_index_mem(PpsimExec *exec)
 }
 
 /* Successor edges packed by producer (a stable counting sort; the counts and the input
- * counts were kept as dependencies were added). */
+ * counts were kept as dependencies were added): each dependency's, then each gate's (an edge
+ * to the flow's consumer with the flow's code: the flow starts at its last such edge). */
 static void
 exec_index_deps(PpsimExec *exec)
 {
-    guint32 n = exec->tasks.len, len = exec->deps.len, at = 0;
+    guint32 n = exec->tasks.len, len = exec->deps.len, n_gates = exec->gates->len, at = 0;
     const guint32 *from = exec_dep_from(exec);
     Task *task = exec_tasks(exec);
     for (guint32 t = 0; t <= n; t++) { /* counts -> starts, through the sentinel */
@@ -308,11 +337,17 @@ exec_index_deps(PpsimExec *exec)
         task[t].succ_begin = at;
         at += c;
     }
-    Edge *edges = ppsim_bigalloc(MAX(len, 1) * sizeof(Edge));
+    Edge *edges = ppsim_bigalloc(MAX(len + n_gates, 1) * sizeof(Edge));
     /* fill each block in order, moving task[t].succ_begin up to t's end (t + 1's start) */
     for (guint32 i = 0; i < len; i++)
         edges[task[from[i]].succ_begin++] =
             (Edge){.to = exec->dep_to[i], .code = exec->dep_code[i]};
+    for (guint32 i = 0; i < n_gates; i++) {
+        const guint32 *pair = &g_array_index(exec->gates, guint32, 2 * i);
+        const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, pair[1]);
+        edges[task[pair[0]].succ_begin++] =
+            (Edge){.to = exec->dep_to[f->dep], .code = -(gint32)pair[1] - 1};
+    }
     for (guint32 t = n; t > 0; t--) /* shift back into place */
         task[t].succ_begin = task[t - 1].succ_begin;
     task[0].succ_begin = 0;

@@ -41,6 +41,8 @@ typedef struct {
     gint32 src, dst;
     guint32 dep; /* its dependency index */
     PpsimTime arrival_ps;
+    guint32 starts;     /* producer ends still needed before the flow starts: 1, or 2 with a gate */
+    PpsimTaskId waiter; /* a second task waiting for its arrival, or PPSIM_EXEC_NO_TASK */
 } FlowDep;
 
 /* One memory change of a task, 16 bytes. */
@@ -77,6 +79,8 @@ struct PpsimExec {
     GArray *latencies;          /* PpsimTime per latency class */
     GHashTable *latency_lookup; /* gint64 latency -> class + 1, once there are many */
     GArray *flow_deps;          /* FlowDep */
+    GArray *gates;              /* guint32 pairs (gate task, flow index): extra start conditions
+                                 * of rendezvous flows, packed into the edges at run start */
     /* memory effects: parallel arrays of mem.len, grouped by task at run start */
     Vec mem;            /* MemEffect */
     guint32 *mem_task;  /* [cap] task of each effect; NULL while they come in task order */

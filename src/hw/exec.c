@@ -81,8 +81,16 @@ exec_try_start(PpsimExec *exec, int stream, PpsimTime now)
 static void
 exec_dep_arrived(PpsimExec *exec, PpsimTaskId to, gint64 flow, PpsimTime now)
 {
-    if (flow > 0)
-        g_array_index(exec->flow_deps, FlowDep, flow - 1).arrival_ps = now;
+    if (flow > 0) {
+        FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, flow - 1);
+        f->arrival_ps = now;
+        if (f->waiter != PPSIM_EXEC_NO_TASK) { /* a blocking send: its sender's next task */
+            Task *w = &exec_tasks(exec)[f->waiter];
+            g_assert(w->pending > 0);
+            if (--w->pending == 0)
+                exec_try_start(exec, w->stream, now);
+        }
+    }
     Task *t = &exec_tasks(exec)[to];
     g_assert(t->pending > 0);
     if (--t->pending == 0)
@@ -101,7 +109,9 @@ exec_task_end(PpsimExec *exec, PpsimTaskId id, PpsimTime now)
     for (guint32 k = t->succ_begin, end = t[1].succ_begin; k < end; k++) {
         const Edge *e = &exec->edges[k];
         if (e->code < 0) {
-            const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, -e->code - 1);
+            FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, -e->code - 1);
+            if (--f->starts > 0) /* a rendezvous: its other producer has not ended yet */
+                continue;
             ppsim_network_start(exec->net, exec->engine, f->src, f->dst, f->bytes, -e->code - 1);
             continue;
         }
@@ -220,6 +230,16 @@ exec_quiesce(gpointer state, GString *why, PpsimEngine *engine)
             g_string_append_printf(why, " on '%s' (%s)", fs->name,
                                    exec_tasks(exec)[from].start_ps >= 0 ? "running"
                                                                         : "not started");
+            break;
+        }
+        for (guint i = 0; i < exec->flow_deps->len; i++) { /* a blocking send of its own */
+            const FlowDep *f = &g_array_index(exec->flow_deps, FlowDep, i);
+            if (f->waiter != id || f->arrival_ps >= 0)
+                continue;
+            g_string_append(why, " waiting for the send of ");
+            exec_describe(exec, why, exec_dep_from(exec)[f->dep]);
+            g_string_append(why, " to reach ");
+            exec_describe(exec, why, exec->dep_to[f->dep]);
             break;
         }
         g_string_append(why, " at t=");

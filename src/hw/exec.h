@@ -134,6 +134,13 @@ void ppsim_exec_add_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, Ppsim
  * ended (plus the route's latency). Needs a topology. */
 void ppsim_exec_add_flow_dep(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src, int dst,
                              guint64 bytes);
+/* A flow dependency as a rendezvous (a blocking send): the flow starts only once both @from
+ * and @gate have ended, and besides @to, @waiter may start only after the flow arrived.
+ * @gate and @waiter may be PPSIM_EXEC_NO_TASK (none). It counts as one dependency, @from ->
+ * @to, for ppsim_exec_dep_arrival() and the rest. */
+#define PPSIM_EXEC_NO_TASK G_MAXUINT32
+void ppsim_exec_add_flow_dep_sync(PpsimExec *exec, PpsimTaskId from, PpsimTaskId to, int src,
+                                  int dst, guint64 bytes, PpsimTaskId gate, PpsimTaskId waiter);
 /* @task changes @pool's @category by @delta at its start or end, attributed to @tag. */
 void ppsim_exec_add_mem(PpsimExec *exec, PpsimTaskId task, PpsimMemWhen when, int pool, int tag,
                         PpsimMemCategory category, gint64 delta);

@@ -79,6 +79,7 @@ static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE
 static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
+static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
 static const SchemaKey moe_keys[] = {
     REQ_INT("experts", model.moe.experts),
@@ -132,6 +133,7 @@ static const SchemaKey parallel_keys[] = {
     POS_INT("cp", parallel.cp),
     {"tp_comm_overlap", KEY_BOOL, OFF(parallel.tp_comm_overlap), NULL, FALSE, 0, 0},
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
+    {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
     {NULL}};
 
 static const SchemaKey memory_keys[] = {
@@ -224,6 +226,15 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
         m->kv_heads = m->heads;
     PpsimParallel *par = &sc->parallel;
     par->present = g_hash_table_contains(seen, "parallel");
+    if (par->present && g_hash_table_contains(seen, "parallel.p2p")) {
+        /* how sends wait is not a layout: `parallel: {p2p: ...}` alone leaves it unwritten */
+        gboolean layout = FALSE;
+        for (const SchemaKey *k = parallel_keys; k->name != NULL && !layout; k++) {
+            g_autofree char *path = g_strconcat("parallel.", k->name, NULL);
+            layout = strcmp(k->name, "p2p") != 0 && g_hash_table_contains(seen, path);
+        }
+        par->present = layout;
+    }
     if (g_hash_table_contains(seen, "parallel.pp") && !g_hash_table_contains(seen, "training.pp"))
         sc->training.pp = par->pp;
     if (g_hash_table_contains(seen, "training.global_batch") &&
@@ -419,6 +430,13 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
             g_strdup_printf("'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",
                             sc->costs.weight_activation, sc->costs.activation);
         return check_fail(error, mark_of, data, "costs.weight_activation", msg);
+    }
+    if (sc->costs.present && sc->parallel.p2p != PPSIM_P2P_ASYNC) {
+        g_autofree char *msg = g_strdup_printf(
+            "'parallel.p2p: %s' needs hardware mode: with explicit costs every transfer is a "
+            "fixed latency (remove 'costs' or the key)",
+            sc->parallel.p2p == PPSIM_P2P_BLOCKING ? "blocking" : "overlapped");
+        return check_fail(error, mark_of, data, "parallel.p2p", msg);
     }
     /* a reserve written larger than the GPU is a mistake; the default one on a GPU smaller
      * than it (a 0-byte GPU) is a verdict: every device is out of memory */

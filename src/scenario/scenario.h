@@ -80,8 +80,18 @@ typedef enum {
     PPSIM_PLACEMENT_TP_DP_PP,
 } PpsimPlacement;
 
+/* How a pipeline send and its receive meet (parallel.p2p, hardware mode). */
+typedef enum {
+    PPSIM_P2P_ASYNC,      /* the sender goes on; only the receiver waits for the data */
+    PPSIM_P2P_BLOCKING,   /* the send starts once the receiver posted its receive, and the
+                           * sender's next op waits until it is done */
+    PPSIM_P2P_OVERLAPPED, /* as blocking, but the receive is posted after the receiver's
+                           * previous op of the same direction (forward, backward) and the
+                           * sender's next op of that direction waits */
+} PpsimP2p;
+
 typedef struct {
-    gboolean present;           /* a `parallel:` section was written */
+    gboolean present;           /* a `parallel:` section was written (beyond p2p) */
     int tp;                     /* tensor-parallel group size (one pipeline device) */
     int pp;                     /* parallel.pp as written; 0 when unset (training.pp holds p) */
     int dp;                     /* data-parallel replicas */
@@ -95,6 +105,7 @@ typedef struct {
     int cp;                       /* context-parallel group size: ring attention over s/cp tokens */
     gboolean tp_comm_overlap;     /* TP collectives overlapped with the GEMMs beside them */
     gboolean overlap_grad_reduce; /* DP reduction in buckets during the backward */
+    PpsimP2p p2p;                 /* pipeline sends: async (default), blocking, overlapped */
 } PpsimParallel;
 
 /* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has

@@ -239,6 +239,13 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
                     "sampled replay does not model (use parallel.zero <= 2 or explicit costs)");
         return FALSE;
     }
+    if (sc->parallel.p2p != PPSIM_P2P_ASYNC) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
+                    "--samples: 'parallel.p2p: %s' is not modelled by the sampled replay "
+                    "(its waits are not in the compiled wait graph; use parallel.p2p: async)",
+                    sc->parallel.p2p == PPSIM_P2P_BLOCKING ? "blocking" : "overlapped");
+        return FALSE;
+    }
     if (!res->explicit_mode && res->transfers == NULL) {
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
                     "--samples: the deterministic replay was not recorded");

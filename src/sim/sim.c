@@ -311,6 +311,63 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
     return t;
 }
 
+/* The direction of pipeline traffic an op sends and receives: 1 forward (F), 2 backward (B,
+ * BW), 0 neither. */
+static int
+replay_direction(const PpsimOp *op)
+{
+    if (op->kind == PPSIM_OP_F)
+        return 1;
+    return op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW ? 2 : 0;
+}
+
+/* The task @step ops away from op @id at position @pos of @list (@step = +1 or -1) whose
+ * direction is @dir (any direction when @dir < 0), or PPSIM_EXEC_NO_TASK. */
+static PpsimTaskId
+replay_scan(const GArray *list, guint32 id, const PpsimOpPos *pos, int step, int dir)
+{
+    for (gint64 i = pos->index + step; i >= 0 && i < (gint64)list->len; i += step)
+        if (dir < 0 || replay_direction(&g_array_index(list, PpsimOp, i)) == dir)
+            return (PpsimTaskId)((gint64)id + (i - pos->index));
+    return PPSIM_EXEC_NO_TASK;
+}
+
+/* A cross-device flow under parallel.p2p (hardware mode). Async: only @to waits for it.
+ * Otherwise a rendezvous ([ZBREPO] first release, Megatron-LM's p2p_communication.py and
+ * schedules.py): the data moves once the receiver has posted its receive, and an op of the
+ * sender waits until it has arrived.
+ * - blocking: after every op, one batched send and receive waited on (`batch_p2p_comm`,
+ *   `batch_p2p_sync`: non-interleaved 1F1B): the receive is posted after the op before @to,
+ *   and the sender's next op waits.
+ * - overlapped: `overlap_p2p_comm` in the interleaved schedule: after each forward (backward)
+ *   the device posts its send and the receive for its next forward (backward) and waits on
+ *   both only before that next forward (backward): the receive is posted after the
+ *   receiver's previous op of @to's direction (none: posted before it started), and the
+ *   sender's next op of @from's direction waits. */
+static void
+replay_flow(Replay *r, guint32 from, guint32 to, int a, int b, guint64 bytes)
+{
+    PpsimP2p mode = r->sc->parallel.p2p;
+    if (mode == PPSIM_P2P_ASYNC) {
+        ppsim_exec_add_flow_dep(r->exec, from, to, a, b, bytes);
+        return;
+    }
+    PpsimOpPos pa, pb;
+    ppsim_schedule_index_pos(r->idx, from, &pa);
+    ppsim_schedule_index_pos(r->idx, to, &pb);
+    const GArray *list_a = pa.list == 0 ? r->sched->compute[a] : r->sched->copy[a];
+    const GArray *list_b = pb.list == 0 ? r->sched->compute[b] : r->sched->copy[b];
+    int dir_a = -1, dir_b = -1; /* blocking: the adjacent op, whatever its direction */
+    if (mode == PPSIM_P2P_OVERLAPPED) {
+        dir_a = replay_direction(&g_array_index(list_a, PpsimOp, pa.index));
+        dir_b = replay_direction(&g_array_index(list_b, PpsimOp, pb.index));
+    }
+    PpsimTaskId gate = dir_b != 0 ? replay_scan(list_b, to, &pb, -1, dir_b) : PPSIM_EXEC_NO_TASK;
+    PpsimTaskId waiter =
+        dir_a != 0 ? replay_scan(list_a, from, &pa, +1, dir_a) : PPSIM_EXEC_NO_TASK;
+    ppsim_exec_add_flow_dep_sync(r->exec, from, to, a, b, bytes, gate, waiter);
+}
+
 static void
 replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer data)
 {
@@ -319,7 +376,7 @@ replay_dep(guint32 from, guint32 to, PpsimDepKind kind, int boundary, gpointer d
     if (kind == PPSIM_DEP_LOCAL || kind == PPSIM_DEP_SYNC || a == b) {
         ppsim_exec_add_dep(r->exec, from, to, 0); /* a cross-device event costs no time */
     } else if (r->topo != NULL) {
-        ppsim_exec_add_flow_dep(r->exec, from, to, a, b, r->costs->stage[boundary].p2p_bytes);
+        replay_flow(r, from, to, a, b, r->costs->stage[boundary].p2p_bytes);
     } else {
         ppsim_exec_add_dep(r->exec, from, to, r->costs->p2p_latency_ps);
     }
