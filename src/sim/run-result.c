@@ -71,18 +71,6 @@ ppsim_mem_verdict_name(PpsimMemVerdict v)
     return v == PPSIM_MEM_OOM ? "oom" : v == PPSIM_MEM_TIGHT ? "tight" : "fits";
 }
 
-gboolean
-ppsim_run_result_fits(const PpsimRunResult *res)
-{
-    for (int d = 0; d < res->p; d++)
-        if (res->devices[d].over_budget)
-            return FALSE;
-    for (int h = 0; h < res->n_hosts; h++)
-        if (res->hosts[h].oom)
-            return FALSE;
-    return TRUE;
-}
-
 PpsimMemVerdict
 ppsim_run_result_verdict(const PpsimRunResult *res)
 {
@@ -95,16 +83,18 @@ ppsim_run_result_verdict(const PpsimRunResult *res)
     return v;
 }
 
+/* A device is over_budget exactly when its verdict is not "fits", and oom when it is "oom"
+ * (sim-metrics.c): both tests are the verdict's. */
+gboolean
+ppsim_run_result_fits(const PpsimRunResult *res)
+{
+    return ppsim_run_result_verdict(res) == PPSIM_MEM_FITS;
+}
+
 gboolean
 ppsim_run_result_any_oom(const PpsimRunResult *res)
 {
-    for (int d = 0; d < res->p; d++)
-        if (res->devices[d].oom)
-            return TRUE;
-    for (int h = 0; h < res->n_hosts; h++)
-        if (res->hosts[h].oom)
-            return TRUE;
-    return FALSE;
+    return ppsim_run_result_verdict(res) == PPSIM_MEM_OOM;
 }
 
 void
