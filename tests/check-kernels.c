@@ -487,7 +487,8 @@ START_TEST(test_tp_overlap)
     ppsim_kernels_fill_stage(&b, over);
     ck_assert_int_gt(a.tp_comm_f_ps, 0);
     ck_assert_int_lt(b.tp_comm_f_ps, a.tp_comm_f_ps);
-    ck_assert_int_eq(a.est.f_ps - a.tp_comm_f_ps, b.est.f_ps - b.tp_comm_f_ps);
+    /* the rest of the forward is the same (to the picosecond rounding of the two sums) */
+    ck_assert(llabs((a.est.f_ps - a.tp_comm_f_ps) - (b.est.f_ps - b.tp_comm_f_ps)) <= 2);
     /* the shown part is what the forward GEMMs cannot cover */
     PpsimTime g = a.kern_f_ps[PPSIM_KERN_GEMM];
     ck_assert(llabs(b.tp_comm_f_ps - MAX(0, a.tp_comm_f_ps - g)) <= 4);
