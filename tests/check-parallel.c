@@ -474,6 +474,69 @@ START_TEST(test_zero3_gathers_are_flows)
 }
 END_TEST
 
+/* FSDP gathers layer by layer: an op starts once its first layer's share of the weights has
+ * arrived, computes each layer while the next one's share flows, and ends no sooner than
+ * the last share plus one layer of compute. One stage of L = 32 layers, one microbatch, dp
+ * 2 over the NICs: the forward waits for 1/L of a gather, not all of it; on a slow network
+ * (gather-bound) the backward starts one layer's forward after the forward's gather ends. */
+START_TEST(test_zero3_gathers_layer_by_layer)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 4096}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 2, zero: 3}\n"
+                       "training: {microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    const char *const slow[] = {"hardware.network.bandwidth=2GB/s", NULL};
+    for (int gather_bound = 0; gather_bound < 2; gather_bound++) {
+        g_autoptr(PpsimScenario) sc = parse(yaml, gather_bound ? slow : NULL, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 1, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[0], 0, &error);
+        ppsim_assert_no_error(error);
+        const PpsimStageCost *st = &c->stage[0];
+        ck_assert_int_eq(st->layers, 32);
+        const PpsimOpTiming *f = &g_array_index(res->compute_timing[0], PpsimOpTiming, 0);
+        const PpsimOpTiming *b = &g_array_index(res->compute_timing[0], PpsimOpTiming, 1);
+        PpsimTime fwd = f->end_ps - f->start_ps;
+        /* two gathers, one before F and one before B, each first byte to last */
+        PpsimTime gather = res->devices[0].zero_gather_ps / 2;
+        /* the first share: 1/32 of the bytes plus a transfer's latency (a second one for the
+         * rest); at most 1/32 of the whole gather and two latencies */
+        PpsimTime lat = sc->hardware.network_latency_ps + sc->hardware.pcie_latency_ps;
+        ck_assert_int_gt(f->start_ps, 0);
+        ck_assert_int_le(f->start_ps, gather / 32 + 2 * lat);
+        if (!gather_bound) { /* the gather hides behind the forward: B follows F at once */
+            ck_assert_int_lt(gather, fwd);
+            ck_assert_int_eq(b->start_ps, f->end_ps);
+            /* the reduce-scatter, per layer as each layer's backward ends: only what the
+             * backward cannot cover shows, at least the last layer's */
+            const char *const after[] = {"parallel.overlap_grad_reduce=false", NULL};
+            g_autoptr(PpsimScenario) sc0 = parse(yaml, after, &error);
+            ppsim_assert_no_error(error);
+            g_autoptr(PpsimCosts) c0 = ppsim_costs_new(sc0, 1, &error);
+            ppsim_assert_no_error(error);
+            double red = (double)c0->stage[0].dp_comm_ps;
+            double back = (double)(st->est.b_ps - st->zero_gather_ps + st->est.w_ps);
+            ck_assert(fabs((double)st->dp_comm_ps - MAX(red / 32, red - back * 31 / 32)) <= 1);
+            ck_assert_int_lt(st->dp_comm_ps, c0->stage[0].dp_comm_ps);
+            continue;
+        }
+        /* gather-bound: F's gather ends at `gather` (its stream starts at 0), F one layer of
+         * compute later; B's gather follows F's on the stream and B starts when its first
+         * share has arrived, as F did after its own */
+        ck_assert_int_gt(gather, 2 * fwd);
+        ck_assert_int_gt(b->start_ps, f->end_ps);
+        ck_assert_int_ge(b->start_ps, gather + fwd / 32);
+        ck_assert(llabs(b->start_ps - (gather + f->start_ps)) <= 2);
+        /* B is the last op: the gradient reduce-scatter waits for B's gather and B's last
+         * layer too */
+        ck_assert_int_ge(res->makespan_ps, 2 * gather + (b->end_ps - b->start_ps) / 32);
+    }
+}
+END_TEST
+
 /* The text shows mfu and the communication table only for 3D scenarios; JSON always has
  * the keys. */
 START_TEST(test_reports)
@@ -519,6 +582,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_placement_links);
     tcase_add_test(tc, test_zero3);
     tcase_add_test(tc, test_zero3_gathers_are_flows);
+    tcase_add_test(tc, test_zero3_gathers_layer_by_layer);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

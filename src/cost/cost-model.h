@@ -38,6 +38,7 @@ typedef struct {
     guint64 ep_bytes_f;       /* moe.c: bytes each GPU sends in one F's all-to-alls */
     guint64 ep_bytes_b;       /* moe.c: bytes each GPU sends in one B's all-to-alls */
     PpsimTime zero_gather_ps; /* ZeRO-3 parameter all-gather inside one F and one B */
+    guint64 zero_bytes;       /* of it, bytes each GPU sends (and receives) in the ring */
     PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */
     guint64 dp_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */
     PpsimRecompute recompute; /* the stage's mode: model.stage_recompute, else model.recompute */

@@ -48,7 +48,9 @@
  *    spans nodes) over dp x cp ranks; with parallel.overlap_grad_reduce (Megatron's
  *    overlap_grad_reduce, one bucket per layer) the buckets reduce while the last
  *    microbatch's backward runs, and only what is left after it is sent after the stage's
- *    last W.
+ *    last W. ZeRO-3 keeps parallel.c's ring reduce-scatter, with the same buckets (FSDP
+ *    reduce-scatters a layer's gradients when its backward ends); its weight all-gathers
+ *    are the replay's flows, layer by layer (sim-parallel.c).
  */
 #include "cost/kernels.h"
 #include "cost/parallel.h"
@@ -568,5 +570,14 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         gboolean across = ppsim_par_dp_across_nodes(sc);
         double line = across ? hw->network_bytes_per_s : hw->nvlink_bytes_per_s;
         st->dp_bytes = (guint64)ppsim_round_clamped(exposed * line);
+    } else if (par->present && group > 1 && par->overlap_grad_reduce && st->layers > 0 &&
+               st->dp_comm_ps > 0) {
+        /* ZeRO-3 (the closed-form ring reduce-scatter of parallel.c): FSDP reduce-scatters
+         * each layer's gradients as its backward ends, so the same buckets hide behind the
+         * last backward */
+        double red = (double)st->dp_comm_ps / PPSIM_PS_PER_S, buckets = st->layers;
+        double exposed = MAX(red / buckets, red - (b_s + w_s) * (1.0 - 1.0 / buckets));
+        st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * exposed / red);
+        st->dp_comm_ps = ps(exposed);
     }
 }

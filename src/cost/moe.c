@@ -128,6 +128,12 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         double k = after / before;
         st->static_mem = ppsim_round_clamped((double)st->static_mem * k);
         st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * k);
+        st->zero_bytes = (guint64)ppsim_round_clamped((double)st->zero_bytes * k);
+        /* the gathers move the experts' weights too; F and B include them */
+        PpsimTime zg = ppsim_round_clamped((double)st->zero_gather_ps * k);
+        st->est.f_ps = MAX(0, st->est.f_ps + zg - st->zero_gather_ps);
+        st->est.b_ps = MAX(0, st->est.b_ps + zg - st->zero_gather_ps);
+        st->zero_gather_ps = zg;
         st->dp_comm_ps = ppsim_round_clamped((double)st->dp_comm_ps * k);
     }
     st->params = after;

@@ -237,6 +237,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->zero_gather_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat) : 0;
     double ring = dp > 1 ? (double)(dp - 1) / dp * grad_bytes : 0.0;
     st->dp_bytes = (guint64)ppsim_round_clamped(par->zero == 3 ? ring : 2.0 * ring);
+    st->zero_bytes = par->zero == 3 ? (guint64)ppsim_round_clamped(ring) : 0;
     st->dp_comm_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat)
                                     : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
     st->tp_comm_f_ps = tp_f;

@@ -24,9 +24,10 @@ typedef struct {
     int *dp_stream;
     /* sim-parallel.c, ZeRO-3 over dp > 1 in hardware mode: the weight all-gathers before
      * each F and B are flows of their own (so F/B durations leave them out); zero_task
-     * holds (device, send task, receive task) per gather; else FALSE and NULL */
+     * holds (device, first layer's send and receive, the rest's send and receive) per
+     * gather; else FALSE and NULL */
     gboolean zero_flows;
-    GArray *zero_task;    /* guint32 triples */
+    GArray *zero_task;    /* guint32 quintuples */
     gboolean has_cpu_opt; /* some optimizer step runs on a host CPU worker */
     /* sim-parallel.c, MoE with parallel.ep > 1 in hardware mode: the all-to-alls run as flows
      * of their own (so F/B/R durations leave them out); ep_task holds (device, index of the
@@ -106,7 +107,7 @@ gint64 ppsim_sim_grad_ready_op(const gint64 *last, int n_stages, int s, gboolean
 /* Whether ZeRO-3's gathers run as flows in this replay (set r->zero_flows before building). */
 gboolean ppsim_sim_zero_flows(const Replay *r);
 /* sim-parallel.c: adds ZeRO-3's all-gather of the stage's weights before each F, B and BW
- * as flows on the device's "zero" streams, prefetched at most one op ahead. */
+ * as flows on the device's "zero" streams, layer by layer, prefetched at most one op ahead. */
 void ppsim_sim_add_zero_gathers(Replay *r);
 void ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res);
 /* Whether the MoE all-to-alls run as flows in this replay (set r->ep_flows before building). */

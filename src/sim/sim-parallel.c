@@ -123,13 +123,28 @@ needs_weights(const PpsimOp *op)
     return op->kind == PPSIM_OP_F || op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW;
 }
 
+/* The gather of device @d's op @i: its first layer's share (@head[2]: send, receive) and the
+ * rest (@rest[2]), each a pair of flows on the device's "zero" streams. */
+static void
+add_gather(Replay *r, const int stream[2], int d, int peer, guint64 bytes, int units,
+           PpsimTaskId head[2], PpsimTaskId rest[2])
+{
+    guint64 first = units > 1 ? bytes / (guint64)units : bytes;
+    for (int k = 0; k < 2; k++) {
+        int src = k ? peer : d, dst = k ? d : peer;
+        head[k] = ppsim_exec_add_transfer(r->exec, stream[k], src, dst, first);
+        rest[k] = units > 1 ? ppsim_exec_add_transfer(r->exec, stream[k], src, dst, bytes - first)
+                            : head[k];
+    }
+}
+
 void
 ppsim_sim_add_zero_gathers(Replay *r)
 {
     if (!r->zero_flows)
         return;
     const PpsimSchedule *sched = r->sched;
-    int p = sched->n_devices;
+    int p = sched->n_devices, S = sched->n_stages;
     gboolean across = ppsim_par_dp_across_nodes(r->sc);
     r->zero_task = g_array_new(FALSE, FALSE, sizeof(guint32));
     for (int d = 0; d < p; d++) {
@@ -139,26 +154,38 @@ ppsim_sim_add_zero_gathers(Replay *r)
         const GArray *ops = sched->compute[d];
         guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
         /* the ops that need their stage's full weights, in list order: the gather for the
-         * k-th may start once the (k-2)-th has ended, so at most two gathered copies (the
-         * one in use and the one prefetched) live at a time */
+         * k-th may start once the (k-2)-th has ended (one op of prefetch) */
         gint64 before[2] = {-1, -1};
         for (guint i = 0; i < ops->len; i++) {
             const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
             if (!needs_weights(op))
                 continue;
             /* ring all-gather: each GPU sends and receives (dp-1)/dp of the stage's bf16
-             * weights, the same bytes as ZeRO-3's gradient reduce-scatter (dp_bytes) */
-            guint64 bytes = r->costs->stage[op->stage].dp_bytes;
-            guint32 dev = (guint32)d;
-            g_array_append_val(r->zero_task, dev);
+             * weights, the same bytes as ZeRO-3's whole gradient reduce-scatter, layer
+             * by layer as FSDP gathers its units: the op starts once its first layer's
+             * share has arrived and computes layer i while layer i+1's share flows, so
+             * it ends no sooner than the last share plus one layer's compute */
+            const PpsimStageCost *st = &r->costs->stage[op->stage];
+            int units = MAX(1, st->layers);
+            PpsimTaskId head[2], rest[2];
+            add_gather(r, stream, d, peer, st->zero_bytes, units, head, rest);
+            PpsimTime layer = ppsim_sim_duration(r, op) / units;
             for (int k = 0; k < 2; k++) {
-                PpsimTaskId t =
-                    ppsim_exec_add_transfer(r->exec, stream[k], k ? peer : d, k ? d : peer, bytes);
-                g_array_append_val(r->zero_task, t);
                 if (before[0] >= 0)
-                    ppsim_exec_add_dep(r->exec, base + (guint32)before[0], t, 0);
-                ppsim_exec_add_dep(r->exec, t, base + i, 0);
+                    ppsim_exec_add_dep(r->exec, base + (guint32)before[0], head[k], 0);
+                ppsim_exec_add_dep(r->exec, head[k], base + i, 0);
+                if (units == 1)
+                    continue;
+                /* what waits for this op's end: the device's next op, or after its last
+                 * the stage's gradient reduction */
+                if (i + 1 < ops->len)
+                    ppsim_exec_add_dep(r->exec, rest[k], base + i + 1, layer);
+                for (int j = 0; i + 1 == ops->len && r->dp_task != NULL && j < 2; j++)
+                    if (r->dp_task[j * S + op->stage] != G_MAXUINT32)
+                        ppsim_exec_add_dep(r->exec, rest[k], r->dp_task[j * S + op->stage], layer);
             }
+            guint32 rec[5] = {(guint32)d, head[0], head[1], rest[0], rest[1]};
+            g_array_append_vals(r->zero_task, rec, 5);
             before[0] = before[1];
             before[1] = i;
         }
@@ -429,11 +456,11 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
             }
         }
     }
-    for (guint i = 0; r->zero_task != NULL && i < r->zero_task->len; i += 3) {
+    for (guint i = 0; r->zero_task != NULL && i < r->zero_task->len; i += 5) {
         const guint32 *z = &g_array_index(r->zero_task, guint32, i);
         PpsimTime start =
             MIN(ppsim_exec_task_start(r->exec, z[1]), ppsim_exec_task_start(r->exec, z[2]));
-        PpsimTime end = MAX(ppsim_exec_task_end(r->exec, z[1]), ppsim_exec_task_end(r->exec, z[2]));
+        PpsimTime end = MAX(ppsim_exec_task_end(r->exec, z[3]), ppsim_exec_task_end(r->exec, z[4]));
         res->devices[z[0]].zero_gather_ps += end - start;
     }
     if (r->dp_task != NULL) {
