@@ -443,6 +443,18 @@ ppsim_kernels_fp8(const PpsimScenario *sc, PpsimFp8Kernels *out)
     fp8_kernels(&c, out);
 }
 
+/* What shows of a gradient reduction of @red seconds in one bucket per layer (@layers of
+ * them) that reduce while the last backward (@back seconds) runs: at least the last
+ * bucket's; none without layers to bucket. */
+static double
+bucket_exposed(double red, double back, int layers)
+{
+    if (layers <= 0)
+        return red;
+    double buckets = layers;
+    return MAX(red / buckets, red - back * (1.0 - 1.0 / buckets));
+}
+
 void
 ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
 {
@@ -559,11 +571,8 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         int local = (int)MAX(1, MIN(group, hw->gpus_per_node / MAX(1, stride)));
         double bytes = EL * st->params;
         double red = ppsim_coll_allreduce_hier_s(&intra, &inter, bytes, group, local);
-        double exposed = red;
-        if (par->overlap_grad_reduce && st->layers > 0) {
-            double buckets = st->layers, back = b_s + w_s;
-            exposed = MAX(red / buckets, red - back * (1.0 - 1.0 / buckets));
-        }
+        double exposed =
+            par->overlap_grad_reduce ? bucket_exposed(red, b_s + w_s, st->layers) : red;
         st->dp_comm_ps = ps(exposed);
         /* the replay moves these bytes over the links: what the link's line rate carries in
          * the exposed time */
@@ -575,8 +584,8 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         /* ZeRO-3 (the closed-form ring reduce-scatter of parallel.c): FSDP reduce-scatters
          * each layer's gradients as its backward ends, so the same buckets hide behind the
          * last backward */
-        double red = (double)st->dp_comm_ps / PPSIM_PS_PER_S, buckets = st->layers;
-        double exposed = MAX(red / buckets, red - (b_s + w_s) * (1.0 - 1.0 / buckets));
+        double red = (double)st->dp_comm_ps / PPSIM_PS_PER_S;
+        double exposed = bucket_exposed(red, b_s + w_s, st->layers);
         st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * exposed / red);
         st->dp_comm_ps = ps(exposed);
     }
