@@ -81,6 +81,12 @@ static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
+const char *
+ppsim_p2p_name(PpsimP2p p2p)
+{
+    return p2p_names[p2p];
+}
+
 static const SchemaKey moe_keys[] = {
     REQ_INT("experts", model.moe.experts),
     REQ_INT("top_k", model.moe.top_k),
@@ -435,7 +441,7 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
         g_autofree char *msg = g_strdup_printf(
             "'parallel.p2p: %s' needs hardware mode: with explicit costs every transfer is a "
             "fixed latency (remove 'costs' or the key)",
-            sc->parallel.p2p == PPSIM_P2P_BLOCKING ? "blocking" : "overlapped");
+            ppsim_p2p_name(sc->parallel.p2p));
         return check_fail(error, mark_of, data, "parallel.p2p", msg);
     }
     /* a reserve written larger than the GPU is a mistake; the default one on a GPU smaller

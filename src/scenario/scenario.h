@@ -302,6 +302,8 @@ PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *di
  * bytes/s, FLOP rates in FLOP/s, times in ms, booleans 0/1, `memory.limit` in bytes (units
  * in explicit mode), `model.recompute` as its enum index. FALSE when @path names no number. */
 gboolean ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *out);
+/* The name parallel.p2p is written with ("async", "blocking", "overlapped"). */
+const char *ppsim_p2p_name(PpsimP2p p2p);
 
 /* As ppsim_scenario_parse, but only checks each value on its own (syntax, known keys,
  * types, units, ranges), not the rules that relate several keys: whether @overrides could

@@ -243,7 +243,7 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
                     "--samples: 'parallel.p2p: %s' is not modelled by the sampled replay "
                     "(its waits are not in the compiled wait graph; use parallel.p2p: async)",
-                    sc->parallel.p2p == PPSIM_P2P_BLOCKING ? "blocking" : "overlapped");
+                    ppsim_p2p_name(sc->parallel.p2p));
         return FALSE;
     }
     if (!res->explicit_mode && res->transfers == NULL) {
