@@ -543,8 +543,16 @@ START_TEST(test_fp8_current_scaling)
     g_autoptr(PpsimScenario) none = parse(yaml, bf, &bad);
     ck_assert_ptr_null(none);
     ck_assert_ptr_nonnull(bad);
+    ck_assert(g_str_has_prefix(bad->message, "t.yaml:4:"));
     ck_assert_ptr_nonnull(strstr(bad->message, "training.fp8_recipe"));
     ck_assert_ptr_nonnull(strstr(bad->message, "training.dtype: fp8"));
+    /* ... and when --set wrote the key, the message names the flag, not a file position */
+    const char *const late[] = {"training.dtype=bf16", "training.fp8_recipe=current", NULL};
+    g_autoptr(GError) bad_set = NULL;
+    g_autoptr(PpsimScenario) none_set = parse(yaml, late, &bad_set);
+    ck_assert_ptr_null(none_set);
+    ck_assert_ptr_nonnull(bad_set);
+    ck_assert(g_str_has_prefix(bad_set->message, "--set training.fp8_recipe: "));
 }
 END_TEST
 

@@ -34,6 +34,22 @@ seen_mark(const char *path, gpointer data)
     return m ? *m : none;
 }
 
+/* Where @path was written, for the cross-field checks' messages (scenario-schema.h). */
+static char *
+seen_where(const char *path, gpointer data)
+{
+    Parser *P = data;
+    for (guint i = P->spans->len; i-- > 0;) { /* the last --set of a key wins */
+        OverrideSpan *s = &g_array_index(P->spans, OverrideSpan, i);
+        if (strcmp(s->path, path) == 0) {
+            g_autofree char *q = ppsim_quote(s->path);
+            return g_strdup_printf("--set %s", q);
+        }
+    }
+    PpsimMark m = seen_mark(path, data);
+    return g_strdup_printf("%s:%d:%d", P->display, m.line, m.col);
+}
+
 static gboolean
 scalar_int(Parser *P, int id, const char *path, const SchemaKey *k, void *dst, GError **error)
 {
@@ -495,10 +511,8 @@ parser_run(Parser *P, const char *const *overrides, GError **error)
     ppsim_scenario_finish_defaults(P->sc, P->seen);
     if (P->values_only)
         return TRUE;
-    if (!ppsim_scenario_check(P->sc, P->seen, seen_mark, P, error)) {
-        g_prefix_error(error, "%s:", P->display);
+    if (!ppsim_scenario_check(P->sc, P->seen, seen_where, P, error))
         return FALSE;
-    }
     return scn_check_variability(P->sc, error);
 }
 

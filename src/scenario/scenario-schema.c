@@ -271,18 +271,19 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
 }
 
 static gboolean
-check_fail_code(GError **error, int code, MarkOfFunc mark_of, gpointer data, const char *path,
+check_fail_code(GError **error, int code, WhereOfFunc where_of, gpointer data, const char *path,
                 const char *message)
 {
-    PpsimMark mark = mark_of(path, data);
-    g_set_error(error, PPSIM_SCENARIO_ERROR, code, "%d:%d: %s", mark.line, mark.col, message);
+    g_autofree char *where = where_of(path, data);
+    g_set_error(error, PPSIM_SCENARIO_ERROR, code, "%s: %s", where, message);
     return FALSE;
 }
 
 static gboolean
-check_fail(GError **error, MarkOfFunc mark_of, gpointer data, const char *path, const char *message)
+check_fail(GError **error, WhereOfFunc where_of, gpointer data, const char *path,
+           const char *message)
 {
-    return check_fail_code(error, PPSIM_SCENARIO_ERROR_VALUE, mark_of, data, path, message);
+    return check_fail_code(error, PPSIM_SCENARIO_ERROR_VALUE, where_of, data, path, message);
 }
 
 gboolean
@@ -300,7 +301,7 @@ ppsim_scenario_key_implied(const char *path, GHashTable *seen)
 /* The rules of `parallel:` and `training.global_batch` (one-line errors naming keys and
  * values). */
 static gboolean
-check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gpointer data,
+check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, gpointer data,
                GError **error)
 {
     const PpsimParallel *par = &sc->parallel;
@@ -312,7 +313,7 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gp
         msg = g_strdup_printf("'parallel.pp' (%d) and 'training.pp' (%d) disagree: write one of "
                               "them",
                               par->pp, tr->pp);
-        return check_fail(error, mark_of, data, "parallel.pp", msg);
+        return check_fail(error, where_of, data, "parallel.pp", msg);
     }
     if (g_hash_table_contains(seen, "training.global_batch")) {
         int per = par->dp * tr->microbatch_size;
@@ -320,7 +321,7 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gp
             msg = g_strdup_printf("'training.global_batch' (%d) must be a multiple of "
                                   "'parallel.dp' x 'training.microbatch_size' (%d x %d = %d)",
                                   tr->global_batch, par->dp, tr->microbatch_size, per);
-            return check_fail(error, mark_of, data, "training.global_batch", msg);
+            return check_fail(error, where_of, data, "training.global_batch", msg);
         }
         if (g_hash_table_contains(seen, "training.microbatches") &&
             tr->microbatches * per != tr->global_batch) {
@@ -328,7 +329,7 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gp
                                   "'training.microbatch_size' (%d) is not "
                                   "'training.global_batch' (%d): write one of them",
                                   tr->microbatches, per, tr->global_batch);
-            return check_fail(error, mark_of, data, "training.global_batch", msg);
+            return check_fail(error, where_of, data, "training.global_batch", msg);
         }
     }
     if (!par->present)
@@ -347,84 +348,84 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gp
                                 "%d GPUs, but 'hardware.nodes' x 'hardware.gpus_per_node' = %d "
                                 "x %d = %d",
                                 par->tp, tr->pp, par->dp, gpus, hw->nodes, hw->gpus_per_node, have);
-        return check_fail(error, mark_of, data, "parallel", msg);
+        return check_fail(error, where_of, data, "parallel", msg);
     }
     int g = hw->gpus_per_node;
     if (g > 0 && g % par->tp != 0 && par->tp % g != 0) {
         msg = g_strdup_printf("'parallel.tp' (%d) must divide 'hardware.gpus_per_node' (%d) or "
                               "be a multiple of it",
                               par->tp, g);
-        return check_fail(error, mark_of, data, "parallel.tp", msg);
+        return check_fail(error, where_of, data, "parallel.tp", msg);
     }
     const PpsimModel *m = &sc->model;
     if (par->ep > 1 && m->moe.experts == 0) {
         msg = g_strdup_printf("'parallel.ep' (%d) needs a mixture-of-experts model "
                               "('model.moe')",
                               par->ep);
-        return check_fail(error, mark_of, data, "parallel.ep", msg);
+        return check_fail(error, where_of, data, "parallel.ep", msg);
     }
     if (par->ep > 1 && ((par->dp * par->tp) % par->ep != 0 || m->moe.experts % par->ep != 0)) {
         msg = g_strdup_printf("'parallel.ep' (%d) must divide 'parallel.dp' x 'parallel.tp' "
                               "(%d x %d: the GPUs of one pipeline stage) and "
                               "'model.moe.experts' (%d)",
                               par->ep, par->dp, par->tp, m->moe.experts);
-        return check_fail(error, mark_of, data, "parallel.ep", msg);
+        return check_fail(error, where_of, data, "parallel.ep", msg);
     }
     if (g_hash_table_contains(seen, "model") &&
         (m->seq_len % par->cp != 0 || m->heads % par->cp != 0)) {
         msg = g_strdup_printf("'parallel.cp' (%d) must divide 'model.seq_len' (%d) and "
                               "'model.heads' (%d)",
                               par->cp, m->seq_len, m->heads);
-        return check_fail(error, mark_of, data, "parallel.cp", msg);
+        return check_fail(error, where_of, data, "parallel.cp", msg);
     }
     if (g_hash_table_contains(seen, "model") &&
         (m->heads % par->tp != 0 || m->kv_heads % par->tp != 0)) {
         msg = g_strdup_printf("'parallel.tp' (%d) must divide 'model.heads' (%d) and "
                               "'model.kv_heads' (%d)",
                               par->tp, m->heads, m->kv_heads);
-        return check_fail(error, mark_of, data, "parallel.tp", msg);
+        return check_fail(error, where_of, data, "parallel.tp", msg);
     }
     return TRUE;
 }
 
 gboolean
-ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of, gpointer data,
+ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, gpointer data,
                      GError **error)
 {
     const PpsimModel *m = &sc->model;
     if (!sc->costs.present && !g_hash_table_contains(seen, "model"))
-        return check_fail_code(error, PPSIM_SCENARIO_ERROR_SCHEMA, mark_of, data, "",
+        return check_fail_code(error, PPSIM_SCENARIO_ERROR_SCHEMA, where_of, data, "",
                                "missing required key 'model' (or a 'costs' section for "
                                "explicit-cost mode)");
     if (g_hash_table_contains(seen, "model") && m->heads % m->kv_heads != 0) {
         g_autofree char *msg = g_strdup_printf(
             "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
-        return check_fail(error, mark_of, data, "model.kv_heads", msg);
+        return check_fail(error, where_of, data, "model.kv_heads", msg);
     }
     const PpsimMoe *moe = &m->moe;
     if (moe->experts > 0 && moe->top_k > moe->experts) {
         g_autofree char *msg =
             g_strdup_printf("'model.moe.top_k' (%d) cannot exceed 'model.moe.experts' (%d)",
                             moe->top_k, moe->experts);
-        return check_fail(error, mark_of, data, "model.moe.top_k", msg);
+        return check_fail(error, where_of, data, "model.moe.top_k", msg);
     }
     if (moe->experts > 0 && moe->dense_layers > m->layers) {
         g_autofree char *msg =
             g_strdup_printf("'model.moe.dense_layers' (%d) cannot exceed 'model.layers' (%d)",
                             moe->dense_layers, m->layers);
-        return check_fail(error, mark_of, data, "model.moe.dense_layers", msg);
+        return check_fail(error, where_of, data, "model.moe.dense_layers", msg);
     }
     if (sc->training.fp8_recipe != PPSIM_FP8_DELAYED && sc->training.dtype != PPSIM_DTYPE_FP8)
-        return check_fail(error, mark_of, data, "training.fp8_recipe",
+        return check_fail(error, where_of, data, "training.fp8_recipe",
                           "'training.fp8_recipe' is an FP8 recipe: it needs 'training.dtype: fp8'");
-    if (!check_parallel(sc, seen, mark_of, data, error))
+    if (!check_parallel(sc, seen, where_of, data, error))
         return FALSE;
     if (!sc->parallel.present && g_hash_table_contains(seen, "hardware.nodes") &&
         sc->hardware.nodes * sc->hardware.gpus_per_node < sc->training.pp) {
         g_autofree char *msg =
             g_strdup_printf("%d node(s) of %d GPUs cannot hold training.pp = %d devices",
                             sc->hardware.nodes, sc->hardware.gpus_per_node, sc->training.pp);
-        return check_fail(error, mark_of, data, "hardware.nodes", msg);
+        return check_fail(error, where_of, data, "hardware.nodes", msg);
     }
     /* ops of one iteration: at most F, B, W and R per (stage, microbatch), plus copies */
     double ops = 4.0 * sc->training.pp * sc->training.chunks * sc->training.microbatches;
@@ -434,20 +435,20 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
             "the %.3g one run replays (lower training.microbatches)",
             sc->training.pp, sc->training.chunks, sc->training.microbatches, ops,
             PPSIM_SCENARIO_MAX_OPS);
-        return check_fail(error, mark_of, data, "training.microbatches", msg);
+        return check_fail(error, where_of, data, "training.microbatches", msg);
     }
     if (sc->costs.weight_activation > sc->costs.activation) {
         g_autofree char *msg =
             g_strdup_printf("'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",
                             sc->costs.weight_activation, sc->costs.activation);
-        return check_fail(error, mark_of, data, "costs.weight_activation", msg);
+        return check_fail(error, where_of, data, "costs.weight_activation", msg);
     }
     if (sc->costs.present && sc->parallel.p2p != PPSIM_P2P_ASYNC) {
         g_autofree char *msg = g_strdup_printf(
             "'parallel.p2p: %s' needs hardware mode: with explicit costs every transfer is a "
             "fixed latency (remove 'costs' or the key)",
             ppsim_p2p_name(sc->parallel.p2p));
-        return check_fail(error, mark_of, data, "parallel.p2p", msg);
+        return check_fail(error, where_of, data, "parallel.p2p", msg);
     }
     /* a reserve written larger than the GPU is a mistake; the default one on a GPU smaller
      * than it (a 0-byte GPU) is a verdict: every device is out of memory */
@@ -458,7 +459,7 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
                             "'hardware.gpu.memory' (%.3f GiB)",
                             (double)sc->memory_reserved_bytes / 1073741824.0,
                             (double)sc->hardware.gpu_memory_bytes / 1073741824.0);
-        return check_fail(error, mark_of, data, "memory.reserved", msg);
+        return check_fail(error, where_of, data, "memory.reserved", msg);
     }
     return TRUE;
 }

@@ -54,8 +54,9 @@ void ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen);
  * model shape keys with model.preset). */
 gboolean ppsim_scenario_key_implied(const char *path, GHashTable *seen);
 
-/* Cross-field checks; @mark_of returns the mark of a dotted path (0:0 when unset).
- * Errors are PPSIM_SCENARIO_ERROR_VALUE, prefixed "file:line:col: ". */
-typedef PpsimMark (*MarkOfFunc)(const char *path, gpointer data);
-gboolean ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_of,
+/* Cross-field checks; @where_of returns where a dotted path was written, for messages:
+ * "file:line:col", or "--set key.path" when an override set it (transfer full).
+ * Errors are PPSIM_SCENARIO_ERROR_VALUE, prefixed with that place and ": ". */
+typedef char *(*WhereOfFunc)(const char *path, gpointer data);
+gboolean ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of,
                               gpointer data, GError **error);
