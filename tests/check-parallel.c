@@ -431,6 +431,43 @@ START_TEST(test_zero3)
 }
 END_TEST
 
+/* ZeRO-3 over a group with 8 members a node (tp = pp = 1, dp = 32 on 4 nodes): the gather
+ * is a ring over the node's NVLink plus one across the 4 nodes at 1/8 of the bytes a NIC
+ * (NCCL's rings, one per NIC, enter a node once each), and the flows carry the NIC's 1/8
+ * share; with one member a node (tp = 8) it stays one ring over the NICs. */
+START_TEST(test_zero3_across_nodes)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 1, pp: 1, dp: 32, zero: 3}\n"
+                       "training: {microbatches: 1}\n";
+    const char *const one[] = {"parallel.tp=8", "parallel.dp=4", NULL};
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) wide = parse(yaml, one, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_par_dp_local(sc), 8);
+    ck_assert_int_eq(ppsim_par_dp_local(wide), 1);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 1, &error);
+    g_autoptr(PpsimCosts) w = ppsim_costs_new(wide, 1, &error);
+    ppsim_assert_no_error(error);
+    const PpsimHardware *hw = &sc->hardware;
+    const PpsimStageCost *st = &c->stage[0];
+    double bytes = 2.0 * st->params; /* bf16 weights of the GPU's stage */
+    PpsimTime want =
+        ppsim_ring_gather_ps(bytes, 8, hw->nvlink_bytes_per_s, hw->nvlink_latency_ps) +
+        ppsim_ring_gather_ps(bytes / 8, 4, hw->network_bytes_per_s, hw->network_latency_ps);
+    ck_assert_int_eq(st->zero_gather_ps, want);
+    ck_assert(fabs((double)st->zero_bytes - 31.0 / 32 * bytes / 8) <= 1);
+    /* one member a node: the ring over the NICs, every byte through each GPU's NIC */
+    const PpsimStageCost *sw = &w->stage[0];
+    double wb = 2.0 * sw->params;
+    ck_assert_int_eq(sw->zero_gather_ps,
+                     ppsim_ring_gather_ps(wb, 4, hw->network_bytes_per_s, hw->network_latency_ps));
+    ck_assert(fabs((double)sw->zero_bytes - 3.0 / 4 * wb) <= 1);
+}
+END_TEST
+
 /* ZeRO-3's gathers in hardware mode are flows before each F and B: the op's own duration
  * leaves the gather out, each gather moves at most the NIC's rate, they queue on their own
  * stream, and prefetching one op ahead hides part of them behind compute. */
@@ -581,6 +618,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_dp_contention);
     tcase_add_test(tc, test_placement_links);
     tcase_add_test(tc, test_zero3);
+    tcase_add_test(tc, test_zero3_across_nodes);
     tcase_add_test(tc, test_zero3_gathers_are_flows);
     tcase_add_test(tc, test_zero3_gathers_layer_by_layer);
     tcase_add_test(tc, test_reports);

@@ -22,7 +22,9 @@
  *  - DP: each stage's bf16 gradients (2 bytes per parameter) are all-reduced over dp (ZeRO
  *    1-2: reduce-scatter, then an all-gather of the updated weights: the same bytes; ZeRO-3:
  *    reduce-scatter only), and ZeRO-3 all-gathers the stage's bf16 weights before each F and
- *    each B ([ZERO] §7.2.2: 3Ψ of traffic instead of 2Ψ).
+ *    each B ([ZERO] §7.2.2: 3Ψ of traffic instead of 2Ψ). ZeRO-3's gathers and
+ *    reduce-scatters over a group with several members a node run within the node, then
+ *    across nodes at 1/local of the bytes a NIC (ppsim_par_dp_local).
  */
 #include "cost/parallel.h"
 
@@ -167,6 +169,30 @@ ppsim_par_dp_across_nodes(const PpsimScenario *sc)
     return (gint64)sc->parallel.dp * ppsim_par_dp_stride(sc) > sc->hardware.gpus_per_node;
 }
 
+int
+ppsim_par_dp_local(const PpsimScenario *sc)
+{
+    if (!ppsim_par_dp_across_nodes(sc))
+        return 1;
+    int per_node = sc->hardware.gpus_per_node / MAX(1, ppsim_par_dp_stride(sc));
+    return MAX(1, MIN(sc->parallel.dp, per_node));
+}
+
+/* A ring all-gather (or reduce-scatter) of @bytes over the dp group: with @local members a
+ * node, the ring within the node over NVLink, then across nodes each NIC carrying 1/local of
+ * the data (ppsim_par_dp_local), as the hierarchical all-reduce of the kernel model counts
+ * it. */
+static PpsimTime
+dp_gather_ps(const PpsimScenario *sc, double bytes, int dp, double bw, PpsimTime lat)
+{
+    int local = ppsim_par_dp_local(sc);
+    if (local <= 1)
+        return ppsim_ring_gather_ps(bytes, dp, bw, lat);
+    const PpsimHardware *hw = &sc->hardware;
+    return ppsim_ring_gather_ps(bytes, local, hw->nvlink_bytes_per_s, hw->nvlink_latency_ps) +
+           ppsim_ring_gather_ps(bytes / local, MAX(1, dp / local), bw, lat);
+}
+
 gboolean
 ppsim_par_active(const PpsimScenario *sc)
 {
@@ -234,12 +260,17 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     PpsimTime dp_lat = 0;
     ppsim_par_group_link(hw, dp, ppsim_par_dp_stride(sc), &dp_bw, &dp_lat);
     double grad_bytes = ACT_BYTES * params_gpu;
-    st->zero_gather_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat) : 0;
+    PpsimTime gather = dp_gather_ps(sc, grad_bytes, dp, dp_bw, dp_lat);
+    st->zero_gather_ps = par->zero == 3 ? gather : 0;
     double ring = dp > 1 ? (double)(dp - 1) / dp * grad_bytes : 0.0;
     st->dp_bytes = (guint64)ppsim_round_clamped(par->zero == 3 ? ring : 2.0 * ring);
-    st->zero_bytes = par->zero == 3 ? (guint64)ppsim_round_clamped(ring) : 0;
-    st->dp_comm_ps = par->zero == 3 ? ppsim_ring_gather_ps(grad_bytes, dp, dp_bw, dp_lat)
-                                    : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
+    /* ZeRO-3's flows (sim-parallel.c) cross the GPU's NIC: its share of the ring's data */
+    st->zero_bytes =
+        par->zero == 3 ? (guint64)ppsim_round_clamped(ring / ppsim_par_dp_local(sc)) : 0;
+    if (par->zero == 3)
+        st->dp_bytes = st->zero_bytes;
+    st->dp_comm_ps =
+        par->zero == 3 ? gather : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
     st->tp_comm_f_ps = tp_f;
     st->tp_comm_b_ps = tp_b;
     st->fwd_flops = fwd;

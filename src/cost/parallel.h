@@ -50,6 +50,12 @@ int ppsim_par_dp_stride(const PpsimScenario *sc);
 /* Whether the dp replicas of a GPU sit on other nodes (their traffic crosses the NICs). */
 gboolean ppsim_par_dp_across_nodes(const PpsimScenario *sc);
 
+/* The members of one DP group on each node when the group spans nodes (1 when they are
+ * one a node, or when the group fits in a node). NCCL's rings, one per NIC, enter a node
+ * once each, so a node's NICs together carry one copy of a ring collective's data: each
+ * GPU's NIC carries 1/local of what a GPU of the ring sends. */
+int ppsim_par_dp_local(const PpsimScenario *sc);
+
 /* The hardware as the replay sees it: one endpoint per pipeline device, so gpus_per_node
  * (and GPUs per PCIe switch) count pipeline devices per node under the placement. */
 void ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out);

@@ -161,8 +161,9 @@ ppsim_sim_add_zero_gathers(Replay *r)
             if (!needs_weights(op))
                 continue;
             /* ring all-gather: each GPU sends and receives (dp-1)/dp of the stage's bf16
-             * weights, the same bytes as ZeRO-3's whole gradient reduce-scatter, layer
-             * by layer as FSDP gathers its units: the op starts once its first layer's
+             * weights (across nodes its NIC 1/local of it: ppsim_par_dp_local), the same
+             * bytes as ZeRO-3's whole gradient reduce-scatter, layer by layer as FSDP
+             * gathers its units: the op starts once its first layer's
              * share has arrived and computes layer i while layer i+1's share flows, so
              * it ends no sooner than the last share plus one layer's compute */
             const PpsimStageCost *st = &r->costs->stage[op->stage];
