@@ -468,6 +468,86 @@ START_TEST(test_fp8_kernels)
 }
 END_TEST
 
+/* FP8 current scaling (training.fp8_recipe: current) on the layer of test_fp8_kernels, by
+ * hand: every cast gains an amax pass over its bf16 input (2 bytes an element) and a
+ * one-value scale kernel (8 bytes, one launch); the norms write bf16 and cast after; each
+ * weight is read once more; no amax history; and with sequence parallelism two amax
+ * all-reduces over the TP group a pass. */
+START_TEST(test_fp8_current_scaling)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 256, vocab: 1024}\n"
+                       "parallel: {tp: 2, pp: 1, dp: 1, sequence_parallel: true}\n"
+                       "training: {microbatches: 2, dtype: fp8, fp8_recipe: current}\n"
+                       "schedule: 1f1b\n";
+    const char *const delayed[] = {"training.fp8_recipe=delayed", NULL};
+    g_autoptr(PpsimScenario) cs = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) ds = parse(yaml, delayed, &error);
+    ppsim_assert_no_error(error);
+    PpsimFp8Kernels k, d;
+    ppsim_kernels_fp8(cs, &k);
+    ppsim_kernels_fp8(ds, &d);
+    ck_assert_double_eq(k.norm_saved, 0);
+    /* F: per norm a scale kernel and the cast of its T/t x h output (2 + 1); per Linear input
+     * (T x h/t, T x f/t) the amax pass and the scale before delayed scaling's cast */
+    double f_want[] = {8.0,
+                       3.0 * 128 * 1024,
+                       8.0,
+                       3.0 * 128 * 1024,
+                       2.0 * 256 * 512,
+                       8.0,
+                       3.0 * 256 * 512,
+                       2.0 * 256 * 2048,
+                       8.0,
+                       3.0 * 256 * 2048};
+    ck_assert_int_eq(k.nf, G_N_ELEMENTS(f_want));
+    for (guint i = 0; i < G_N_ELEMENTS(f_want); i++)
+        ck_assert_double_eq(k.f[i], f_want[i]);
+    /* B: each of delayed scaling's four casts preceded by its amax pass and scale */
+    ck_assert_int_eq(k.nb, 3 * d.nb);
+    for (int i = 0; i < d.nb; i++) {
+        ck_assert_double_eq(k.b[3 * i + 2], d.b[i]);
+        ck_assert_double_eq(k.b[3 * i + 1], 8.0);
+        ck_assert_double_eq(k.b[3 * i], 2.0 * d.b[i] / (i < 2 ? 4.0 : 3.0));
+    }
+    /* W: the same transposes */
+    ck_assert_int_eq(k.nw, d.nw);
+    for (int i = 0; i < d.nw; i++)
+        ck_assert_double_eq(k.w[i], d.w[i]);
+    /* weights: 2 + 1 + 1 bytes an element plus the amax read, 2 */
+    for (int i = 0; i < 4; i++)
+        ck_assert_double_eq(k.weight[i], d.weight[i] * 6.0 / 4.0);
+    ck_assert_double_eq(k.update_f[0] + k.update_f[1] + k.update_b[0] + k.update_b[1], 0);
+
+    /* the stage: the TP collectives gain two 4-byte all-reduces a pass over the pair (tree:
+     * 2 log2(2) latencies each, and 4 bytes over the bus) */
+    PpsimStageCost a = {.layers = 1}, b = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, cs);
+    ppsim_kernels_fill_stage(&b, ds);
+    const PpsimHardware *hw = &cs->hardware;
+    double alpha = (double)hw->nvlink_latency_ps / PPSIM_PS_PER_S;
+    double bus = hw->nvlink_bytes_per_s * hw->nvlink_bus_efficiency;
+    double amax = 2.0 * (2.0 * alpha + 2.0 * 1 / 2 * 4.0 / bus);
+    ck_assert(llabs(a.tp_comm_f_ps - b.tp_comm_f_ps - ppsim_time_from_seconds(amax)) <= 2);
+    ck_assert(llabs(a.tp_comm_b_ps - b.tp_comm_b_ps - ppsim_time_from_seconds(amax)) <= 2);
+    /* slower than delayed scaling in F and B, the same GEMMs, the same W */
+    ck_assert_int_gt(a.est.f_ps, b.est.f_ps);
+    ck_assert_int_gt(a.est.b_ps, b.est.b_ps);
+    ck_assert_int_eq(a.est.w_ps, b.est.w_ps);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b.kern_f_ps[PPSIM_KERN_GEMM]);
+
+    /* current scaling without FP8 is an error naming the key */
+    const char *const bf[] = {"training.dtype=bf16", NULL};
+    g_autoptr(GError) bad = NULL;
+    g_autoptr(PpsimScenario) none = parse(yaml, bf, &bad);
+    ck_assert_ptr_null(none);
+    ck_assert_ptr_nonnull(bad);
+    ck_assert_ptr_nonnull(strstr(bad->message, "training.fp8_recipe"));
+    ck_assert_ptr_nonnull(strstr(bad->message, "training.dtype: fp8"));
+}
+END_TEST
+
 /* parallel.tp_comm_overlap hides the TP collectives behind the layer's GEMMs: what shows
  * is max(0, collectives - GEMMs), never more than without overlap. */
 START_TEST(test_tp_overlap)
@@ -512,6 +592,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_tp_overlap);
     tcase_add_test(tc, test_fp8);
     tcase_add_test(tc, test_fp8_kernels);
+    tcase_add_test(tc, test_fp8_current_scaling);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,6 +25,8 @@
  *    scaling (see fp8_kernels below): the two norms write their FP8 GEMM input (1 byte, not
  *    2); the cast and transpose kernels of the GEMMs' other inputs and of the output
  *    gradients; each weight's cast + transpose once a step; the amax and scale update.
+ *    With training.fp8_recipe: current (TE 2.x current scaling) an amax pass and a scale
+ *    kernel before each cast instead of the history update, and the norms write bf16.
  *  - TP collectives: two per layer forward and two backward of the full 2 T h-byte
  *    activation ([KOR] §4.2.2): all-reduces, or with sequence parallelism an all-gather
  *    plus a reduce-scatter (the same bytes; with FP8 the all-gather moves 1 byte a
@@ -145,6 +147,7 @@ typedef struct {
     double b, s, sl, T, Tn, h, f, a, d, kv, V;
     gboolean swiglu;
     gboolean fp8;      /* training.dtype: fp8 with its cast / transpose / scaling kernels */
+    gboolean fp8_cs;   /* ... with current scaling (training.fp8_recipe: current) */
     double m;          /* microbatches a step (what a once-a-step kernel is spread over) */
     double dev_layers; /* layers on the GPU, all its chunks: what an amax update covers */
 } Ctx;
@@ -225,6 +228,7 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->V = m->vocab;
     c->swiglu = m->mlp == PPSIM_MLP_SWIGLU;
     c->fp8 = fp8_scaling && sc->training.dtype == PPSIM_DTYPE_FP8;
+    c->fp8_cs = c->fp8 && sc->training.fp8_recipe == PPSIM_FP8_CURRENT;
     c->m = MAX(1, sc->training.microbatches);
     c->dev_layers = (double)m->layers / MAX(1, sc->training.pp);
     link_of(&sc->hardware, c->t, 1, &c->tp_link);
@@ -296,6 +300,19 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
  *    tensor. */
 #define FP8_HISTORY 1024.0
 
+/* Current scaling ([TE] v2.x `Float8CurrentScalingQuantizer`): before a cast whose input no
+ * fused kernel measured, a pass reading the bf16 tensor for its amax (`nvte_compute_amax`),
+ * then the scale computed from it (`nvte_compute_scale_from_amax`, a one-value kernel,
+ * counted as 8 bytes: its launch). Appends both to @list when @cs, for @n elements. */
+static void
+fp8_amax(double *list, int *len, gboolean cs, double n)
+{
+    if (!cs)
+        return;
+    list[(*len)++] = EL * n;
+    list[(*len)++] = 8.0;
+}
+
 static void
 fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
 {
@@ -304,31 +321,47 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
         return;
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
     double q = (h + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
-    k->norm_saved = 2.0 * (EL - 1.0) * Tn * h;
+    gboolean cs = c->fp8_cs;
+    k->norm_saved = cs ? 0.0 : 2.0 * (EL - 1.0) * Tn * h;
+    /* current scaling: the two norms write bf16 and their amax (`FUSED_NORM_AMAX_FP8`), then
+     * the scale is computed and the output cast to FP8 */
+    for (int i = 0; cs && i < 2; i++) {
+        k->f[k->nf++] = 8.0;
+        k->f[k->nf++] = 3.0 * Tn * h;
+    }
     /* LayerNormLinear (QKV, fc1): the output gradient's cast + transpose; the wgrad's
      * transpose of the norm output */
+    fp8_amax(k->b, &k->nb, cs, T * q);
     k->b[k->nb++] = 4.0 * T * q;
+    fp8_amax(k->b, &k->nb, cs, T * fo);
     k->b[k->nb++] = 4.0 * T * fo;
     k->w[k->nw++] = 2.0 * T * h;
     k->w[k->nw++] = 2.0 * T * h;
     /* Linear (attention output, fc2) */
     double in[2] = {h / t, ft};
     for (int i = 0; i < 2; i++) {
+        fp8_amax(k->f, &k->nf, cs, T * in[i]);
         if (c->sp) {
             k->f[k->nf++] = 3.0 * T * in[i]; /* cast */
             k->w[k->nw++] = 2.0 * T * in[i]; /* its transpose, for the wgrad */
-            k->b[k->nb++] = 3.0 * Tn * h;    /* the gradient's cast, before the all-gather */
-            k->w[k->nw++] = 2.0 * T * h;     /* the gathered gradient's transpose */
+            fp8_amax(k->b, &k->nb, cs, Tn * h);
+            k->b[k->nb++] = 3.0 * Tn * h; /* the gradient's cast, before the all-gather */
+            k->w[k->nw++] = 2.0 * T * h;  /* the gathered gradient's transpose */
         } else {
             k->f[k->nf++] = 4.0 * T * in[i]; /* cast + transpose */
+            fp8_amax(k->b, &k->nb, cs, T * h);
             k->b[k->nb++] = 4.0 * T * h;
         }
     }
-    /* weights, once a step: QKV, attention output, fc1, fc2 */
-    k->weight[0] = 4.0 * h * q;
-    k->weight[1] = 4.0 * (h / t) * h;
-    k->weight[2] = 4.0 * h * fo;
-    k->weight[3] = 4.0 * ft * h;
+    /* weights, once a step: QKV, attention output, fc1, fc2 (current scaling reads each
+     * weight once more for its amax) */
+    double wb = cs ? 4.0 + EL : 4.0;
+    k->weight[0] = wb * h * q;
+    k->weight[1] = wb * (h / t) * h;
+    k->weight[2] = wb * h * fo;
+    k->weight[3] = wb * ft * h;
+    if (cs) /* no amax history to update */
+        return;
     /* amax / scale update over the GPU's layers: 4 GEMMs, 3 tensors forward, 2 backward */
     double per = 2.0 * 4.0 * FP8_HISTORY + 16.0;
     k->update_f[0] = c->dev_layers * 4 * 3 * 8.0;
@@ -361,7 +394,8 @@ layer_times(Ctx *c, LayerTimes *lt)
     /* memory-bound */
     int M = PPSIM_KERN_MEMORY;
     double act = Tn * h;
-    double norm_out = c->fp8 ? 1.0 : EL;     /* FP8: the norm writes the GEMM's FP8 input */
+    /* delayed FP8: the norm writes the GEMM's FP8 input (current scaling: bf16, fp8_kernels) */
+    double norm_out = c->fp8 && !c->fp8_cs ? 1.0 : EL;
     add_mem(c, f, M, (EL + norm_out) * act); /* two norms */
     add_mem(c, f, M, (EL + norm_out) * act);
     add_mem(c, b, M, 3.0 * EL * act);
@@ -409,6 +443,14 @@ layer_times(Ctx *c, LayerTimes *lt)
         double comm = 2.0 * one;
         lt->tp_f = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(f)) : comm;
         lt->tp_b = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(b)) : comm;
+        /* current scaling with sp: the ranks agree on the scale of what they all-gather (the
+         * norm outputs forward, the Linear output gradients backward) by all-reducing its
+         * fp32 amax over the TP group before the cast, which nothing hides */
+        if (c->fp8_cs && c->sp) {
+            double amax = 2.0 * ppsim_coll_allreduce_s(&c->tp_link, 4.0, c->t);
+            lt->tp_f += amax;
+            lt->tp_b += amax;
+        }
     }
     /* ring attention: cp - 1 steps of this rank's K and V block */
     if (c->cp > 1) {

@@ -36,8 +36,9 @@ void ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out);
  * W; per layer and step each weight's cast + transpose (QKV, attention output, fc1, fc2);
  * per layer and microbatch the bytes the two norms no longer write (their output is FP8);
  * per chunk and microbatch the amax / scale update of the GPU's layers (concatenation, fused
- * update) after the forward and after the backward. */
-#define PPSIM_FP8_KERNELS 6
+ * update) after the forward and after the backward (none with current scaling, whose amax
+ * passes and scale kernels are entries of f and b, and whose norms save nothing). */
+#define PPSIM_FP8_KERNELS 16
 typedef struct {
     double f[PPSIM_FP8_KERNELS], b[PPSIM_FP8_KERNELS], w[PPSIM_FP8_KERNELS];
     int nf, nb, nw;

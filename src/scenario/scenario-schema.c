@@ -79,6 +79,7 @@ static const SchemaKey hardware_keys[] = {{"preset", KEY_SPECIAL, 0, NULL, FALSE
 static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
+static const char *const fp8_recipe_names[] = {"delayed", "current", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
 const char *
@@ -124,6 +125,7 @@ static const SchemaKey training_keys[] = {
     POS_INT("global_batch", training.global_batch),
     {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
     {"dtype", KEY_ENUM, OFF(training.dtype), NULL, FALSE, 0, 0, dtype_names},
+    {"fp8_recipe", KEY_ENUM, OFF(training.fp8_recipe), NULL, FALSE, 0, 0, fp8_recipe_names},
     {"main_grads", KEY_ENUM, OFF(training.main_grads), NULL, FALSE, 0, 0, main_grads_names},
     {NULL}};
 
@@ -412,6 +414,9 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, MarkOfFunc mark_
                             moe->dense_layers, m->layers);
         return check_fail(error, mark_of, data, "model.moe.dense_layers", msg);
     }
+    if (sc->training.fp8_recipe != PPSIM_FP8_DELAYED && sc->training.dtype != PPSIM_DTYPE_FP8)
+        return check_fail(error, mark_of, data, "training.fp8_recipe",
+                          "'training.fp8_recipe' is an FP8 recipe: it needs 'training.dtype: fp8'");
     if (!check_parallel(sc, seen, mark_of, data, error))
         return FALSE;
     if (!sc->parallel.present && g_hash_table_contains(seen, "hardware.nodes") &&

@@ -154,6 +154,15 @@ typedef enum {
     PPSIM_DTYPE_FP8,
 } PpsimDtype;
 
+/* How FP8 tensors get their scale (training.fp8_recipe, with training.dtype: fp8):
+ * Transformer Engine's delayed scaling (from an amax history of earlier steps, fused into the
+ * cast) or current scaling (TE 2.x's Float8CurrentScaling: each tensor's own amax, found by
+ * a pass over it before the cast). */
+typedef enum {
+    PPSIM_FP8_DELAYED,
+    PPSIM_FP8_CURRENT,
+} PpsimFp8Recipe;
+
 /* Hardware-mode memory the model counts outside weights, gradients, optimizer states and
  * activations (src/README.md "How memory is modelled"). memory.reserved: the CUDA context and
  * kernel images, 781 MiB measured for a minimal PyTorch process ([PT34323]), plus cuBLAS's
@@ -182,6 +191,7 @@ typedef struct {
     gboolean bytes_per_param_set; /* training.bytes_per_param written */
     PpsimMainGrads main_grads;    /* default fp32, as Megatron-LM with bf16 ([MEGDO]) */
     int dtype;                    /* PpsimDtype of the linear layers' GEMMs (kernel model) */
+    int fp8_recipe;               /* PpsimFp8Recipe (dtype fp8 only) */
 } PpsimTraining;
 
 /* One generator option as written, validated later against the generator's table. */
