@@ -263,12 +263,10 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     PpsimTime gather = dp_gather_ps(sc, grad_bytes, dp, dp_bw, dp_lat);
     st->zero_gather_ps = par->zero == 3 ? gather : 0;
     double ring = dp > 1 ? (double)(dp - 1) / dp * grad_bytes : 0.0;
-    st->dp_bytes = (guint64)ppsim_round_clamped(par->zero == 3 ? ring : 2.0 * ring);
     /* ZeRO-3's flows (sim-parallel.c) cross the GPU's NIC: its share of the ring's data */
     st->zero_bytes =
         par->zero == 3 ? (guint64)ppsim_round_clamped(ring / ppsim_par_dp_local(sc)) : 0;
-    if (par->zero == 3)
-        st->dp_bytes = st->zero_bytes;
+    st->dp_bytes = par->zero == 3 ? st->zero_bytes : (guint64)ppsim_round_clamped(2.0 * ring);
     st->dp_comm_ps =
         par->zero == 3 ? gather : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
     st->tp_comm_f_ps = tp_f;
