@@ -51,12 +51,40 @@ typedef struct {
     SimMemEffect e[4];
 } SimMemEffects;
 
-/* sim.c: the static memory of each device (its stages' weights, gradients and optimizer
- * states, less what T-Offload keeps on the host). Returns: (transfer full) [p]. */
+/* The memory rules (src/README.md "Semantics") for one (stage, microbatch): F allocates A (keeping
+ * only the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and
+ * RL brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B
+ * frees A - A_W (buffers first), W the rest, BW everything; on the stage with the loss, B or BW
+ * also holds the logits' gradient while it runs (hardware mode). The host pool holds offloaded
+ * bytes from the start of OFF to the end of RL. */
+typedef struct {
+    int d, host;             /* device pool, host pool */
+    gint64 rc, off, rl;      /* op ids, -1 when absent */
+    gint64 A, keep;          /* allocated by F; kept by F when R recomputes */
+    gint64 act, buf;         /* resident activation and buffers before the backward */
+    gint64 free_b, from_buf; /* what B frees, and how much of it are buffers */
+    gboolean offloaded;      /* both OFF and RL exist */
+    gint64 logits;           /* the logits' gradient B or BW holds while it runs (hardware
+                              * mode, the stage with the loss) */
+} MemPlan;
+
+/* sim-memory.c: the memory plan of stage @s's microbatch @j. */
+void ppsim_sim_mem_plan(const Replay *r, int s, int j, MemPlan *m);
+/* sim-memory.c: the static memory each device moves to the host for T-Offload (fills
+ * r->static_saved, r->host_static and the CPU workers' split, r->cpu_first/cpu_count). */
+void ppsim_sim_static_saved(Replay *r);
+/* sim-memory.c: the static memory of each device (its stages' weights, gradients and
+ * optimizer states, less what T-Offload keeps on the host). Returns: (transfer full) [p]. */
 gint64 *ppsim_sim_static_memory(const Replay *r);
-/* sim.c: the duration of @op in this replay, and its memory changes into @out. */
-PpsimTime ppsim_sim_duration(const Replay *r, const PpsimOp *op);
+/* sim-memory.c: @op's memory changes into @out. */
 void ppsim_sim_mem_effects(const Replay *r, const PpsimOp *op, SimMemEffects *out);
+/* sim.c: the duration of @op in this replay. */
+PpsimTime ppsim_sim_duration(const Replay *r, const PpsimOp *op);
+/* sim.c: the node of pipeline device @device (0 without a topology); the bits per weight a
+ * WRL brings back ([TP] §5, 16 by default); the GPUs of one TP group on one node. */
+int ppsim_sim_node_of(const Replay *r, int device);
+int ppsim_sim_weight_bits(const PpsimOp *op);
+int ppsim_sim_tp_on_node(const Replay *r);
 
 /* sim-fast.c: the replay as one pass in dependency order, for a replay where nothing is
  * shared: explicit costs (every transfer a fixed latency), every list of the schedule one

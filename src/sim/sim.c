@@ -1,6 +1,6 @@
 /* sim.c: scenario -> costs -> schedule -> checked IR -> task graph -> metrics; see sim.h.
- * Making the schedule is in sim-build.c, the metrics in sim-metrics.c, 3D parts in
- * sim-parallel.c.
+ * Making the schedule is in sim-build.c, the memory in sim-memory.c, the metrics in
+ * sim-metrics.c, 3D parts in sim-parallel.c.
  *
  * The only module that knows every other one. It turns each op into an executor task (op id
  * == task id: ops are added device-major in list order), each dependency (src/README.md
@@ -39,8 +39,8 @@ replay_clear(Replay *r)
         g_array_unref(r->ep_task);
 }
 
-static int
-replay_node_of(const Replay *r, int device)
+int
+ppsim_sim_node_of(const Replay *r, int device)
 {
     return r->topo ? ppsim_topology_node_of(r->topo, device) : 0;
 }
@@ -95,8 +95,8 @@ replay_add_streams(Replay *r)
 }
 
 /* Bits per weight a WRL brings back ([TP] §5: quantized weights); 16 by default. */
-static int
-replay_weight_bits(const PpsimOp *op)
+int
+ppsim_sim_weight_bits(const PpsimOp *op)
 {
     return op->share != 0 ? op->share : 16;
 }
@@ -108,13 +108,13 @@ replay_state_bytes(const PpsimStageCost *st, const PpsimOp *op)
 {
     if (op->kind == PPSIM_OP_GOFF)
         return (guint64)ppsim_round_clamped(st->params * 2.0);
-    return (guint64)ppsim_round_clamped(st->params * replay_weight_bits(op) / 8.0);
+    return (guint64)ppsim_round_clamped(st->params * ppsim_sim_weight_bits(op) / 8.0);
 }
 
 /* GPUs of one TP group on one node (1 without tensor parallelism): st->params is one GPU's
  * share, and the node's CPU updates, and its memory holds, the offloaded states of each. */
-static int
-replay_tp_on_node(const Replay *r)
+int
+ppsim_sim_tp_on_node(const Replay *r)
 {
     return MAX(1, MIN(r->sc->parallel.tp, r->sc->hardware.gpus_per_node));
 }
@@ -148,7 +148,7 @@ ppsim_sim_duration(const Replay *r, const PpsimOp *op)
     case PPSIM_OP_OPT:
         if ((op->flags & PPSIM_OP_FLAG_CPU) && !r->costs->explicit_mode) /* the node's shares */
             return ppsim_time_from_seconds(
-                st->params * replay_tp_on_node(r) /
+                st->params * ppsim_sim_tp_on_node(r) /
                 (r->sc->hardware.host_adam_params_per_s * r->cpu_count[op->stage]));
         return st->opt_ps;
     case PPSIM_OP_OFF:
@@ -156,119 +156,10 @@ ppsim_sim_duration(const Replay *r, const PpsimOp *op)
     case PPSIM_OP_GOFF:
         return st->est.off_ps;
     case PPSIM_OP_WRL: /* explicit mode: `offload` is the 16-bit transfer */
-        return st->est.off_ps / 16 * replay_weight_bits(op) +
-               st->est.off_ps % 16 * replay_weight_bits(op) / 16;
+        return st->est.off_ps / 16 * ppsim_sim_weight_bits(op) +
+               st->est.off_ps % 16 * ppsim_sim_weight_bits(op) / 16;
     default:
         g_assert_not_reached();
-    }
-}
-
-/* The memory rules (src/README.md "Semantics") for one (stage, microbatch): F allocates A (keeping
- * only the checkpoint when R recomputes the rest); OFF frees what is resident when its D2H ends and
- * RL brings it back as a buffer when it starts; R allocates the recomputed part as a buffer; B
- * frees A - A_W (buffers first), W the rest, BW everything; on the stage with the loss, B or BW
- * also holds the logits' gradient while it runs (hardware mode). The host pool holds offloaded
- * bytes from the start of OFF to the end of RL. */
-typedef struct {
-    int d, host;             /* device pool, host pool */
-    gint64 rc, off, rl;      /* op ids, -1 when absent */
-    gint64 A, keep;          /* allocated by F; kept by F when R recomputes */
-    gint64 act, buf;         /* resident activation and buffers before the backward */
-    gint64 free_b, from_buf; /* what B frees, and how much of it are buffers */
-    gboolean offloaded;      /* both OFF and RL exist */
-    gint64 logits;           /* the logits' gradient B or BW holds while it runs (hardware
-                              * mode, the stage with the loss) */
-} MemPlan;
-
-static void
-replay_mem_plan(const Replay *r, int s, int j, MemPlan *m)
-{
-    const PpsimStageCost *st = &r->costs->stage[s];
-    const PpsimScheduleIndex *x = r->idx;
-    m->d = r->sched->stage_device[s];
-    m->host = r->sched->n_devices + replay_node_of(r, m->d);
-    m->rc = ppsim_schedule_index_find(x, PPSIM_OP_R, s, j);
-    m->off = ppsim_schedule_index_find(x, PPSIM_OP_OFF, s, j);
-    m->rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
-    m->A = st->est.act;
-    m->logits = st->logits_mem;
-    m->keep = m->rc >= 0 ? MIN(st->act_ckpt, m->A) : m->A;
-    if (m->rc >= 0) { /* a partial R recomputes its share of what the checkpoint omits */
-        guint16 share = ppsim_schedule_index_op(x, (guint32)m->rc)->share;
-        if (share != 0)
-            m->keep = m->A - (m->A - m->keep) * share / 100;
-    }
-    m->act = m->keep;
-    m->buf = 0;
-    m->offloaded = m->off >= 0 && m->rl >= 0;
-    if (m->offloaded) {
-        m->buf = m->act;
-        m->act = 0;
-    }
-    if (m->rc >= 0)
-        m->buf += m->A - m->keep;
-    m->free_b = MAX(0, (m->act + m->buf) - st->est.act_w);
-    m->from_buf = MIN(m->buf, m->free_b);
-}
-
-/* One memory change, unless nothing changes. */
-static void
-effect(SimMemEffects *out, PpsimMemWhen when, int pool, int tag, PpsimMemCategory cat, gint64 delta)
-{
-    if (delta != 0)
-        out->e[out->n++] = (SimMemEffect){when, pool, tag, cat, delta};
-}
-
-void
-ppsim_sim_mem_effects(const Replay *r, const PpsimOp *op, SimMemEffects *out)
-{
-    out->n = 0;
-    if (ppsim_op_kind_per_stage(op->kind))
-        return;
-    int s = op->stage;
-    MemPlan m;
-    replay_mem_plan(r, s, op->microbatch, &m);
-    switch ((PpsimOpKind)op->kind) {
-    case PPSIM_OP_F:
-        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_ACTIVATION, m.A);
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, m.keep - m.A);
-        break;
-    case PPSIM_OP_OFF:
-        if (m.offloaded) {
-            effect(out, PPSIM_MEM_AT_START, m.host, -1, PPSIM_MEM_ACTIVATION, m.keep);
-            effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.keep);
-        }
-        break;
-    case PPSIM_OP_RL:
-        if (m.offloaded) {
-            effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.keep);
-            effect(out, PPSIM_MEM_AT_END, m.host, -1, PPSIM_MEM_ACTIVATION, -m.keep);
-        }
-        break;
-    case PPSIM_OP_R:
-        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_BUFFER, m.A - m.keep);
-        break;
-    case PPSIM_OP_BW:
-        /* the loss's backward writes the logits' gradient while it runs (memory.h) */
-        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_WORKSPACE, m.logits);
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_WORKSPACE, -m.logits);
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.buf);
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -m.act);
-        break;
-    case PPSIM_OP_B:
-        effect(out, PPSIM_MEM_AT_START, m.d, s, PPSIM_MEM_WORKSPACE, m.logits);
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_WORKSPACE, -m.logits);
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -m.from_buf);
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION, -(m.free_b - m.from_buf));
-        break;
-    case PPSIM_OP_W:
-        /* with a BW for this microbatch, W does not exist (the checker's rule) */
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_BUFFER, -(m.buf - m.from_buf));
-        effect(out, PPSIM_MEM_AT_END, m.d, s, PPSIM_MEM_ACTIVATION,
-               -(m.act - (m.free_b - m.from_buf)));
-        break;
-    default:
-        break;
     }
 }
 
@@ -285,13 +176,13 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
         gboolean off = op->kind == PPSIM_OP_OFF;
         int stream = off ? r->d2h_stream[d] : r->h2d_stream[d];
         if (r->topo != NULL) {
-            int host = ppsim_topology_host_endpoint(r->topo, replay_node_of(r, d));
+            int host = ppsim_topology_host_endpoint(r->topo, ppsim_sim_node_of(r, d));
             guint64 bytes = 0;
             if (ppsim_op_kind_per_stage(op->kind)) {
                 bytes = replay_state_bytes(&r->costs->stage[s], op);
             } else {
                 MemPlan m;
-                replay_mem_plan(r, s, op->microbatch, &m);
+                ppsim_sim_mem_plan(r, s, op->microbatch, &m);
                 bytes = m.offloaded ? (guint64)m.keep : 0;
             }
             t = ppsim_exec_add_transfer(r->exec, stream, off ? d : host, off ? host : d, bytes);
@@ -299,7 +190,7 @@ replay_add_task(Replay *r, guint32 id, int d, int list, const PpsimOp *op)
             t = ppsim_exec_add_task(r->exec, stream, ppsim_sim_duration(r, op));
         }
     } else if (op->kind == PPSIM_OP_OPT && (op->flags & PPSIM_OP_FLAG_CPU)) {
-        int stream = r->cpu_stream_base[replay_node_of(r, d)] + r->cpu_first[s];
+        int stream = r->cpu_stream_base[ppsim_sim_node_of(r, d)] + r->cpu_first[s];
         t = ppsim_exec_add_task(r->exec, stream, ppsim_sim_duration(r, op));
     } else {
         t = ppsim_exec_add_task(r->exec, r->compute_stream[d], ppsim_sim_duration(r, op));
@@ -396,60 +287,6 @@ replay_describe(GString *out, PpsimTaskId task, gpointer data)
     g_string_append_printf(out, " on device %d", pos.device);
 }
 
-/* T-Offload ([TP] §5): a stage whose optimizer step runs on a CPU worker keeps on the GPU
- * only its 16-bit gradients and its weights at the bits its WRL brings back; the rest of
- * training.bytes_per_param (fp32 master weights and Adam's two moments, [ZERO] §3.1) lives
- * in host memory, which the node's pool holds as static memory (for every GPU of the TP
- * group on the node). */
-static void
-replay_static_saved(Replay *r)
-{
-    const PpsimSchedule *sched = r->sched;
-    int p = sched->n_devices, nodes = r->topo ? r->topo->n_nodes : 1;
-    r->static_saved = g_new0(gint64, p);
-    r->host_static = g_new0(gint64, nodes);
-    r->cpu_first = g_new0(int, sched->n_stages);
-    r->cpu_count = g_new0(int, sched->n_stages);
-    if (!r->has_cpu_opt)
-        return;
-    gint64 *host = r->host_static;
-    int *on_node = g_new0(int, nodes), *rank = g_new0(int, nodes);
-    for (int pass = 0; pass < 2; pass++)
-        for (int s = 0; s < sched->n_stages; s++) {
-            gint64 opt = ppsim_schedule_index_find(r->idx, PPSIM_OP_OPT, s, -1);
-            if (opt < 0 ||
-                !(ppsim_schedule_index_op(r->idx, (guint32)opt)->flags & PPSIM_OP_FLAG_CPU))
-                continue;
-            int n = replay_node_of(r, sched->stage_device[s]);
-            if (pass == 0) {
-                on_node[n]++;
-                continue;
-            }
-            /* the node's workers split evenly over its CPU steps (a multithreaded CPU
-             * Adam, [DS-PR735]); with fewer workers than steps, steps share one */
-            r->cpu_count[s] = MAX(1, r->n_cpu_workers / on_node[n]);
-            r->cpu_first[s] = (rank[n]++ * r->cpu_count[s]) % r->n_cpu_workers;
-        }
-    g_free(on_node);
-    g_free(rank);
-    for (int s = 0; s < sched->n_stages; s++) {
-        if (r->cpu_count[s] == 0)
-            continue;
-        const PpsimStageCost *st = &r->costs->stage[s];
-        gint64 wrl = ppsim_schedule_index_find(r->idx, PPSIM_OP_WRL, s, -1);
-        int bits =
-            wrl >= 0 ? replay_weight_bits(ppsim_schedule_index_op(r->idx, (guint32)wrl)) : 16;
-        /* the gradients stay (their buffer fills during the backward) and the weights come
-         * back at @bits */
-        double kept = st->grads_mem + st->params * bits / 8.0;
-        gint64 saved = MAX(0, st->static_mem - ppsim_round_clamped(kept));
-        int d = sched->stage_device[s];
-        r->static_saved[d] += saved;
-        host[replay_node_of(r, d)] += ppsim_mul_clamped(
-            replay_tp_on_node(r), st->static_mem - ppsim_round_clamped(st->params * 2.0));
-    }
-}
-
 /* What both replays need before they start: the topology (hardware mode), whether some
  * optimizer step runs on a CPU worker, and the static memory that moves to the host for
  * it. */
@@ -466,7 +303,7 @@ replay_prepare(Replay *r)
     for (int s = 0; opt != NULL && s < r->sched->n_stages && !r->has_cpu_opt; s++)
         r->has_cpu_opt = opt[s] >= 0 && (ppsim_schedule_index_op(r->idx, (guint32)opt[s])->flags &
                                          PPSIM_OP_FLAG_CPU) != 0;
-    replay_static_saved(r);
+    ppsim_sim_static_saved(r);
 }
 
 static void
@@ -514,18 +351,6 @@ replay_lists_are_streams(const Replay *r)
         if (two && r->sched->copy[d]->len > 0)
             return FALSE;
     return !r->has_cpu_opt;
-}
-
-gint64 *
-ppsim_sim_static_memory(const Replay *r)
-{
-    int p = r->sched->n_devices;
-    gint64 *bytes = g_new(gint64, p);
-    for (int d = 0; d < p; d++)
-        bytes[d] = -r->static_saved[d];
-    for (int s = 0; s < r->sched->n_stages; s++)
-        bytes[r->sched->stage_device[s]] += r->costs->stage[s].static_mem;
-    return bytes;
 }
 
 static PpsimRunResult *
