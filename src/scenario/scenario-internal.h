@@ -35,6 +35,9 @@ typedef struct {
 yaml_node_t *scn_node_at(Parser *P, int id);
 /* "file:line:col" or "--set key.path" for messages about node @id. */
 char *scn_where(Parser *P, int id);
+/* "--set key.path" (the path quoted when it needs it) for messages about what an override
+ * wrote. (transfer full) */
+char *scn_set_where(const char *path);
 PpsimMark scn_mark(Parser *P, int id);
 gboolean scn_fail(Parser *P, GError **error, int id, int code, const char *fmt, ...)
     G_GNUC_PRINTF(5, 6);

@@ -41,10 +41,8 @@ seen_where(const char *path, gpointer data)
     Parser *P = data;
     for (guint i = P->spans->len; i-- > 0;) { /* the last --set of a key wins */
         OverrideSpan *s = &g_array_index(P->spans, OverrideSpan, i);
-        if (strcmp(s->path, path) == 0) {
-            g_autofree char *q = ppsim_quote(s->path);
-            return g_strdup_printf("--set %s", q);
-        }
+        if (strcmp(s->path, path) == 0)
+            return scn_set_where(s->path);
     }
     PpsimMark m = seen_mark(path, data);
     return g_strdup_printf("%s:%d:%d", P->display, m.line, m.col);

@@ -15,16 +15,21 @@ scn_node_at(Parser *P, int id)
     return yaml_document_get_node(&P->doc, id);
 }
 
+char *
+scn_set_where(const char *path)
+{
+    g_autofree char *q = ppsim_quote(path);
+    return g_strdup_printf("--set %s", q);
+}
+
 /* "file:line:col" or "--set key.path" for messages about node @id. */
 char *
 scn_where(Parser *P, int id)
 {
     for (guint i = 0; i < P->spans->len; i++) {
         OverrideSpan *s = &g_array_index(P->spans, OverrideSpan, i);
-        if (id >= s->first && id <= s->last) {
-            g_autofree char *q = ppsim_quote(s->path);
-            return g_strdup_printf("--set %s", q);
-        }
+        if (id >= s->first && id <= s->last)
+            return scn_set_where(s->path);
     }
     yaml_node_t *n = id > 0 ? scn_node_at(P, id) : NULL;
     if (n == NULL)
