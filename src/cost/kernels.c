@@ -304,13 +304,15 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
  * fused kernel measured, a pass reading the bf16 tensor for its amax (`nvte_compute_amax`),
  * then the scale computed from it (`nvte_compute_scale_from_amax`, a one-value kernel,
  * counted as 8 bytes: its launch). Appends both to @list when @cs, for @n elements. */
+#define FP8_SCALE_KERNEL 8.0
+
 static void
 fp8_amax(double *list, int *len, gboolean cs, double n)
 {
     if (!cs)
         return;
     list[(*len)++] = EL * n;
-    list[(*len)++] = 8.0;
+    list[(*len)++] = FP8_SCALE_KERNEL;
 }
 
 static void
@@ -326,7 +328,7 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
     /* current scaling: the two norms write bf16 and their amax (`FUSED_NORM_AMAX_FP8`), then
      * the scale is computed and the output cast to FP8 */
     for (int i = 0; cs && i < 2; i++) {
-        k->f[k->nf++] = 8.0;
+        k->f[k->nf++] = FP8_SCALE_KERNEL;
         k->f[k->nf++] = 3.0 * Tn * h;
     }
     /* LayerNormLinear (QKV, fc1): the output gradient's cast + transpose; the wgrad's
