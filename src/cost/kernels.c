@@ -612,7 +612,7 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         PpsimCommLink intra, inter;
         link_of(hw, 2, 1, &intra);
         link_of(hw, hw->gpus_per_node + 1, 1, &inter);
-        int local = (int)MAX(1, MIN(group, hw->gpus_per_node / MAX(1, stride)));
+        int local = ppsim_par_group_per_node(hw, group, stride);
         double bytes = EL * st->params;
         double red = ppsim_coll_allreduce_hier_s(&intra, &inter, bytes, group, local);
         double exposed =

@@ -170,12 +170,17 @@ ppsim_par_dp_across_nodes(const PpsimScenario *sc)
 }
 
 int
+ppsim_par_group_per_node(const PpsimHardware *hw, int group, int stride)
+{
+    return MAX(1, MIN(group, hw->gpus_per_node / MAX(1, stride)));
+}
+
+int
 ppsim_par_dp_local(const PpsimScenario *sc)
 {
     if (!ppsim_par_dp_across_nodes(sc))
         return 1;
-    int per_node = sc->hardware.gpus_per_node / MAX(1, ppsim_par_dp_stride(sc));
-    return MAX(1, MIN(sc->parallel.dp, per_node));
+    return ppsim_par_group_per_node(&sc->hardware, sc->parallel.dp, ppsim_par_dp_stride(sc));
 }
 
 /* A ring all-gather (or reduce-scatter) of @bytes over the dp group: with @local members a

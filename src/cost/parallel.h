@@ -56,6 +56,9 @@ gboolean ppsim_par_dp_across_nodes(const PpsimScenario *sc);
  * GPU's NIC carries 1/local of what a GPU of the ring sends. */
 int ppsim_par_dp_local(const PpsimScenario *sc);
 
+/* How many of a group of @group ranks, @stride GPUs apart, sit on one node (at least 1). */
+int ppsim_par_group_per_node(const PpsimHardware *hw, int group, int stride);
+
 /* The hardware as the replay sees it: one endpoint per pipeline device, so gpus_per_node
  * (and GPUs per PCIe switch) count pipeline devices per node under the placement. */
 void ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out);
