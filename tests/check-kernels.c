@@ -1,7 +1,7 @@
 /* check-kernels.c: the kernel model (cost/gemm.h, cost/kernels.h, cost/collectives.h) against
  * hand computations: tile and wave quantization of small GEMMs on a 4-SM GPU, the roofline's
  * switch between compute- and memory-bound, causal halving of FlashAttention, the bytes of
- * Megatron's unfused cross-entropy, the NCCL-style
+ * Megatron's unfused cross-entropy and of its fused and Transformer Engine forms, the NCCL-style
  * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
  * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, the
  * bytes of FP8's cast, transpose and scaling kernels, and
@@ -10,6 +10,7 @@
 #include "cost/cost-model.h"
 #include "cost/kernels.h"
 #include "cost/parallel.h"
+#include "cost/memory.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -153,6 +154,77 @@ START_TEST(test_cross_entropy_bytes)
     PpsimTime db = sb.kern_b_ps[PPSIM_KERN_MEMORY] - sa.kern_b_ps[PPSIM_KERN_MEMORY];
     ck_assert(llabs(df - ppsim_time_from_seconds(38.0 * logits / bw)) <= 2);
     ck_assert(llabs(db - ppsim_time_from_seconds(14.0 * logits / bw)) <= 2);
+}
+END_TEST
+
+/* The three loss implementations (model.cross_entropy), per logit forward and backward:
+ * Megatron's fused kernels ([MEG-CE] fusions: fp32 copy with the max 2 + 4, subtract-exp-sum
+ * 8, divide 8; backward multiply and cast 8 + 2) and Transformer Engine's ([TE] Triton: read
+ * 2, read and write the gradient 2 + 2; backward scale in place 2 + 2). At one vocabulary
+ * they differ from the unfused kernels by those bytes plus their launches (forward 6, 3 and 2
+ * kernels; backward 2, 1, 1). Over two TP ranks the unfused loss all-reduces three 4-byte
+ * values a token, the fused one 4 then 8 bytes, TE all-gathers 12 bytes a token: tree
+ * all-reduces of 2 latencies and an all-gather of 1 (n = 2). TE keeps the bf16 gradient (2
+ * bytes a logit, not 4) and writes nothing more in its backward. */
+START_TEST(test_cross_entropy_impls)
+{
+    static const char *const impl[] = {"unfused", "native", "te"};
+    const double fwd[] = {38, 22, 6}, bwd[] = {14, 10, 4};
+    const int nf[] = {6, 3, 2}, nb[] = {2, 1, 1};
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048}\n"
+                       "parallel: {tp: 2, pp: 2, dp: 1}\n"
+                       "training: {microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    PpsimStageCost st[3][2];
+    PpsimScenario *sc[3][2];
+    for (int i = 0; i < 3; i++)
+        for (int v = 0; v < 2; v++) {
+            g_autofree char *ce = g_strdup_printf("model.cross_entropy=%s", impl[i]);
+            const char *const sets[] = {ce, v ? "model.vocab=102400" : "model.vocab=51200", NULL};
+            g_autoptr(GError) error = NULL;
+            sc[i][v] = parse(yaml, sets, &error);
+            ppsim_assert_no_error(error);
+            st[i][v] = (PpsimStageCost){.layers = 0, .has_head = TRUE};
+            ppsim_kernels_fill_stage(&st[i][v], sc[i][v]);
+        }
+    const PpsimHardware *hw = &sc[0][0]->hardware;
+    double T = 2048, added = T * (102400 - 51200) / 2, logits = T * 51200 / 2;
+    double bw = hw->gpu_hbm_bytes_per_s * hw->gpu_memory_efficiency;
+    PpsimTime launch = hw->gpu_launch_ps;
+    for (int i = 0; i < 3; i++) {
+        PpsimTime df =
+            st[i][1].kern_f_ps[PPSIM_KERN_MEMORY] - st[i][0].kern_f_ps[PPSIM_KERN_MEMORY];
+        PpsimTime db =
+            st[i][1].kern_b_ps[PPSIM_KERN_MEMORY] - st[i][0].kern_b_ps[PPSIM_KERN_MEMORY];
+        ck_assert(llabs(df - ppsim_time_from_seconds(fwd[i] * added / bw)) <= 2);
+        ck_assert(llabs(db - ppsim_time_from_seconds(bwd[i] * added / bw)) <= 2);
+        /* against the unfused loss at one vocabulary: the bytes and the launches saved */
+        PpsimTime sf =
+            st[0][0].kern_f_ps[PPSIM_KERN_MEMORY] - st[i][0].kern_f_ps[PPSIM_KERN_MEMORY];
+        PpsimTime sb =
+            st[0][0].kern_b_ps[PPSIM_KERN_MEMORY] - st[i][0].kern_b_ps[PPSIM_KERN_MEMORY];
+        PpsimTime want_f = ppsim_time_from_seconds((fwd[0] - fwd[i]) * logits / bw);
+        PpsimTime want_b = ppsim_time_from_seconds((bwd[0] - bwd[i]) * logits / bw);
+        ck_assert(llabs(sf - want_f - (nf[0] - nf[i]) * launch) <= 8);
+        ck_assert(llabs(sb - want_b - (nb[0] - nb[i]) * launch) <= 8);
+    }
+    /* the loss's TP collectives: the stage's only ones in F (no layers, no embedding) */
+    double alpha = (double)hw->nvlink_latency_ps / PPSIM_PS_PER_S;
+    double bus = hw->nvlink_bytes_per_s * hw->nvlink_bus_efficiency;
+    double comm[] = {3 * (2 * alpha + 4 * T / bus),
+                     2 * alpha + 4 * T / bus + 2 * alpha + 8 * T / bus, alpha + 12 * T / bus};
+    for (int i = 0; i < 3; i++)
+        ck_assert(llabs(st[i][0].tp_comm_f_ps - ppsim_time_from_seconds(comm[i])) <= 3);
+    /* memory: what the loss keeps and the gradient its backward writes */
+    ck_assert_double_eq(ppsim_mem_logits_kept_bytes(sc[0][0]), 4 * logits);
+    ck_assert_double_eq(ppsim_mem_logits_kept_bytes(sc[1][0]), 4 * logits);
+    ck_assert_double_eq(ppsim_mem_logits_kept_bytes(sc[2][0]), 2 * logits);
+    ck_assert_double_eq(ppsim_mem_logits_bytes(sc[1][0]), 4 * logits);
+    ck_assert_double_eq(ppsim_mem_logits_bytes(sc[2][0]), 0);
+    for (int i = 0; i < 3; i++)
+        for (int v = 0; v < 2; v++)
+            ppsim_scenario_free(sc[i][v]);
 }
 END_TEST
 
@@ -592,6 +664,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_roofline_switch);
     tcase_add_test(tc, test_causal_halving);
     tcase_add_test(tc, test_cross_entropy_bytes);
+    tcase_add_test(tc, test_cross_entropy_impls);
     tcase_add_test(tc, test_collectives);
     tcase_add_test(tc, test_efficiency_override);
     tcase_add_test(tc, test_breakdown_sums);

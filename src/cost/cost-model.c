@@ -255,8 +255,8 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         fwd += head;
         bwd_in += head;
         bwd_w += head;
-        params += V * h + 2.0 * h;                /* untied LM head + final LayerNorm */
-        act += 4.0 * s * b * V + 2.0 * s * b * h; /* fp32 logits [KOR] §4.3 + final LN input */
+        params += V * h + 2.0 * h; /* untied LM head + final LayerNorm */
+        act += ppsim_mem_logits_kept_bytes(sc) + 2.0 * s * b * h; /* + final LN input */
         act_w += 2.0 * s * b * h;
     }
     st->fwd_flops = fwd;

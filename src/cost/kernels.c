@@ -38,10 +38,11 @@
  *    gradients.
  *  - First stage: the vocabulary-parallel embedding gather (+ dropout) and its TP
  *    all-reduce; backward the gradient scatter-add. Last stage: final norm, LM head GEMM T
- *    x V/t x h, the cross-entropy over fp32 logits ([KOR] §4.3) as Megatron's unfused
- *    vocab-parallel kernels run it ([MEG-CE], 2021 and r0.8 alike): an fp32 copy, max,
- *    subtract in place, exp in place, sum, divide in place (38 bytes per logit); backward
- *    multiply in place and the cast back to bf16 (14), its dgrad (B) and wgrad (W).
+ *    x V/t x h, its dgrad (B) and wgrad (W), and the cross-entropy as model.cross_entropy
+ *    names it (loss_kernels): over fp32 logits ([KOR] §4.3) as Megatron's unfused
+ *    vocab-parallel kernels run it ([MEG-CE], 2021 and r0.8 alike; 38 bytes per logit
+ *    forward, 14 backward), the same steps fused (native: 22 and 10), or Transformer
+ *    Engine's Triton kernels over the bf16 logits (te: 6 and 4).
  *  - Optimizer (after the last DP reduction): Adam over the local shard (params / (dp x cp)
  *    with ZeRO >= 1, as Megatron shards, memory.h): per parameter read the fp32 main
  *    gradient, master weight, m and v, write them back and the bf16 weight (30 bytes), plus
@@ -499,6 +500,60 @@ bucket_exposed(double red, double back, int layers)
     return MAX(red / buckets, red - back * (1.0 - 1.0 / buckets));
 }
 
+/* The loss over the stage's T x V/t logits, as @impl runs it (PpsimCrossEntropy): its
+ * memory-bound kernels into @F and @B, and the seconds of its TP collectives (returned). */
+static double
+loss_kernels(Ctx *c, int impl, Pass *F, Pass *B)
+{
+    int M = PPSIM_KERN_MEMORY;
+    double logits = c->T * c->V / c->t, tp = 0.0;
+    switch (impl) {
+    case PPSIM_CE_TE:
+        /* Transformer Engine's Triton kernels ([TE] pytorch/triton/cross_entropy.py): an
+         * online-softmax pass reads the bf16 logits for each token's max and sum; after an
+         * all-gather of (max, sum, target logit), 3 floats a token, the second kernel reads
+         * them again and writes the gradient over them; backward scales it in place by each
+         * token's loss gradient */
+        add_mem(c, F, M, EL * logits);
+        add_mem(c, F, M, 2.0 * EL * logits);
+        add_mem(c, B, M, 2.0 * EL * logits);
+        if (c->t > 1)
+            tp = ppsim_coll_allgather_s(&c->tp_link, 12.0 * c->T * c->t, c->t);
+        break;
+    case PPSIM_CE_NATIVE:
+        /* Megatron-Core's fused_vocab_parallel_cross_entropy ([MEG-CE] fusions), the same
+         * steps as below in torch.compile'd kernels: the fp32 copy with its max; subtract,
+         * exp and sum in place; divide in place; backward the update in place with the bf16
+         * cast. Two all-reduces: the max, then the target logit and sum together */
+        add_mem(c, F, M, (EL + 4.0) * logits);
+        add_mem(c, F, M, 8.0 * logits);
+        add_mem(c, F, M, 8.0 * logits);
+        add_mem(c, B, M, (8.0 + EL) * logits);
+        if (c->t > 1)
+            tp = ppsim_coll_allreduce_s(&c->tp_link, 4.0 * c->T, c->t) +
+                 ppsim_coll_allreduce_s(&c->tp_link, 8.0 * c->T, c->t);
+        break;
+    default:
+        /* Megatron's unfused vocab-parallel cross-entropy, one eager kernel per line
+         * ([MEG-CE]): the fp32 copy, max, subtract the max in place, exp in place, sum,
+         * divide by the sum in place (the softmax kept for the backward) */
+        add_mem(c, F, M, (EL + 4.0) * logits);
+        add_mem(c, F, M, 4.0 * logits);
+        add_mem(c, F, M, 8.0 * logits);
+        add_mem(c, F, M, 8.0 * logits);
+        add_mem(c, F, M, 4.0 * logits);
+        add_mem(c, F, M, 8.0 * logits);
+        /* backward: softmax times the loss gradient in place, then the fp32 gradient cast
+         * back to the bf16 logits ([MEG-CE]) */
+        add_mem(c, B, M, 8.0 * logits);
+        add_mem(c, B, M, (4.0 + EL) * logits);
+        if (c->t > 1) /* the vocabulary-parallel max, sum and target logit, T floats each */
+            tp = 3.0 * ppsim_coll_allreduce_s(&c->tp_link, 4.0 * c->T, c->t);
+        break;
+    }
+    return tp;
+}
+
 void
 ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
 {
@@ -544,22 +599,7 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         add_mem(&c, &F, M, 2.0 * EL * c.Tn * c.h); /* final norm */
         add_mem(&c, &B, M, 3.0 * EL * c.Tn * c.h);
         add_gemm(&c, &F, &B, &W, c.T, c.V / c.t, c.h);
-        double logits = c.T * c.V / c.t;
-        /* Megatron's unfused vocab-parallel cross-entropy, one eager kernel per line
-         * ([MEG-CE]): the fp32 copy, max, subtract the max in place, exp in place, sum,
-         * divide by the sum in place (the softmax kept for the backward) */
-        add_mem(&c, &F, M, (EL + 4.0) * logits);
-        add_mem(&c, &F, M, 4.0 * logits);
-        add_mem(&c, &F, M, 8.0 * logits);
-        add_mem(&c, &F, M, 8.0 * logits);
-        add_mem(&c, &F, M, 4.0 * logits);
-        add_mem(&c, &F, M, 8.0 * logits);
-        /* backward: softmax times the loss gradient in place, then the fp32 gradient cast
-         * back to the bf16 logits ([MEG-CE]) */
-        add_mem(&c, &B, M, 8.0 * logits);
-        add_mem(&c, &B, M, (4.0 + EL) * logits);
-        if (c.t > 1) /* the vocabulary-parallel max, sum and target logit, T floats each */
-            tp_f += 3.0 * ppsim_coll_allreduce_s(&c.tp_link, 4.0 * c.T, c.t);
+        tp_f += loss_kernels(&c, m->cross_entropy, &F, &B);
         tp_b += ar_act;
     }
     double f_s = pass_total(&F) + tp_f + cp_f;

@@ -30,11 +30,23 @@ ppsim_mem_model_state(double params, const PpsimTraining *tr, int zero, int dp,
     out->optimizer = params * o / (zero >= 1 ? nd : 1.0);
 }
 
+static double
+logits_per_gpu(const PpsimScenario *sc)
+{
+    double t = sc->parallel.present ? sc->parallel.tp : 1;
+    return (double)sc->model.seq_len * sc->training.microbatch_size * sc->model.vocab / t;
+}
+
+double
+ppsim_mem_logits_kept_bytes(const PpsimScenario *sc)
+{
+    return (sc->model.cross_entropy == PPSIM_CE_TE ? 2.0 : 4.0) * logits_per_gpu(sc);
+}
+
 double
 ppsim_mem_logits_bytes(const PpsimScenario *sc)
 {
-    double t = sc->parallel.present ? sc->parallel.tp : 1;
-    return 4.0 * sc->model.seq_len * sc->training.microbatch_size * sc->model.vocab / t;
+    return sc->model.cross_entropy == PPSIM_CE_TE ? 0.0 : 4.0 * logits_per_gpu(sc);
 }
 
 static double

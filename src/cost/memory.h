@@ -32,9 +32,13 @@ double ppsim_mem_grad_bytes_per_param(const PpsimTraining *training);
 void ppsim_mem_model_state(double params, const PpsimTraining *training, int zero, int dp,
                            PpsimModelStateBytes *out);
 
-/* The fp32 logits one GPU keeps for one microbatch from the loss's forward to its backward,
- * 4sbV/t ([KOR] §4.3; vocabulary-parallel over the tp GPUs). The loss's backward writes a
- * gradient of the same size while it runs. */
+/* What one GPU keeps of one microbatch's logits from the loss's forward to its backward: the
+ * fp32 softmax, 4sbV/t ([KOR] §4.3; vocabulary-parallel over the tp GPUs), or with
+ * model.cross_entropy: te the bf16 gradient written over the logits, 2sbV/t. */
+double ppsim_mem_logits_kept_bytes(const PpsimScenario *sc);
+
+/* The gradient the loss's backward writes while it runs: the size of the fp32 logits, or 0
+ * with model.cross_entropy: te (its backward scales the kept gradient in place). */
 double ppsim_mem_logits_bytes(const PpsimScenario *sc);
 
 /* The ranks ZeRO shards gradients and optimizer states over: dp x cp. Megatron builds its

@@ -27,6 +27,7 @@
  *    across nodes at 1/local of the bytes a NIC (ppsim_par_dp_local).
  */
 #include "cost/parallel.h"
+#include "cost/memory.h"
 
 #include <math.h>
 
@@ -255,7 +256,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         bwd_in += head;
         bwd_w += head;
         params += V * h + (model->mlp == PPSIM_MLP_SWIGLU ? h : 2.0 * h);
-        act += 4.0 * s * b * V / t + 2.0 * sbh / rep_div; /* fp32 logits, final norm input */
+        act += ppsim_mem_logits_kept_bytes(sc) + 2.0 * sbh / rep_div; /* + final norm input */
         act_w += 2.0 * sbh / rep_div;
         tp_b += ar;
     }

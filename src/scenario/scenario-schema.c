@@ -80,6 +80,7 @@ static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 static const char *const fp8_recipe_names[] = {"delayed", "current", NULL};
+static const char *const cross_entropy_names[] = {"unfused", "native", "te", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
 const char *
@@ -111,6 +112,7 @@ static const SchemaKey model_keys[] = {
     POS_INT("vocab", model.vocab),
     {"flash_attention", KEY_BOOL, OFF(model.flash_attention), NULL, FALSE, 0, 0},
     {"causal", KEY_BOOL, OFF(model.causal), NULL, FALSE, 0, 0},
+    {"cross_entropy", KEY_ENUM, OFF(model.cross_entropy), NULL, FALSE, 0, 0, cross_entropy_names},
     {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
     {"stage_recompute", KEY_RECOMPUTE_LIST, OFF(model.stage_recompute), NULL, FALSE, 0, 0},

@@ -122,6 +122,18 @@ typedef struct {
     double imbalance;       /* >= 1: the busiest EP rank's routed tokens over the mean */
 } PpsimMoe;
 
+/* The loss's kernels (model.cross_entropy), as Megatron-Core runs the vocabulary-parallel
+ * cross-entropy: unfused (eager PyTorch kernels, Megatron's default), native
+ * (cross_entropy_loss_fusion with cross_entropy_fusion_impl native: the same steps in three
+ * torch.compile'd kernels forward and one backward) or te (cross_entropy_fusion_impl te:
+ * Transformer Engine's two Triton kernels, which write the gradient into the bf16 logits during
+ * the forward). */
+typedef enum {
+    PPSIM_CE_UNFUSED,
+    PPSIM_CE_NATIVE,
+    PPSIM_CE_TE,
+} PpsimCrossEntropy;
+
 typedef struct {
     char *preset; /* model preset name, owned; NULL when none */
     PpsimMlp mlp;
@@ -134,6 +146,7 @@ typedef struct {
     int vocab;
     gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
     gboolean causal;          /* default TRUE: FlashAttention skips the masked half */
+    int cross_entropy;        /* PpsimCrossEntropy, default unfused */
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;
