@@ -48,11 +48,11 @@ typedef struct {
      * re-run its recompute mode folds in) and one W by kernel class: GEMM, attention core,
      * memory-bound (ps; TP/CP collectives excluded); zero otherwise */
     PpsimTime kern_f_ps[3], kern_b_ps[3], kern_w_ps[3];
-    /* memory.c (hardware mode): static_mem's parts in bytes; on the stage with the loss, one
-     * microbatch's fp32 logits (part of est.act), also the size of the gradient its B or BW
-     * writes while it runs */
+    /* memory.c (hardware mode): static_mem's parts in bytes; on the stage with the loss, what
+     * one microbatch keeps of its logits (part of est.act) and the gradient its B or BW writes
+     * while it runs */
     double weights_mem, grads_mem, opt_mem;
-    gint64 logits_mem;
+    gint64 logits_mem, logits_grad_mem;
 } PpsimStageCost;
 
 typedef struct {

@@ -46,7 +46,7 @@ ppsim_mem_logits_kept_bytes(const PpsimScenario *sc)
 double
 ppsim_mem_logits_bytes(const PpsimScenario *sc)
 {
-    return sc->model.cross_entropy == PPSIM_CE_TE ? 0.0 : 4.0 * logits_per_gpu(sc);
+    return sc->model.cross_entropy == PPSIM_CE_TE ? 0.0 : 2.0 * logits_per_gpu(sc);
 }
 
 static double
@@ -115,7 +115,8 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
     st->grads_mem = ms.gradients;
     st->opt_mem = ms.optimizer;
     st->static_mem = ppsim_round_clamped(ms.weights + ms.gradients + ms.optimizer);
-    st->logits_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_bytes(sc)) : 0;
+    st->logits_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_kept_bytes(sc)) : 0;
+    st->logits_grad_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_bytes(sc)) : 0;
 }
 
 void
@@ -132,5 +133,5 @@ ppsim_mem_fill_costs(PpsimCosts *c, const PpsimScenario *sc)
     c->estimates.memory_limit =
         ppsim_mem_allocatable(c->memory_limit, c->memory_fixed, c->memory_fragmentation);
     for (int s = 0; s < c->n_stages; s++)
-        c->est[s].static_mem += c->stage[s].logits_mem;
+        c->est[s].static_mem += c->stage[s].logits_grad_mem;
 }

@@ -37,8 +37,10 @@ void ppsim_mem_model_state(double params, const PpsimTraining *training, int zer
  * model.cross_entropy: te the bf16 gradient written over the logits, 2sbV/t. */
 double ppsim_mem_logits_kept_bytes(const PpsimScenario *sc);
 
-/* The gradient the loss's backward writes while it runs: the size of the fp32 logits, or 0
- * with model.cross_entropy: te (its backward scales the kept gradient in place). */
+/* The gradient the loss's backward writes while it runs: the bf16 copy of the fp32 gradient
+ * it computes over the kept softmax in place (PyTorch's autograd casts a gradient to its
+ * input's dtype; [MEG-CE]), 2sbV/t, or 0 with model.cross_entropy: te (its backward scales
+ * the kept gradient in place). */
 double ppsim_mem_logits_bytes(const PpsimScenario *sc);
 
 /* The ranks ZeRO shards gradients and optimizer states over: dp x cp. Megatron builds its
@@ -68,7 +70,7 @@ gint64 ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation);
 
 /* The cost model's hook (hardware mode): sets @st's static memory from its params (per GPU)
  * as ppsim_mem_model_state splits it under the scenario's ZeRO stage over dp x cp, and
- * logits_mem on the stage with the loss. */
+ * logits_mem and logits_grad_mem on the stage with the loss. */
 void ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
 
 /* The cost model's hook for the whole run: memory_fixed and memory_fragmentation, and the

@@ -40,7 +40,7 @@ unit_from_stage(PpsimPlanUnit *u, const PpsimStageCost *st)
     u->r_ms = cost_ms(st->b_recompute_ps);
     u->act = (double)st->est.act;
     u->act_w = (double)st->est.act_w;
-    u->static_mem = (double)(st->static_mem + st->logits_mem); /* + the loss's transient */
+    u->static_mem = (double)(st->static_mem + st->logits_grad_mem); /* + the loss's transient */
 }
 
 static void

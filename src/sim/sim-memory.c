@@ -16,7 +16,7 @@ ppsim_sim_mem_plan(const Replay *r, int s, int j, MemPlan *m)
     m->off = ppsim_schedule_index_find(x, PPSIM_OP_OFF, s, j);
     m->rl = ppsim_schedule_index_find(x, PPSIM_OP_RL, s, j);
     m->A = st->est.act;
-    m->logits = st->logits_mem;
+    m->logits = st->logits_grad_mem;
     m->keep = m->rc >= 0 ? MIN(st->act_ckpt, m->A) : m->A;
     if (m->rc >= 0) { /* a partial R recomputes its share of what the checkpoint omits */
         guint16 share = ppsim_schedule_index_op(x, (guint32)m->rc)->share;

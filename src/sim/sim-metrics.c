@@ -173,9 +173,9 @@ metrics_offload(const Replay *r, PpsimRunResult *res)
     }
 }
 
-/* The logits device @d holds at @t: for its stage with the loss, one microbatch's from each
- * F that started (or, when an R recomputes them, each R) until its B or BW ends, plus their
- * gradient while a B or BW runs (sim.c's rules, read off the op timings). */
+/* The logits device @d holds at @t: for its stage with the loss, what one microbatch keeps of
+ * them from each F that started (or, when an R recomputes them, each R) until its B or BW
+ * ends, plus their gradient while a B or BW runs (sim.c's rules, read off the op timings). */
 static gint64
 metrics_logits_at(const Replay *r, const PpsimRunResult *res, int d, PpsimTime t)
 {
@@ -186,14 +186,15 @@ metrics_logits_at(const Replay *r, const PpsimRunResult *res, int d, PpsimTime t
         if (ppsim_op_kind_per_stage(op->kind))
             continue;
         gint64 lg = r->costs->stage[op->stage].logits_mem;
-        if (lg == 0)
+        gint64 grad = r->costs->stage[op->stage].logits_grad_mem;
+        if (lg == 0 && grad == 0)
             continue;
         const PpsimOpTiming *tm = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
         gboolean rc = ppsim_schedule_index_find(r->idx, PPSIM_OP_R, op->stage, op->microbatch) >= 0;
         if ((op->kind == PPSIM_OP_F && !rc) || op->kind == PPSIM_OP_R)
             bytes += tm->start_ps <= t ? lg : 0;
         else if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
-            bytes += tm->end_ps <= t ? -lg : tm->start_ps <= t ? lg : 0;
+            bytes += tm->end_ps <= t ? -lg : tm->start_ps <= t ? grad : 0;
     }
     return MAX(0, bytes);
 }
