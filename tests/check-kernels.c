@@ -221,9 +221,9 @@ START_TEST(test_cross_entropy_impls)
     ck_assert_double_eq(ppsim_mem_logits_kept_bytes(sc[0][0]), 4 * logits);
     ck_assert_double_eq(ppsim_mem_logits_kept_bytes(sc[1][0]), 4 * logits);
     ck_assert_double_eq(ppsim_mem_logits_kept_bytes(sc[2][0]), 2 * logits);
-    ck_assert_double_eq(ppsim_mem_logits_bytes(sc[0][0]), 2 * logits);
-    ck_assert_double_eq(ppsim_mem_logits_bytes(sc[1][0]), 2 * logits);
-    ck_assert_double_eq(ppsim_mem_logits_bytes(sc[2][0]), 0);
+    ck_assert_double_eq(ppsim_mem_logits_grad_bytes(sc[0][0]), 2 * logits);
+    ck_assert_double_eq(ppsim_mem_logits_grad_bytes(sc[1][0]), 2 * logits);
+    ck_assert_double_eq(ppsim_mem_logits_grad_bytes(sc[2][0]), 0);
     for (int i = 0; i < 3; i++)
         for (int v = 0; v < 2; v++)
             ppsim_scenario_free(sc[i][v]);

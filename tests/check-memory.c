@@ -93,7 +93,7 @@ START_TEST(test_components)
     g_autoptr(PpsimScenario) sc = parse(small_yaml, NULL, &error);
     ppsim_assert_no_error(error);
     ck_assert_double_eq(ppsim_mem_logits_kept_bytes(sc), 4.0 * 1024 * 1 * 32000);
-    ck_assert_double_eq(ppsim_mem_logits_bytes(sc), 2.0 * 1024 * 1 * 32000);
+    ck_assert_double_eq(ppsim_mem_logits_grad_bytes(sc), 2.0 * 1024 * 1 * 32000);
     ck_assert_double_eq(ppsim_mem_nccl_bytes(sc), 544 * MIB);
     ck_assert_int_eq(ppsim_mem_fixed_bytes(sc), (gint64)(821 * MIB + 544 * MIB));
     const char *yaml3d = "hardware: {preset: dgx-h100-80gb, nodes: 4}\n"

@@ -44,7 +44,7 @@ ppsim_mem_logits_kept_bytes(const PpsimScenario *sc)
 }
 
 double
-ppsim_mem_logits_bytes(const PpsimScenario *sc)
+ppsim_mem_logits_grad_bytes(const PpsimScenario *sc)
 {
     return sc->model.cross_entropy == PPSIM_CE_TE ? 0.0 : 2.0 * logits_per_gpu(sc);
 }
@@ -116,7 +116,7 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
     st->opt_mem = ms.optimizer;
     st->static_mem = ppsim_round_clamped(ms.weights + ms.gradients + ms.optimizer);
     st->logits_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_kept_bytes(sc)) : 0;
-    st->logits_grad_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_bytes(sc)) : 0;
+    st->logits_grad_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_grad_bytes(sc)) : 0;
 }
 
 void

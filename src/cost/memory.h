@@ -41,7 +41,7 @@ double ppsim_mem_logits_kept_bytes(const PpsimScenario *sc);
  * it computes over the kept softmax in place (PyTorch's autograd casts a gradient to its
  * input's dtype; [MEG-CE]), 2sbV/t, or 0 with model.cross_entropy: te (its backward scales
  * the kept gradient in place). */
-double ppsim_mem_logits_bytes(const PpsimScenario *sc);
+double ppsim_mem_logits_grad_bytes(const PpsimScenario *sc);
 
 /* The ranks ZeRO shards gradients and optimizer states over: dp x cp. Megatron builds its
  * gradient buffers and its distributed optimizer over the data-parallel group with context
