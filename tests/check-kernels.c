@@ -230,6 +230,64 @@ START_TEST(test_cross_entropy_impls)
 }
 END_TEST
 
+/* model.dropout and model.rotary on a GELU layer (tp = 1, no embedding or loss), by hand:
+ * without dropout each of the two bias-dropout-adds loses its 1-byte mask in F and its
+ * backward kernel (2 + 2 bytes and the mask, one launch) in B, and the layer keeps two masks
+ * (2sbh) fewer; rotary adds a read and a write of q and k (2 x 2 bytes x T (h + kv)) to F and
+ * to B, with a launch each. Unset, they follow the family (GELU: dropout, no rotary; SwiGLU
+ * the reverse), and the key lookup reads them resolved. */
+START_TEST(test_dropout_rotary)
+{
+    const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048}\n"
+                       "parallel: {tp: 1, pp: 2, dp: 1}\n"
+                       "training: {microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    const char *const none[] = {NULL};
+    const char *const nodrop[] = {"model.dropout=false", NULL};
+    const char *const rot[] = {"model.rotary=true", NULL};
+    const char *const *sets[] = {none, nodrop, rot};
+    PpsimStageCost st[3];
+    PpsimScenario *sc[3];
+    for (int i = 0; i < 3; i++) {
+        g_autoptr(GError) error = NULL;
+        sc[i] = parse(yaml, sets[i], &error);
+        ppsim_assert_no_error(error);
+        st[i] = (PpsimStageCost){.layers = 1};
+        ppsim_kernels_fill_stage(&st[i], sc[i]);
+    }
+    const PpsimHardware *hw = &sc[0]->hardware;
+    double T = 2048, h = 2048, bw = hw->gpu_hbm_bytes_per_s * hw->gpu_memory_efficiency;
+    PpsimTime launch = hw->gpu_launch_ps;
+    PpsimTime df = st[0].kern_f_ps[PPSIM_KERN_MEMORY] - st[1].kern_f_ps[PPSIM_KERN_MEMORY];
+    PpsimTime db = st[0].kern_b_ps[PPSIM_KERN_MEMORY] - st[1].kern_b_ps[PPSIM_KERN_MEMORY];
+    ck_assert(llabs(df - ppsim_time_from_seconds(2 * T * h / bw)) <= 2);
+    ck_assert(llabs(db - ppsim_time_from_seconds(2 * 5 * T * h / bw) - 2 * launch) <= 4);
+    PpsimTime rf = st[2].kern_f_ps[PPSIM_KERN_MEMORY] - st[0].kern_f_ps[PPSIM_KERN_MEMORY];
+    PpsimTime rb = st[2].kern_b_ps[PPSIM_KERN_MEMORY] - st[0].kern_b_ps[PPSIM_KERN_MEMORY];
+    PpsimTime want = ppsim_time_from_seconds(4 * T * (h + h) / bw) + launch;
+    ck_assert(llabs(rf - want) <= 2);
+    ck_assert(llabs(rb - want) <= 2);
+    double sbh = T * h;
+    ck_assert_double_eq(ppsim_par_layer_act_bytes(&sc[0]->model, 1, 1, FALSE) -
+                            ppsim_par_layer_act_bytes(&sc[1]->model, 1, 1, FALSE),
+                        2 * sbh);
+    double v = -1;
+    ck_assert(ppsim_scenario_lookup_number(sc[0], "model.dropout", &v) && v == 1);
+    ck_assert(ppsim_scenario_lookup_number(sc[1], "model.dropout", &v) && v == 0);
+    ck_assert(ppsim_scenario_lookup_number(sc[0], "model.rotary", &v) && v == 0);
+    ck_assert(ppsim_scenario_lookup_number(sc[2], "model.rotary", &v) && v == 1);
+    /* SwiGLU: no dropout and rotary unless written */
+    const char *const sw[] = {"model.mlp=swiglu", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) l = parse(yaml, sw, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!ppsim_model_dropout(&l->model) && ppsim_model_rotary(&l->model));
+    for (int i = 0; i < 3; i++)
+        ppsim_scenario_free(sc[i]);
+}
+END_TEST
+
 START_TEST(test_collectives)
 {
     PpsimCommLink l = {.bus_bytes_per_s = 100e9, .alpha_s = 1e-6};
@@ -667,6 +725,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_causal_halving);
     tcase_add_test(tc, test_cross_entropy_bytes);
     tcase_add_test(tc, test_cross_entropy_impls);
+    tcase_add_test(tc, test_dropout_rotary);
     tcase_add_test(tc, test_collectives);
     tcase_add_test(tc, test_efficiency_override);
     tcase_add_test(tc, test_breakdown_sums);

@@ -69,12 +69,13 @@ ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
     double s = model->seq_len, h = model->hidden, f = model->ffn_hidden, a = model->heads;
     double b = microbatch_size;
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
-        return 2.0 * s * b * h; /* [KOR] Table 2 */
-    double act = s * b * h * (14.0 + 4.0 * model_kv_ratio(model) + 4.0 * f / h);
+        return 2.0 * s * b * h;                            /* [KOR] Table 2 */
+    double masks = ppsim_model_dropout(model) ? 2.0 : 0.0; /* model.dropout: false, none */
+    double act = s * b * h * (12.0 + masks + 4.0 * model_kv_ratio(model) + 4.0 * f / h);
     if (model->recompute == PPSIM_RECOMPUTE_LIGHT) /* [PO] App. C: 34sbh -> 20sbh */
-        act -= s * b * h * (4.0 + 2.0 + 2.0 * f / h);
+        act -= s * b * h * (4.0 + masks + 2.0 * f / h);
     if (!model->flash_attention && model->recompute != PPSIM_RECOMPUTE_SELECTIVE)
-        act += 5.0 * a * s * s * b;
+        act += (masks > 0 ? 5.0 : 2.0) * a * s * s * b; /* without dropout: the softmax only */
     return act;
 }
 
@@ -247,8 +248,9 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
                          * stored s^2 term to drop, so selective recompute is a no-op (as in
                          * Megatron-LM, which skips it then); the runner warns. */
     if (st->has_embedding) {
-        params += V * h + s * h; /* token + position embeddings, [NAR21] Eq. (2) */
-        act += s * b * h;        /* embedding dropout mask, [KOR] §4.3 */
+        params += V * h + (ppsim_model_rotary(model) ? 0.0 : s * h); /* [NAR21] Eq. (2) */
+        if (ppsim_model_dropout(model))
+            act += s * b * h; /* embedding dropout mask, [KOR] §4.3 */
     }
     if (st->has_head) {
         double head = 2.0 * b * s * h * V; /* logits, [NAR21] App.: 2BshV forward */

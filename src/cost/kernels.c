@@ -15,9 +15,11 @@
  *    and AV (s x d x s) per head, softmax (read and write the s^2 scores) and dropout (read,
  *    write, 1-byte mask); backward two GEMMs for AV, dropout and softmax backward, two for
  *    QK^T.
- *  - Memory-bound forward: two norms (read + write T h), two bias-dropout-add (GELU: read
- *    two, write one, 1-byte mask; SwiGLU: residual adds, read two write one), the activation
- *    (GELU read + write T f/t; SwiGLU read 2, write 1), rotary on q and k (SwiGLU models).
+ *  - Memory-bound forward: two norms (read + write T h), two bias-dropout-add (with
+ *    model.dropout: read two, write one, 1-byte mask; without: residual adds, read two write
+ *    one; PyTorch skips a dropout of p = 0), the activation (GELU read + write T f/t; SwiGLU
+ *    read 2, write 1), rotary on q and k (model.rotary). Without dropout the standard
+ *    attention kernels and the embedding have none either.
  *    Backward: norms read x and dy, write dx; dropout reads dy and the mask, writes dx; the
  *    residual adds two gradients; GELU reads x and dy, writes dx; SwiGLU reads gate, up, dy
  *    and writes two.
@@ -146,7 +148,7 @@ typedef struct {
     int t, cp;
     gboolean sp;
     double b, s, sl, T, Tn, h, f, a, d, kv, V;
-    gboolean swiglu;
+    gboolean swiglu, dropout, rotary;
     gboolean fp8;      /* training.dtype: fp8 with its cast / transpose / scaling kernels */
     gboolean fp8_cs;   /* ... with current scaling (training.fp8_recipe: current) */
     double m;          /* microbatches a step (what a once-a-step kernel is spread over) */
@@ -228,6 +230,8 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->kv = c->d * m->kv_heads;
     c->V = m->vocab;
     c->swiglu = m->mlp == PPSIM_MLP_SWIGLU;
+    c->dropout = ppsim_model_dropout(m);
+    c->rotary = ppsim_model_rotary(m);
     c->fp8 = fp8_scaling && sc->training.dtype == PPSIM_DTYPE_FP8;
     c->fp8_cs = c->fp8 && sc->training.fp8_recipe == PPSIM_FP8_CURRENT;
     c->m = MAX(1, sc->training.microbatches);
@@ -253,16 +257,18 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
     }
     double sl = c->sl, s = c->s, d = c->d, scores = batch * sl * s;
     double *fa = &f->k[PPSIM_KERN_ATTENTION], *ba = &b->k[PPSIM_KERN_ATTENTION];
-    *fa += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);        /* QK^T */
-    *fa += ppsim_mem_seconds(&c->gpu, 2.0 * EL * scores);       /* scale, mask, softmax */
-    *fa += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout */
-    *fa += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);        /* AV */
-    *ba += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);        /* dP = dO V^T */
-    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);        /* dV = P^T dO */
-    *ba += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout backward */
-    *ba += ppsim_mem_seconds(&c->gpu, 3.0 * EL * scores);       /* softmax backward */
-    *ba += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);        /* dQ = dS K */
-    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);        /* dK = dS^T Q */
+    *fa += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);  /* QK^T */
+    *fa += ppsim_mem_seconds(&c->gpu, 2.0 * EL * scores); /* scale, mask, softmax */
+    if (c->dropout)
+        *fa += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout */
+    *fa += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);            /* AV */
+    *ba += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);            /* dP = dO V^T */
+    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);            /* dV = P^T dO */
+    if (c->dropout)
+        *ba += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout backward */
+    *ba += ppsim_mem_seconds(&c->gpu, 3.0 * EL * scores);           /* softmax backward */
+    *ba += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);            /* dQ = dS K */
+    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);            /* dK = dS^T Q */
 }
 
 /* FP8 with Transformer Engine 1.x's delayed scaling ([TE] v1.10, that of the NeMo 24.09
@@ -404,7 +410,7 @@ layer_times(Ctx *c, LayerTimes *lt)
     add_mem(c, b, M, 3.0 * EL * act);
     add_mem(c, b, M, 3.0 * EL * act);
     for (int i = 0; i < 2; i++) { /* after attention and after the MLP */
-        if (c->swiglu) {
+        if (!c->dropout) {
             add_mem(c, f, M, 3.0 * EL * act);
         } else {
             add_mem(c, f, M, (3.0 * EL + 1.0) * act);
@@ -415,12 +421,14 @@ layer_times(Ctx *c, LayerTimes *lt)
     if (c->swiglu) {
         add_mem(c, f, M, 3.0 * EL * T * ft);
         add_mem(c, b, M, 5.0 * EL * T * ft);
-        double rot = 2.0 * EL * T * (h + c->kv) / t; /* q and k, read and written */
-        add_mem(c, f, M, rot);
-        add_mem(c, b, M, rot);
     } else {
         add_mem(c, f, M, 2.0 * EL * T * ft);
         add_mem(c, b, M, 3.0 * EL * T * ft);
+    }
+    if (c->rotary) {
+        double rot = 2.0 * EL * T * (h + c->kv) / t; /* q and k, read and written */
+        add_mem(c, f, M, rot);
+        add_mem(c, b, M, rot);
     }
     /* FP8's cast and transpose kernels, and each weight's once a step */
     PpsimFp8Kernels k8;
@@ -590,7 +598,7 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     }
     if (st->has_embedding) {
         add_mem(&c, &F, M, 2.0 * EL * c.T * c.h); /* gather rows */
-        if (!c.swiglu)
+        if (c.dropout)
             add_mem(&c, &F, M, (2.0 * EL + 1.0) * c.Tn * c.h); /* embedding dropout */
         add_mem(&c, &B, M, 3.0 * EL * c.T * c.h);              /* gradient scatter-add */
         tp_f += ar_act;

@@ -84,8 +84,8 @@ double
 ppsim_par_model_params(const PpsimModel *m)
 {
     double h = m->hidden, V = m->vocab, s = m->seq_len;
-    double embed = V * h + (swiglu(m) ? 0.0 : s * h); /* rotary positions have no weights */
-    double head = V * h + (swiglu(m) ? h : 2.0 * h);  /* untied LM head + final norm */
+    double embed = V * h + (ppsim_model_rotary(m) ? 0.0 : s * h); /* rotary: no weights */
+    double head = V * h + (swiglu(m) ? h : 2.0 * h);              /* untied LM head + final norm */
     return embed + m->layers * ppsim_par_layer_params(m) + head;
 }
 
@@ -95,15 +95,16 @@ ppsim_par_layer_act_bytes(const PpsimModel *m, int b, int t, gboolean sp)
     double s = m->seq_len, h = m->hidden, f = m->ffn_hidden, a = m->heads, sbh = s * b * h;
     if (m->recompute == PPSIM_RECOMPUTE_FULL) /* layer input only, [KOR] Table 2 */
         return 2.0 * sbh / (sp ? t : 1);
-    double rep = swiglu(m) ? 8.0 : 10.0;
+    double masks = ppsim_model_dropout(m) ? 2.0 : 0.0; /* two dropout masks, sbh each */
+    double rep = 8.0 + masks;
     double split = 4.0 + 4.0 * kv_ratio(m) + (swiglu(m) ? 6.0 : 4.0) * f / h;
     if (m->recompute == PPSIM_RECOMPUTE_LIGHT) { /* norm outputs, masks, MLP activation */
-        rep -= swiglu(m) ? 4.0 : 6.0;
+        rep -= 4.0 + masks;
         split -= 2.0 * f / h;
     }
     double act = sp ? sbh * (rep + split) / t : sbh * (rep + split / t);
-    if (!m->flash_attention && m->recompute != PPSIM_RECOMPUTE_SELECTIVE)
-        act += 5.0 * a * s * s * b / t;
+    if (!m->flash_attention && m->recompute != PPSIM_RECOMPUTE_SELECTIVE) /* [KOR] 5as^2b */
+        act += (ppsim_model_dropout(m) ? 5.0 : 2.0) * a * s * s * b / t;
     return act;
 }
 
@@ -245,8 +246,8 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         tp_b += tp_f; /* the re-run forward's collectives */
 
     if (st->has_embedding) {
-        params += V * h + (swiglu(model) ? 0.0 : s * h);
-        if (model->mlp == PPSIM_MLP_GELU)
+        params += V * h + (ppsim_model_rotary(model) ? 0.0 : s * h);
+        if (ppsim_model_dropout(model))
             act += sbh / rep_div; /* embedding dropout mask, [KOR] §4.3 */
         tp_f += ar;
     }

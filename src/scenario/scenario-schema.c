@@ -80,6 +80,7 @@ static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
 static const char *const placement_names[] = {"tp-pp-dp", "tp-dp-pp", NULL};
 static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 static const char *const fp8_recipe_names[] = {"delayed", "current", NULL};
+static const char *const model_flag_names[] = {"default", "true", "false", NULL};
 static const char *const cross_entropy_names[] = {"unfused", "native", "te", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
@@ -87,6 +88,22 @@ const char *
 ppsim_p2p_name(PpsimP2p p2p)
 {
     return p2p_names[p2p];
+}
+
+gboolean
+ppsim_model_dropout(const PpsimModel *m)
+{
+    if (m->dropout != PPSIM_MODEL_FLAG_DEFAULT)
+        return m->dropout == PPSIM_MODEL_FLAG_TRUE;
+    return m->mlp != PPSIM_MLP_SWIGLU;
+}
+
+gboolean
+ppsim_model_rotary(const PpsimModel *m)
+{
+    if (m->rotary != PPSIM_MODEL_FLAG_DEFAULT)
+        return m->rotary == PPSIM_MODEL_FLAG_TRUE;
+    return m->mlp == PPSIM_MLP_SWIGLU;
 }
 
 static const SchemaKey moe_keys[] = {
@@ -112,6 +129,8 @@ static const SchemaKey model_keys[] = {
     POS_INT("vocab", model.vocab),
     {"flash_attention", KEY_BOOL, OFF(model.flash_attention), NULL, FALSE, 0, 0},
     {"causal", KEY_BOOL, OFF(model.causal), NULL, FALSE, 0, 0},
+    {"dropout", KEY_ENUM, OFF(model.dropout), NULL, FALSE, 0, 0, model_flag_names},
+    {"rotary", KEY_ENUM, OFF(model.rotary), NULL, FALSE, 0, 0, model_flag_names},
     {"cross_entropy", KEY_ENUM, OFF(model.cross_entropy), NULL, FALSE, 0, 0, cross_entropy_names},
     {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
@@ -473,6 +492,10 @@ ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *
 {
     if (strcmp(path, "memory.limit") == 0) {
         *out = sc->costs.present ? sc->memory_limit_units : (double)sc->memory_limit_bytes;
+        return TRUE;
+    }
+    if (strcmp(path, "model.dropout") == 0 || strcmp(path, "model.rotary") == 0) { /* resolved */
+        *out = (path[6] == 'd' ? ppsim_model_dropout : ppsim_model_rotary)(&sc->model) ? 1 : 0;
         return TRUE;
     }
     g_auto(GStrv) parts = g_strsplit(path, ".", -1);

@@ -134,6 +134,14 @@ typedef enum {
     PPSIM_CE_TE,
 } PpsimCrossEntropy;
 
+/* A layer property the `mlp` family decides unless the scenario writes it (model.dropout,
+ * model.rotary): 0, the zero of a fresh PpsimModel, is the family's default. */
+typedef enum {
+    PPSIM_MODEL_FLAG_DEFAULT,
+    PPSIM_MODEL_FLAG_TRUE,
+    PPSIM_MODEL_FLAG_FALSE,
+} PpsimModelFlag;
+
 typedef struct {
     char *preset; /* model preset name, owned; NULL when none */
     PpsimMlp mlp;
@@ -147,6 +155,8 @@ typedef struct {
     gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
     gboolean causal;          /* default TRUE: FlashAttention skips the masked half */
     int cross_entropy;        /* PpsimCrossEntropy, default unfused */
+    int dropout;              /* PpsimModelFlag, model.dropout (ppsim_model_dropout) */
+    int rotary;               /* PpsimModelFlag, model.rotary (ppsim_model_rotary) */
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;
@@ -327,6 +337,16 @@ PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *di
 gboolean ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *out);
 /* The name parallel.p2p is written with ("async", "blocking", "overlapped"). */
 const char *ppsim_p2p_name(PpsimP2p p2p);
+
+/* Whether the model trains with dropout (hidden, attention and embedding dropout, each with
+ * its mask): model.dropout, by default the GELU family's GPT-style yes and SwiGLU's Llama-style
+ * no. */
+gboolean ppsim_model_dropout(const PpsimModel *m);
+
+/* Whether the model has rotary position embeddings (a rotary kernel on q and k, no learned
+ * position table): model.rotary, by default SwiGLU's Llama-style yes and GELU's GPT-style
+ * no. */
+gboolean ppsim_model_rotary(const PpsimModel *m);
 
 /* As ppsim_scenario_parse, but only checks each value on its own (syntax, known keys,
  * types, units, ranges), not the rules that relate several keys: whether @overrides could
