@@ -494,8 +494,13 @@ ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *
         *out = sc->costs.present ? sc->memory_limit_units : (double)sc->memory_limit_bytes;
         return TRUE;
     }
-    if (strcmp(path, "model.dropout") == 0 || strcmp(path, "model.rotary") == 0) { /* resolved */
-        *out = (path[6] == 'd' ? ppsim_model_dropout : ppsim_model_rotary)(&sc->model) ? 1 : 0;
+    /* the two family-decided flags, resolved */
+    if (strcmp(path, "model.dropout") == 0) {
+        *out = ppsim_model_dropout(&sc->model) ? 1 : 0;
+        return TRUE;
+    }
+    if (strcmp(path, "model.rotary") == 0) {
+        *out = ppsim_model_rotary(&sc->model) ? 1 : 0;
         return TRUE;
     }
     g_auto(GStrv) parts = g_strsplit(path, ".", -1);
