@@ -26,7 +26,8 @@
  *  - FP8 (training.dtype: fp8), as Megatron-Core runs Transformer Engine 1.x's delayed
  *    scaling (see fp8_kernels below): the two norms write their FP8 GEMM input (1 byte, not
  *    2); the cast and transpose kernels of the GEMMs' other inputs and of the output
- *    gradients; each weight's cast + transpose once a step; the amax and scale update.
+ *    gradients; each weight's cast + transpose once a step; the amax reduction over the
+ *    tp x dp x cp GPUs and the amax and scale update.
  *    With training.fp8_recipe: current (TE 2.x current scaling) an amax pass and a scale
  *    kernel before each cast instead of the history update, and the norms write bf16.
  *  - TP collectives: two per layer forward and two backward of the full 2 T h-byte
@@ -298,8 +299,10 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
  *  - Amax and scale update: at the end of each fp8_autocast region (a model chunk's forward,
  *    [MEG] core_r0.9.0 `transformer_block.py`) and after its backward,
  *    `reduce_and_update_fp8_tensors` concatenates the latest amaxes of every FP8 module
- *    registered on the GPU (all its chunks' layers), all-reduces them over the amax reduction
- *    group (not modelled) and updates each one's amax history and scale in one fused kernel
+ *    registered on the GPU (all its chunks' layers), all-reduces them (MAX, on the compute
+ *    stream) over the amax reduction group, the tp x dp x cp ranks of the stage ([MEG]
+ *    `parallel_state.py` `get_amax_reduction_group(with_context_parallel=True)`: amax_reduce
+ *    below) and updates each one's amax history and scale in one fused kernel
  *    (`fused_amax_and_scale_update_after_reduction`): per tensor the history (1024 fp32
  *    entries, the recipes' fp8_amax_history_len) read and written back rolled, the amax and
  *    scale read, the scale and its inverse written; 3 tensors a GEMM forward (input, weight,
@@ -377,6 +380,26 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
     k->update_f[1] = c->dev_layers * 4 * 3 * per;
     k->update_b[0] = c->dev_layers * 4 * 2 * 8.0;
     k->update_b[1] = c->dev_layers * 4 * 2 * per;
+}
+
+/* Seconds of delayed scaling's amax all-reduce of @bytes over the stage's tp x dp x cp ranks
+ * (the amax reduction group): NCCL's hierarchical all-reduce, as the DP reduction below, with
+ * the group's members on a node (its tp x cp ranks times the dp replicas there) reducing on
+ * NVLink. Latency-bound: a few hundred bytes. */
+static double
+amax_reduce(const Ctx *c, double bytes)
+{
+    const PpsimScenario *sc = c->sc;
+    const PpsimParallel *par = &sc->parallel;
+    int dp = par->present ? par->dp : 1, n = c->t * c->cp * dp;
+    if (n <= 1)
+        return 0.0;
+    const PpsimHardware *hw = &sc->hardware;
+    PpsimCommLink intra, inter;
+    link_of(hw, 2, 1, &intra);
+    link_of(hw, hw->gpus_per_node + 1, 1, &inter);
+    int local = c->t * c->cp * ppsim_par_group_per_node(hw, dp, ppsim_par_dp_stride(sc));
+    return ppsim_coll_allreduce_hier_s(&intra, &inter, bytes, n, MIN(local, n));
 }
 
 static double
@@ -594,6 +617,10 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         for (int i = 0; i < 2; i++) {
             add_mem(&c, &F, M, k8.update_f[i]);
             add_mem(&c, &B, M, k8.update_b[i]);
+        }
+        if (!c.fp8_cs) { /* delayed scaling's amax reduction: 4 bytes an amax */
+            tp_f += amax_reduce(&c, k8.update_f[0] / 2.0);
+            tp_b += amax_reduce(&c, k8.update_b[0] / 2.0);
         }
     }
     if (st->has_embedding) {
