@@ -203,6 +203,17 @@ link_of(const PpsimHardware *hw, int group, int stride, PpsimCommLink *out)
     out->alpha_s = (double)lat / PPSIM_PS_PER_S;
 }
 
+/* Seconds of NCCL's hierarchical all-reduce of @bytes over @n ranks, @local of them on each
+ * node: NVLink within a node, the NICs across nodes. */
+static double
+hier_allreduce_s(const PpsimHardware *hw, double bytes, int n, int local)
+{
+    PpsimCommLink intra, inter;
+    link_of(hw, 2, 1, &intra);
+    link_of(hw, hw->gpus_per_node + 1, 1, &inter);
+    return ppsim_coll_allreduce_hier_s(&intra, &inter, bytes, n, local);
+}
+
 static void
 ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
 {
@@ -383,7 +394,7 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
 }
 
 /* Seconds of delayed scaling's amax all-reduce of @bytes over the stage's tp x dp x cp ranks
- * (the amax reduction group): NCCL's hierarchical all-reduce, as the DP reduction below, with
+ * (the amax reduction group): NCCL's hierarchical all-reduce, as the DP reduction's, with
  * the group's members on a node (its tp x cp ranks times the dp replicas there) reducing on
  * NVLink. Latency-bound: a few hundred bytes. */
 static double
@@ -395,11 +406,8 @@ amax_reduce(const Ctx *c, double bytes)
     if (n <= 1)
         return 0.0;
     const PpsimHardware *hw = &sc->hardware;
-    PpsimCommLink intra, inter;
-    link_of(hw, 2, 1, &intra);
-    link_of(hw, hw->gpus_per_node + 1, 1, &inter);
     int local = c->t * c->cp * ppsim_par_group_per_node(hw, dp, ppsim_par_dp_stride(sc));
-    return ppsim_coll_allreduce_hier_s(&intra, &inter, bytes, n, MIN(local, n));
+    return hier_allreduce_s(hw, bytes, n, MIN(local, n));
 }
 
 static double
@@ -684,12 +692,8 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     if (par->present && group > 1 && par->zero < 3) {
         const PpsimHardware *hw = &sc->hardware;
         int stride = ppsim_par_dp_stride(sc) / c.cp; /* cp ranks sit inside the device */
-        PpsimCommLink intra, inter;
-        link_of(hw, 2, 1, &intra);
-        link_of(hw, hw->gpus_per_node + 1, 1, &inter);
         int local = ppsim_par_group_per_node(hw, group, stride);
-        double bytes = EL * st->params;
-        double red = ppsim_coll_allreduce_hier_s(&intra, &inter, bytes, group, local);
+        double red = hier_allreduce_s(hw, EL * st->params, group, local);
         double exposed =
             par->overlap_grad_reduce ? bucket_exposed(red, b_s + w_s, st->layers) : red;
         st->dp_comm_ps = ps(exposed);
