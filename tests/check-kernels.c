@@ -1,6 +1,7 @@
 /* check-kernels.c: the kernel model (cost/gemm.h, cost/kernels.h, cost/collectives.h) against
  * hand computations: tile and wave quantization of small GEMMs on a 4-SM GPU, the roofline's
- * switch between compute- and memory-bound, causal halving of FlashAttention, the bytes of
+ * switch between compute- and memory-bound, causal halving of FlashAttention, the attention
+ * kernels' efficiencies (model.attention_kernel), the bytes of
  * Megatron's unfused cross-entropy and of its fused and Transformer Engine forms, the NCCL-style
  * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
  * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, the
@@ -127,6 +128,73 @@ START_TEST(test_causal_halving)
     /* GEMMs and memory-bound kernels do not depend on the mask */
     ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b.kern_f_ps[PPSIM_KERN_GEMM]);
     ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b.kern_f_ps[PPSIM_KERN_MEMORY]);
+}
+END_TEST
+
+/* model.attention_kernel: each named kernel times the (compute-bound, s = 16384) attention
+ * at its own preset efficiency, by hand, and nothing else moves; default is the preset's
+ * attention_efficiency (on the H100 cuDNN's, the same 0.5). An A100 has no FlashAttention-3
+ * or cuDNN figure: naming one is an error naming its key; a named kernel with the standard
+ * (non-flash) attention is an error at the key's line and column. */
+START_TEST(test_attention_kernels)
+{
+    static const char *h100 = "hardware: {preset: dgx-h100-80gb}\n"
+                              "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 16384}\n"
+                              "training: {pp: 2, microbatches: 4}\n"
+                              "schedule: 1f1b\n";
+    static const struct {
+        const char *set;
+        double eff;
+    } k[] = {{"model.attention_kernel=default", 0.5},
+             {"model.attention_kernel=cudnn", 0.5},
+             {"model.attention_kernel=fa2", 0.31},
+             {"model.attention_kernel=fa3", 0.55}};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) base = parse(h100, NULL, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost b0 = {.layers = 1};
+    ppsim_kernels_fill_stage(&b0, base);
+    PpsimTime launch = base->hardware.gpu_launch_ps;
+    double s = 16384, h = 2048;
+    for (guint i = 0; i < G_N_ELEMENTS(k); i++) {
+        const char *const set[] = {k[i].set, NULL};
+        g_autoptr(PpsimScenario) sc = parse(h100, set, &error);
+        ppsim_assert_no_error(error);
+        PpsimStageCost a = {.layers = 1};
+        ppsim_kernels_fill_stage(&a, sc);
+        double want = 4 * s * s * h / 2 / (989e12 * k[i].eff);
+        ck_assert(llabs(a.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
+                        ppsim_time_from_seconds(want)) <= 1);
+        ck_assert(llabs(a.kern_b_ps[PPSIM_KERN_ATTENTION] - launch -
+                        ppsim_time_from_seconds(2.5 * want)) <= 1);
+        ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b0.kern_f_ps[PPSIM_KERN_GEMM]);
+        ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b0.kern_f_ps[PPSIM_KERN_MEMORY]);
+    }
+    /* an override of the named kernel's key is what it runs at */
+    const char *const over[] = {"model.attention_kernel=fa2",
+                                "hardware.gpu.attention_efficiency_fa2=0.25", NULL};
+    g_autoptr(PpsimScenario) sco = parse(h100, over, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost o = {.layers = 1};
+    ppsim_kernels_fill_stage(&o, sco);
+    ck_assert(llabs(o.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
+                    ppsim_time_from_seconds(4 * s * s * h / 2 / (989e12 * 0.25))) <= 1);
+    /* the A100 preset has no FlashAttention-3 figure */
+    const char *const fa3[] = {"model.attention_kernel=fa3", NULL};
+    g_autoptr(PpsimScenario) a100 = parse(gpt_yaml, fa3, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(a100, 2, &error);
+    ck_assert_ptr_null(c);
+    ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.attention_efficiency_fa3'"));
+    g_clear_error(&error);
+    /* a fused kernel named with the standard attention */
+    const char *std = "hardware: {preset: dgx-h100-80gb}\n"
+                      "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048,\n"
+                      "        flash_attention: false, attention_kernel: fa2}\n"
+                      "training: {pp: 2, microbatches: 4}\nschedule: 1f1b\n";
+    g_autoptr(PpsimScenario) bad = parse(std, NULL, &error);
+    ck_assert_ptr_null(bad);
+    ck_assert_ptr_nonnull(strstr(error->message, "t.yaml:3:33: 'model.attention_kernel'"));
 }
 END_TEST
 
@@ -742,6 +810,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_quantization);
     tcase_add_test(tc, test_roofline_switch);
     tcase_add_test(tc, test_causal_halving);
+    tcase_add_test(tc, test_attention_kernels);
     tcase_add_test(tc, test_cross_entropy_bytes);
     tcase_add_test(tc, test_cross_entropy_impls);
     tcase_add_test(tc, test_dropout_rotary);

@@ -10,7 +10,9 @@
  *    N) in B and a wgrad X^T dY (K x N x M) in W ([ZB] §2.3).
  *  - FlashAttention ([FA2]): 4 b s^2 h / (t cp) FLOPs forward, halved when causal (the
  *    masked blocks are skipped); the backward re-computes the scores: 2.5x the forward
- *    FLOPs (5 GEMMs against 2). The standard kernels ([NAR21] §3: Megatron's fused
+ *    FLOPs (5 GEMMs against 2); at the efficiency of model.attention_kernel (the GPU's
+ *    default, what Transformer Engine picks: cuDNN's on Hopper, [TE] get_attention_backend;
+ *    or cudnn, fa2, fa3, each a hardware.gpu.attention_efficiency_* key). The standard kernels ([NAR21] §3: Megatron's fused
  *    scale-mask-softmax) compute every score, masked or not: batched GEMMs QK^T (s x s x d)
  *    and AV (s x d x s) per head, softmax (read and write the s^2 scores) and dropout (read,
  *    write, 1-byte mask); backward two GEMMs for AV, dropout and softmax backward, two for
@@ -90,12 +92,44 @@ ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out)
     };
 }
 
+/* The efficiency of the attention kernel model.attention_kernel names, and its key. */
+static double
+attention_efficiency(const PpsimScenario *sc, const char **key)
+{
+    const PpsimHardware *hw = &sc->hardware;
+    switch (sc->model.attention_kernel) {
+    case PPSIM_ATTN_CUDNN:
+        *key = "hardware.gpu.attention_efficiency_cudnn";
+        return hw->gpu_attention_efficiency_cudnn;
+    case PPSIM_ATTN_FA2:
+        *key = "hardware.gpu.attention_efficiency_fa2";
+        return hw->gpu_attention_efficiency_fa2;
+    case PPSIM_ATTN_FA3:
+        *key = "hardware.gpu.attention_efficiency_fa3";
+        return hw->gpu_attention_efficiency_fa3;
+    default:
+        *key = "hardware.gpu.attention_efficiency";
+        return hw->gpu_attention_efficiency;
+    }
+}
+
 gboolean
 ppsim_kernels_check(const PpsimScenario *sc, GError **error)
 {
     if (!ppsim_kernels_active(sc))
         return TRUE;
     const PpsimHardware *hw = &sc->hardware;
+    const char *attn_key;
+    double attn_eff = attention_efficiency(sc, &attn_key);
+    if (attn_eff <= 0 && sc->model.attention_kernel != PPSIM_ATTN_DEFAULT) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: 'model.attention_kernel' names a kernel with no efficiency on this "
+                    "GPU: '%s' is not set (0) (the presets set the kernels measured on their GPU: "
+                    "FlashAttention-2 on the A100; cuDNN, FlashAttention-2 and -3 on the H100 "
+                    "and H800); set it, or choose another kernel",
+                    sc->path ? sc->path : "", attn_key);
+        return FALSE;
+    }
     struct {
         double v;
         const char *key;
@@ -104,7 +138,7 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
         {hw->gpu_sms, "hardware.gpu.sms"},
         {hw->gpu_hbm_bytes_per_s, "hardware.gpu.hbm_bandwidth"},
         {hw->gpu_gemm_efficiency, "hardware.gpu.gemm_efficiency"},
-        {hw->gpu_attention_efficiency, "hardware.gpu.attention_efficiency"},
+        {attn_eff, attn_key},
         {hw->gpu_memory_efficiency, "hardware.gpu.memory_efficiency"},
         {hw->gpu_tile_m, "hardware.gpu.tile_m"},
         {hw->gpu_tile_n, "hardware.gpu.tile_n"},
@@ -221,6 +255,8 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     const PpsimParallel *par = &sc->parallel;
     c->sc = sc;
     ppsim_kernels_gpu(&sc->hardware, &c->gpu);
+    const char *attn_key;
+    c->gpu.attn_eff = attention_efficiency(sc, &attn_key);
     c->lin = c->gpu;
     if (sc->training.dtype == PPSIM_DTYPE_FP8) {
         c->lin.peak_flops = sc->hardware.gpu_peak_flops_fp8;

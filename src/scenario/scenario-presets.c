@@ -22,6 +22,13 @@
 #define H100_GEMM_EFF 0.600
 /* FP8: the same share of [MAMF]'s FP8 best (1,402.6 of 1,979 TFLOP/s, 0.709), DERIVED: 0.530 */
 #define H100_GEMM_EFF_FP8 (0.709 * H100_GEMM_EFF / 0.803)
+/* H100 attention kernels (model.attention_kernel), from [FA3]'s BF16 benchmarks, head dim
+ * 128, sequence 8K (TFLOP/s): forward with the causal mask (Fig. 5) FlashAttention-2 333,
+ * cuDNN 529, FlashAttention-3 602; backward (Fig. 6, no causal panel) 318, 518, 559. At the
+ * backward's 2.5x FLOPs that is 0.33, 0.53 and 0.58 of 989 TFLOP/s with the non-causal
+ * backward, and 0.30, 0.48 and 0.55 if the causal mask costs the backward what it costs the
+ * forward; each efficiency below lies in its range. [FA3]'s abstract: FlashAttention-2
+ * reaches "only 35% utilization on the H100". */
 
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
@@ -36,6 +43,7 @@ static const PpsimPreset preset_a100 = {
         .gpu_peak_flops_fp8 = 0,               /* Ampere has no FP8 tensor cores */
         .gpu_gemm_efficiency = A100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.869 */
         .gpu_attention_efficiency = 0.5,       /* FlashAttention-2 fwd+bwd 50-73% [FA2] §4.1 */
+        .gpu_attention_efficiency_fa2 = 0.5,   /* what TE runs on Ampere: the same kernel */
         .gpu_memory_efficiency = A100_MEM_EFF, /* fitted: achieved / HBM bandwidth */
         .gpu_tile_m = 256,                     /* large cuBLAS tile 256 x 128 [NV-GEMM] */
         .gpu_tile_n = 128,
@@ -73,7 +81,10 @@ static const PpsimPreset preset_h100 = {
         .gpu_peak_flops_fp8 = 1979e12,         /* dense FP8 (3,958 with sparsity) [H100-DS] */
         .gpu_gemm_efficiency = H100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.803 */
         .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
-        .gpu_attention_efficiency = 0.5,       /* FA2-class kernels: below [FA3]'s 75% fwd */
+        .gpu_attention_efficiency = 0.5,       /* cuDNN's, which TE picks on Hopper [TE] */
+        .gpu_attention_efficiency_cudnn = 0.5, /* 0.48-0.53 [FA3] Fig. 5-6, see above */
+        .gpu_attention_efficiency_fa2 = 0.31,  /* 0.30-0.33 [FA3] Fig. 5-6 */
+        .gpu_attention_efficiency_fa3 = 0.55,  /* 0.55-0.58 [FA3] Fig. 5-6 */
         .gpu_memory_efficiency = A100_MEM_EFF, /* as A100: no separate fit */
         .gpu_tile_m = 256,                     /* [NV-GEMM] */
         .gpu_tile_n = 128,
@@ -110,7 +121,10 @@ static const PpsimPreset preset_h800 = {
         .gpu_peak_flops_fp8 = 1979e12,
         .gpu_gemm_efficiency = H100_GEMM_EFF, /* as H100 */
         .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
-        .gpu_attention_efficiency = 0.5,
+        .gpu_attention_efficiency = 0.5, /* as H100 */
+        .gpu_attention_efficiency_cudnn = 0.5,
+        .gpu_attention_efficiency_fa2 = 0.31,
+        .gpu_attention_efficiency_fa3 = 0.55,
         .gpu_memory_efficiency = A100_MEM_EFF,
         .gpu_tile_m = 256,
         .gpu_tile_n = 128,

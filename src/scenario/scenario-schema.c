@@ -35,6 +35,12 @@ static const SchemaKey gpu_keys[] = {
     {"gemm_efficiency", KEY_DOUBLE, OFF(hardware.gpu_gemm_efficiency), NULL, FALSE, 0, 1},
     {"gemm_efficiency_fp8", KEY_DOUBLE, OFF(hardware.gpu_gemm_efficiency_fp8), NULL, FALSE, 0, 1},
     {"attention_efficiency", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency), NULL, FALSE, 0, 1},
+    {"attention_efficiency_cudnn", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_cudnn), NULL,
+     FALSE, 0, 1},
+    {"attention_efficiency_fa2", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_fa2), NULL,
+     FALSE, 0, 1},
+    {"attention_efficiency_fa3", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_fa3), NULL,
+     FALSE, 0, 1},
     {"memory_efficiency", KEY_DOUBLE, OFF(hardware.gpu_memory_efficiency), NULL, FALSE, 0, 1},
     {"tile_m", KEY_INT, OFF(hardware.gpu_tile_m), NULL, FALSE, 0, 0},
     {"tile_n", KEY_INT, OFF(hardware.gpu_tile_n), NULL, FALSE, 0, 0},
@@ -82,6 +88,7 @@ static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 static const char *const fp8_recipe_names[] = {"delayed", "current", NULL};
 static const char *const model_flag_names[] = {"default", "true", "false", NULL};
 static const char *const cross_entropy_names[] = {"unfused", "native", "te", NULL};
+static const char *const attention_kernel_names[] = {"default", "cudnn", "fa2", "fa3", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
 const char *
@@ -132,6 +139,8 @@ static const SchemaKey model_keys[] = {
     {"dropout", KEY_ENUM, OFF(model.dropout), NULL, FALSE, 0, 0, model_flag_names},
     {"rotary", KEY_ENUM, OFF(model.rotary), NULL, FALSE, 0, 0, model_flag_names},
     {"cross_entropy", KEY_ENUM, OFF(model.cross_entropy), NULL, FALSE, 0, 0, cross_entropy_names},
+    {"attention_kernel", KEY_ENUM, OFF(model.attention_kernel), NULL, FALSE, 0, 0,
+     attention_kernel_names},
     {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
     {"stage_recompute", KEY_RECOMPUTE_LIST, OFF(model.stage_recompute), NULL, FALSE, 0, 0},
@@ -423,6 +432,10 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
             "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
         return check_fail(error, where_of, data, "model.kv_heads", msg);
     }
+    if (m->attention_kernel != PPSIM_ATTN_DEFAULT && !m->flash_attention)
+        return check_fail(error, where_of, data, "model.attention_kernel",
+                          "'model.attention_kernel' names a fused attention kernel, but "
+                          "'model.flash_attention' is false (the standard kernels); drop one");
     const PpsimMoe *moe = &m->moe;
     if (moe->experts > 0 && moe->top_k > moe->experts) {
         g_autofree char *msg =

@@ -41,7 +41,11 @@ typedef struct {
     double gpu_peak_flops_fp8;       /* dense FP8 tensor FLOP/s (listed; ops run in 16 bits) */
     double gpu_gemm_efficiency;      /* large-GEMM achieved / peak */
     double gpu_gemm_efficiency_fp8;  /* the same for FP8 GEMMs */
-    double gpu_attention_efficiency; /* FlashAttention kernels achieved / peak */
+    double gpu_attention_efficiency; /* FlashAttention kernels achieved / peak: the kernel
+                                      * model.attention_kernel default runs */
+    double gpu_attention_efficiency_cudnn; /* the same per kernel (0: not known for this */
+    double gpu_attention_efficiency_fa2;   /* GPU; model.attention_kernel naming it is an */
+    double gpu_attention_efficiency_fa3;   /* error) */
     double gpu_memory_efficiency;    /* streaming kernels achieved / HBM bandwidth */
     int gpu_tile_m, gpu_tile_n;      /* output tile of a large GEMM kernel */
     PpsimTime gpu_launch_ps;         /* per kernel */
@@ -134,6 +138,16 @@ typedef enum {
     PPSIM_CE_TE,
 } PpsimCrossEntropy;
 
+/* The attention core's kernel (model.attention_kernel): default, the one Megatron-Core's
+ * Transformer Engine picks on the GPU (cuDNN's fused attention on Hopper, FlashAttention-2
+ * on Ampere), or a named one, each timed at its own hardware.gpu.attention_efficiency_*. */
+typedef enum {
+    PPSIM_ATTN_DEFAULT,
+    PPSIM_ATTN_CUDNN,
+    PPSIM_ATTN_FA2,
+    PPSIM_ATTN_FA3,
+} PpsimAttentionKernel;
+
 /* A layer property the `mlp` family decides unless the scenario writes it (model.dropout,
  * model.rotary): 0, the zero of a fresh PpsimModel, is the family's default. */
 typedef enum {
@@ -155,6 +169,7 @@ typedef struct {
     gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
     gboolean causal;          /* default TRUE: FlashAttention skips the masked half */
     int cross_entropy;        /* PpsimCrossEntropy, default unfused */
+    int attention_kernel;     /* PpsimAttentionKernel, default the GPU's */
     int dropout;              /* PpsimModelFlag, model.dropout (ppsim_model_dropout) */
     int rotary;               /* PpsimModelFlag, model.rotary (ppsim_model_rotary) */
     PpsimRecompute recompute;
