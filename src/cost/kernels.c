@@ -12,11 +12,11 @@
  *    masked blocks are skipped); the backward re-computes the scores: 2.5x the forward
  *    FLOPs (5 GEMMs against 2); at the efficiency of model.attention_kernel (the GPU's
  *    default, what Transformer Engine picks: cuDNN's on Hopper, [TE] get_attention_backend;
- *    or cudnn, fa2, fa3, each a hardware.gpu.attention_efficiency_* key). The standard kernels ([NAR21] §3: Megatron's fused
- *    scale-mask-softmax) compute every score, masked or not: batched GEMMs QK^T (s x s x d)
- *    and AV (s x d x s) per head, softmax (read and write the s^2 scores) and dropout (read,
- *    write, 1-byte mask); backward two GEMMs for AV, dropout and softmax backward, two for
- *    QK^T.
+ *    or cudnn, fa2, fa3, each a hardware.gpu.attention_efficiency_* key). The standard
+ *    kernels ([NAR21] §3: Megatron's fused scale-mask-softmax) compute every score, masked
+ *    or not: batched GEMMs QK^T (s x s x d) and AV (s x d x s) per head, softmax (read and
+ *    write the s^2 scores) and dropout (read, write, 1-byte mask); backward two GEMMs for
+ *    AV, dropout and softmax backward, two for QK^T.
  *  - Memory-bound forward: two norms (read + write T h), two bias-dropout-add (with
  *    model.dropout: read two, write one, 1-byte mask; without: residual adds, read two write
  *    one; PyTorch skips a dropout of p = 0), the activation (GELU read + write T f/t; SwiGLU
