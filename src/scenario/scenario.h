@@ -43,12 +43,14 @@ typedef struct {
     double gpu_gemm_efficiency_fp8;  /* the same for FP8 GEMMs */
     double gpu_attention_efficiency; /* FlashAttention kernels achieved / peak: the kernel
                                       * model.attention_kernel default runs */
-    double gpu_attention_efficiency_cudnn; /* the same per kernel (0: not known for this */
-    double gpu_attention_efficiency_fa2;   /* GPU; model.attention_kernel naming it is an */
-    double gpu_attention_efficiency_fa3;   /* error) */
-    double gpu_memory_efficiency;    /* streaming kernels achieved / HBM bandwidth */
-    int gpu_tile_m, gpu_tile_n;      /* output tile of a large GEMM kernel */
-    PpsimTime gpu_launch_ps;         /* per kernel */
+    /* the same for each kernel model.attention_kernel may name; 0: not known for this GPU,
+     * and naming that kernel is an error */
+    double gpu_attention_efficiency_cudnn; /* cuDNN's fused attention */
+    double gpu_attention_efficiency_fa2;   /* FlashAttention-2 */
+    double gpu_attention_efficiency_fa3;   /* FlashAttention-3 (Hopper) */
+    double gpu_memory_efficiency;          /* streaming kernels achieved / HBM bandwidth */
+    int gpu_tile_m, gpu_tile_n;            /* output tile of a large GEMM kernel */
+    PpsimTime gpu_launch_ps;               /* per kernel */
     int copy_streams; /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
 
     double nvlink_bytes_per_s; /* per direction, per GPU */
