@@ -163,8 +163,8 @@ START_TEST(test_attention_kernels)
         PpsimStageCost a = {.layers = 1};
         ppsim_kernels_fill_stage(&a, sc);
         double want = 4 * s * s * h / 2 / (989e12 * k[i].eff);
-        ck_assert(llabs(a.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
-                        ppsim_time_from_seconds(want)) <= 1);
+        ck_assert(
+            llabs(a.kern_f_ps[PPSIM_KERN_ATTENTION] - launch - ppsim_time_from_seconds(want)) <= 1);
         ck_assert(llabs(a.kern_b_ps[PPSIM_KERN_ATTENTION] - launch -
                         ppsim_time_from_seconds(2.5 * want)) <= 1);
         ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b0.kern_f_ps[PPSIM_KERN_GEMM]);
