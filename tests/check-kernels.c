@@ -1,7 +1,8 @@
 /* check-kernels.c: the kernel model (cost/gemm.h, cost/kernels.h, cost/collectives.h) against
  * hand computations: tile and wave quantization of small GEMMs on a 4-SM GPU, the roofline's
  * switch between compute- and memory-bound, causal halving of FlashAttention, the attention
- * kernels' efficiencies (model.attention_kernel), the bytes of
+ * kernels' efficiencies (model.attention_kernel), PyTorch's eager elementwise kernels
+ * (model.elementwise), the bytes of
  * Megatron's unfused cross-entropy and of its fused and Transformer Engine forms, the NCCL-style
  * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
  * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, the
@@ -354,6 +355,72 @@ START_TEST(test_dropout_rotary)
     ck_assert(!ppsim_model_dropout(&l->model) && ppsim_model_rotary(&l->model));
     for (int i = 0; i < 3; i++)
         ppsim_scenario_free(sc[i]);
+}
+END_TEST
+
+/* model.elementwise: eager (PyTorch's reference Llama code without torch.compile) against
+ * fused, per layer, by hand: T = 2048 tokens, h = 2048, kv = 512 (4 of 16 heads), f = 5632.
+ * Forward: each fp32 RMSNorm 36 bytes an element in six kernels plus two over one fp32 value
+ * a row (fused: 4), rotary 20 on q and k in three kernels each (fused: 4 in one), K and V
+ * repeated to h (2 x 2(kv + h)), SwiGLU 10 in two (fused: 6 in one). Backward: 92 in
+ * thirteen plus two per norm (fused: 6), rotary 20 (fused: 4), the repeats' sums, SwiGLU
+ * 18 in three (fused: 10). Each extra kernel costs one launch. The GELU layer and FP8 are
+ * errors naming the key. */
+START_TEST(test_eager_elementwise)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 16, kv_heads: 4, seq_len: 2048,\n"
+                       "        ffn_hidden: 5632, mlp: swiglu}\n"
+                       "training: {pp: 2, microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    const char *const eager[] = {"model.elementwise=eager", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) fu = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) ea = parse(yaml, eager, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost a = {.layers = 1}, b = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, fu);
+    ppsim_kernels_fill_stage(&b, ea);
+    const PpsimHardware *hw = &fu->hardware;
+    double T = 2048, h = 2048, kv = 512, f = 5632;
+    double bw = hw->gpu_hbm_bytes_per_s * hw->gpu_memory_efficiency;
+    double launch = (double)hw->gpu_launch_ps / PPSIM_PS_PER_S;
+    double fwd = 2 * (36 - 4) * T * h + 2 * 2 * 8 * T + (20 - 4) * T * (h + kv) +
+                 2 * 2 * T * (kv + h) + (10 - 6) * T * f;
+    double bwd = 2 * (92 - 6) * T * h + 2 * 2 * 8 * T + (20 - 4) * T * (h + kv) +
+                 2 * 2 * T * (h + kv) + (18 - 10) * T * f;
+    /* extra launches: norms 2 x 7 (2 x 14 backward), rotary 5, repeats 2, SwiGLU 1 (2) */
+    double want_f = fwd / bw + 22 * launch, want_b = bwd / bw + 37 * launch;
+    PpsimTime df = b.kern_f_ps[PPSIM_KERN_MEMORY] - a.kern_f_ps[PPSIM_KERN_MEMORY];
+    PpsimTime db = b.kern_b_ps[PPSIM_KERN_MEMORY] - a.kern_b_ps[PPSIM_KERN_MEMORY];
+    ck_assert(llabs(df - ppsim_time_from_seconds(want_f)) <= 2);
+    ck_assert(llabs(db - ppsim_time_from_seconds(want_b)) <= 2);
+    /* GEMMs and attention do not move */
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b.kern_f_ps[PPSIM_KERN_GEMM]);
+    ck_assert_int_eq(a.kern_b_ps[PPSIM_KERN_ATTENTION], b.kern_b_ps[PPSIM_KERN_ATTENTION]);
+    /* without grouped KV there is nothing to repeat */
+    const char *const mha[] = {"model.elementwise=eager", "model.kv_heads=16", NULL};
+    const char *const mha_f[] = {"model.kv_heads=16", NULL};
+    g_autoptr(PpsimScenario) m1 = parse(yaml, mha, &error);
+    g_autoptr(PpsimScenario) m0 = parse(yaml, mha_f, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost c = {.layers = 1}, d = {.layers = 1};
+    ppsim_kernels_fill_stage(&c, m1);
+    ppsim_kernels_fill_stage(&d, m0);
+    double fwd_mha = 2 * (36 - 4) * T * h + 2 * 2 * 8 * T + (20 - 4) * T * 2 * h + (10 - 6) * T * f;
+    PpsimTime dm = c.kern_f_ps[PPSIM_KERN_MEMORY] - d.kern_f_ps[PPSIM_KERN_MEMORY];
+    ck_assert(llabs(dm - ppsim_time_from_seconds(fwd_mha / bw + 20 * launch)) <= 2);
+    /* the GELU layer and FP8 are not modelled eager */
+    const char *const gelu[] = {"model.elementwise=eager", "model.mlp=gelu", NULL};
+    g_autoptr(PpsimScenario) g = parse(yaml, gelu, &error);
+    ck_assert_ptr_null(g);
+    ck_assert_ptr_nonnull(strstr(error->message, "'model.elementwise: eager'"));
+    ck_assert_ptr_nonnull(strstr(error->message, "--set model.elementwise"));
+    g_clear_error(&error);
+    const char *const fp8[] = {"model.elementwise=eager", "training.dtype=fp8", NULL};
+    g_autoptr(PpsimScenario) e8 = parse(yaml, fp8, &error);
+    ck_assert_ptr_null(e8);
+    ck_assert_ptr_nonnull(strstr(error->message, "FP8"));
 }
 END_TEST
 
@@ -814,6 +881,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_cross_entropy_bytes);
     tcase_add_test(tc, test_cross_entropy_impls);
     tcase_add_test(tc, test_dropout_rotary);
+    tcase_add_test(tc, test_eager_elementwise);
     tcase_add_test(tc, test_collectives);
     tcase_add_test(tc, test_efficiency_override);
     tcase_add_test(tc, test_breakdown_sums);

@@ -184,6 +184,7 @@ typedef struct {
     gboolean sp;
     double b, s, sl, T, Tn, h, f, a, d, kv, V;
     gboolean swiglu, dropout, rotary;
+    gboolean eager;    /* model.elementwise: eager (eager_* below) */
     gboolean fp8;      /* training.dtype: fp8 with its cast / transpose / scaling kernels */
     gboolean fp8_cs;   /* ... with current scaling (training.fp8_recipe: current) */
     double m;          /* microbatches a step (what a once-a-step kernel is spread over) */
@@ -280,6 +281,7 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->swiglu = m->mlp == PPSIM_MLP_SWIGLU;
     c->dropout = ppsim_model_dropout(m);
     c->rotary = ppsim_model_rotary(m);
+    c->eager = m->elementwise == PPSIM_ELEMENTWISE_EAGER;
     c->fp8 = fp8_scaling && sc->training.dtype == PPSIM_DTYPE_FP8;
     c->fp8_cs = c->fp8 && sc->training.fp8_recipe == PPSIM_FP8_CURRENT;
     c->m = MAX(1, sc->training.microbatches);
@@ -446,6 +448,64 @@ amax_reduce(const Ctx *c, double bytes)
     return hier_allreduce_s(hw, bytes, n, MIN(local, n));
 }
 
+/* ---- eager elementwise kernels (model.elementwise: eager) ------------------------------
+ *
+ * PyTorch without torch.compile runs each elementwise operation of the Llama reference code
+ * ([TITAN-REPO] at 9dec370: `models/norms.py` RMSNorm, `models/llama/model.py`
+ * apply_rotary_emb, repeat_kv, FeedForward) as its own kernel, and autograd runs each one's
+ * backward formula as written ([PT-AG]). Bytes per element, fp32 4 and bf16 2. */
+
+/* fp32 RMSNorm of @n elements (tokens x h), rows of @h: y = (x32 * rsqrt(mean(x32^2) + eps))
+ * .type_as(x) * w, x32 = x.float(). Forward, 36 bytes an element in eight kernels: cast
+ * 2 + 4, pow 4 + 4, mean 4, + eps and rsqrt (a value a row), multiply 4 + 4, cast back 4 + 2,
+ * times the weight 2 + 2. Backward, 92 bytes in fifteen: the weight's product (2 + 2) and
+ * its gradient (product 2 + 2 + 2, sum over tokens 2), the cast's (2 + 4), the product's
+ * two sides (g r: 4 + 4; g x32 summed over the row: 4 + 4 + 4, then 4), rsqrt and + eps
+ * (a value a row), mean's expanded gradient divided by h (4), pow's `grad * (2 *
+ * x32.pow(1))` (copy 4 + 4, scale 4 + 4, product 4 + 4 + 4), the two gradients of x32
+ * added (4 + 4 + 4), cast back (4 + 2). */
+static void
+eager_norm(Ctx *c, Pass *f, Pass *b, double n, double h)
+{
+    int M = PPSIM_KERN_MEMORY;
+    double rows = n / h, row = 8.0 * rows; /* a kernel over one fp32 value a row */
+    const double fwd[] = {6, 8, 4, 8, 6, 4};
+    for (guint i = 0; i < G_N_ELEMENTS(fwd); i++)
+        add_mem(c, f, M, fwd[i] * n);
+    add_mem(c, f, M, row); /* + eps */
+    add_mem(c, f, M, row); /* rsqrt */
+    const double bwd[] = {4, 6, 2, 6, 8, 12, 4, 4, 8, 8, 12, 12, 6};
+    for (guint i = 0; i < G_N_ELEMENTS(bwd); i++)
+        add_mem(c, b, M, bwd[i] * n);
+    add_mem(c, b, M, row); /* rsqrt backward */
+    add_mem(c, b, M, row); /* + eps backward */
+}
+
+/* Rotary on @n elements of q or k: view as fp32 complex pairs (cast 2 + 4), multiply by the
+ * frequencies (4 + 4), cast back (4 + 2); the backward the same three in reverse. */
+static void
+eager_rotary(Ctx *c, Pass *f, Pass *b, double n)
+{
+    int M = PPSIM_KERN_MEMORY;
+    const double k[] = {6, 8, 6};
+    for (guint i = 0; i < G_N_ELEMENTS(k); i++) {
+        add_mem(c, f, M, k[i] * n);
+        add_mem(c, b, M, k[i] * n);
+    }
+}
+
+/* SwiGLU over @n elements (tokens x f): silu(a) (2 + 2), times b (2 + 2 + 2); backward the
+ * product's two gradients (2 + 2 + 2 each) and silu's (2 + 2 + 2). */
+static void
+eager_swiglu(Ctx *c, Pass *f, Pass *b, double n)
+{
+    int M = PPSIM_KERN_MEMORY;
+    add_mem(c, f, M, 4.0 * n);
+    add_mem(c, f, M, 6.0 * n);
+    for (int i = 0; i < 3; i++)
+        add_mem(c, b, M, 6.0 * n);
+}
+
 static double
 gemm_seconds(const Pass *p)
 {
@@ -472,10 +532,14 @@ layer_times(Ctx *c, LayerTimes *lt)
     double act = Tn * h;
     /* delayed FP8: the norm writes the GEMM's FP8 input (current scaling: bf16, fp8_kernels) */
     double norm_out = c->fp8 && !c->fp8_cs ? 1.0 : EL;
-    add_mem(c, f, M, (EL + norm_out) * act); /* two norms */
-    add_mem(c, f, M, (EL + norm_out) * act);
-    add_mem(c, b, M, 3.0 * EL * act);
-    add_mem(c, b, M, 3.0 * EL * act);
+    for (int i = 0; i < 2; i++) { /* two norms */
+        if (c->eager) {
+            eager_norm(c, f, b, act, h);
+        } else {
+            add_mem(c, f, M, (EL + norm_out) * act);
+            add_mem(c, b, M, 3.0 * EL * act);
+        }
+    }
     for (int i = 0; i < 2; i++) { /* after attention and after the MLP */
         if (!c->dropout) {
             add_mem(c, f, M, 3.0 * EL * act);
@@ -485,17 +549,30 @@ layer_times(Ctx *c, LayerTimes *lt)
         }
         add_mem(c, b, M, 3.0 * EL * act); /* the residual's two gradients */
     }
-    if (c->swiglu) {
+    if (c->swiglu && c->eager) {
+        eager_swiglu(c, f, b, T * ft);
+    } else if (c->swiglu) {
         add_mem(c, f, M, 3.0 * EL * T * ft);
         add_mem(c, b, M, 5.0 * EL * T * ft);
     } else {
         add_mem(c, f, M, 2.0 * EL * T * ft);
         add_mem(c, b, M, 3.0 * EL * T * ft);
     }
-    if (c->rotary) {
+    if (c->rotary && c->eager) {
+        eager_rotary(c, f, b, T * h / t);
+        eager_rotary(c, f, b, T * c->kv / t);
+    } else if (c->rotary) {
         double rot = 2.0 * EL * T * (h + c->kv) / t; /* q and k, read and written */
         add_mem(c, f, M, rot);
         add_mem(c, b, M, rot);
+    }
+    /* eager: K and V copied to every query head (expand + reshape), and the copies'
+     * gradients summed back (2 + 2 an element of the h-wide copy, each way) */
+    if (c->eager && c->kv < h) {
+        for (int i = 0; i < 2; i++) {
+            add_mem(c, f, M, EL * T * (c->kv + h) / t);
+            add_mem(c, b, M, EL * T * (h + c->kv) / t);
+        }
     }
     /* FP8's cast and transpose kernels, and each weight's once a step */
     PpsimFp8Kernels k8;
@@ -675,8 +752,12 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         tp_f += ar_act;
     }
     if (st->has_head) {
-        add_mem(&c, &F, M, 2.0 * EL * c.Tn * c.h); /* final norm */
-        add_mem(&c, &B, M, 3.0 * EL * c.Tn * c.h);
+        if (c.eager) { /* final norm */
+            eager_norm(&c, &F, &B, c.Tn * c.h, c.h);
+        } else {
+            add_mem(&c, &F, M, 2.0 * EL * c.Tn * c.h);
+            add_mem(&c, &B, M, 3.0 * EL * c.Tn * c.h);
+        }
         add_gemm(&c, &F, &B, &W, c.T, c.V / c.t, c.h);
         tp_f += loss_kernels(&c, m->cross_entropy, &F, &B);
         tp_b += ar_act;

@@ -89,6 +89,7 @@ static const char *const fp8_recipe_names[] = {"delayed", "current", NULL};
 static const char *const model_flag_names[] = {"default", "true", "false", NULL};
 static const char *const cross_entropy_names[] = {"unfused", "native", "te", NULL};
 static const char *const attention_kernel_names[] = {"default", "cudnn", "fa2", "fa3", NULL};
+static const char *const elementwise_names[] = {"fused", "eager", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 
 const char *
@@ -141,6 +142,7 @@ static const SchemaKey model_keys[] = {
     {"cross_entropy", KEY_ENUM, OFF(model.cross_entropy), NULL, FALSE, 0, 0, cross_entropy_names},
     {"attention_kernel", KEY_ENUM, OFF(model.attention_kernel), NULL, FALSE, 0, 0,
      attention_kernel_names},
+    {"elementwise", KEY_ENUM, OFF(model.elementwise), NULL, FALSE, 0, 0, elementwise_names},
     {"recompute", KEY_RECOMPUTE, OFF(model.recompute), NULL, FALSE, 0, 0},
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
     {"stage_recompute", KEY_RECOMPUTE_LIST, OFF(model.stage_recompute), NULL, FALSE, 0, 0},
@@ -436,6 +438,14 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
         return check_fail(error, where_of, data, "model.attention_kernel",
                           "'model.attention_kernel' names a fused attention kernel, but "
                           "'model.flash_attention' is false (the standard kernels); drop one");
+    if (m->elementwise == PPSIM_ELEMENTWISE_EAGER && m->mlp != PPSIM_MLP_SWIGLU)
+        return check_fail(error, where_of, data, "model.elementwise",
+                          "'model.elementwise: eager' is modelled for the Llama layer only "
+                          "('model.mlp: swiglu': RMSNorm, rotary, SwiGLU)");
+    if (m->elementwise == PPSIM_ELEMENTWISE_EAGER && sc->training.dtype == PPSIM_DTYPE_FP8)
+        return check_fail(error, where_of, data, "model.elementwise",
+                          "'model.elementwise: eager' is modelled in bf16 only; FP8 "
+                          "('training.dtype: fp8') is Transformer Engine's fused kernels");
     const PpsimMoe *moe = &m->moe;
     if (moe->experts > 0 && moe->top_k > moe->experts) {
         g_autofree char *msg =

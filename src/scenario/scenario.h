@@ -150,6 +150,15 @@ typedef enum {
     PPSIM_ATTN_FA3,
 } PpsimAttentionKernel;
 
+/* How the layer's elementwise operations run (model.elementwise): fused, one pass each, as
+ * Megatron-Core and torch.compile run them; or eager, as PyTorch's reference Llama code
+ * (TorchTitan's) runs them without torch.compile: an fp32 RMSNorm of eight kernels, rotary
+ * through fp32 complex tensors, K and V repeated to every head, SiLU and its product apart. */
+typedef enum {
+    PPSIM_ELEMENTWISE_FUSED,
+    PPSIM_ELEMENTWISE_EAGER,
+} PpsimElementwise;
+
 /* A layer property the `mlp` family decides unless the scenario writes it (model.dropout,
  * model.rotary): 0, the zero of a fresh PpsimModel, is the family's default. */
 typedef enum {
@@ -172,6 +181,7 @@ typedef struct {
     gboolean causal;          /* default TRUE: FlashAttention skips the masked half */
     int cross_entropy;        /* PpsimCrossEntropy, default unfused */
     int attention_kernel;     /* PpsimAttentionKernel, default the GPU's */
+    int elementwise;          /* PpsimElementwise, default fused */
     int dropout;              /* PpsimModelFlag, model.dropout (ppsim_model_dropout) */
     int rotary;               /* PpsimModelFlag, model.rotary (ppsim_model_rotary) */
     PpsimRecompute recompute;
