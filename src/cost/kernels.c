@@ -460,10 +460,10 @@ amax_reduce(const Ctx *c, double bytes)
  * 2 + 4, pow 4 + 4, mean 4, + eps and rsqrt (a value a row), multiply 4 + 4, cast back 4 + 2,
  * times the weight 2 + 2. Backward, 92 bytes in fifteen: the weight's product (2 + 2) and
  * its gradient (product 2 + 2 + 2, sum over tokens 2), the cast's (2 + 4), the product's
- * two sides (g r: 4 + 4; g x32 summed over the row: 4 + 4 + 4, then 4), rsqrt and + eps
- * (a value a row), mean's expanded gradient divided by h (4), pow's `grad * (2 *
- * x32.pow(1))` (copy 4 + 4, scale 4 + 4, product 4 + 4 + 4), the two gradients of x32
- * added (4 + 4 + 4), cast back (4 + 2). */
+ * two sides (g r: 4 + 4; g x32 summed over the row: 4 + 4 + 4, then 4), rsqrt's (two
+ * kernels over a value a row; + eps passes the gradient through), mean's expanded gradient
+ * divided by h (4), pow's `grad * (2 * x32.pow(1))` (copy 4 + 4, scale 4 + 4, product
+ * 4 + 4 + 4), the two gradients of x32 added (4 + 4 + 4), cast back (4 + 2). */
 static void
 eager_norm(Ctx *c, Pass *f, Pass *b, double n, double h)
 {
@@ -477,8 +477,8 @@ eager_norm(Ctx *c, Pass *f, Pass *b, double n, double h)
     const double bwd[] = {4, 6, 2, 6, 8, 12, 4, 4, 8, 8, 12, 12, 6};
     for (guint i = 0; i < G_N_ELEMENTS(bwd); i++)
         add_mem(c, b, M, bwd[i] * n);
-    add_mem(c, b, M, row); /* rsqrt backward */
-    add_mem(c, b, M, row); /* + eps backward */
+    add_mem(c, b, M, row); /* rsqrt backward: result^3 */
+    add_mem(c, b, M, row); /* ... times -grad / 2 */
 }
 
 /* Rotary on @n elements of q or k: view as fp32 complex pairs (cast 2 + 4), multiply by the
