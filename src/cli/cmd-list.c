@@ -71,6 +71,25 @@ list_presets(void)
             ppsim_fmt_fixed(line, hw->gpu_hbm_bytes_per_s / 1e9, 0);
             g_string_append(line, " GB/s, GEMM x ");
             ppsim_fmt_fixed(line, hw->gpu_gemm_efficiency, 3);
+            g_string_append(line, ", attention x ");
+            ppsim_fmt_fixed(line, hw->gpu_attention_efficiency, 2);
+            /* the kernels model.attention_kernel may name on this GPU */
+            const struct {
+                const char *name;
+                double eff;
+            } k[] = {{"cudnn", hw->gpu_attention_efficiency_cudnn},
+                     {"fa2", hw->gpu_attention_efficiency_fa2},
+                     {"fa3", hw->gpu_attention_efficiency_fa3}};
+            gboolean any = FALSE;
+            for (guint i = 0; i < G_N_ELEMENTS(k); i++) {
+                if (k[i].eff <= 0)
+                    continue;
+                g_string_append_printf(line, "%s%s ", any ? ", " : " (", k[i].name);
+                ppsim_fmt_fixed(line, k[i].eff, 2);
+                any = TRUE;
+            }
+            if (any)
+                g_string_append(line, ")");
         }
         g_string_append(line, ", NVLink ");
         ppsim_fmt_fixed(line, hw->nvlink_bytes_per_s / 1e9, 0);
