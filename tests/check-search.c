@@ -281,8 +281,8 @@ START_TEST(test_search_cp_ep)
 }
 END_TEST
 
-/* Bad input: no flag, a count no layout divides, a model that fits no layout: one line
- * each, saying what is closest. */
+/* Bad input: no flag, a count no layout divides, a model that fits no layout, a GPU the
+ * kernel model cannot time: one line each, saying what is closest or what is missing. */
 START_TEST(test_search_errors)
 {
     g_autofree char *scenario = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
@@ -312,6 +312,13 @@ START_TEST(test_search_errors)
     ck_assert_msg(one_line(r.err) && strstr(r.err, "no layout of 8 GPUs fits in 2.00 GiB") &&
                       strstr(r.err, "closest: tp="),
                   "%s", r.err);
+    run_clear(&r);
+    /* a GPU the kernel model cannot time fails every layout alike: the reason, once */
+    r = ppsim("search", scenario, "--gpus", "8", "--set", "model.attention_kernel=fa3", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(one_line(r.err) && strstr(r.err, "'hardware.gpu.attention_efficiency_fa3'"), "%s",
+                  r.err);
+    ck_assert_str_eq(r.out, "");
     run_clear(&r);
     r = ppsim("search", scenario, "--gpus", "8", "--schedules", "zbv", NULL);
     ck_assert_int_eq(r.status, 2);

@@ -8,6 +8,7 @@
  * prints byte for byte what an uninterrupted one prints. */
 #include "cli/cli.h"
 #include "cli/cmd-search-internal.h"
+#include "cost/kernels.h"
 #include "plan/plan.h"
 #include "sim/sim.h"
 #include "sweep/sweep.h"
@@ -201,6 +202,9 @@ search_main(SearchOptions *o, const char *path)
         return ppsim_cli_usage("%s: search needs the hardware model; the scenario has "
                                "explicit 'costs:'",
                                path);
+    /* a GPU without the numbers the kernel model needs fails every layout alike: say why */
+    if (!ppsim_kernels_check(sc, &error))
+        return ppsim_cli_fail(error);
     g_autoptr(GPtrArray) classes = ppsim_cli_search_schedules(o->schedules, &error);
     if (classes == NULL)
         return ppsim_cli_usage("%s", error->message);
