@@ -27,8 +27,11 @@
  * cuDNN 529, FlashAttention-3 602; backward (Fig. 6, no causal panel) 318, 518, 559. At the
  * backward's 2.5x FLOPs that is 0.33, 0.53 and 0.58 of 989 TFLOP/s with the non-causal
  * backward, and 0.30, 0.48 and 0.55 if the causal mask costs the backward what it costs the
- * forward; each efficiency below lies in its range. [FA3]'s abstract: FlashAttention-2
- * reaches "only 35% utilization on the H100". */
+ * forward; each efficiency lies in its range. [FA3]'s abstract: FlashAttention-2 reaches
+ * "only 35% utilization on the H100". H800 shares them (H100 compute). */
+#define H100_ATTN_CUDNN 0.5 /* 0.48-0.53 */
+#define H100_ATTN_FA2 0.31  /* 0.30-0.33 */
+#define H100_ATTN_FA3 0.55  /* 0.55-0.58 */
 
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
@@ -81,10 +84,10 @@ static const PpsimPreset preset_h100 = {
         .gpu_peak_flops_fp8 = 1979e12,         /* dense FP8 (3,958 with sparsity) [H100-DS] */
         .gpu_gemm_efficiency = H100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.803 */
         .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
-        .gpu_attention_efficiency = 0.5,       /* cuDNN's, which TE picks on Hopper [TE] */
-        .gpu_attention_efficiency_cudnn = 0.5, /* 0.48-0.53 [FA3] Fig. 5-6, see above */
-        .gpu_attention_efficiency_fa2 = 0.31,  /* 0.30-0.33 [FA3] Fig. 5-6 */
-        .gpu_attention_efficiency_fa3 = 0.55,  /* 0.55-0.58 [FA3] Fig. 5-6 */
+        .gpu_attention_efficiency = H100_ATTN_CUDNN, /* cuDNN's, which TE picks on Hopper [TE] */
+        .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN, /* [FA3] Fig. 5-6, see above */
+        .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,
+        .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,
         .gpu_memory_efficiency = A100_MEM_EFF, /* as A100: no separate fit */
         .gpu_tile_m = 256,                     /* [NV-GEMM] */
         .gpu_tile_n = 128,
@@ -121,10 +124,10 @@ static const PpsimPreset preset_h800 = {
         .gpu_peak_flops_fp8 = 1979e12,
         .gpu_gemm_efficiency = H100_GEMM_EFF, /* as H100 */
         .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
-        .gpu_attention_efficiency = 0.5, /* as H100 */
-        .gpu_attention_efficiency_cudnn = 0.5,
-        .gpu_attention_efficiency_fa2 = 0.31,
-        .gpu_attention_efficiency_fa3 = 0.55,
+        .gpu_attention_efficiency = H100_ATTN_CUDNN, /* as H100 */
+        .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN,
+        .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,
+        .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,
         .gpu_memory_efficiency = A100_MEM_EFF,
         .gpu_tile_m = 256,
         .gpu_tile_n = 128,
