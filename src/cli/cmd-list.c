@@ -74,18 +74,14 @@ list_presets(void)
             g_string_append(line, ", attention x ");
             ppsim_fmt_fixed(line, hw->gpu_attention_efficiency, 2);
             /* the kernels model.attention_kernel may name on this GPU */
-            const struct {
-                const char *name;
-                double eff;
-            } k[] = {{"cudnn", hw->gpu_attention_efficiency_cudnn},
-                     {"fa2", hw->gpu_attention_efficiency_fa2},
-                     {"fa3", hw->gpu_attention_efficiency_fa3}};
             gboolean any = FALSE;
-            for (guint i = 0; i < G_N_ELEMENTS(k); i++) {
-                if (k[i].eff <= 0)
+            for (int k = PPSIM_ATTN_CUDNN; k <= PPSIM_ATTN_FA3; k++) {
+                double eff = ppsim_attention_efficiency(hw, k, NULL);
+                if (eff <= 0)
                     continue;
-                g_string_append_printf(line, "%s%s ", any ? ", " : " (", k[i].name);
-                ppsim_fmt_fixed(line, k[i].eff, 2);
+                g_string_append_printf(line, "%s%s ", any ? ", " : " (",
+                                       ppsim_attention_kernel_name(k));
+                ppsim_fmt_fixed(line, eff, 2);
                 any = TRUE;
             }
             if (any)

@@ -92,27 +92,6 @@ ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out)
     };
 }
 
-/* The efficiency of the attention kernel model.attention_kernel names, and its key. */
-static double
-attention_efficiency(const PpsimScenario *sc, const char **key)
-{
-    const PpsimHardware *hw = &sc->hardware;
-    switch (sc->model.attention_kernel) {
-    case PPSIM_ATTN_CUDNN:
-        *key = "hardware.gpu.attention_efficiency_cudnn";
-        return hw->gpu_attention_efficiency_cudnn;
-    case PPSIM_ATTN_FA2:
-        *key = "hardware.gpu.attention_efficiency_fa2";
-        return hw->gpu_attention_efficiency_fa2;
-    case PPSIM_ATTN_FA3:
-        *key = "hardware.gpu.attention_efficiency_fa3";
-        return hw->gpu_attention_efficiency_fa3;
-    default:
-        *key = "hardware.gpu.attention_efficiency";
-        return hw->gpu_attention_efficiency;
-    }
-}
-
 gboolean
 ppsim_kernels_check(const PpsimScenario *sc, GError **error)
 {
@@ -120,7 +99,7 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
         return TRUE;
     const PpsimHardware *hw = &sc->hardware;
     const char *attn_key;
-    double attn_eff = attention_efficiency(sc, &attn_key);
+    double attn_eff = ppsim_attention_efficiency(hw, sc->model.attention_kernel, &attn_key);
     if (attn_eff <= 0 && sc->model.attention_kernel != PPSIM_ATTN_DEFAULT) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: 'model.attention_kernel' names a kernel with no efficiency on this "
@@ -256,8 +235,7 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     const PpsimParallel *par = &sc->parallel;
     c->sc = sc;
     ppsim_kernels_gpu(&sc->hardware, &c->gpu);
-    const char *attn_key;
-    c->gpu.attn_eff = attention_efficiency(sc, &attn_key);
+    c->gpu.attn_eff = ppsim_attention_efficiency(&sc->hardware, m->attention_kernel, NULL);
     c->lin = c->gpu;
     if (sc->training.dtype == PPSIM_DTYPE_FP8) {
         c->lin.peak_flops = sc->hardware.gpu_peak_flops_fp8;

@@ -114,6 +114,40 @@ ppsim_model_rotary(const PpsimModel *m)
     return m->mlp == PPSIM_MLP_SWIGLU;
 }
 
+const char *
+ppsim_attention_kernel_name(PpsimAttentionKernel k)
+{
+    return attention_kernel_names[k];
+}
+
+double
+ppsim_attention_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k, const char **key)
+{
+    const char *name;
+    double eff;
+    switch (k) {
+    case PPSIM_ATTN_CUDNN:
+        name = "hardware.gpu.attention_efficiency_cudnn";
+        eff = hw->gpu_attention_efficiency_cudnn;
+        break;
+    case PPSIM_ATTN_FA2:
+        name = "hardware.gpu.attention_efficiency_fa2";
+        eff = hw->gpu_attention_efficiency_fa2;
+        break;
+    case PPSIM_ATTN_FA3:
+        name = "hardware.gpu.attention_efficiency_fa3";
+        eff = hw->gpu_attention_efficiency_fa3;
+        break;
+    default:
+        name = "hardware.gpu.attention_efficiency";
+        eff = hw->gpu_attention_efficiency;
+        break;
+    }
+    if (key != NULL)
+        *key = name;
+    return eff;
+}
+
 static const SchemaKey moe_keys[] = {
     REQ_INT("experts", model.moe.experts),
     REQ_INT("top_k", model.moe.top_k),

@@ -375,6 +375,14 @@ gboolean ppsim_model_dropout(const PpsimModel *m);
  * no. */
 gboolean ppsim_model_rotary(const PpsimModel *m);
 
+/* The name model.attention_kernel is written with ("default", "cudnn", "fa2", "fa3"). */
+const char *ppsim_attention_kernel_name(PpsimAttentionKernel k);
+
+/* The efficiency @hw gives attention kernel @k (0: not known for this GPU) and, when @key is
+ * not NULL, the key it is set with (hardware.gpu.attention_efficiency[_cudnn|_fa2|_fa3]). */
+double ppsim_attention_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k,
+                                  const char **key);
+
 /* As ppsim_scenario_parse, but only checks each value on its own (syntax, known keys,
  * types, units, ranges), not the rules that relate several keys: whether @overrides could
  * belong to some valid scenario, as a sweep axis value must. */
