@@ -2,7 +2,7 @@
  * hand computations: tile and wave quantization of small GEMMs on a 4-SM GPU, the roofline's
  * switch between compute- and memory-bound, causal halving of FlashAttention, the attention
  * kernels' efficiencies (model.attention_kernel), PyTorch's eager elementwise kernels
- * (model.elementwise), the bytes of
+ * (model.elementwise), model.head_dim's query and K/V widths, the bytes of
  * Megatron's unfused cross-entropy and of its fused and Transformer Engine forms, the NCCL-style
  * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
  * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, the
@@ -421,6 +421,72 @@ START_TEST(test_eager_elementwise)
     g_autoptr(PpsimScenario) e8 = parse(yaml, fp8, &error);
     ck_assert_ptr_null(e8);
     ck_assert_ptr_nonnull(strstr(error->message, "FP8"));
+}
+END_TEST
+
+/* model.head_dim: a Qwen3-style layer (hidden 2048, 32 heads of 128, 4 KV heads) has
+ * queries q = 4096 wide and K, V 512 each. By hand: its GEMMs are QKV T x (q + 2kv) x h,
+ * the output projection T x h x q, and the SwiGLU MLP's; its attention is that of any layer
+ * of 32 heads of 128 (hidden 4096 without head_dim); its parameters and activation bytes
+ * count q and kv; and head_dim = hidden / heads written out changes nothing. */
+START_TEST(test_head_dim)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 32, kv_heads: 4, head_dim: 128,\n"
+                       "        seq_len: 4096, ffn_hidden: 6144, mlp: swiglu}\n"
+                       "training: {pp: 2, microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    const char *const wide[] = {"model.hidden=4096", NULL};
+    const char *const plain[] = {"model.head_dim=64", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) w = parse(yaml, wide, &error);
+    g_autoptr(PpsimScenario) p = parse(yaml, plain, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(ppsim_model_q_width(&sc->model), 4096);
+    ck_assert_double_eq(ppsim_model_kv_width(&sc->model), 512);
+    PpsimStageCost a = {.layers = 1}, b = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, sc);
+    ppsim_kernels_fill_stage(&b, w);
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&sc->hardware, &g);
+    double T = 4096, h = 2048, q = 4096, kv = 512, f = 6144;
+    double gemm_f = ppsim_gemm_seconds(&g, T, q + 2 * kv, h, 1) +
+                    ppsim_gemm_seconds(&g, T, h, q, 1) + ppsim_gemm_seconds(&g, T, 2 * f, h, 1) +
+                    ppsim_gemm_seconds(&g, T, h, f, 1);
+    double gemm_b = ppsim_gemm_seconds(&g, T, h, q + 2 * kv, 1) +
+                    ppsim_gemm_seconds(&g, T, q, h, 1) + ppsim_gemm_seconds(&g, T, h, 2 * f, 1) +
+                    ppsim_gemm_seconds(&g, T, f, h, 1);
+    ck_assert(llabs(a.kern_f_ps[PPSIM_KERN_GEMM] - ppsim_time_from_seconds(gemm_f)) <= 4);
+    ck_assert(llabs(a.kern_b_ps[PPSIM_KERN_GEMM] - ppsim_time_from_seconds(gemm_b)) <= 4);
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_ATTENTION], b.kern_f_ps[PPSIM_KERN_ATTENTION]);
+    ck_assert_int_eq(a.kern_b_ps[PPSIM_KERN_ATTENTION], b.kern_b_ps[PPSIM_KERN_ATTENTION]);
+    /* parameters: QKV h(q + 2kv), projection q h, gate/up/down 3hf, two norms 2h */
+    ck_assert_double_eq(ppsim_par_layer_params(&sc->model),
+                        h * (q + 2 * kv) + q * h + 3 * h * f + 2 * h);
+    /* activations without recompute ([KOR] §4.1 with q and kv): sb(8h + 4q + 4kv + 6f) */
+    ck_assert_double_eq_tol(ppsim_par_layer_act_bytes(&sc->model, 1, 1, FALSE),
+                            T * (8 * h + 4 * q + 4 * kv + 6 * f), 1e-3);
+    /* the model's FLOPs: the GEMMs' 2 T (h (q + 2kv) + q h + 3 h f) and the attention's
+     * 4 T s q (full s^2, [NAR21]) */
+    ck_assert_double_eq_tol(ppsim_par_layer_gemm_flops(&sc->model, 1),
+                            2 * T * (h * (q + 2 * kv) + q * h + 3 * h * f), 1);
+    /* head_dim = hidden / heads is the default */
+    g_autoptr(PpsimScenario) d = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    d->model.head_dim = 0;
+    PpsimStageCost c = {.layers = 1}, e = {.layers = 1};
+    ppsim_kernels_fill_stage(&c, p);
+    ppsim_kernels_fill_stage(&e, d);
+    ck_assert_double_eq(ppsim_model_q_width(&d->model), 2048);
+    ck_assert_int_eq(c.est.f_ps, e.est.f_ps);
+    ck_assert_int_eq(c.est.b_ps, e.est.b_ps);
+    ck_assert_int_eq(c.est.w_ps, e.est.w_ps);
+    /* a head_dim of 0 is an error naming the key */
+    const char *const zero[] = {"model.head_dim=0", NULL};
+    g_autoptr(PpsimScenario) z = parse(yaml, zero, &error);
+    ck_assert_ptr_null(z);
+    ck_assert_ptr_nonnull(strstr(error->message, "model.head_dim"));
 }
 END_TEST
 
@@ -882,6 +948,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_cross_entropy_impls);
     tcase_add_test(tc, test_dropout_rotary);
     tcase_add_test(tc, test_eager_elementwise);
+    tcase_add_test(tc, test_head_dim);
     tcase_add_test(tc, test_collectives);
     tcase_add_test(tc, test_efficiency_override);
     tcase_add_test(tc, test_breakdown_sums);

@@ -22,27 +22,23 @@
 /* Token ids: 64-bit integers. */
 #define TOKEN_BYTES 8.0
 
-static double
-model_kv_ratio(const PpsimModel *model)
-{
-    return (double)model->kv_heads / (double)model->heads;
-}
-
-/* FLOPs of the GEMMs of one layer's forward: QKV (with GQA), output projection, MLP. */
+/* FLOPs of the GEMMs of one layer's forward: QKV (with GQA), output projection, MLP; q and
+ * kv the query and K/V widths (hidden and hidden x kv_heads / heads unless model.head_dim
+ * says otherwise). */
 static double
 layer_gemm_flops(const PpsimModel *model, int b)
 {
     double s = model->seq_len, h = model->hidden, f = model->ffn_hidden;
-    double kv = h * model_kv_ratio(model);
-    return 2.0 * b * s * h * (h + 2.0 * kv) + 2.0 * b * s * h * h + 4.0 * b * s * h * f;
+    double q = ppsim_model_q_width(model), kv = ppsim_model_kv_width(model);
+    return 2.0 * b * s * h * (q + 2.0 * kv) + 2.0 * b * s * q * h + 4.0 * b * s * h * f;
 }
 
-/* FLOPs of QK^T and attention x V: 2bs^2h each ([NAR21] App.). */
+/* FLOPs of QK^T and attention x V: 2bs^2h each ([NAR21] App.; q for h with model.head_dim). */
 static double
 layer_attn_flops(const PpsimModel *model, int b)
 {
-    double s = model->seq_len, h = model->hidden;
-    return 4.0 * b * s * s * h;
+    double s = model->seq_len;
+    return 4.0 * b * s * s * ppsim_model_q_width(model);
 }
 
 double
@@ -56,7 +52,9 @@ ppsim_cost_layer_fwd_flops(const PpsimModel *model, int microbatch_size)
  * projection input 2, dropout mask 1), MLP 19sbh (fc1 input 2, GeLU input 8, fc2 input 8,
  * mask 1), two LayerNorm inputs 4. Generalised (DERIVED here) to g KV heads and FFN width f:
  * sbh(14 + 4g/a + 4f/h), which gives 34sbh for g = a, f = 4h. (6f/h, as some transcriptions
- * write it, does not reduce to 34; 4f/h does.) The 5as^2b softmax/dropout term is absent
+ * write it, does not reduce to 34; 4f/h does.) With model.head_dim the query and the
+ * projection input are q wide and K, V kv wide: sb(8h + 4q + 4kv + 4f) before the masks.
+ * The 5as^2b softmax/dropout term is absent
  * with FlashAttention or selective recompute; full recompute keeps only the layer input.
  * Light recompute ([PO] App. C: LayerNorm, GeLU and dropout re-run in the backward) drops
  * what those re-create: the two LayerNorm outputs (the QKV and fc1 inputs, 2sbh each; their
@@ -67,11 +65,12 @@ double
 ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
 {
     double s = model->seq_len, h = model->hidden, f = model->ffn_hidden, a = model->heads;
+    double q = ppsim_model_q_width(model), kv = ppsim_model_kv_width(model);
     double b = microbatch_size;
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         return 2.0 * s * b * h;                            /* [KOR] Table 2 */
     double masks = ppsim_model_dropout(model) ? 2.0 : 0.0; /* model.dropout: false, none */
-    double act = s * b * h * (12.0 + masks + 4.0 * model_kv_ratio(model) + 4.0 * f / h);
+    double act = s * b * h * (8.0 + masks + 4.0 * q / h + 4.0 * kv / h + 4.0 * f / h);
     if (model->recompute == PPSIM_RECOMPUTE_LIGHT) /* [PO] App. C: 34sbh -> 20sbh */
         act -= s * b * h * (4.0 + masks + 2.0 * f / h);
     if (!model->flash_attention && model->recompute != PPSIM_RECOMPUTE_SELECTIVE)
@@ -90,13 +89,15 @@ ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size)
     return ppsim_cost_layer_act_bytes(&plain, microbatch_size) * 32.0 / 34.0;
 }
 
-/* 12h^2 + 13h for MHA with a 4h MLP ([NAR21] Eq. (2)), generalised to GQA and FFN width:
- * QKV h(h + 2kv) + bias, projection h^2 + h, MLP 2hf + f + h, two LayerNorms 4h. */
+/* 12h^2 + 13h for MHA with a 4h MLP ([NAR21] Eq. (2)), generalised to GQA, FFN width and
+ * model.head_dim: QKV h(q + 2kv) + bias, projection qh + h, MLP 2hf + f + h, two LayerNorms
+ * 4h. */
 double
 ppsim_cost_layer_params(const PpsimModel *model)
 {
-    double h = model->hidden, f = model->ffn_hidden, kv = h * model_kv_ratio(model);
-    return h * (h + 2.0 * kv) + (h + 2.0 * kv) + h * h + h + 2.0 * h * f + f + h + 4.0 * h;
+    double h = model->hidden, f = model->ffn_hidden;
+    double q = ppsim_model_q_width(model), kv = ppsim_model_kv_width(model);
+    return h * (q + 2.0 * kv) + (q + 2.0 * kv) + q * h + h + 2.0 * h * f + f + h + 4.0 * h;
 }
 
 double

@@ -2,9 +2,9 @@
  *
  * Per layer and microbatch, on one GPU of a tp group (t = tp, b sequences of s tokens, with
  * context parallelism s/cp of them, T = b s / cp tokens, hidden h, FFN f, a heads of d =
- * h/a, g KV heads, kv = g d, 2-byte elements; with sequence parallelism the elementwise
- * kernels see T/t tokens):
- *  - GEMMs (M x N x K) forward: QKV T x (h + 2kv)/t x h, attention output T x h x h/t, fc1
+ * h/a (or model.head_dim), q = a d (h unless head_dim says otherwise), g KV heads, kv = g d,
+ * 2-byte elements; with sequence parallelism the elementwise kernels see T/t tokens):
+ *  - GEMMs (M x N x K) forward: QKV T x (q + 2kv)/t x h, attention output T x h x q/t, fc1
  *    T x f/t x h (SwiGLU: 2f/t, gate and up in one GEMM), fc2 T x h x f/t ([NAR21] §2.3:
  *    column- then row-parallel). A forward GEMM X W (M x N x K) has a dgrad dY W^T (M x K x
  *    N) in B and a wgrad X^T dY (K x N x M) in W ([ZB] §2.3).
@@ -161,7 +161,7 @@ typedef struct {
     PpsimCommLink tp_link, cp_link;
     int t, cp;
     gboolean sp;
-    double b, s, sl, T, Tn, h, f, a, d, kv, V;
+    double b, s, sl, T, Tn, h, f, a, d, q, kv, V;
     gboolean swiglu, dropout, rotary;
     gboolean eager;    /* model.elementwise: eager (eager_* below) */
     gboolean fp8;      /* training.dtype: fp8 with its cast / transpose / scaling kernels */
@@ -253,8 +253,9 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->h = m->hidden;
     c->f = m->ffn_hidden;
     c->a = m->heads;
-    c->d = c->h / c->a;
-    c->kv = c->d * m->kv_heads;
+    c->q = ppsim_model_q_width(m);
+    c->d = c->q / c->a;
+    c->kv = ppsim_model_kv_width(m);
     c->V = m->vocab;
     c->swiglu = m->mlp == PPSIM_MLP_SWIGLU;
     c->dropout = ppsim_model_dropout(m);
@@ -359,7 +360,7 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
     if (!c->fp8)
         return;
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
-    double q = (h + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
+    double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
     gboolean cs = c->fp8_cs;
     k->norm_saved = cs ? 0.0 : 2.0 * (EL - 1.0) * Tn * h;
     /* current scaling: the two norms write bf16 and their amax (`FUSED_NORM_AMAX_FP8`), then
@@ -370,14 +371,14 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
     }
     /* LayerNormLinear (QKV, fc1): the output gradient's cast + transpose; the wgrad's
      * transpose of the norm output */
-    fp8_amax(k->b, &k->nb, cs, T * q);
-    k->b[k->nb++] = 4.0 * T * q;
+    fp8_amax(k->b, &k->nb, cs, T * qkv);
+    k->b[k->nb++] = 4.0 * T * qkv;
     fp8_amax(k->b, &k->nb, cs, T * fo);
     k->b[k->nb++] = 4.0 * T * fo;
     k->w[k->nw++] = 2.0 * T * h;
     k->w[k->nw++] = 2.0 * T * h;
     /* Linear (attention output, fc2) */
-    double in[2] = {h / t, ft};
+    double in[2] = {c->q / t, ft};
     for (int i = 0; i < 2; i++) {
         fp8_amax(k->f, &k->nf, cs, T * in[i]);
         if (c->sp) {
@@ -395,8 +396,8 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
     /* weights, once a step: QKV, attention output, fc1, fc2 (current scaling reads each
      * weight once more for its amax) */
     double wb = cs ? 4.0 + EL : 4.0;
-    k->weight[0] = wb * h * q;
-    k->weight[1] = wb * (h / t) * h;
+    k->weight[0] = wb * h * qkv;
+    k->weight[1] = wb * (c->q / t) * h;
     k->weight[2] = wb * h * fo;
     k->weight[3] = wb * ft * h;
     if (cs) /* no amax history to update */
@@ -497,8 +498,8 @@ layer_times(Ctx *c, LayerTimes *lt)
     Pass *f = &lt->f, *b = &lt->b, *w = &lt->w;
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
     /* GEMMs */
-    add_linear(c, f, b, w, T, (h + 2.0 * c->kv) / t, h);
-    add_linear(c, f, b, w, T, h, h / t);
+    add_linear(c, f, b, w, T, (c->q + 2.0 * c->kv) / t, h);
+    add_linear(c, f, b, w, T, h, c->q / t);
     add_linear(c, f, b, w, T, (c->swiglu ? 2.0 : 1.0) * ft, h);
     add_linear(c, f, b, w, T, h, ft);
     /* attention core */
@@ -537,19 +538,19 @@ layer_times(Ctx *c, LayerTimes *lt)
         add_mem(c, b, M, 3.0 * EL * T * ft);
     }
     if (c->rotary && c->eager) {
-        eager_rotary(c, f, b, T * h / t);
+        eager_rotary(c, f, b, T * c->q / t);
         eager_rotary(c, f, b, T * c->kv / t);
     } else if (c->rotary) {
-        double rot = 2.0 * EL * T * (h + c->kv) / t; /* q and k, read and written */
+        double rot = 2.0 * EL * T * (c->q + c->kv) / t; /* q and k, read and written */
         add_mem(c, f, M, rot);
         add_mem(c, b, M, rot);
     }
     /* eager: K and V copied to every query head (expand + reshape), and the copies'
-     * gradients summed back (2 + 2 an element of the h-wide copy, each way) */
-    if (c->eager && c->kv < h) {
+     * gradients summed back (2 + 2 an element of the q-wide copy, each way) */
+    if (c->eager && c->kv < c->q) {
         for (int i = 0; i < 2; i++) {
-            add_mem(c, f, M, EL * T * (c->kv + h) / t);
-            add_mem(c, b, M, EL * T * (h + c->kv) / t);
+            add_mem(c, f, M, EL * T * (c->kv + c->q) / t);
+            add_mem(c, b, M, EL * T * (c->q + c->kv) / t);
         }
     }
     /* FP8's cast and transpose kernels, and each weight's once a step */

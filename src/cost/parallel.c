@@ -1,7 +1,8 @@
 /* parallel.c: tensor/sequence/data parallelism, ZeRO and Llama-style layers; see parallel.h.
  *
  * Counts per layer and microbatch (b sequences of s tokens, hidden h, FFN width f, a heads,
- * g KV heads, tp = t):
+ * g KV heads, tp = t; heads of h/a unless model.head_dim sets d, when the query and the
+ * projection input are q = a d wide and K, V kv = g d, for h and hg/a below):
  *  - FLOPs: QKV 2bsh(h + 2hg/a), projection 2bsh^2, MLP 4bshf (GELU, [NAR21] App.) or 6bshf
  *    (SwiGLU: gate, up and down matrices), attention 4bs^2h. Each GPU of a TP group does 1/t
  *    ([NAR21] §2.3: the GEMMs are split by columns then rows).
@@ -51,12 +52,6 @@ ppsim_ring_gather_ps(double bytes, int n, double bytes_per_s, PpsimTime latency_
            ppsim_mul_clamped(n - 1, latency_ps);
 }
 
-static double
-kv_ratio(const PpsimModel *m)
-{
-    return (double)m->kv_heads / (double)m->heads;
-}
-
 static gboolean
 swiglu(const PpsimModel *m)
 {
@@ -66,18 +61,20 @@ swiglu(const PpsimModel *m)
 double
 ppsim_par_layer_gemm_flops(const PpsimModel *m, int b)
 {
-    double s = m->seq_len, h = m->hidden, f = m->ffn_hidden, kv = h * kv_ratio(m);
+    double s = m->seq_len, h = m->hidden, f = m->ffn_hidden;
+    double q = ppsim_model_q_width(m), kv = ppsim_model_kv_width(m);
     double mlp = (swiglu(m) ? 6.0 : 4.0) * b * s * h * f;
-    return 2.0 * b * s * h * (h + 2.0 * kv) + 2.0 * b * s * h * h + mlp;
+    return 2.0 * b * s * h * (q + 2.0 * kv) + 2.0 * b * s * q * h + mlp;
 }
 
 double
 ppsim_par_layer_params(const PpsimModel *m)
 {
-    double h = m->hidden, f = m->ffn_hidden, kv = h * kv_ratio(m);
+    double h = m->hidden, f = m->ffn_hidden;
+    double q = ppsim_model_q_width(m), kv = ppsim_model_kv_width(m);
     if (swiglu(m)) /* QKV, projection, gate/up/down, two RMSNorm weights */
-        return h * (h + 2.0 * kv) + h * h + 3.0 * h * f + 2.0 * h;
-    return h * (h + 2.0 * kv) + (h + 2.0 * kv) + h * h + h + 2.0 * h * f + f + h + 4.0 * h;
+        return h * (q + 2.0 * kv) + q * h + 3.0 * h * f + 2.0 * h;
+    return h * (q + 2.0 * kv) + (q + 2.0 * kv) + q * h + h + 2.0 * h * f + f + h + 4.0 * h;
 }
 
 double
@@ -97,7 +94,8 @@ ppsim_par_layer_act_bytes(const PpsimModel *m, int b, int t, gboolean sp)
         return 2.0 * sbh / (sp ? t : 1);
     double masks = ppsim_model_dropout(m) ? 2.0 : 0.0; /* two dropout masks, sbh each */
     double rep = 8.0 + masks;
-    double split = 4.0 + 4.0 * kv_ratio(m) + (swiglu(m) ? 6.0 : 4.0) * f / h;
+    double q = ppsim_model_q_width(m), kv = ppsim_model_kv_width(m);
+    double split = 4.0 * q / h + 4.0 * kv / h + (swiglu(m) ? 6.0 : 4.0) * f / h;
     if (m->recompute == PPSIM_RECOMPUTE_LIGHT) { /* norm outputs, masks, MLP activation */
         rep -= 4.0 + masks;
         split -= 2.0 * f / h;
@@ -223,7 +221,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double s = model->seq_len, h = model->hidden, V = model->vocab, n = st->layers;
     double sbh = s * b * h, rep_div = sp ? t : 1;
     double gemm = n * ppsim_par_layer_gemm_flops(model, b);
-    double attn = n * 4.0 * b * s * s * h;
+    double attn = n * 4.0 * b * s * s * ppsim_model_q_width(model);
     double fwd = gemm + attn, bwd_in = gemm + 2.0 * attn, bwd_w = gemm;
     double act = n * ppsim_par_layer_act_bytes(model, b, t, sp);
     PpsimModel plain = *model;

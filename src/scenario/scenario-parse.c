@@ -371,6 +371,7 @@ apply_model_preset(Parser *P, int map, GError **error)
     m->ffn_hidden = src->ffn_hidden;
     m->heads = src->heads;
     m->kv_heads = src->kv_heads;
+    m->head_dim = src->head_dim;
     m->seq_len = src->seq_len;
     m->vocab = src->vocab;
     m->moe = src->moe;

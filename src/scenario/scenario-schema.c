@@ -106,6 +106,20 @@ ppsim_model_dropout(const PpsimModel *m)
     return m->mlp != PPSIM_MLP_SWIGLU;
 }
 
+double
+ppsim_model_q_width(const PpsimModel *m)
+{
+    return m->head_dim > 0 ? (double)m->head_dim * m->heads : (double)m->hidden;
+}
+
+double
+ppsim_model_kv_width(const PpsimModel *m)
+{
+    if (m->head_dim > 0)
+        return (double)m->head_dim * m->kv_heads;
+    return (double)m->hidden * ((double)m->kv_heads / (double)m->heads);
+}
+
 gboolean
 ppsim_model_rotary(const PpsimModel *m)
 {
@@ -167,6 +181,7 @@ static const SchemaKey model_keys[] = {
     POS_INT("ffn_hidden", model.ffn_hidden),
     REQ_INT("heads", model.heads),
     POS_INT("kv_heads", model.kv_heads),
+    POS_INT("head_dim", model.head_dim),
     REQ_INT("seq_len", model.seq_len),
     POS_INT("vocab", model.vocab),
     {"flash_attention", KEY_BOOL, OFF(model.flash_attention), NULL, FALSE, 0, 0},

@@ -175,6 +175,7 @@ typedef struct {
     int ffn_hidden; /* default 4 * hidden */
     int heads;
     int kv_heads; /* default heads */
+    int head_dim; /* 0: hidden / heads (ppsim_model_q_width) */
     int seq_len;
     int vocab;
     gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
@@ -374,6 +375,13 @@ gboolean ppsim_model_dropout(const PpsimModel *m);
  * position table): model.rotary, by default SwiGLU's Llama-style yes and GELU's GPT-style
  * no. */
 gboolean ppsim_model_rotary(const PpsimModel *m);
+
+/* The widths of the attention's projections: heads x head_dim for the queries (and the
+ * attention output's input), kv_heads x head_dim for each of K and V. model.head_dim
+ * defaults to hidden / heads, which makes the first `hidden`; models such as Qwen3 or
+ * Gemma set it wider or narrower. */
+double ppsim_model_q_width(const PpsimModel *m);
+double ppsim_model_kv_width(const PpsimModel *m);
 
 /* The name model.attention_kernel is written with ("default", "cudnn", "fa2", "fa3"). */
 const char *ppsim_attention_kernel_name(PpsimAttentionKernel k);
