@@ -64,8 +64,9 @@ moe_costs(const char *const *overrides, int stages)
 /* One stage of two layers, the first dense (dense_layers 2 puts layers 0-1 dense; a 4-stage
  * split gives stage 1 layers 2-3, both MoE, stage 0 layers 0-1, both dense). Per MoE layer,
  * T = 1024 tokens: FFN FLOPs change from 6 T h f to 6 T h fe (top_k + shared) + 2 T h E;
- * the all-to-alls: 2 in F, each T k h 2 bytes x 15/16 over the NICs (16 ranks spaced 2 GPUs
- * apart span 4 nodes) at 50 GB/s, plus 5 us. */
+ * the all-to-alls: 2 in F, each sending T k h 2 bytes, 1/16 to each rank: 16 ranks spaced 2
+ * GPUs apart span 4 nodes, 4 on each, so 12/16 of the bytes go through the NIC at 50 GB/s
+ * (plus 5 us) and, beside them, 3/16 over NVLink to the node's other 3 ranks (moe.h). */
 START_TEST(test_layer_by_hand)
 {
     const char *dense_set[] = {"model.moe.dense_layers=8", "parallel.ep=1", NULL};
@@ -77,10 +78,23 @@ START_TEST(test_layer_by_hand)
     ck_assert_int_eq(moe->stage[0].est.f_ps, dense->stage[0].est.f_ps);
     ck_assert_int_eq(moe->stage[0].ep_comm_f_ps, 0);
     ck_assert_double_eq_tol(moe->stage[1].fwd_flops - dense->stage[1].fwd_flops, d_flops, 1);
-    double bytes = T * 2 * h * 2 * 15.0 / 16;
+    double bytes = T * 2 * h * 2 * 12.0 / 16, near = T * 2 * h * 2 * 3.0 / 16;
     PpsimTime a2a = ppsim_time_from_seconds(bytes / 50e9) + 5 * PPSIM_PS_PER_US;
+    PpsimTime nv = ppsim_time_from_seconds(near / 450e9) + 2 * PPSIM_PS_PER_US;
+    ck_assert_int_lt(nv, a2a); /* the NIC's share sets the pace */
     ck_assert_int_eq(moe->stage[1].ep_comm_f_ps, 2 * 2 * a2a);
     ck_assert_int_eq(moe->stage[1].ep_comm_b_ps, 2 * 2 * a2a);
+    ck_assert_uint_eq(moe->stage[1].ep_bytes_f, (guint64)llround(2 * 2 * bytes));
+    ck_assert_uint_eq(moe->stage[1].ep_near_bytes_f, (guint64)llround(2 * 2 * near));
+    /* 8 ranks on one node (ep 8, tp-dp-pp placement: dp replicas adjacent): 7/8 of the bytes
+     * over NVLink, none through the NIC */
+    const char *in_node[] = {"parallel.ep=8", "parallel.placement=tp-dp-pp", NULL};
+    g_autoptr(PpsimCosts) nvl = moe_costs(in_node, 4);
+    double all = T * 2 * h * 2;
+    ck_assert_uint_eq(nvl->stage[1].ep_bytes_f, (guint64)llround(2 * 2 * all * 7 / 8));
+    ck_assert_uint_eq(nvl->stage[1].ep_near_bytes_f, 0);
+    ck_assert_int_eq(nvl->stage[1].ep_comm_f_ps,
+                     2 * 2 * (ppsim_time_from_seconds(all * 7 / 8 / 450e9) + 2 * PPSIM_PS_PER_US));
     /* F grows by the FLOP difference at the GPU's rate plus the all-to-alls; W by the FLOPs */
     PpsimTime dw = moe->stage[1].est.w_ps - dense->stage[1].est.w_ps;
     PpsimTime df = moe->stage[1].est.f_ps - dense->stage[1].est.f_ps - moe->stage[1].ep_comm_f_ps;
@@ -200,15 +214,15 @@ START_TEST(test_json_keys)
 END_TEST
 
 /* The all-to-alls as flows: alone on device 0's NIC (pipeline sends on NVLink, placement
- * tp-pp-dp) each of 1F1B's 16 MoE ops (2 MoE layers on stage 0, 8 F and 8 B) moves
- * 2 layers x 2 all-to-alls x T k h 2 bytes x 15/16 at 50 GB/s, plus a few microseconds of
- * path latency; with the pipeline's sends on the same NIC (tp-dp-pp: consecutive pipeline
- * devices on other nodes) they take longer. */
+ * tp-pp-dp: EP ranks 2 GPUs apart, 4 a node) each of 1F1B's 16 MoE ops (2 MoE layers on
+ * stage 0, 8 F and 8 B) moves 2 layers x 2 all-to-alls x T k h 2 bytes x 12/16 through it
+ * at 50 GB/s, plus a few microseconds of path latency (the 3/16 for the node's other ranks
+ * run beside, over NVLink). With tp-dp-pp the EP ranks are adjacent, 8 a node, so 8/16 go
+ * through the NIC, which the pipeline's sends now share (consecutive pipeline devices on
+ * other nodes): they take longer than those bytes alone would. */
 START_TEST(test_ep_flows)
 {
-    double bytes = 2 * 2 * 1024.0 * 2 * 1024 * 2 * 15 / 16;
-    PpsimTime lb = 16 * ppsim_time_from_seconds(bytes / 50e9);
-    PpsimTime alone = 0;
+    const double share[2] = {12.0 / 16, 8.0 / 16};
     for (int k = 0; k < 2; k++) {
         const char *set[] = {k ? "parallel.placement=tp-dp-pp" : "parallel.placement=tp-pp-dp",
                              NULL};
@@ -218,13 +232,14 @@ START_TEST(test_ep_flows)
         g_autoptr(PpsimRunResult) res = ppsim_test_run_option(sc, "1f1b", NULL, NULL, &error);
         ppsim_assert_no_error(error);
         PpsimTime ep = res->devices[0].ep_comm_ps;
-        if (k == 0) {
-            ck_assert_msg(ep >= lb && ep <= lb + 16 * 20 * PPSIM_PS_PER_US,
-                          "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ep, lb);
-            alone = ep;
-        } else {
-            ck_assert_msg(ep > alone, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ep, alone);
-        }
+        double bytes = 2 * 2 * 1024.0 * 2 * 1024 * 2 * share[k];
+        PpsimTime lb = 16 * ppsim_time_from_seconds(bytes / 50e9),
+                  slack = 16 * 20 * PPSIM_PS_PER_US;
+        if (k == 0)
+            ck_assert_msg(ep >= lb && ep <= lb + slack, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
+                          ep, lb);
+        else
+            ck_assert_msg(ep > lb + slack, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, ep, lb);
     }
 }
 END_TEST

@@ -35,8 +35,12 @@ typedef struct {
     PpsimTime tp_comm_b_ps;   /* TP collectives inside one B */
     PpsimTime ep_comm_f_ps;   /* moe.c: MoE all-to-alls inside one F (and one R) */
     PpsimTime ep_comm_b_ps;   /* moe.c: MoE all-to-alls inside one B */
-    guint64 ep_bytes_f;       /* moe.c: bytes each GPU sends in one F's all-to-alls */
-    guint64 ep_bytes_b;       /* moe.c: bytes each GPU sends in one B's all-to-alls */
+    guint64 ep_bytes_f;       /* moe.c: bytes each GPU sends in one F's all-to-alls (over the
+                               * NIC when the EP group spans nodes, else NVLink) */
+    guint64 ep_bytes_b;       /* moe.c: the same in one B */
+    guint64 ep_near_bytes_f;  /* moe.c: with a group spanning nodes, what goes besides to the
+                               * EP ranks on the GPU's own node, over NVLink, in one F */
+    guint64 ep_near_bytes_b;  /* moe.c: the same in one B */
     PpsimTime zero_gather_ps; /* ZeRO-3 parameter all-gather inside one F and one B */
     guint64 zero_bytes;       /* of it, bytes each GPU sends (and receives) in the ring */
     PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */

@@ -71,6 +71,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     const PpsimMoe *moe = &m->moe;
     st->ep_comm_f_ps = st->ep_comm_b_ps = 0;
     st->ep_bytes_f = st->ep_bytes_b = 0;
+    st->ep_near_bytes_f = st->ep_near_bytes_b = 0;
     int n = ppsim_moe_layers_in(m, st->first_layer, st->layers);
     if (n == 0)
         return;
@@ -95,15 +96,27 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
 
     /* all-to-all: dispatch and combine in F, their gradients in B */
     if (ep > 1) {
-        double bw = 0;
-        PpsimTime lat = 0;
-        ppsim_par_group_link(&sc->hardware, ep, ppsim_par_dp_stride(sc), &bw, &lat);
-        double bytes = load * moe->top_k * (T / t) * h * MOE_ACT_BYTES * (ep - 1) / ep;
-        PpsimTime a2a = ppsim_time_from_seconds(bytes / bw) + lat;
+        const PpsimHardware *hw = &sc->hardware;
+        int stride = ppsim_par_dp_stride(sc);
+        int local = ppsim_par_group_per_node(hw, ep, stride); /* EP ranks on a node */
+        double sent = load * moe->top_k * (T / t) * h * MOE_ACT_BYTES;
+        gboolean across = local < ep;
+        double far = across ? sent * (ep - local) / ep : 0.0; /* through the NIC */
+        double near = sent * (local - 1) / ep;                /* over NVLink */
+        PpsimTime a2a = 0;
+        if (near > 0)
+            a2a = ppsim_time_from_seconds(near / hw->nvlink_bytes_per_s) + hw->nvlink_latency_ps;
+        if (across)
+            a2a = MAX(a2a, ppsim_time_from_seconds(far / hw->network_bytes_per_s) +
+                               hw->network_latency_ps);
+        double per_f = 2.0 * n, per_b = full ? 4.0 * n : 2.0 * n;
         st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
         st->ep_comm_b_ps = ppsim_mul_clamped(full ? 4 * n : 2 * n, a2a);
-        st->ep_bytes_f = (guint64)ppsim_round_clamped(2.0 * n * bytes);
-        st->ep_bytes_b = (guint64)ppsim_round_clamped((full ? 4.0 : 2.0) * n * bytes);
+        double path = across ? far : near, beside = across ? near : 0.0;
+        st->ep_bytes_f = (guint64)ppsim_round_clamped(per_f * path);
+        st->ep_bytes_b = (guint64)ppsim_round_clamped(per_b * path);
+        st->ep_near_bytes_f = (guint64)ppsim_round_clamped(per_f * beside);
+        st->ep_near_bytes_b = (guint64)ppsim_round_clamped(per_b * beside);
     }
     st->est.f_ps = MAX(0, st->est.f_ps + d_f) + st->ep_comm_f_ps;
     st->est.b_ps = MAX(0, st->est.b_ps + d_b) + st->ep_comm_b_ps;

@@ -20,11 +20,17 @@
  *   layer input under full recompute.
  * - expert parallelism (ep > 1): a dispatch and a combine all-to-all per MoE layer in F (and
  *   two in B, four under full recompute), each GPU sending load x top_k x T/tp tokens of 2h
- *   bytes, (ep-1)/ep of them to other GPUs, over the link of an ep-rank group spaced as DP
- *   replicas are (NVLink inside a node, else the NICs): bytes / bandwidth + latency each.
+ *   bytes, 1/ep of them to each EP rank, the group spaced as DP replicas are. NCCL runs an
+ *   all-to-all as point-to-point sends to every peer at once: those to the ranks on the
+ *   GPU's own node (L of the ep share it) go over NVLink, (L-1)/ep of the bytes, those to
+ *   other nodes through the GPU's one NIC, (ep-L)/ep, side by side ([NCCL-T267]: an
+ *   all-to-all does not aggregate several NICs, it runs at one NIC's rate, and the
+ *   bandwidth it reports exceeds the NIC's by the share NVLink carries). Each all-to-all
+ *   takes the longer of the two: bytes / bandwidth + latency.
  *   These times (ep_comm_f_ps, ep_comm_b_ps) are part of the F and B estimates generators
  *   see, and what the overlap model lets an F&B pair hide (overlap.h). The replay instead
- *   runs the same bytes (ep_bytes_f, ep_bytes_b) as flows sharing the links with the
+ *   runs the same bytes (ep_bytes_f, ep_bytes_b; ep_near_bytes_f, ep_near_bytes_b over
+ *   NVLink beside them when the group spans nodes) as flows sharing the links with the
  *   pipeline's sends and the DP reduction (sim-parallel.c), before each op's compute, or
  *   beside an F&B pair's. Not modelled: node-limited routing, FP8 dispatch, the split of
  *   each all-to-all around the expert compute inside an op.

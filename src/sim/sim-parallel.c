@@ -227,21 +227,27 @@ ppsim_sim_ep_compute(const Replay *r, const PpsimOp *op)
     }
 }
 
-/* Bytes each GPU sends in @op's all-to-alls. */
+/* Bytes each GPU sends in @op's all-to-alls: over the group's path (@near FALSE: the NIC
+ * when the group spans nodes, else NVLink) or, spanning nodes, to the ranks on its own node
+ * over NVLink (@near TRUE). */
 static guint64
-ep_op_bytes(const Replay *r, const PpsimOp *op)
+ep_op_bytes(const Replay *r, const PpsimOp *op, gboolean near)
 {
     const PpsimStageCost *st = &r->costs->stage[op->stage];
     if (op->kind == PPSIM_OP_F || op->kind == PPSIM_OP_R)
-        return st->ep_bytes_f;
+        return near ? st->ep_near_bytes_f : st->ep_bytes_f;
     if (op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW)
-        return st->ep_bytes_b;
+        return near ? st->ep_near_bytes_b : st->ep_bytes_b;
     return 0;
 }
 
+/* No task: the place of a flow an all-to-all does not have in r->ep_task. */
+#define EP_NO_TASK G_MAXUINT32
+
 /* The all-to-alls as flows (moe.h): per op with experts, what the GPU sends and what it
  * receives (the same bytes, the group being symmetric) to and from a peer standing for the
- * other EP ranks, over NVLink, or its PCIe link and NIC when the group spans nodes, sharing
+ * other EP ranks, over NVLink, or its PCIe link and NIC when the group spans nodes (and then,
+ * beside them, the share for the ranks on its own node over NVLink: moe.h), sharing
  * them max-min fairly with the pipeline's sends, the DP reduction and offloads. An op's
  * flows start once the device's previous op has ended and the op's inputs are ready (their
  * producers have ended: the activation's own transfer is not waited for) and the op's
@@ -257,12 +263,18 @@ ppsim_sim_add_ep_flows(Replay *r)
     const PpsimSchedule *sched = r->sched;
     gboolean across =
         (gint64)sc->parallel.ep * ppsim_par_dp_stride(sc) > sc->hardware.gpus_per_node;
+    gboolean near = FALSE; /* NVLink flows beside the NIC's */
+    for (int s = 0; s < r->costs->n_stages; s++)
+        near |= r->costs->stage[s].ep_near_bytes_f > 0 || r->costs->stage[s].ep_near_bytes_b > 0;
     r->ep_task = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_autofree PpsimDep *deps = g_new(PpsimDep, ppsim_schedule_index_max_deps(r->idx));
     for (int d = 0; d < sched->n_devices; d++) {
-        int stream[2];
+        int stream[4];
         add_stream_pair(r, d, ".ep", stream);
-        int peer = ppsim_topology_remote_endpoint(r->topo, d, across);
+        if (near)
+            add_stream_pair(r, d, ".ep-nvlink", stream + 2);
+        int peer[2] = {ppsim_topology_remote_endpoint(r->topo, d, across),
+                       ppsim_topology_remote_endpoint(r->topo, d, FALSE)};
         const GArray *ops = sched->compute[d];
         guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
         for (guint i = 0; i < ops->len; i++) {
@@ -270,20 +282,26 @@ ppsim_sim_add_ep_flows(Replay *r)
             gboolean pair =
                 op->kind == PPSIM_OP_F && (op->flags & PPSIM_OP_FLAG_OVERLAP) && i + 1 < ops->len;
             guint last = pair ? i + 1 : i;
-            guint64 bytes = ep_op_bytes(r, op);
-            if (pair)
-                bytes += ep_op_bytes(r, &g_array_index(ops, PpsimOp, i + 1));
-            if (bytes == 0) {
+            guint64 bytes[2];
+            for (int v = 0; v < 2; v++) {
+                bytes[v] = ep_op_bytes(r, op, v);
+                if (pair)
+                    bytes[v] += ep_op_bytes(r, &g_array_index(ops, PpsimOp, i + 1), v);
+            }
+            if (bytes[0] + bytes[1] == 0) {
                 i = last;
                 continue;
             }
             PpsimOpPos pos = {d, 0, (gint32)i};
             guint n = ppsim_schedule_index_deps(r->idx, base + i, &pos, op, deps);
-            guint32 quad[4] = {(guint32)d, i, 0, 0};
-            for (int k = 0; k < 2; k++) {
-                PpsimTaskId t =
-                    ppsim_exec_add_transfer(r->exec, stream[k], k ? peer : d, k ? d : peer, bytes);
-                quad[2 + k] = t;
+            guint32 six[6] = {(guint32)d, i, EP_NO_TASK, EP_NO_TASK, EP_NO_TASK, EP_NO_TASK};
+            for (int k = 0; k < 4; k++) {
+                int v = k / 2, p = peer[v];
+                if (bytes[v] == 0)
+                    continue;
+                PpsimTaskId t = ppsim_exec_add_transfer(r->exec, stream[k], k % 2 ? p : d,
+                                                        k % 2 ? d : p, bytes[v]);
+                six[2 + k] = t;
                 if (i > 0)
                     ppsim_exec_add_dep(r->exec, base + i - 1, t, 0);
                 for (guint e = 0; e < n; e++)
@@ -293,7 +311,7 @@ ppsim_sim_add_ep_flows(Replay *r)
                 else if (last + 1 < ops->len)
                     ppsim_exec_add_dep(r->exec, t, base + last + 1, 0);
             }
-            g_array_append_vals(r->ep_task, quad, 4);
+            g_array_append_vals(r->ep_task, six, 6);
             i = last;
         }
     }
@@ -439,11 +457,15 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
     }
     /* the all-to-alls' flows: first byte to last; beside an F&B pair, the part of that
      * span the pair's compute covers is what the pair hid */
-    for (guint i = 0; r->ep_task != NULL && i < r->ep_task->len; i += 4) {
+    for (guint i = 0; r->ep_task != NULL && i < r->ep_task->len; i += 6) {
         const guint32 *q = &g_array_index(r->ep_task, guint32, i);
-        PpsimTime start =
-            MIN(ppsim_exec_task_start(r->exec, q[2]), ppsim_exec_task_start(r->exec, q[3]));
-        PpsimTime end = MAX(ppsim_exec_task_end(r->exec, q[2]), ppsim_exec_task_end(r->exec, q[3]));
+        PpsimTime start = G_MAXINT64, end = 0;
+        for (int k = 2; k < 6; k++) {
+            if (q[k] == EP_NO_TASK)
+                continue;
+            start = MIN(start, ppsim_exec_task_start(r->exec, q[k]));
+            end = MAX(end, ppsim_exec_task_end(r->exec, q[k]));
+        }
         PpsimDeviceResult *dev = &res->devices[q[0]];
         dev->ep_comm_ps += end - start;
         const PpsimOp *op = &g_array_index(sched->compute[q[0]], PpsimOp, q[1]);
