@@ -467,8 +467,7 @@ START_TEST(test_head_dim)
     /* activations without recompute ([KOR] §4.1 with q and kv): sb(8h + 4q + 4kv + 6f) */
     ck_assert_double_eq_tol(ppsim_par_layer_act_bytes(&sc->model, 1, 1, FALSE),
                             T * (8 * h + 4 * q + 4 * kv + 6 * f), 1e-3);
-    /* the model's FLOPs: the GEMMs' 2 T (h (q + 2kv) + q h + 3 h f) and the attention's
-     * 4 T s q (full s^2, [NAR21]) */
+    /* the model's GEMM FLOPs: 2 T (h (q + 2kv) + q h + 3 h f) */
     ck_assert_double_eq_tol(ppsim_par_layer_gemm_flops(&sc->model, 1),
                             2 * T * (h * (q + 2 * kv) + q * h + 3 * h * f), 1);
     /* head_dim = hidden / heads is the default */
