@@ -1,10 +1,12 @@
 /* check-moe.c: mixture-of-experts layers and expert parallelism (src/cost/moe.h) against hand
  * counts: the DeepSeek-V3 and Mixtral presets' parameter counts ([DSV3] 671B / 37B active,
- * [MIXTRAL] 47B / 13B), one MoE layer's FLOP and all-to-all time, the load factors, dense
+ * [MIXTRAL] 47B / 13B), one MoE layer's FLOP and all-to-all time, its kernels (router,
+ * permutation, grouped expert GEMMs) under the kernel model, the load factors, dense
  * layers, the scenario rules, the JSON keys of an F&B schedule (ep_comm, fb_hidden,
  * ep_comm_hidden), and the all-to-alls as flows on the NIC, alone and beside pipeline sends. */
 #include "ppsim-test.h"
 #include "cost/moe.h"
+#include "cost/kernels.h"
 #include "cost/overlap.h"
 #include "report/report.h"
 #include "util/ppsim-error.h"
@@ -61,16 +63,20 @@ moe_costs(const char *const *overrides, int stages)
     return c;
 }
 
-/* One stage of two layers, the first dense (dense_layers 2 puts layers 0-1 dense; a 4-stage
- * split gives stage 1 layers 2-3, both MoE, stage 0 layers 0-1, both dense). Per MoE layer,
- * T = 1024 tokens: FFN FLOPs change from 6 T h f to 6 T h fe (top_k + shared) + 2 T h E;
- * the all-to-alls: 2 in F, each sending T k h 2 bytes, 1/16 to each rank: 16 ranks spaced 2
+/* One stage of two layers (dense_layers 2 puts layers 0-1 dense; a 4-stage split gives
+ * stage 1 layers 2-3, both MoE, stage 0 layers 0-1, both dense). Per MoE layer, T = 1024
+ * tokens, with hardware.gpu.efficiency set (the closed form, every op FLOPs / (peak x
+ * efficiency)): FFN FLOPs change from 6 T h f to 6 T h fe (top_k + shared) + 2 T h E; the
+ * all-to-alls: 2 in F, each sending T k h 2 bytes, 1/16 to each rank: 16 ranks spaced 2
  * GPUs apart span 4 nodes, 4 on each, so 12/16 of the bytes go through the NIC at 50 GB/s
  * (plus 5 us) and, beside them, 3/16 over NVLink to the node's other 3 ranks (moe.h). */
+static const char *closed_form = "hardware.gpu.efficiency=0.5";
+
 START_TEST(test_layer_by_hand)
 {
-    const char *dense_set[] = {"model.moe.dense_layers=8", "parallel.ep=1", NULL};
-    g_autoptr(PpsimCosts) moe = moe_costs(NULL, 4);
+    const char *cf[] = {closed_form, NULL};
+    const char *dense_set[] = {closed_form, "model.moe.dense_layers=8", "parallel.ep=1", NULL};
+    g_autoptr(PpsimCosts) moe = moe_costs(cf, 4);
     g_autoptr(PpsimCosts) dense = moe_costs(dense_set, 4);
     double T = 1024, h = 1024, f = 4096, fe = 512, E = 16;
     double d_flops = 2 * ((2 + 1) * 6 * T * h * fe + 2 * T * h * E - 6 * T * h * f);
@@ -100,20 +106,73 @@ START_TEST(test_layer_by_hand)
     PpsimTime df = moe->stage[1].est.f_ps - dense->stage[1].est.f_ps - moe->stage[1].ep_comm_f_ps;
     ck_assert_int_eq(df, dw);
     ck_assert(df < 0); /* 3 experts of 512 are less work than one FFN of 4096 */
+    ck_assert(llabs(dw - ppsim_time_from_seconds(d_flops / (989e12 * 0.5))) <= 2);
     /* routed experts: 16 / ep = 1 per GPU, plus the shared one and the router */
     double d_params = 2 * ((1 + 1) * 3 * h * fe + h * E - 3 * h * f);
     ck_assert_double_eq_tol(moe->stage[1].params - dense->stage[1].params, d_params, 1e-3);
 }
 END_TEST
 
+/* The same layers under the kernel model, kernel by kernel against the dense stage (two
+ * layers): the router GEMM (T x E x h) and its softmax and top-k over fp32 scores, the
+ * permutation (k T h gathered, the probability-weighted sum back: 2 x 2 k T h + 2 (k T h +
+ * T h) bytes; one local expert, so no sort), the local expert's GEMMs over its S = k T = 2048
+ * slots and the activation over S fe, the shared expert as a dense MLP of 512, in place of
+ * the dense MLP's two GEMMs and activation. With two local experts (ep 8) the grouped GEMMs
+ * run 2 experts of 1024 slots each and the sort by local expert adds 2 x 2 S h bytes. */
+START_TEST(test_layer_kernels)
+{
+    const char *dense_set[] = {"model.moe.dense_layers=8", "parallel.ep=1", NULL};
+    g_autoptr(PpsimCosts) moe = moe_costs(NULL, 4);
+    g_autoptr(PpsimCosts) dense = moe_costs(dense_set, 4);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&sc->hardware, &g);
+    double T = 1024, h = 1024, f = 4096, fe = 512, E = 16, k = 2, S = k * T, EL = 2;
+    double perm = 2 * EL * k * T * h + EL * (k * T * h + T * h);
+    double fwd = ppsim_gemm_seconds(&g, T, E, h, 1) + 2 * ppsim_mem_seconds(&g, 8 * T * E) +
+                 ppsim_mem_seconds(&g, perm) + ppsim_gemm_seconds(&g, S, 2 * fe, h, 1) +
+                 ppsim_gemm_seconds(&g, S, h, fe, 1) + ppsim_mem_seconds(&g, 3 * EL * S * fe) +
+                 ppsim_gemm_seconds(&g, T, 2 * fe, h, 1) + ppsim_gemm_seconds(&g, T, h, fe, 1) +
+                 ppsim_mem_seconds(&g, 3 * EL * T * fe) - ppsim_gemm_seconds(&g, T, 2 * f, h, 1) -
+                 ppsim_gemm_seconds(&g, T, h, f, 1) - ppsim_mem_seconds(&g, 3 * EL * T * f);
+    double wgt = ppsim_gemm_seconds(&g, h, E, T, 1) + ppsim_gemm_seconds(&g, h, 2 * fe, S, 1) +
+                 ppsim_gemm_seconds(&g, fe, h, S, 1) + ppsim_gemm_seconds(&g, h, 2 * fe, T, 1) +
+                 ppsim_gemm_seconds(&g, fe, h, T, 1) - ppsim_gemm_seconds(&g, h, 2 * f, T, 1) -
+                 ppsim_gemm_seconds(&g, f, h, T, 1);
+    PpsimTime df = moe->stage[1].est.f_ps - moe->stage[1].ep_comm_f_ps - dense->stage[1].est.f_ps;
+    PpsimTime dw = moe->stage[1].est.w_ps - dense->stage[1].est.w_ps;
+    ck_assert_msg(llabs(df - ppsim_time_from_seconds(2 * fwd)) <= 2, "%" G_GINT64_FORMAT, df);
+    ck_assert_msg(llabs(dw - ppsim_time_from_seconds(2 * wgt)) <= 2, "%" G_GINT64_FORMAT, dw);
+    /* the breakdown: the experts' GEMMs are GEMMs, the permutation memory-bound */
+    ck_assert_int_gt(moe->stage[1].kern_f_ps[PPSIM_KERN_MEMORY],
+                     dense->stage[1].kern_f_ps[PPSIM_KERN_MEMORY]);
+    /* two local experts: a grouped GEMM of 2 x 1024 slots, and the sort */
+    const char *ep8[] = {"parallel.ep=8", NULL};
+    g_autoptr(PpsimCosts) two = moe_costs(ep8, 4);
+    double d2 = ppsim_gemm_seconds(&g, S / 2, 2 * fe, h, 2) +
+                ppsim_gemm_seconds(&g, S / 2, h, fe, 2) - ppsim_gemm_seconds(&g, S, 2 * fe, h, 1) -
+                ppsim_gemm_seconds(&g, S, h, fe, 1) + ppsim_mem_seconds(&g, perm + 4 * EL * S * h) -
+                ppsim_mem_seconds(&g, perm);
+    PpsimTime d2f = (two->stage[1].est.f_ps - two->stage[1].ep_comm_f_ps) -
+                    (moe->stage[1].est.f_ps - moe->stage[1].ep_comm_f_ps);
+    ck_assert_msg(llabs(d2f - ppsim_time_from_seconds(2 * d2)) <= 2, "%" G_GINT64_FORMAT, d2f);
+}
+END_TEST
+
 /* The load factor: imbalance 1.5 makes the busiest rank compute 1.5 k routed slots (and send
  * 1.5x the bytes); a capacity factor takes its place (padded slots); MFU's FLOPs stay the
- * useful ones. */
+ * useful ones. In the closed form W grows linearly in the slots; under the kernel model by
+ * the expert GEMMs' wgrad over 1.5 S slots instead of S. */
 START_TEST(test_load_factors)
 {
-    const char *imb[] = {"model.moe.imbalance=1.5", NULL};
-    const char *cap[] = {"model.moe.imbalance=1.5", "model.moe.capacity_factor=1.25", NULL};
-    g_autoptr(PpsimCosts) base = moe_costs(NULL, 4);
+    const char *base_set[] = {closed_form, NULL};
+    const char *imb[] = {closed_form, "model.moe.imbalance=1.5", NULL};
+    const char *cap[] = {closed_form, "model.moe.imbalance=1.5", "model.moe.capacity_factor=1.25",
+                         NULL};
+    g_autoptr(PpsimCosts) base = moe_costs(base_set, 4);
     g_autoptr(PpsimCosts) hot = moe_costs(imb, 4);
     g_autoptr(PpsimCosts) capped = moe_costs(cap, 4);
     /* W's growth is linear in the routed slots: 0.25 k more for capacity 1.25, 0.5 k for
@@ -123,20 +182,29 @@ START_TEST(test_load_factors)
     ck_assert(w1 > w0);
     ck_assert_msg(llabs(2 * (w2 - w0) - (w1 - w0)) <= 2,
                   "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, w2 - w0, w1 - w0);
-    /* by hand: 2 layers x 0.5 x top_k 2 slots x 6 T h fe FLOPs at the H100's 989 TFLOP/s
-     * times its large-GEMM efficiency (the kernel model's rate for the experts' GEMMs) */
-    g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
-    ppsim_assert_no_error(error);
-    ck_assert_double_eq(sc->hardware.gpu_peak_flops, 989e12);
-    ck_assert(sc->hardware.gpu_efficiency <= 0 && sc->hardware.gpu_gemm_efficiency > 0.5);
+    /* by hand: 2 layers x 0.5 x top_k 2 slots x 6 T h fe FLOPs at 989 TFLOP/s x 0.5 */
     double extra = 2 * 0.5 * 2 * 6 * 1024.0 * 1024 * 512;
-    PpsimTime want = ppsim_time_from_seconds(extra / (989e12 * sc->hardware.gpu_gemm_efficiency));
+    PpsimTime want = ppsim_time_from_seconds(extra / (989e12 * 0.5));
     ck_assert_msg(llabs((w1 - w0) - want) <= 2, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
                   w1 - w0, want);
     ck_assert_double_eq(hot->stage[1].fwd_flops, base->stage[1].fwd_flops);
     ck_assert(hot->stage[1].ep_comm_f_ps > base->stage[1].ep_comm_f_ps);
     ck_assert(hot->stage[1].est.act > base->stage[1].est.act);
+    /* the kernel model */
+    const char *kimb[] = {"model.moe.imbalance=1.5", NULL};
+    g_autoptr(PpsimCosts) kb = moe_costs(NULL, 4);
+    g_autoptr(PpsimCosts) kh = moe_costs(kimb, 4);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&sc->hardware, &g);
+    double S = 2048, h = 1024, fe = 512;
+    double dw = ppsim_gemm_seconds(&g, h, 2 * fe, 1.5 * S, 1) +
+                ppsim_gemm_seconds(&g, fe, h, 1.5 * S, 1) -
+                ppsim_gemm_seconds(&g, h, 2 * fe, S, 1) - ppsim_gemm_seconds(&g, fe, h, S, 1);
+    ck_assert(llabs(kh->stage[1].est.w_ps - kb->stage[1].est.w_ps -
+                    ppsim_time_from_seconds(2 * dw)) <= 2);
 }
 END_TEST
 
@@ -251,6 +319,7 @@ ppsim_test_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_preset_params);
     tcase_add_test(tc, test_layer_by_hand);
+    tcase_add_test(tc, test_layer_kernels);
     tcase_add_test(tc, test_load_factors);
     tcase_add_test(tc, test_rules);
     tcase_add_test(tc, test_json_keys);

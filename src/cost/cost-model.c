@@ -324,11 +324,9 @@ costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         costs_fill_stage_hw(st, sc, rate);
     if (ppsim_kernels_active(sc)) /* the times, kernel by kernel; memory stays as filled */
         ppsim_kernels_fill_stage(st, sc);
-    /* MoE layers (moe.c); nothing for a dense model. Under the kernel model the experts'
-     * extra GEMM FLOPs run at the large-GEMM efficiency (the expert GEMMs are not shaped
-     * kernel by kernel). */
-    double moe_rate = ppsim_kernels_active(sc) ? rate * sc->hardware.gpu_gemm_efficiency : rate;
-    ppsim_moe_fill_stage(st, sc, moe_rate);
+    /* MoE layers (moe.c): parameters, memory and the all-to-alls; nothing for a dense model.
+     * Their compute is the FLOPs at @rate, or under the kernel model kernels.c's. */
+    ppsim_moe_fill_stage(st, sc, rate);
 }
 
 /* {mode: k} in model.stage_recompute: @st was filled with the model's mode; k of its layers

@@ -63,6 +63,7 @@
 #include "cost/kernels.h"
 #include "cost/parallel.h"
 #include "cost/memory.h"
+#include "cost/moe.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -354,18 +355,20 @@ fp8_amax(double *list, int *len, gboolean cs, double n)
 }
 
 static void
-fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
+fp8_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
 {
     *k = (PpsimFp8Kernels){0};
     if (!c->fp8)
         return;
-    double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
+    double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
     double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
     gboolean cs = c->fp8_cs;
-    k->norm_saved = cs ? 0.0 : 2.0 * (EL - 1.0) * Tn * h;
+    int norms = mlp ? 2 : 1;   /* an MoE layer's MLP norm feeds the router in bf16 */
+    int linears = mlp ? 2 : 1; /* attention output, fc2 */
+    k->norm_saved = cs ? 0.0 : norms * (EL - 1.0) * Tn * h;
     /* current scaling: the two norms write bf16 and their amax (`FUSED_NORM_AMAX_FP8`), then
      * the scale is computed and the output cast to FP8 */
-    for (int i = 0; cs && i < 2; i++) {
+    for (int i = 0; cs && i < norms; i++) {
         k->f[k->nf++] = FP8_SCALE_KERNEL;
         k->f[k->nf++] = 3.0 * Tn * h;
     }
@@ -373,13 +376,15 @@ fp8_kernels(const Ctx *c, PpsimFp8Kernels *k)
      * transpose of the norm output */
     fp8_amax(k->b, &k->nb, cs, T * qkv);
     k->b[k->nb++] = 4.0 * T * qkv;
-    fp8_amax(k->b, &k->nb, cs, T * fo);
-    k->b[k->nb++] = 4.0 * T * fo;
     k->w[k->nw++] = 2.0 * T * h;
-    k->w[k->nw++] = 2.0 * T * h;
+    if (mlp) {
+        fp8_amax(k->b, &k->nb, cs, T * fo);
+        k->b[k->nb++] = 4.0 * T * fo;
+        k->w[k->nw++] = 2.0 * T * h;
+    }
     /* Linear (attention output, fc2) */
     double in[2] = {c->q / t, ft};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < linears; i++) {
         fp8_amax(k->f, &k->nf, cs, T * in[i]);
         if (c->sp) {
             k->f[k->nf++] = 3.0 * T * in[i]; /* cast */
@@ -491,8 +496,137 @@ gemm_seconds(const Pass *p)
     return p->k[PPSIM_KERN_GEMM];
 }
 
+/* The MLP activation over @n elements (tokens x width): SwiGLU reads gate and up and writes
+ * their product, its backward reads them and the gradient and writes two (eager: as PyTorch's
+ * separate kernels); GELU reads and writes, its backward reads two and writes one. */
 static void
-layer_times(Ctx *c, LayerTimes *lt)
+mlp_activation(Ctx *c, Pass *f, Pass *b, double n)
+{
+    int M = PPSIM_KERN_MEMORY;
+    if (c->swiglu && c->eager) {
+        eager_swiglu(c, f, b, n);
+    } else if (c->swiglu) {
+        add_mem(c, f, M, 3.0 * EL * n);
+        add_mem(c, b, M, 5.0 * EL * n);
+    } else {
+        add_mem(c, f, M, 2.0 * EL * n);
+        add_mem(c, b, M, 3.0 * EL * n);
+    }
+}
+
+/* ---- an MoE layer's MLP (model.moe; moe.h) ------------------------------------------------
+ *
+ * Megatron-Core's all-to-all token dispatcher ([MEG] `moe/token_dispatcher.py`
+ * MoEAlltoAllTokenDispatcher: permute, all-to-all over EP, all-gather over TP, sort by local
+ * expert; the experts; sort back, reduce-scatter over TP, all-to-all, unpermute) with the
+ * experts' weights split over the TP group as the dense MLP's are (expert TP = TP), on one GPU,
+ * per microbatch: T' = T / t tokens of its own (sequence parallel), S = k load T routed slots
+ * after the TP all-gather (k = top_k, load the busiest EP rank's factor, moe.h), E / ep local
+ * experts of S / (E / ep) tokens each.
+ *  - Router: a T' x E x h GEMM; softmax and top-k over the fp32 scores (read 4, write 4 for
+ *    each, then the k probabilities), their backward alike.
+ *  - Permute: each token's k copies gathered (read and write 2 bytes a value, k T' h); sort
+ *    by local expert after the all-gather (read and write, S h; none with one local expert);
+ *    the combine's sort back (S h) and unpermute (read k T' h, the probability-weighted sum
+ *    written T' h). The backward moves the same bytes.
+ *  - Experts: grouped GEMMs, E / ep of them per launch, S / (E / ep) x (2)fe/t x h (gate and
+ *    up with SwiGLU) and S / (E / ep) x h x fe/t; their dgrad and wgrad; the activation over
+ *    S fe/t as the dense MLP's. Shared experts: a dense MLP of width shared x fe.
+ *  - TP (t > 1): the dispatched slots all-gathered and reduce-scattered (S h, 2 bytes), and the
+ *    shared experts' input all-gather and output reduce-scatter (T h), as the dense MLP's.
+ *  - FP8: the experts' GEMMs at the FP8 rate; their inputs cast (read 2, write 1) and
+ *    transposed for the wgrad (1 + 1), their output gradients cast and transposed (2 + 2);
+ *    current scaling's amax pass before each cast; the local experts' weights cast once a
+ *    step. The EP all-to-alls themselves are moe.c's. */
+static double
+moe_slots(const Ctx *c)
+{
+    const PpsimMoe *moe = &c->sc->model.moe;
+    double load = moe->capacity_factor > 0 ? moe->capacity_factor : moe->imbalance;
+    return moe->top_k * load * c->T;
+}
+
+static int
+moe_local_experts(const Ctx *c)
+{
+    const PpsimParallel *par = &c->sc->parallel;
+    int ep = par->present ? par->ep : 1;
+    return MAX(1, c->sc->model.moe.experts / ep);
+}
+
+/* The FP8 kernels around a grouped GEMM of @S rows from width @in to width @out. */
+static void
+moe_fp8_gemm(Ctx *c, Pass *f, Pass *b, Pass *w, double S, double in, double out)
+{
+    int M = PPSIM_KERN_MEMORY;
+    if (c->fp8_cs) {
+        add_mem(c, f, M, EL * S * in);
+        add_mem(c, f, M, FP8_SCALE_KERNEL);
+        add_mem(c, b, M, EL * S * out);
+        add_mem(c, b, M, FP8_SCALE_KERNEL);
+    }
+    add_mem(c, f, M, 3.0 * S * in);
+    add_mem(c, w, M, 2.0 * S * in);
+    add_mem(c, b, M, 4.0 * S * out);
+}
+
+/* The MLP kernels of one MoE layer into @f, @b, @w; the seconds of its TP collectives per
+ * pass into *@tp. */
+static void
+moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
+{
+    const PpsimMoe *moe = &c->sc->model.moe;
+    int M = PPSIM_KERN_MEMORY;
+    double t = c->t, h = c->h, Tn = c->T / t, S = moe_slots(c), E = moe->experts;
+    double fe = moe->expert_ffn_hidden / t, up = (c->swiglu ? 2.0 : 1.0) * fe, k = moe->top_k;
+    int local = moe_local_experts(c);
+    /* router */
+    add_gemm(c, f, b, w, Tn, E, h);
+    for (int i = 0; i < 2; i++) { /* softmax, top-k */
+        add_mem(c, f, M, 8.0 * Tn * E);
+        add_mem(c, b, M, 8.0 * Tn * E);
+    }
+    /* permute, sort, sort back, unpermute: forward and backward alike */
+    double perm =
+        2.0 * EL * k * Tn * h + (local > 1 ? 4.0 * EL * S * h : 0.0) + EL * (k * Tn * h + Tn * h);
+    add_mem(c, f, M, perm);
+    add_mem(c, b, M, perm);
+    /* the local experts: grouped GEMMs */
+    double rows = S / local;
+    const PpsimGpuSpec *g = &c->lin;
+    f->k[PPSIM_KERN_GEMM] +=
+        ppsim_gemm_seconds(g, rows, up, h, local) + ppsim_gemm_seconds(g, rows, h, fe, local);
+    b->k[PPSIM_KERN_GEMM] +=
+        ppsim_gemm_seconds(g, rows, h, up, local) + ppsim_gemm_seconds(g, rows, fe, h, local);
+    w->k[PPSIM_KERN_GEMM] +=
+        ppsim_gemm_seconds(g, h, up, rows, local) + ppsim_gemm_seconds(g, fe, h, rows, local);
+    mlp_activation(c, f, b, S * fe);
+    if (c->fp8) {
+        moe_fp8_gemm(c, f, b, w, S, h, up);
+        moe_fp8_gemm(c, f, b, w, S, fe, h);
+        double wb = c->fp8_cs ? 4.0 + EL : 4.0;
+        f->k[M] += ppsim_mem_seconds(&c->gpu, wb * local * h * (up + fe)) / c->m;
+    }
+    /* shared experts: a dense MLP of their width */
+    double fs = moe->shared_experts * moe->expert_ffn_hidden / t;
+    if (fs > 0) {
+        add_linear(c, f, b, w, c->T, (c->swiglu ? 2.0 : 1.0) * fs, h);
+        add_linear(c, f, b, w, c->T, h, fs);
+        mlp_activation(c, f, b, c->T * fs);
+    }
+    *tp = 0.0;
+    if (t > 1) {
+        double slots = EL * S * h, tokens = EL * c->T * h;
+        *tp = ppsim_coll_allgather_s(&c->tp_link, slots, c->t) +
+              ppsim_coll_reduce_scatter_s(&c->tp_link, slots, c->t);
+        if (fs > 0)
+            *tp += ppsim_coll_allgather_s(&c->tp_link, tokens, c->t) +
+                   ppsim_coll_reduce_scatter_s(&c->tp_link, tokens, c->t);
+    }
+}
+
+static void
+layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
 {
     *lt = (LayerTimes){0};
     Pass *f = &lt->f, *b = &lt->b, *w = &lt->w;
@@ -500,8 +634,13 @@ layer_times(Ctx *c, LayerTimes *lt)
     /* GEMMs */
     add_linear(c, f, b, w, T, (c->q + 2.0 * c->kv) / t, h);
     add_linear(c, f, b, w, T, h, c->q / t);
-    add_linear(c, f, b, w, T, (c->swiglu ? 2.0 : 1.0) * ft, h);
-    add_linear(c, f, b, w, T, h, ft);
+    double moe_tp = 0.0;
+    if (moe) {
+        moe_mlp(c, f, b, w, &moe_tp);
+    } else {
+        add_linear(c, f, b, w, T, (c->swiglu ? 2.0 : 1.0) * ft, h);
+        add_linear(c, f, b, w, T, h, ft);
+    }
     /* attention core */
     layer_attention(c, &lt->attn_f, b);
     for (int k = 0; k < PPSIM_KERN_N; k++)
@@ -515,7 +654,8 @@ layer_times(Ctx *c, LayerTimes *lt)
         if (c->eager) {
             eager_norm(c, f, b, act, h);
         } else {
-            add_mem(c, f, M, (EL + norm_out) * act);
+            /* an MoE layer's second norm feeds the router and the permutation in bf16 */
+            add_mem(c, f, M, (EL + (moe && i == 1 ? EL : norm_out)) * act);
             add_mem(c, b, M, 3.0 * EL * act);
         }
     }
@@ -528,15 +668,8 @@ layer_times(Ctx *c, LayerTimes *lt)
         }
         add_mem(c, b, M, 3.0 * EL * act); /* the residual's two gradients */
     }
-    if (c->swiglu && c->eager) {
-        eager_swiglu(c, f, b, T * ft);
-    } else if (c->swiglu) {
-        add_mem(c, f, M, 3.0 * EL * T * ft);
-        add_mem(c, b, M, 5.0 * EL * T * ft);
-    } else {
-        add_mem(c, f, M, 2.0 * EL * T * ft);
-        add_mem(c, b, M, 3.0 * EL * T * ft);
-    }
+    if (!moe)
+        mlp_activation(c, f, b, T * ft);
     if (c->rotary && c->eager) {
         eager_rotary(c, f, b, T * c->q / t);
         eager_rotary(c, f, b, T * c->kv / t);
@@ -555,7 +688,7 @@ layer_times(Ctx *c, LayerTimes *lt)
     }
     /* FP8's cast and transpose kernels, and each weight's once a step */
     PpsimFp8Kernels k8;
-    fp8_kernels(c, &k8);
+    fp8_kernels(c, !moe, &k8);
     for (int i = 0; i < k8.nf; i++)
         add_mem(c, f, M, k8.f[i]);
     for (int i = 0; i < k8.nb; i++)
@@ -564,7 +697,8 @@ layer_times(Ctx *c, LayerTimes *lt)
         add_mem(c, w, M, k8.w[i]);
     for (int i = 0; c->fp8 && i < 4; i++)
         f->k[M] += ppsim_mem_seconds(&c->gpu, k8.weight[i]) / c->m;
-    /* TP collectives: two per pass of the full activation */
+    /* TP collectives: two per pass of the full activation (an MoE layer: the attention's, and
+     * moe_mlp's) */
     const PpsimParallel *par = &c->sc->parallel;
     if (c->t > 1) {
         double bytes = EL * c->T * h;
@@ -574,14 +708,14 @@ layer_times(Ctx *c, LayerTimes *lt)
         double one = c->sp ? ppsim_coll_allgather_s(&c->tp_link, ag, c->t) +
                                  ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t)
                            : ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
-        double comm = 2.0 * one;
+        double blocks = moe ? 1.0 : 2.0, comm = blocks * one + moe_tp;
         lt->tp_f = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(f)) : comm;
         lt->tp_b = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(b)) : comm;
         /* current scaling with sp: the ranks agree on the scale of what they all-gather (the
          * norm outputs forward, the Linear output gradients backward) by all-reducing its
          * fp32 amax over the TP group before the cast, which nothing hides */
         if (c->fp8_cs && c->sp) {
-            double amax = 2.0 * ppsim_coll_allreduce_s(&c->tp_link, 4.0, c->t);
+            double amax = blocks * ppsim_coll_allreduce_s(&c->tp_link, 4.0, c->t);
             lt->tp_f += amax;
             lt->tp_b += amax;
         }
@@ -611,12 +745,26 @@ pass_scale_add(Pass *dst, const Pass *src, double n)
         dst->k[k] += n * src->k[k];
 }
 
+/* @dst += @n layers of @src */
+static void
+layer_times_add(LayerTimes *dst, const LayerTimes *src, double n)
+{
+    pass_scale_add(&dst->f, &src->f, n);
+    pass_scale_add(&dst->b, &src->b, n);
+    pass_scale_add(&dst->w, &src->w, n);
+    pass_scale_add(&dst->attn_f, &src->attn_f, n);
+    dst->tp_f += n * src->tp_f;
+    dst->tp_b += n * src->tp_b;
+    dst->cp_f += n * src->cp_f;
+    dst->cp_b += n * src->cp_b;
+}
+
 void
 ppsim_kernels_fp8(const PpsimScenario *sc, PpsimFp8Kernels *out)
 {
     Ctx c;
     ctx_init(&c, sc, TRUE);
-    fp8_kernels(&c, out);
+    fp8_kernels(&c, TRUE, out);
 }
 
 /* What shows of a gradient reduction of @red seconds in one bucket per layer (@layers of
@@ -698,22 +846,25 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     ctx_init(&c, sc, fp8_scaling);
     const PpsimModel *m = &sc->model;
     const PpsimParallel *par = &sc->parallel;
-    LayerTimes lt;
-    layer_times(&c, &lt);
-    double n = st->layers;
-    Pass F = {0}, B = {0}, W = {0};
-    pass_scale_add(&F, &lt.f, n);
-    pass_scale_add(&B, &lt.b, n);
-    pass_scale_add(&W, &lt.w, n);
-    double tp_f = n * lt.tp_f, tp_b = n * lt.tp_b;
-    double cp_f = n * lt.cp_f, cp_b = n * lt.cp_b;
+    /* the stage's layers summed: dense ones and MoE ones (moe_mlp) */
+    int n_moe = ppsim_moe_layers_in(m, st->first_layer, st->layers);
+    LayerTimes lt = {0}, one;
+    layer_times(&c, FALSE, &one);
+    layer_times_add(&lt, &one, st->layers - n_moe);
+    if (n_moe > 0) {
+        layer_times(&c, TRUE, &one);
+        layer_times_add(&lt, &one, n_moe);
+    }
+    Pass F = lt.f, B = lt.b, W = lt.w;
+    double tp_f = lt.tp_f, tp_b = lt.tp_b;
+    double cp_f = lt.cp_f, cp_b = lt.cp_b;
     double ar_act = c.t > 1 ? (c.sp ? ppsim_coll_reduce_scatter_s(&c.tp_link, EL * c.T * c.h, c.t)
                                     : ppsim_coll_allreduce_s(&c.tp_link, EL * c.T * c.h, c.t))
                             : 0.0;
     int M = PPSIM_KERN_MEMORY;
     if (c.fp8 && st->layers > 0) { /* the chunk's amax / scale updates, forward and backward */
         PpsimFp8Kernels k8;
-        fp8_kernels(&c, &k8);
+        fp8_kernels(&c, TRUE, &k8);
         for (int i = 0; i < 2; i++) {
             add_mem(&c, &F, M, k8.update_f[i]);
             add_mem(&c, &B, M, k8.update_b[i]);
@@ -747,24 +898,24 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     /* what the stage's recompute mode re-runs inside each B */
     Pass Bk = B;
     if (m->recompute == PPSIM_RECOMPUTE_FULL) { /* the layers' forward, collectives too */
-        b_s += n * (pass_total(&lt.f) + lt.tp_f + lt.cp_f);
-        pass_scale_add(&Bk, &lt.f, n);
+        b_s += pass_total(&lt.f) + lt.tp_f + lt.cp_f;
+        pass_scale_add(&Bk, &lt.f, 1.0);
     } else if (m->recompute == PPSIM_RECOMPUTE_SELECTIVE && !m->flash_attention) {
-        b_s += n * pass_total(&lt.attn_f);
-        pass_scale_add(&Bk, &lt.attn_f, n);
+        b_s += pass_total(&lt.attn_f);
+        pass_scale_add(&Bk, &lt.attn_f, 1.0);
     } else if (m->recompute == PPSIM_RECOMPUTE_LIGHT) {
         /* norms, activation and dropout re-run: their forward bytes again */
         Pass light = lt.f;
         light.k[PPSIM_KERN_GEMM] = light.k[PPSIM_KERN_ATTENTION] = 0;
-        b_s += n * pass_total(&light);
-        pass_scale_add(&Bk, &light, n);
+        b_s += pass_total(&light);
+        pass_scale_add(&Bk, &light, 1.0);
     }
     st->est.f_ps = ps(f_s) + st->zero_gather_ps;
     st->est.b_ps = ps(b_s) + st->zero_gather_ps;
     st->est.w_ps = ps(w_s);
     st->est.r_ps = ps(f_s);
     st->tp_comm_f_ps = ps(tp_f);
-    st->tp_comm_b_ps = ps(tp_b + (m->recompute == PPSIM_RECOMPUTE_FULL ? n * lt.tp_f : 0));
+    st->tp_comm_b_ps = ps(tp_b + (m->recompute == PPSIM_RECOMPUTE_FULL ? lt.tp_f : 0));
     for (int k = 0; k < PPSIM_KERN_N; k++) {
         st->kern_f_ps[k] = ps(F.k[k]);
         st->kern_b_ps[k] = ps(Bk.k[k]);

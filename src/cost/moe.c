@@ -1,5 +1,6 @@
 /* moe.c: mixture-of-experts layers and expert parallelism; see moe.h. */
 #include "cost/moe.h"
+#include "cost/kernels.h"
 #include "cost/parallel.h"
 
 #define MOE_ACT_BYTES 2.0 /* 16-bit activations, as the dense layers' */
@@ -90,8 +91,11 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double run = n * ((moe->top_k * load + moe->shared_experts) * expert + router - dense_ffn);
     double useful = n * ((moe->top_k + moe->shared_experts) * expert + router - dense_ffn);
     double r = rate * (par->present && t > 1 ? par->tp_efficiency : 1.0);
-    /* a signed difference (fewer expert FLOPs than the dense FFN's is possible) */
-    PpsimTime d_f = run >= 0 ? moe_time(run / t, r) : -moe_time(-run / t, r);
+    /* a signed difference (fewer expert FLOPs than the dense FFN's is possible); under the
+     * kernel model the MoE layers' kernels are already kernels.c's (moe_mlp) */
+    PpsimTime d_f = ppsim_kernels_active(sc) ? 0
+                    : run >= 0               ? moe_time(run / t, r)
+                                             : -moe_time(-run / t, r);
     PpsimTime d_b = full ? 2 * d_f : d_f; /* full recompute re-runs the forward in B */
 
     /* all-to-all: dispatch and combine in F, their gradients in B */

@@ -9,7 +9,10 @@
  * - compute: each token's top_k expert FFNs and the shared ones, with the routed load of the
  *   busiest EP rank: load = capacity_factor (padded slots, dropped tokens beyond) when set,
  *   else the imbalance factor (dropless, the busiest rank sets the pace of the all-to-all).
- *   B and W each equal F for these GEMMs ([ZB] Table 1).
+ *   B and W each equal F for these GEMMs ([ZB] Table 1). That is the closed form (with
+ *   hardware.gpu.efficiency); under the kernel model the layer's MLP is kernels.c's
+ *   moe_mlp instead (router, permutation, grouped expert GEMMs, shared experts) and this
+ *   file keeps the parameters, the memory and the all-to-alls.
  * - parameters per GPU: E/ep routed experts (the EP group shares them) + the shared ones +
  *   the router; static memory, DP gradient bytes and time scale with the stage's parameters
  *   (expert gradients reduced over all dp replicas as dense ones: an overestimate when
