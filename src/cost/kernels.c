@@ -41,6 +41,9 @@
  *    ranks arrive one step at a time, each step overlapping one block of attention: per
  *    step max(0, send time - compute time) shows; the backward sends K, V and their
  *    gradients.
+ *  - MoE layers (model.moe): the MLP's GEMMs, activation and TP collectives replaced by the
+ *    router, the token permutation, the local experts' grouped GEMMs and the shared experts
+ *    (moe_mlp below); the EP all-to-alls are moe.c's.
  *  - First stage: the vocabulary-parallel embedding gather (+ dropout) and its TP
  *    all-reduce; backward the gradient scatter-add. Last stage: final norm, LM head GEMM T
  *    x V/t x h, its dgrad (B) and wgrad (W), and the cross-entropy as model.cross_entropy

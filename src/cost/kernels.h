@@ -4,7 +4,8 @@
  * its tensor-parallel group: per layer the QKV, attention-output and MLP GEMMs (B: their
  * dgrad GEMMs, W: their wgrad GEMMs), the attention core (FlashAttention, or the standard
  * QK^T / softmax / dropout / AV kernels), the memory-bound kernels (norms, activation,
- * dropout + residual, rotary), the TP collectives on the critical path; the embedding on
+ * dropout + residual, rotary), the TP collectives on the critical path, in an MoE layer the
+ * router, token permutation and grouped expert GEMMs in the MLP's place; the embedding on
  * the first stage, the final norm, LM head and fp32 cross-entropy on the last; the
  * optimizer step. Each kernel is a roofline (cost/gemm.h); collectives are NCCL-style
  * (cost/collectives.h). Pure functions of the scenario.
