@@ -1,8 +1,8 @@
 /* check-moe.c: mixture-of-experts layers and expert parallelism (src/cost/moe.h) against hand
- * counts: the DeepSeek-V3 and Mixtral presets' parameter counts ([DSV3] 671B / 37B active,
- * [MIXTRAL] 47B / 13B), one MoE layer's FLOP and all-to-all time, its kernels (router,
- * permutation, grouped expert GEMMs) under the kernel model, the load factors, dense
- * layers, the scenario rules, the JSON keys of an F&B schedule (ep_comm, fb_hidden,
+ * counts: the DeepSeek-V3, Mixtral and Qwen3 presets' parameter counts ([DSV3] 671B / 37B
+ * active, [MIXTRAL] 47B / 13B, [MEG-QWEN3] by hand), one MoE layer's FLOP and all-to-all time, its
+ * kernels (router, permutation, grouped expert GEMMs) under the kernel model, the load factors,
+ * dense layers, the scenario rules, the JSON keys of an F&B schedule (ep_comm, fb_hidden,
  * ep_comm_hidden), and the all-to-alls as flows on the NIC, alone and beside pipeline sends. */
 #include "ppsim-test.h"
 #include "cost/moe.h"
@@ -36,6 +36,26 @@ START_TEST(test_preset_params)
     ppsim_moe_model_params(&mx->model, &total, &active);
     ck_assert_msg(fabs(total / 46.7e9 - 1) < 0.01, "total %.4g", total);
     ck_assert_msg(fabs(active / 12.9e9 - 1) < 0.01, "active %.4g", active);
+    /* Qwen3 ([MEG-QWEN3]): by hand, embedding and untied head 2 V h, final norm h, per layer
+     * QKV h (q + 2kv) and output q h with q = 32 (64) heads x 128 and kv = 4 x 128, two norms,
+     * 128 experts of 3 h fe and the router h E; a token passes 8 experts. The names say 30B
+     * (3B active) and 235B (22B). */
+    const char *qn[] = {"qwen3-30b-a3b", "qwen3-235b-a22b"};
+    const double ql[] = {48, 94}, qh[] = {2048, 4096}, qa[] = {32, 64}, qfe[] = {768, 1536};
+    const double qt[] = {30e9, 235e9}, qact[] = {3e9, 22e9};
+    for (int i = 0; i < 2; i++) {
+        const PpsimModelPreset *q = ppsim_model_preset_lookup(qn[i]);
+        ck_assert(q != NULL);
+        double h = qh[i], qw = qa[i] * 128, kv = 4 * 128, V = 151936, fe = qfe[i];
+        double attn = h * (qw + 2 * kv) + qw * h + 2 * h;
+        double want = 2 * V * h + h + ql[i] * (attn + 128 * 3 * h * fe + h * 128);
+        double want_a = 2 * V * h + h + ql[i] * (attn + 8 * 3 * h * fe + h * 128);
+        ppsim_moe_model_params(&q->model, &total, &active);
+        ck_assert_double_eq_tol(total, want, 1);
+        ck_assert_double_eq_tol(active, want_a, 1);
+        ck_assert_msg(fabs(total / qt[i] - 1) < 0.02, "total %.4g", total);
+        ck_assert_msg(fabs(active / qact[i] - 1) < 0.12, "active %.4g", active);
+    }
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 61), 58);
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 3), 0);
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 2, 4), 3);

@@ -111,11 +111,13 @@ list_models(void)
         const PpsimModel *m = &(*p)->model;
         g_autoptr(GString) line = g_string_new(NULL);
         g_string_append_printf(line,
-                               "%-14s %s\n%-14s %s, %d layers, hidden %d, ffn %d, %d heads, %d KV "
+                               "%-16s %s\n%-16s %s, %d layers, hidden %d, ffn %d, %d heads, %d KV "
                                "heads, seq %d, vocab %d, ",
                                (*p)->name, (*p)->summary, "",
                                m->mlp == PPSIM_MLP_SWIGLU ? "swiglu" : "gelu", m->layers, m->hidden,
                                m->ffn_hidden, m->heads, m->kv_heads, m->seq_len, m->vocab);
+        if (m->head_dim > 0)
+            g_string_append_printf(line, "head_dim %d, ", m->head_dim);
         if (m->moe.experts > 0) { /* every expert, and what one token passes */
             const PpsimMoe *e = &m->moe;
             double total = 0, active = 0;

@@ -20,6 +20,12 @@
  * Mixtral 8x7B ([MIXTRAL] Table 1): 32 layers, dim 4096, FFN 14336, 32 heads, 8 KV heads,
  * 8 experts, 2 per token, vocabulary 32,000, context 32,768 (a training run usually sets a
  * shorter seq_len).
+ * Qwen3 30B-A3B and 235B-A22B ([MEG-QWEN3]): 48 and 94 layers, hidden 2048 and 4096, 32 and
+ * 64 query heads of 128 (head_dim: wider than hidden / heads), 4 KV heads, every layer
+ * mixture of experts with 128 experts of FFN 768 and 1536, 8 per token, no shared expert,
+ * untied embeddings, vocabulary 151,936, 4096-token sequences. ppsim counts 30.53B
+ * parameters (3.35B active) and 235.09B (22.19B active), the models' names' 30B (3B) and
+ * 235B (22B). Their per-head RMSNorm on q and k (qk-layernorm) is not modelled.
  */
 #include "scenario/scenario.h"
 
@@ -78,9 +84,26 @@ static const PpsimModelPreset mixtral_8x7b = {
      .vocab = 32000,
      .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 14336, .imbalance = 1.0}}};
 
-static const PpsimModelPreset *const presets[] = {&gpt3_175b,   &llama2_7b,    &llama2_70b,
-                                                  &llama3_8b,   &llama3_70b,   &llama3_405b,
-                                                  &deepseek_v3, &mixtral_8x7b, NULL};
+#define QWEN3_MOE(l, h, a, fe)                                                                     \
+    {                                                                                              \
+        .mlp = PPSIM_MLP_SWIGLU, .layers = l, .hidden = h, .ffn_hidden = 3 * (h), .heads = a,      \
+        .kv_heads = 4, .head_dim = 128, .seq_len = 4096, .vocab = 151936, .moe = {                 \
+            .experts = 128,                                                                        \
+            .top_k = 8,                                                                            \
+            .expert_ffn_hidden = fe,                                                               \
+            .imbalance = 1.0                                                                       \
+        }                                                                                          \
+    }
+static const PpsimModelPreset qwen3_30b_a3b = {"qwen3-30b-a3b",
+                                               "Qwen3 30B-A3B MoE (3.3B active), GQA [MEG-QWEN3]",
+                                               QWEN3_MOE(48, 2048, 32, 768)};
+static const PpsimModelPreset qwen3_235b_a22b = {
+    "qwen3-235b-a22b", "Qwen3 235B-A22B MoE (22B active), GQA [MEG-QWEN3]",
+    QWEN3_MOE(94, 4096, 64, 1536)};
+
+static const PpsimModelPreset *const presets[] = {
+    &gpt3_175b,   &llama2_7b,    &llama2_70b,    &llama3_8b,       &llama3_70b, &llama3_405b,
+    &deepseek_v3, &mixtral_8x7b, &qwen3_30b_a3b, &qwen3_235b_a22b, NULL};
 
 const PpsimModelPreset *const *
 ppsim_model_presets(void)
