@@ -83,6 +83,18 @@ moe_costs(const char *const *overrides, int stages)
     return c;
 }
 
+/* The kernel model's view of moe_yaml's GPU (the H100 preset). */
+static PpsimGpuSpec
+moe_gpu(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&sc->hardware, &g);
+    return g;
+}
+
 /* One stage of two layers (dense_layers 2 puts layers 0-1 dense; a 4-stage split gives
  * stage 1 layers 2-3, both MoE, stage 0 layers 0-1, both dense). Per MoE layer, T = 1024
  * tokens, with hardware.gpu.efficiency set (the closed form, every op FLOPs / (peak x
@@ -145,11 +157,7 @@ START_TEST(test_layer_kernels)
     const char *dense_set[] = {"model.moe.dense_layers=8", "parallel.ep=1", NULL};
     g_autoptr(PpsimCosts) moe = moe_costs(NULL, 4);
     g_autoptr(PpsimCosts) dense = moe_costs(dense_set, 4);
-    g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
-    ppsim_assert_no_error(error);
-    PpsimGpuSpec g;
-    ppsim_kernels_gpu(&sc->hardware, &g);
+    PpsimGpuSpec g = moe_gpu();
     double T = 1024, h = 1024, f = 4096, fe = 512, E = 16, k = 2, S = k * T, EL = 2;
     double perm = 2 * EL * k * T * h + EL * (k * T * h + T * h);
     double fwd = ppsim_gemm_seconds(&g, T, E, h, 1) + 2 * ppsim_mem_seconds(&g, 8 * T * E) +
@@ -214,11 +222,7 @@ START_TEST(test_load_factors)
     const char *kimb[] = {"model.moe.imbalance=1.5", NULL};
     g_autoptr(PpsimCosts) kb = moe_costs(NULL, 4);
     g_autoptr(PpsimCosts) kh = moe_costs(kimb, 4);
-    g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) sc = parse(moe_yaml, NULL, &error);
-    ppsim_assert_no_error(error);
-    PpsimGpuSpec g;
-    ppsim_kernels_gpu(&sc->hardware, &g);
+    PpsimGpuSpec g = moe_gpu();
     double S = 2048, h = 1024, fe = 512;
     double dw = ppsim_gemm_seconds(&g, h, 2 * fe, 1.5 * S, 1) +
                 ppsim_gemm_seconds(&g, fe, h, 1.5 * S, 1) -
