@@ -545,8 +545,7 @@ static double
 moe_slots(const Ctx *c)
 {
     const PpsimMoe *moe = &c->sc->model.moe;
-    double load = moe->capacity_factor > 0 ? moe->capacity_factor : moe->imbalance;
-    return moe->top_k * load * c->T;
+    return moe->top_k * ppsim_moe_load(moe) * c->T;
 }
 
 static int

@@ -14,6 +14,12 @@ ppsim_moe_layers_in(const PpsimModel *model, int first, int n)
     return MAX(0, to - from);
 }
 
+double
+ppsim_moe_load(const PpsimMoe *moe)
+{
+    return moe->capacity_factor > 0 ? moe->capacity_factor : moe->imbalance;
+}
+
 static double
 moe_matrices(const PpsimModel *m)
 {
@@ -83,7 +89,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double T = (double)sc->training.microbatch_size * m->seq_len, h = m->hidden;
     double f = m->ffn_hidden, fe = moe->expert_ffn_hidden, E = moe->experts;
     double mats = moe_matrices(m);
-    double load = moe->capacity_factor > 0 ? moe->capacity_factor : moe->imbalance;
+    double load = ppsim_moe_load(moe);
 
     /* FLOPs of one layer's forward, the tp group's (the cost model divides by tp) */
     double dense_ffn = 2.0 * mats * T * h * f, expert = 2.0 * mats * T * h * fe;

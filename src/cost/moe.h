@@ -47,6 +47,10 @@ G_BEGIN_DECLS
 /* How many of the layers [first, first + n) have experts. */
 int ppsim_moe_layers_in(const PpsimModel *model, int first, int n);
 
+/* The routed load of the busiest EP rank over the mean: capacity_factor when set (padded
+ * slots), else imbalance (dropless). */
+double ppsim_moe_load(const PpsimMoe *moe);
+
 /* Parameters of the whole model (embedding, layers, final norm, untied LM head) counting
  * every expert (@total) and those a token passes (@active: top_k routed + shared). */
 void ppsim_moe_model_params(const PpsimModel *model, double *total, double *active);
