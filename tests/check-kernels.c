@@ -660,7 +660,7 @@ START_TEST(test_context_parallel)
 }
 
 /* training.dtype: fp8 runs the layers' linear GEMMs at the FP8 peak x its efficiency with
- * 1-byte operands (H100: 1979 TFLOP/s x 0.530 against 989 x 0.600); without its cast and
+ * 1-byte operands (H100: 1979 TFLOP/s x 0.539 against 989 x 0.610); without its cast and
  * scaling kernels (test_fp8_kernels) nothing else changes. */
 START_TEST(test_fp8)
 {
@@ -907,8 +907,31 @@ START_TEST(test_fp8_current_scaling)
 }
 END_TEST
 
-/* parallel.tp_comm_overlap hides the TP collectives behind the layer's GEMMs: what shows
- * is max(0, collectives - GEMMs), never more than without overlap. */
+/* What one TP collective of @c seconds adds split under an M x N x K GEMM of tp = 8 chunks
+ * (kernels.c tp_split): comm less 7/8 of the GEMM, and 7 more launches. */
+static double
+split8(const PpsimGpuSpec *g, double c, double M, double N, double K)
+{
+    return MAX(0.0, c - ppsim_gemm_seconds(g, M, N, K, 1) * 7.0 / 8.0) + 7.0 * g->launch_s;
+}
+
+/* ... and a reduce-scatter of @c seconds pipelined under it in 4 chunks, the GEMM on all but
+ * 16 SMs (kernels.c tp_pipeline): the last chunk's share always shows. */
+static double
+pipe4(const PpsimGpuSpec *g, double c, double M, double N, double K)
+{
+    PpsimGpuSpec fewer = *g;
+    fewer.sms -= 16;
+    double gm = ppsim_gemm_seconds(&fewer, M, N, K, 1);
+    return MAX(gm + c / 4, gm / 4 + c) + 3 * g->launch_s - ppsim_gemm_seconds(g, M, N, K, 1);
+}
+
+/* parallel.tp_comm_overlap splits each of sequence parallelism's collectives under the GEMM
+ * beside it, as Transformer Engine's userbuffers do: forward the all-gathers under QKV and
+ * fc1 (ring exchange), the reduce-scatters under the output projection and fc2 (pipelined);
+ * backward the output
+ * gradients' all-gathers under the projection's and fc2's dgrad, the QKV and fc1 dgrads'
+ * reduce-scatters in bulk. Each pair is counted by hand from the GEMM shapes. */
 START_TEST(test_tp_overlap)
 {
     g_autoptr(GError) error = NULL;
@@ -926,11 +949,37 @@ START_TEST(test_tp_overlap)
     ppsim_kernels_fill_stage(&b, over);
     ck_assert_int_gt(a.tp_comm_f_ps, 0);
     ck_assert_int_lt(b.tp_comm_f_ps, a.tp_comm_f_ps);
+    ck_assert_int_lt(b.tp_comm_b_ps, a.tp_comm_b_ps);
     /* the rest of the forward is the same (to the picosecond rounding of the two sums) */
     ck_assert(llabs((a.est.f_ps - a.tp_comm_f_ps) - (b.est.f_ps - b.tp_comm_f_ps)) <= 2);
-    /* the shown part is what the forward GEMMs cannot cover */
-    PpsimTime g = a.kern_f_ps[PPSIM_KERN_GEMM];
-    ck_assert(llabs(b.tp_comm_f_ps - MAX(0, a.tp_comm_f_ps - g)) <= 4);
+    /* without overlap: 2 layers x (2 all-gathers + 2 reduce-scatters) of 2 T h bytes, all
+     * the same time */
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&over->hardware, &g);
+    double c = (double)a.tp_comm_f_ps / PPSIM_PS_PER_S / 8.0;
+    double T = 4096, h = 8192, t = 8, f = 4 * h;
+    double fwd = split8(&g, c, T, 3 * h / t, h) + pipe4(&g, c, T, h, h / t) +
+                 split8(&g, c, T, f / t, h) + pipe4(&g, c, T, h, f / t);
+    double bwd = split8(&g, c, T, h / t, h) + split8(&g, c, T, f / t, h) +
+                 MAX(0.0, c - ppsim_gemm_seconds(&g, T, h, 3 * h / t, 1)) +
+                 MAX(0.0, c - ppsim_gemm_seconds(&g, T, h, f / t, 1));
+    ck_assert(llabs(b.tp_comm_f_ps - (PpsimTime)llround(2 * fwd * PPSIM_PS_PER_S)) <= 4);
+    ck_assert(llabs(b.tp_comm_b_ps - (PpsimTime)llround(2 * bwd * PPSIM_PS_PER_S)) <= 4);
+    /* pair by pair, not pooled: the projection's GEMM (h x h / t) is too short for its
+     * reduce-scatter, which shows although the layer's GEMMs are longer than all four */
+    PpsimTime g_all = a.kern_f_ps[PPSIM_KERN_GEMM];
+    ck_assert_int_gt(g_all, a.tp_comm_f_ps);
+    ck_assert(c > ppsim_gemm_seconds(&g, T, h, h / t, 1));
+    ck_assert_int_gt(b.tp_comm_f_ps, (PpsimTime)(2 * 20 * g.launch_s * PPSIM_PS_PER_S) + 1000);
+    /* without sequence parallelism there is nothing to split: a clear error */
+    const char *const nosp[] = {"parallel.tp_comm_overlap=true", "parallel.sequence_parallel=false",
+                                NULL};
+    g_autoptr(PpsimScenario) ar = parse(yaml, nosp, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) none = ppsim_costs_new(ar, 1, &error);
+    ck_assert_ptr_null(none);
+    ck_assert_ptr_nonnull(error);
+    ck_assert_ptr_nonnull(strstr(error->message, "needs 'parallel.sequence_parallel: true'"));
 }
 END_TEST
 

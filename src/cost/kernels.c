@@ -35,8 +35,12 @@
  *  - TP collectives: two per layer forward and two backward of the full 2 T h-byte
  *    activation ([KOR] §4.2.2): all-reduces, or with sequence parallelism an all-gather
  *    plus a reduce-scatter (the same bytes; with FP8 the all-gather moves 1 byte a
- *    value); on the critical path, or with parallel.tp_comm_overlap hidden behind the
- *    layer's GEMMs up to their time.
+ *    value); on the critical path, or with parallel.tp_comm_overlap (which needs sequence
+ *    parallelism) each split under the GEMM beside it, as Transformer Engine's userbuffers
+ *    run them (tp_split below): forward the all-gathers under QKV and fc1, the
+ *    reduce-scatters under the output projection and fc2; backward the output gradients'
+ *    all-gathers under the projection's and fc2's dgrad, and the QKV and fc1 dgrads'
+ *    reduce-scatters in bulk beside those GEMMs.
  *  - Context parallelism (ring attention, [L3] §3.3.2): the KV blocks of the other cp - 1
  *    ranks arrive one step at a time, each step overlapping one block of attention: per
  *    step max(0, send time - compute time) shows; the backward sends K, V and their
@@ -111,6 +115,16 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
                     "FlashAttention-2 on the A100; cuDNN, FlashAttention-2 and -3 on the H100 "
                     "and H800); set it, or choose another kernel",
                     sc->path ? sc->path : "", attn_key);
+        return FALSE;
+    }
+    const PpsimParallel *par = &sc->parallel;
+    if (par->present && par->tp > 1 && par->tp_comm_overlap && !par->sequence_parallel) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: 'parallel.tp_comm_overlap' needs 'parallel.sequence_parallel: true': "
+                    "the overlap splits sequence parallelism's all-gathers and reduce-scatters "
+                    "under the GEMMs beside them (Megatron-LM refuses it without); an "
+                    "all-reduce is not split",
+                    sc->path ? sc->path : "");
         return FALSE;
     }
     struct {
@@ -499,6 +513,43 @@ gemm_seconds(const Pass *p)
     return p->k[PPSIM_KERN_GEMM];
 }
 
+/* Transformer Engine's userbuffers overlap of sequence parallelism's collectives with the
+ * GEMMs beside them, by its default methods ([TE] `module/base.py` `initialize_ub`): the
+ * all-gathers by ring exchange, the forward's reduce-scatters pipelined, the backward's
+ * reduce-scatters in bulk. PyTorch's async TP (micro-pipelined, [TITAN-REPO]) is counted as
+ * the same. Each function returns what its pair adds to the GEMM the pass already counts. */
+/* The pipelined reduce-scatter: its GEMM chunks, and its communication kernel's SMs, which
+ * the GEMM does not get ([TE] num_sm; [NEMO]'s H100 configs keep 24 and 16 SMs from the
+ * projection's and fc2's GEMMs, set_sm_margin). */
+#define TE_PIPELINE_SPLITS 4.0
+#define TE_PIPELINE_SMS 16
+
+/* Ring exchange: the GEMM in tp chunks of M / tp rows, the collective in tp - 1 steps beside
+ * them; one chunk needs no step (the all-gather's local shard), so the pair takes max(the
+ * GEMM, comm + one chunk), plus the chunks' extra launches. The chunks keep the whole GEMM's
+ * efficiency: cuBLAS picks their tiles, and gemm.c's one-tile quantization would overstate
+ * what a GEMM 1/tp as high loses. */
+static double
+tp_split(const Ctx *c, double comm, double M, double N, double K)
+{
+    double whole = ppsim_gemm_seconds(&c->lin, M, N, K, 1);
+    return MAX(0.0, comm - whole * (c->t - 1) / c->t) + (c->t - 1) * c->lin.launch_s;
+}
+
+/* Pipelined: the GEMM in 4 chunks on all but 16 SMs, each chunk's share of the
+ * reduce-scatter after it, so the last share always shows: max(GEMM + comm / 4,
+ * GEMM / 4 + comm). */
+static double
+tp_pipeline(const Ctx *c, double comm, double M, double N, double K)
+{
+    PpsimGpuSpec g = c->lin;
+    if (g.sms > 2 * TE_PIPELINE_SMS)
+        g.sms -= TE_PIPELINE_SMS;
+    double n = TE_PIPELINE_SPLITS, whole = ppsim_gemm_seconds(&c->lin, M, N, K, 1);
+    double margin = ppsim_gemm_seconds(&g, M, N, K, 1);
+    return MAX(margin + comm / n, margin / n + comm) + (n - 1) * g.launch_s - whole;
+}
+
 /* The MLP activation over @n elements (tokens x width): SwiGLU reads gate and up and writes
  * their product, its backward reads them and the gradient and writes two (eager: as PyTorch's
  * separate kernels); GELU reads and writes, its backward reads two and writes one. */
@@ -707,12 +758,33 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         /* FP8: the all-gathers move the FP8 norm output (forward) and the FP8 output gradient
          * (backward) ([TE]: `gather_along_first_dim` after the cast); reduce-scatters bf16 */
         double ag = c->fp8 ? c->T * h : bytes;
-        double one = c->sp ? ppsim_coll_allgather_s(&c->tp_link, ag, c->t) +
-                                 ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t)
-                           : ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
-        double blocks = moe ? 1.0 : 2.0, comm = blocks * one + moe_tp;
-        lt->tp_f = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(f)) : comm;
-        lt->tp_b = par->tp_comm_overlap ? MAX(0.0, comm - gemm_seconds(b)) : comm;
+        double cag = ppsim_coll_allgather_s(&c->tp_link, ag, c->t);
+        double crs = ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t);
+        double blocks = moe ? 1.0 : 2.0;
+        if (!par->tp_comm_overlap) {
+            double one = c->sp ? cag + crs : ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
+            lt->tp_f = lt->tp_b = blocks * one + moe_tp;
+        } else {
+            double qkv = (c->q + 2.0 * c->kv) / t, up = (c->swiglu ? 2.0 : 1.0) * ft;
+            /* forward: the all-gather split under the QKV GEMM, the output projection's
+             * reduce-scatter under its GEMM; backward: the output gradient's all-gather under
+             * the projection's dgrad, the QKV dgrad's reduce-scatter in bulk */
+            lt->tp_f = tp_split(c, cag, T, qkv, h) + tp_pipeline(c, crs, T, h, c->q / t);
+            lt->tp_b = tp_split(c, cag, T, c->q / t, h) +
+                       MAX(0.0, crs - ppsim_gemm_seconds(&c->lin, T, h, qkv, 1));
+            if (moe) { /* the MoE block's collectives behind its own GEMMs, in bulk */
+                double attn_f = ppsim_gemm_seconds(&c->lin, T, qkv, h, 1) +
+                                ppsim_gemm_seconds(&c->lin, T, h, c->q / t, 1);
+                double attn_b = ppsim_gemm_seconds(&c->lin, T, h, qkv, 1) +
+                                ppsim_gemm_seconds(&c->lin, T, c->q / t, h, 1);
+                lt->tp_f += MAX(0.0, moe_tp - (gemm_seconds(f) - attn_f));
+                lt->tp_b += MAX(0.0, moe_tp - (gemm_seconds(b) - attn_b));
+            } else { /* the MLP's: fc1 and fc2 as QKV and the projection */
+                lt->tp_f += tp_split(c, cag, T, up, h) + tp_pipeline(c, crs, T, h, ft);
+                lt->tp_b += tp_split(c, cag, T, ft, h) +
+                            MAX(0.0, crs - ppsim_gemm_seconds(&c->lin, T, h, up, 1));
+            }
+        }
         /* current scaling with sp: the ranks agree on the scale of what they all-gather (the
          * norm outputs forward, the Linear output gradients backward) by all-reducing its
          * fp32 amax over the TP group before the cast, which nothing hides */
