@@ -930,8 +930,9 @@ pipe4(const PpsimGpuSpec *g, double c, double M, double N, double K)
  * beside it, as Transformer Engine's userbuffers do: forward the all-gathers under QKV and
  * fc1 (ring exchange), the reduce-scatters under the output projection and fc2 (pipelined);
  * backward the output
- * gradients' all-gathers under the projection's and fc2's dgrad, the QKV and fc1 dgrads'
- * reduce-scatters in bulk. Each pair is counted by hand from the GEMM shapes. */
+ * gradients' all-gathers under the projection's and fc2's dgrad; QKV and fc1 in bulk, their
+ * input's all-gather beside their dgrad, their input gradient's reduce-scatter beside their
+ * wgrad. Each pair is counted by hand from the GEMM shapes. */
 START_TEST(test_tp_overlap)
 {
     g_autoptr(GError) error = NULL;
@@ -960,9 +961,12 @@ START_TEST(test_tp_overlap)
     double T = 4096, h = 8192, t = 8, f = 4 * h;
     double fwd = split8(&g, c, T, 3 * h / t, h) + pipe4(&g, c, T, h, h / t) +
                  split8(&g, c, T, f / t, h) + pipe4(&g, c, T, h, f / t);
-    double bwd = split8(&g, c, T, h / t, h) + split8(&g, c, T, f / t, h) +
-                 MAX(0.0, c - ppsim_gemm_seconds(&g, T, h, 3 * h / t, 1)) +
-                 MAX(0.0, c - ppsim_gemm_seconds(&g, T, h, f / t, 1));
+    double bwd = split8(&g, c, T, h / t, h) + split8(&g, c, T, f / t, h);
+    for (int i = 0; i < 2; i++) { /* QKV's and fc1's in bulk: beside their dgrad and wgrad */
+        double n = i == 0 ? 3 * h / t : f / t;
+        bwd += MAX(0.0, c - ppsim_gemm_seconds(&g, T, h, n, 1)) +
+               MAX(0.0, c - ppsim_gemm_seconds(&g, h, n, T, 1));
+    }
     ck_assert(llabs(b.tp_comm_f_ps - (PpsimTime)llround(2 * fwd * PPSIM_PS_PER_S)) <= 4);
     ck_assert(llabs(b.tp_comm_b_ps - (PpsimTime)llround(2 * bwd * PPSIM_PS_PER_S)) <= 4);
     /* pair by pair, not pooled: the projection's GEMM (h x h / t) is too short for its
@@ -980,6 +984,70 @@ START_TEST(test_tp_overlap)
     ck_assert_ptr_null(none);
     ck_assert_ptr_nonnull(error);
     ck_assert_ptr_nonnull(strstr(error->message, "needs 'parallel.sequence_parallel: true'"));
+}
+END_TEST
+
+/* parallel.tp_async_backward (the default): a column-parallel linear (QKV, fc1) all-gathers
+ * its saved input beside its dgrad GEMM and sends its input gradient beside its wgrad GEMM,
+ * as Megatron-LM and Transformer Engine do; a row-parallel one's output gradient all-gather
+ * shows whole. Without sp, only the column-parallel all-reduces, beside their wgrads. False:
+ * every backward collective on the critical path, as before 2021-09. The forward is the
+ * same either way. */
+START_TEST(test_tp_async_backward)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-a100-80gb}\n"
+                       "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 2048}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 1, sequence_parallel: true}\n"
+                       "training: {microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    const char *const off[] = {"parallel.tp_async_backward=false", NULL};
+    const char *const ar[] = {"parallel.sequence_parallel=false", NULL};
+    const char *const ar_off[] = {"parallel.sequence_parallel=false",
+                                  "parallel.tp_async_backward=false", NULL};
+    g_autoptr(PpsimScenario) on_sc = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) off_sc = parse(yaml, off, &error);
+    g_autoptr(PpsimScenario) ar_sc = parse(yaml, ar, &error);
+    g_autoptr(PpsimScenario) ar_off_sc = parse(yaml, ar_off, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(on_sc->parallel.tp_async_backward);
+    PpsimStageCost on = {.layers = 1}, sync = {.layers = 1};
+    PpsimStageCost aon = {.layers = 1}, async = {.layers = 1};
+    ppsim_kernels_fill_stage(&on, on_sc);
+    ppsim_kernels_fill_stage(&sync, off_sc);
+    ppsim_kernels_fill_stage(&aon, ar_sc);
+    ppsim_kernels_fill_stage(&async, ar_off_sc);
+    ck_assert_int_eq(on.tp_comm_f_ps, sync.tp_comm_f_ps);
+    ck_assert_int_eq(on.est.f_ps, sync.est.f_ps);
+    /* synchronous: the forward's two all-gathers and two reduce-scatters again */
+    ck_assert_int_eq(sync.tp_comm_b_ps, sync.tp_comm_f_ps);
+    ck_assert_int_eq(async.tp_comm_b_ps, async.tp_comm_f_ps);
+    /* asynchronous, by hand: c is one all-gather (= one reduce-scatter) */
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&on_sc->hardware, &g);
+    double c = (double)sync.tp_comm_f_ps / PPSIM_PS_PER_S / 4.0;
+    double T = 2048, h = 4096, t = 8, in[2] = {3 * h / t, 4 * h / t}, want = 0.0;
+    for (int i = 0; i < 2; i++)
+        want += c + MAX(0.0, c - ppsim_gemm_seconds(&g, T, h, in[i], 1)) +
+                MAX(0.0, c - ppsim_gemm_seconds(&g, h, in[i], T, 1));
+    ck_assert(llabs(on.tp_comm_b_ps - (PpsimTime)llround(want * PPSIM_PS_PER_S)) <= 2);
+    ck_assert_int_lt(on.tp_comm_b_ps, sync.tp_comm_b_ps);
+    /* without sp: one all-reduce (the forward's two, halved) beside each column wgrad */
+    double car = (double)async.tp_comm_f_ps / PPSIM_PS_PER_S / 2.0, want_ar = 0.0;
+    for (int i = 0; i < 2; i++)
+        want_ar += MAX(0.0, car - ppsim_gemm_seconds(&g, h, in[i], T, 1));
+    ck_assert(llabs(aon.tp_comm_b_ps - (PpsimTime)llround(want_ar * PPSIM_PS_PER_S)) <= 2);
+    /* the LM head is column-parallel too: its input gradient beside its wgrad */
+    PpsimStageCost head_on = {.layers = 1, .has_head = TRUE};
+    PpsimStageCost head_off = {.layers = 1, .has_head = TRUE};
+    ppsim_kernels_fill_stage(&head_on, on_sc);
+    ppsim_kernels_fill_stage(&head_off, off_sc);
+    double V = on_sc->model.vocab;
+    double head = MAX(0.0, c - ppsim_gemm_seconds(&g, h, V / t, T, 1));
+    ck_assert(llabs((head_on.tp_comm_b_ps - on.tp_comm_b_ps) -
+                    (PpsimTime)llround(head * PPSIM_PS_PER_S)) <= 2);
+    ck_assert(llabs((head_off.tp_comm_b_ps - sync.tp_comm_b_ps) -
+                    (PpsimTime)llround(c * PPSIM_PS_PER_S)) <= 2);
 }
 END_TEST
 
@@ -1003,6 +1071,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_context_parallel);
     tcase_add_test(tc, test_tp_overlap);
+    tcase_add_test(tc, test_tp_async_backward);
     tcase_add_test(tc, test_fp8);
     tcase_add_test(tc, test_fp8_kernels);
     tcase_add_test(tc, test_fp8_current_scaling);

@@ -32,15 +32,19 @@
  *    tp x dp x cp GPUs and the amax and scale update.
  *    With training.fp8_recipe: current (TE 2.x current scaling) an amax pass and a scale
  *    kernel before each cast instead of the history update, and the norms write bf16.
- *  - TP collectives: two per layer forward and two backward of the full 2 T h-byte
- *    activation ([KOR] §4.2.2): all-reduces, or with sequence parallelism an all-gather
- *    plus a reduce-scatter (the same bytes; with FP8 the all-gather moves 1 byte a
- *    value); on the critical path, or with parallel.tp_comm_overlap (which needs sequence
- *    parallelism) each split under the GEMM beside it, as Transformer Engine's userbuffers
- *    run them (tp_split below): forward the all-gathers under QKV and fc1, the
+ *  - TP collectives: two per layer forward of the full 2 T h-byte activation ([KOR]
+ *    §4.2.2): all-reduces, or with sequence parallelism an all-gather plus a reduce-scatter
+ *    (the same bytes; with FP8 the all-gather moves 1 byte a value), on the critical path.
+ *    Backward, with parallel.tp_async_backward (the default), as Megatron-LM since 2021-09
+ *    and Transformer Engine run them (column_backward below): the row-parallel linears'
+ *    output-gradient all-gathers on the critical path, the column-parallel ones' (QKV,
+ *    fc1) input all-gather beside their dgrad GEMM and input-gradient reduce-scatter (or
+ *    all-reduce) beside their wgrad GEMM; false: the forward's collectives again, on the
+ *    critical path. With parallel.tp_comm_overlap (which needs sequence parallelism) each
+ *    split under the GEMM beside it, as Transformer Engine's userbuffers run them
+ *    (tp_split, tp_pipeline below): forward the all-gathers under QKV and fc1, the
  *    reduce-scatters under the output projection and fc2; backward the output gradients'
- *    all-gathers under the projection's and fc2's dgrad, and the QKV and fc1 dgrads'
- *    reduce-scatters in bulk beside those GEMMs.
+ *    all-gathers under the projection's and fc2's dgrad, QKV and fc1 in bulk as above.
  *  - Context parallelism (ring attention, [L3] §3.3.2): the KV blocks of the other cp - 1
  *    ranks arrive one step at a time, each step overlapping one block of attention: per
  *    step max(0, send time - compute time) shows; the backward sends K, V and their
@@ -678,6 +682,20 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
     }
 }
 
+/* A column-parallel linear (QKV, fc1: @N outputs per GPU) in the backward, as Megatron-LM
+ * (`LinearWithGradAccumulationAndAsyncCommunication`: the all-reduce since 2021-09, with
+ * sequence parallelism since 2022-03) and Transformer Engine (`_Linear.backward`, and its
+ * userbuffers' bulk overlap) run it: its saved input shard all-gathered (@cag) beside its
+ * dgrad GEMM, its input gradient sent beside its wgrad GEMM (reduce-scatter @crs; without
+ * sequence parallelism all-reduce @car). What shows of the two. */
+static double
+column_backward(const Ctx *c, double N, double cag, double crs, double car)
+{
+    double dgrad = ppsim_gemm_seconds(&c->lin, c->T, c->h, N, 1);
+    double wgrad = ppsim_gemm_seconds(&c->lin, c->h, N, c->T, 1);
+    return c->sp ? MAX(0.0, cag - dgrad) + MAX(0.0, crs - wgrad) : MAX(0.0, car - wgrad);
+}
+
 static void
 layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
 {
@@ -760,18 +778,25 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         double ag = c->fp8 ? c->T * h : bytes;
         double cag = ppsim_coll_allgather_s(&c->tp_link, ag, c->t);
         double crs = ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t);
+        double car = ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
         double blocks = moe ? 1.0 : 2.0;
+        double qkv = (c->q + 2.0 * c->kv) / t, up = (c->swiglu ? 2.0 : 1.0) * ft;
         if (!par->tp_comm_overlap) {
-            double one = c->sp ? cag + crs : ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
-            lt->tp_f = lt->tp_b = blocks * one + moe_tp;
+            lt->tp_f = lt->tp_b = blocks * (c->sp ? cag + crs : car) + moe_tp;
+            if (par->tp_async_backward) {
+                /* the row-parallel linears (projection, fc2) all-gather their output
+                 * gradient before their dgrad (without sp they send nothing backward) */
+                double row = c->sp ? cag : 0.0;
+                lt->tp_b = row + column_backward(c, qkv, cag, crs, car) + moe_tp;
+                if (!moe)
+                    lt->tp_b += row + column_backward(c, up, cag, crs, car);
+            }
         } else {
-            double qkv = (c->q + 2.0 * c->kv) / t, up = (c->swiglu ? 2.0 : 1.0) * ft;
             /* forward: the all-gather split under the QKV GEMM, the output projection's
              * reduce-scatter under its GEMM; backward: the output gradient's all-gather under
-             * the projection's dgrad, the QKV dgrad's reduce-scatter in bulk */
+             * the projection's dgrad, QKV's in bulk */
             lt->tp_f = tp_split(c, cag, T, qkv, h) + tp_pipeline(c, crs, T, h, c->q / t);
-            lt->tp_b = tp_split(c, cag, T, c->q / t, h) +
-                       MAX(0.0, crs - ppsim_gemm_seconds(&c->lin, T, h, qkv, 1));
+            lt->tp_b = tp_split(c, cag, T, c->q / t, h) + column_backward(c, qkv, cag, crs, car);
             if (moe) { /* the MoE block's collectives behind its own GEMMs, in bulk */
                 double attn_f = ppsim_gemm_seconds(&c->lin, T, qkv, h, 1) +
                                 ppsim_gemm_seconds(&c->lin, T, h, c->q / t, 1);
@@ -781,8 +806,7 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
                 lt->tp_b += MAX(0.0, moe_tp - (gemm_seconds(b) - attn_b));
             } else { /* the MLP's: fc1 and fc2 as QKV and the projection */
                 lt->tp_f += tp_split(c, cag, T, up, h) + tp_pipeline(c, crs, T, h, ft);
-                lt->tp_b += tp_split(c, cag, T, ft, h) +
-                            MAX(0.0, crs - ppsim_gemm_seconds(&c->lin, T, h, up, 1));
+                lt->tp_b += tp_split(c, cag, T, ft, h) + column_backward(c, up, cag, crs, car);
             }
         }
         /* current scaling with sp: the ranks agree on the scale of what they all-gather (the
@@ -964,7 +988,10 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         }
         add_gemm(&c, &F, &B, &W, c.T, c.V / c.t, c.h);
         tp_f += loss_kernels(&c, m->cross_entropy, &F, &B);
-        tp_b += ar_act;
+        /* the head is column-parallel: asynchronous, its input gradient goes beside its wgrad */
+        tp_b += sc->parallel.tp_async_backward
+                    ? MAX(0.0, ar_act - ppsim_gemm_seconds(&c.gpu, c.h, c.V / c.t, c.T, 1))
+                    : ar_act;
     }
     double f_s = pass_total(&F) + tp_f + cp_f;
     double b_s = pass_total(&B) + tp_b + cp_b;

@@ -221,6 +221,7 @@ static const SchemaKey parallel_keys[] = {
     POS_INT("ep", parallel.ep),
     POS_INT("cp", parallel.cp),
     {"tp_comm_overlap", KEY_BOOL, OFF(parallel.tp_comm_overlap), NULL, FALSE, 0, 0},
+    {"tp_async_backward", KEY_BOOL, OFF(parallel.tp_async_backward), NULL, FALSE, 0, 0},
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
     {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
     {NULL}};
@@ -295,6 +296,7 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = sc->parallel.cp = 1;
     sc->model.moe.imbalance = 1.0;
     sc->parallel.overlap_grad_reduce = TRUE;
+    sc->parallel.tp_async_backward = TRUE;
     sc->parallel.tp_efficiency = 1.0;
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
         PPSIM_PS_PER_MS;

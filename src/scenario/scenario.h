@@ -110,6 +110,8 @@ typedef struct {
                                    * hardware.gpu.efficiency (the kernel model has GEMM shapes) */
     int cp;                       /* context-parallel group size: ring attention over s/cp tokens */
     gboolean tp_comm_overlap;     /* TP collectives overlapped with the GEMMs beside them */
+    gboolean tp_async_backward;   /* the backward's column-parallel TP collectives run beside
+                                   * their dgrad / wgrad GEMMs (Megatron-LM since 2021-09, TE) */
     gboolean overlap_grad_reduce; /* DP reduction in buckets during the backward */
     PpsimP2p p2p;                 /* pipeline sends: async (default), blocking, overlapped */
 } PpsimParallel;
