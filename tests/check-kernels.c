@@ -975,15 +975,23 @@ START_TEST(test_tp_overlap)
     ck_assert_int_gt(g_all, a.tp_comm_f_ps);
     ck_assert(c > ppsim_gemm_seconds(&g, T, h, h / t, 1));
     ck_assert_int_gt(b.tp_comm_f_ps, (PpsimTime)(2 * 20 * g.launch_s * PPSIM_PS_PER_S) + 1000);
-    /* without sequence parallelism there is nothing to split: a clear error */
+    /* without sequence parallelism there is nothing to split: a clear error naming where */
     const char *const nosp[] = {"parallel.tp_comm_overlap=true", "parallel.sequence_parallel=false",
                                 NULL};
     g_autoptr(PpsimScenario) ar = parse(yaml, nosp, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(PpsimCosts) none = ppsim_costs_new(ar, 1, &error);
-    ck_assert_ptr_null(none);
+    ck_assert_ptr_null(ar);
     ck_assert_ptr_nonnull(error);
+    ck_assert(g_str_has_prefix(error->message, "--set parallel.tp_comm_overlap: "));
     ck_assert_ptr_nonnull(strstr(error->message, "needs 'parallel.sequence_parallel: true'"));
+    g_clear_error(&error);
+    const char *in_file = "hardware: {preset: dgx-h100-80gb}\n"
+                          "model: {layers: 8, hidden: 8192, heads: 64, seq_len: 4096}\n"
+                          "parallel: {tp: 8, pp: 1, dp: 1, tp_comm_overlap: true}\n"
+                          "training: {microbatches: 1}\n"
+                          "schedule: 1f1b\n";
+    g_autoptr(PpsimScenario) ar_file = parse(in_file, NULL, &error);
+    ck_assert_ptr_null(ar_file);
+    ck_assert(g_str_has_prefix(error->message, "t.yaml:3:"));
 }
 END_TEST
 

@@ -121,16 +121,6 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
                     sc->path ? sc->path : "", attn_key);
         return FALSE;
     }
-    const PpsimParallel *par = &sc->parallel;
-    if (par->present && par->tp > 1 && par->tp_comm_overlap && !par->sequence_parallel) {
-        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                    "%s: 'parallel.tp_comm_overlap' needs 'parallel.sequence_parallel: true': "
-                    "the overlap splits sequence parallelism's all-gathers and reduce-scatters "
-                    "under the GEMMs beside them (Megatron-LM refuses it without); an "
-                    "all-reduce is not split",
-                    sc->path ? sc->path : "");
-        return FALSE;
-    }
     struct {
         double v;
         const char *key;

@@ -417,6 +417,12 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
     }
     if (!par->present)
         return TRUE;
+    if (par->tp > 1 && par->tp_comm_overlap && !par->sequence_parallel)
+        return check_fail(error, where_of, data, "parallel.tp_comm_overlap",
+                          "'parallel.tp_comm_overlap' needs 'parallel.sequence_parallel: true': "
+                          "the overlap splits sequence parallelism's all-gathers and "
+                          "reduce-scatters under the GEMMs beside them (Megatron-LM refuses it "
+                          "without); an all-reduce is not split");
     int gpus = ppsim_scenario_gpus(sc), have = hw->nodes * hw->gpus_per_node;
     if (g_hash_table_contains(seen, "hardware.nodes") ? gpus != have : gpus > have) {
         if (par->cp > 1)
