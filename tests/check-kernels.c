@@ -929,10 +929,9 @@ pipe4(const PpsimGpuSpec *g, double c, double M, double N, double K)
 /* parallel.tp_comm_overlap splits each of sequence parallelism's collectives under the GEMM
  * beside it, as Transformer Engine's userbuffers do: forward the all-gathers under QKV and
  * fc1 (ring exchange), the reduce-scatters under the output projection and fc2 (pipelined);
- * backward the output
- * gradients' all-gathers under the projection's and fc2's dgrad; QKV and fc1 in bulk, their
- * input's all-gather beside their dgrad, their input gradient's reduce-scatter beside their
- * wgrad. Each pair is counted by hand from the GEMM shapes. */
+ * backward the output gradients' all-gathers under the projection's and fc2's dgrad; QKV and
+ * fc1 in bulk, their input's all-gather beside their dgrad, their input gradient's
+ * reduce-scatter beside their wgrad. Each pair is counted by hand from the GEMM shapes. */
 START_TEST(test_tp_overlap)
 {
     g_autoptr(GError) error = NULL;

@@ -511,10 +511,10 @@ gemm_seconds(const Pass *p)
  * GEMMs beside them, by its default methods ([TE] `module/base.py` `initialize_ub`): the
  * all-gathers by ring exchange, the forward's reduce-scatters pipelined, the backward's
  * reduce-scatters in bulk. PyTorch's async TP (micro-pipelined, [TITAN-REPO]) is counted as
- * the same. Each function returns what its pair adds to the GEMM the pass already counts. */
-/* The pipelined reduce-scatter: its GEMM chunks, and its communication kernel's SMs, which
- * the GEMM does not get ([TE] num_sm; [NEMO]'s H100 configs keep 24 and 16 SMs from the
- * projection's and fc2's GEMMs, set_sm_margin). */
+ * the same. Each function returns what its pair adds to the GEMM the pass already counts.
+ * The pipelined reduce-scatter's GEMM chunks, and its communication kernel's SMs, which the
+ * GEMM does not get ([TE] num_sm; [NEMO]'s H100 configs keep 24 and 16 SMs from the
+ * projection's and fc2's GEMMs, set_sm_margin): */
 #define TE_PIPELINE_SPLITS 4.0
 #define TE_PIPELINE_SMS 16
 
