@@ -113,16 +113,23 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         gboolean across = local < ep;
         double far = across ? sent * (ep - local) / ep : 0.0; /* through the NIC */
         double near = sent * (local - 1) / ep;                /* over NVLink */
+        /* the kernel model times NCCL at its bus bandwidth per transport, as every collective
+         * (kernels.c); the closed form at the line rate */
+        gboolean nccl = ppsim_kernels_active(sc);
+        double nv_eff = nccl ? hw->nvlink_bus_efficiency : 1.0;
+        double net_eff = nccl ? hw->network_bus_efficiency : 1.0;
         PpsimTime a2a = 0;
         if (near > 0)
-            a2a = ppsim_time_from_seconds(near / hw->nvlink_bytes_per_s) + hw->nvlink_latency_ps;
+            a2a = ppsim_time_from_seconds(near / (hw->nvlink_bytes_per_s * nv_eff)) +
+                  hw->nvlink_latency_ps;
         if (across)
-            a2a = MAX(a2a, ppsim_time_from_seconds(far / hw->network_bytes_per_s) +
+            a2a = MAX(a2a, ppsim_time_from_seconds(far / (hw->network_bytes_per_s * net_eff)) +
                                hw->network_latency_ps);
         double per_f = 2.0 * n, per_b = full ? 4.0 * n : 2.0 * n;
         st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
         st->ep_comm_b_ps = ppsim_mul_clamped(full ? 4 * n : 2 * n, a2a);
-        double path = across ? far : near, beside = across ? near : 0.0;
+        /* the replay's links run at line rate: the bytes they carry in the NCCL time */
+        double path = across ? far / net_eff : near / nv_eff, beside = across ? near / nv_eff : 0.0;
         st->ep_bytes_f = (guint64)ppsim_round_clamped(per_f * path);
         st->ep_bytes_b = (guint64)ppsim_round_clamped(per_b * path);
         st->ep_near_bytes_f = (guint64)ppsim_round_clamped(per_f * beside);

@@ -29,11 +29,14 @@
  *   other nodes through the GPU's one NIC, (ep-L)/ep, side by side ([NCCL-T267]: an
  *   all-to-all does not aggregate several NICs, it runs at one NIC's rate, and the
  *   bandwidth it reports exceeds the NIC's by the share NVLink carries). Each all-to-all
- *   takes the longer of the two: bytes / bandwidth + latency.
+ *   takes the longer of the two: bytes / bandwidth + latency, the bandwidth NCCL's bus
+ *   bandwidth of the transport (line rate x hardware.*.bus_efficiency, as every collective of
+ *   the kernel model; the line rate with hardware.gpu.efficiency set).
  *   These times (ep_comm_f_ps, ep_comm_b_ps) are part of the F and B estimates generators
  *   see, and what the overlap model lets an F&B pair hide (overlap.h). The replay instead
- *   runs the same bytes (ep_bytes_f, ep_bytes_b; ep_near_bytes_f, ep_near_bytes_b over
- *   NVLink beside them when the group spans nodes) as flows sharing the links with the
+ *   runs them (ep_bytes_f, ep_bytes_b; ep_near_bytes_f, ep_near_bytes_b over
+ *   NVLink beside them when the group spans nodes: the bytes over the bus efficiency, what
+ *   the line rate carries in NCCL's time) as flows sharing the links with the
  *   pipeline's sends and the DP reduction (sim-parallel.c), before each op's compute, or
  *   beside an F&B pair's. Not modelled: node-limited routing, FP8 dispatch, the split of
  *   each all-to-all around the expert compute inside an op.
