@@ -80,7 +80,9 @@ typedef enum {
 } PpsimMlp;
 
 /* Where the ranks of a 3D-parallel job sit: the order in which tp, pp and dp vary along
- * the GPU numbering, innermost first (Megatron's rank order is tp-pp-dp). */
+ * the GPU numbering, innermost first. The default, tp-pp-dp, keeps a replica's pipeline
+ * stages adjacent; Megatron-LM numbers its ranks tp-dp-pp ([MEG] `parallel_state.py`,
+ * order "tp-cp-ep-dp-pp"; the 2021 `mpu/initialize.py` alike). */
 typedef enum {
     PPSIM_PLACEMENT_TP_PP_DP,
     PPSIM_PLACEMENT_TP_DP_PP,
