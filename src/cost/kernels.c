@@ -692,14 +692,16 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     *lt = (LayerTimes){0};
     Pass *f = &lt->f, *b = &lt->b, *w = &lt->w;
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
+    double qkv = (c->q + 2.0 * c->kv) / t, up = (c->swiglu ? 2.0 : 1.0) * ft;
     /* GEMMs */
-    add_linear(c, f, b, w, T, (c->q + 2.0 * c->kv) / t, h);
+    add_linear(c, f, b, w, T, qkv, h);
     add_linear(c, f, b, w, T, h, c->q / t);
+    double attn_gemm_f = gemm_seconds(f), attn_gemm_b = gemm_seconds(b);
     double moe_tp = 0.0;
     if (moe) {
         moe_mlp(c, f, b, w, &moe_tp);
     } else {
-        add_linear(c, f, b, w, T, (c->swiglu ? 2.0 : 1.0) * ft, h);
+        add_linear(c, f, b, w, T, up, h);
         add_linear(c, f, b, w, T, h, ft);
     }
     /* attention core */
@@ -770,7 +772,6 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         double crs = ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t);
         double car = ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
         double blocks = moe ? 1.0 : 2.0;
-        double qkv = (c->q + 2.0 * c->kv) / t, up = (c->swiglu ? 2.0 : 1.0) * ft;
         if (!par->tp_comm_overlap) {
             lt->tp_f = lt->tp_b = blocks * (c->sp ? cag + crs : car) + moe_tp;
             if (par->tp_async_backward) {
@@ -788,12 +789,8 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
             lt->tp_f = tp_split(c, cag, T, qkv, h) + tp_pipeline(c, crs, T, h, c->q / t);
             lt->tp_b = tp_split(c, cag, T, c->q / t, h) + column_backward(c, qkv, cag, crs, car);
             if (moe) { /* the MoE block's collectives behind its own GEMMs, in bulk */
-                double attn_f = ppsim_gemm_seconds(&c->lin, T, qkv, h, 1) +
-                                ppsim_gemm_seconds(&c->lin, T, h, c->q / t, 1);
-                double attn_b = ppsim_gemm_seconds(&c->lin, T, h, qkv, 1) +
-                                ppsim_gemm_seconds(&c->lin, T, c->q / t, h, 1);
-                lt->tp_f += MAX(0.0, moe_tp - (gemm_seconds(f) - attn_f));
-                lt->tp_b += MAX(0.0, moe_tp - (gemm_seconds(b) - attn_b));
+                lt->tp_f += MAX(0.0, moe_tp - (gemm_seconds(f) - attn_gemm_f));
+                lt->tp_b += MAX(0.0, moe_tp - (gemm_seconds(b) - attn_gemm_b));
             } else { /* the MLP's: fc1 and fc2 as QKV and the projection */
                 lt->tp_f += tp_split(c, cag, T, up, h) + tp_pipeline(c, crs, T, h, ft);
                 lt->tp_b += tp_split(c, cag, T, ft, h) + column_backward(c, up, cag, crs, car);
