@@ -186,6 +186,7 @@ START_TEST(test_attention_kernels)
     ppsim_assert_no_error(error);
     g_autoptr(PpsimCosts) c = ppsim_costs_new(a100, 2, &error);
     ck_assert_ptr_null(c);
+    ck_assert_ptr_nonnull(strstr(error->message, "--set model.attention_kernel: "));
     ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.attention_efficiency_fa3'"));
     g_clear_error(&error);
     /* a fused kernel named with the standard attention */
@@ -592,7 +593,17 @@ START_TEST(test_bad_input)
     ppsim_assert_no_error(error);
     g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 2, &error);
     ck_assert_ptr_null(c);
-    ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.sms'"));
+    /* the message names where the 0 was written: the --set, or the file's line and column */
+    ck_assert_ptr_nonnull(strstr(error->message, "--set hardware.gpu.sms: 'hardware.gpu.sms'"));
+    g_clear_error(&error);
+    const char *zero = "hardware: {preset: dgx-a100-80gb, gpu: {tile_n: 0}}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 2048}\n"
+                       "training: {pp: 2, microbatches: 4}\nschedule: 1f1b\n";
+    g_autoptr(PpsimScenario) scz = parse(zero, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) cz = ppsim_costs_new(scz, 2, &error);
+    ck_assert_ptr_null(cz);
+    ck_assert_ptr_nonnull(strstr(error->message, "t.yaml:1:41: 'hardware.gpu.tile_n'"));
     g_clear_error(&error);
     const char *const bw[] = {"hardware.gpu.gemm_efficiency=0", NULL};
     g_autoptr(PpsimScenario) sc2 = parse(gpt_yaml, bw, &error);
@@ -613,6 +624,8 @@ START_TEST(test_bad_input)
     g_autoptr(PpsimCosts) c4 = ppsim_costs_new(sc4, 2, &error);
     ck_assert_ptr_null(c4);
     ck_assert_ptr_nonnull(strstr(error->message, "'hardware.gpu.peak_flops_fp8'"));
+    /* the preset left it out: the message names the scenario, not the --set of the dtype */
+    ck_assert_ptr_nonnull(strstr(error->message, "t.yaml: 'hardware.gpu.peak_flops_fp8'"));
     g_clear_error(&error);
     /* CP must divide the sequence and the heads */
     const char *cp = "hardware: {preset: dgx-a100-80gb}\n"

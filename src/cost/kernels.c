@@ -113,12 +113,13 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
     const char *attn_key;
     double attn_eff = ppsim_attention_efficiency(hw, sc->model.attention_kernel, &attn_key);
     if (attn_eff <= 0 && sc->model.attention_kernel != PPSIM_ATTN_DEFAULT) {
+        g_autofree char *where = ppsim_scenario_where(sc, "model.attention_kernel");
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: 'model.attention_kernel' names a kernel with no efficiency on this "
                     "GPU: '%s' is not set (0) (the presets set the kernels measured on their GPU: "
                     "FlashAttention-2 on the A100; cuDNN, FlashAttention-2 and -3 on the H100 "
                     "and H800); set it, or choose another kernel",
-                    sc->path ? sc->path : "", attn_key);
+                    where, attn_key);
         return FALSE;
     }
     struct {
@@ -143,10 +144,12 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
     for (guint i = 0; i < G_N_ELEMENTS(need); i++) {
         if (need[i].v > 0)
             continue;
+        /* where the 0 was written (the key, or the --set that wrote it), else the file */
+        g_autofree char *where = ppsim_scenario_where(sc, need[i].key);
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: '%s' is not set (0): the kernel model needs it; set it, or set "
                     "'hardware.gpu.efficiency' to time ops as FLOPs / (peak x efficiency)",
-                    sc->path ? sc->path : "", need[i].key);
+                    where, need[i].key);
         return FALSE;
     }
     return TRUE;

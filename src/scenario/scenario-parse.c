@@ -549,6 +549,14 @@ scenario_parse(const char *bytes, gsize len, const char *display_name, const cha
                 .sc = sc,
                 .values_only = values_only};
     gboolean ok = parser_load(&P, bytes, len, error) && parser_run(&P, overrides, error);
+    if (ok) {
+        sc->where = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        GHashTableIter it;
+        gpointer key;
+        g_hash_table_iter_init(&it, P.seen);
+        while (g_hash_table_iter_next(&it, &key, NULL))
+            g_hash_table_insert(sc->where, g_strdup(key), seen_where(key, &P));
+    }
     if (P.have_doc)
         yaml_document_delete(&P.doc);
     for (guint i = 0; i < P.spans->len; i++)

@@ -54,7 +54,16 @@ ppsim_scenario_free(PpsimScenario *sc)
     if (sc->schedules)
         g_ptr_array_unref(sc->schedules);
     ppsim_variability_clear(&sc->variability);
+    if (sc->where)
+        g_hash_table_unref(sc->where);
     g_free(sc);
+}
+
+char *
+ppsim_scenario_where(const PpsimScenario *sc, const char *path)
+{
+    const char *w = sc->where ? g_hash_table_lookup(sc->where, path) : NULL;
+    return g_strdup(w ? w : sc->path ? sc->path : "<scenario>");
 }
 
 PpsimScenario *

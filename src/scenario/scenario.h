@@ -351,6 +351,9 @@ typedef struct {
     PpsimMark memory_reserved_mark;
     PpsimCostsSpec costs;
     PpsimVariability variability;
+    GHashTable *where; /* (nullable) dotted key path -> where it was written ("file:line:col"
+                        * or "--set key"), for messages after loading; owned, shared by
+                        * shallow copies */
 } PpsimScenario;
 
 /* Parses a scenario from YAML @bytes. @display_name prefixes errors ("a.yaml:3:7: ...") and
@@ -367,6 +370,10 @@ PpsimScenario *ppsim_scenario_parse(const char *bytes, gsize len, const char *di
  * bytes/s, FLOP rates in FLOP/s, times in ms, booleans 0/1, `memory.limit` in bytes (units
  * in explicit mode), `model.recompute` as its enum index. FALSE when @path names no number. */
 gboolean ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *out);
+/* Where key @path of @sc was written, for a message about its value: "file:line:col",
+ * "--set key.path" when an override set it, else the scenario's file (the key came from a
+ * default or a preset). Returns: (transfer full). */
+char *ppsim_scenario_where(const PpsimScenario *sc, const char *path);
 /* The name parallel.p2p is written with ("async", "blocking", "overlapped"). */
 const char *ppsim_p2p_name(PpsimP2p p2p);
 
