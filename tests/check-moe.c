@@ -68,7 +68,7 @@ static const char moe_yaml[] = "name: moe\n"
                                "        heads: 8, seq_len: 1024, vocab: 32000,\n"
                                "        moe: {experts: 16, top_k: 2, expert_ffn_hidden: 512,\n"
                                "              shared_experts: 1, dense_layers: 2}}\n"
-                               "parallel: {tp: 1, pp: 2, dp: 16, ep: 16}\n"
+                               "parallel: {tp: 1, pp: 2, dp: 16, ep: 16, placement: tp-pp-dp}\n"
                                "training: {microbatches: 8}\n"
                                "schedule: dualpipev\n";
 

@@ -257,7 +257,7 @@ START_TEST(test_dp_reduction)
     /* the closed-form path: one ring over the NICs at line rate, after the last W */
     const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2, gpu: {efficiency: 0.43}}\n"
                        "model: {preset: llama3-8b, seq_len: 2048}\n"
-                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 1}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 1, placement: tp-pp-dp}\n"
                        "training: {microbatches: 8}\n"
                        "schedule: [1f1b, zb-h1]\n";
     g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
@@ -265,7 +265,7 @@ START_TEST(test_dp_reduction)
     g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 4, &error);
     ppsim_assert_no_error(error);
     const PpsimHardware *hw = &sc->hardware;
-    /* dp peers are tp x pp = 8 GPUs apart: the other node, so the NICs */
+    /* under tp-pp-dp the dp peers are tp x pp = 8 GPUs apart: the other node, so the NICs */
     PpsimTime want = ppsim_ring_allreduce_ps(2 * c->stage[1].params, 2, hw->network_bytes_per_s,
                                              hw->network_latency_ps);
     ck_assert_int_eq(c->stage[1].dp_comm_ps, want);
@@ -401,13 +401,24 @@ START_TEST(test_placement_links)
         ppsim_ring_allreduce_ps(2 * params_gpu, 2, hw->nvlink_bytes_per_s, hw->nvlink_latency_ps));
     ppsim_par_device_hardware(sc2, &dev);
     ck_assert_int_eq(dev.gpus_per_node, 1); /* 8 GPUs per pipeline device: one per node */
-    /* Megatron's order puts the dp peers tp x pp = 16 GPUs apart: other nodes */
-    const char *const ov3[] = {"parallel.tp=4", "parallel.dp=2", "parallel.pp=4", NULL};
+    /* tp-pp-dp keeps a replica's stages adjacent and puts the dp peers tp x pp = 16 GPUs
+     * apart: other nodes */
+    const char *const ov3[] = {"parallel.tp=4", "parallel.dp=2", "parallel.pp=4",
+                               "parallel.placement=tp-pp-dp", NULL};
     g_autoptr(PpsimScenario) sc3 = parse(yaml, ov3, &error);
     ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_par_pp_stride(sc3), 4);
+    ck_assert_int_eq(ppsim_par_dp_stride(sc3), 16);
     ck_assert(ppsim_par_dp_across_nodes(sc3));
     ppsim_par_device_hardware(sc3, &dev);
     ck_assert_int_eq(dev.gpus_per_node, 2);
+    /* unwritten, the placement is Megatron-LM's tp-dp-pp */
+    const char *const ov4[] = {"parallel.tp=4", "parallel.dp=2", "parallel.pp=4", NULL};
+    g_autoptr(PpsimScenario) sc4 = parse(yaml, ov4, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(sc4->parallel.placement, PPSIM_PLACEMENT_TP_DP_PP);
+    ck_assert_int_eq(ppsim_par_pp_stride(sc4), 8);
+    ck_assert_int_eq(ppsim_par_dp_stride(sc4), 4);
 }
 END_TEST
 
@@ -476,7 +487,7 @@ START_TEST(test_zero3_gathers_are_flows)
     g_autoptr(GError) error = NULL;
     const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
                        "model: {preset: llama3-8b, seq_len: 2048}\n"
-                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 3}\n"
+                       "parallel: {tp: 2, pp: 4, dp: 2, zero: 3, placement: tp-pp-dp}\n"
                        "training: {microbatches: 8}\n"
                        "schedule: 1f1b\n";
     const char *const zero1[] = {"parallel.zero=1", NULL};

@@ -297,6 +297,7 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->model.moe.imbalance = 1.0;
     sc->parallel.overlap_grad_reduce = TRUE;
     sc->parallel.tp_async_backward = TRUE;
+    sc->parallel.placement = PPSIM_PLACEMENT_TP_DP_PP; /* Megatron-LM's rank order */
     sc->parallel.tp_efficiency = 1.0;
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
         PPSIM_PS_PER_MS;
