@@ -36,6 +36,21 @@ START_TEST(test_preset_params)
     ppsim_moe_model_params(&mx->model, &total, &active);
     ck_assert_msg(fabs(total / 46.7e9 - 1) < 0.01, "total %.4g", total);
     ck_assert_msg(fabs(active / 12.9e9 - 1) < 0.01, "active %.4g", active);
+    /* Mixtral 8x22B ([MIXTRAL-8X22B]), by hand: embedding and untied head 2 V h, final norm
+     * h, per layer attention 2 h^2 + 2 h (h / 6) (8 of 48 heads for K and V), two norms, the
+     * router h E and E = 8 experts of 3 h f (2 of them per token): 140,620,634,112 in all
+     * (the model card's 141B), 39.2B active (its 39B) */
+    const PpsimModelPreset *m22 = ppsim_model_preset_lookup("mixtral-8x22b");
+    ck_assert(m22 != NULL);
+    {
+        double h = 6144, f = 16384, V = 32000, L = 56;
+        double per = 2 * h * h + 2 * h * (h / 6) + 2 * h + 8 * h;
+        ppsim_moe_model_params(&m22->model, &total, &active);
+        ck_assert_double_eq_tol(total, 2 * V * h + h + L * (per + 8 * 3 * h * f), 1);
+        ck_assert_double_eq(total, 140620634112.0);
+        ck_assert_double_eq_tol(active, 2 * V * h + h + L * (per + 2 * 3 * h * f), 1);
+        ck_assert_msg(fabs(active / 39e9 - 1) < 0.01, "active %.4g", active);
+    }
     /* Qwen3 ([MEG-QWEN3]): by hand, embedding and untied head 2 V h, final norm h, per layer
      * QKV h (q + 2kv) and output q h with q = 32 (64) heads x 128 and kv = 4 x 128, two norms,
      * 128 experts of 3 h fe and the router h E; a token passes 8 experts. The names say 30B

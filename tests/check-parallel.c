@@ -88,14 +88,15 @@ START_TEST(test_kor_equations)
 END_TEST
 
 /* Published parameter counts of the released checkpoints (Hugging Face model cards /
- * safetensors totals): Llama-2-7b 6,738,415,616; Llama-2-70b 68,976,648,192; Meta-Llama-3-8B
- * 8,030,261,248; Meta-Llama-3-70B 70,553,706,496. */
+ * safetensors totals): Llama-2-7b 6,738,415,616; Llama-2-13b 13,015,864,320; Llama-2-70b
+ * 68,976,648,192; Meta-Llama-3-8B 8,030,261,248; Meta-Llama-3-70B 70,553,706,496. */
 START_TEST(test_model_presets)
 {
     struct {
         const char *name;
         double params;
     } want[] = {{"llama2-7b", 6738415616.0},
+                {"llama2-13b", 13015864320.0},
                 {"llama2-70b", 68976648192.0},
                 {"llama3-8b", 8030261248.0},
                 {"llama3-70b", 70553706496.0}};
@@ -110,6 +111,31 @@ START_TEST(test_model_presets)
     /* 405B: within 0.5% of the name */
     const PpsimModelPreset *l = ppsim_model_preset_lookup("llama3-405b");
     ck_assert_double_eq_tol(ppsim_par_model_params(&l->model), 405e9, 405e9 * 0.005);
+    /* Nemotron-4: [NT4-15B] 3.2B embedding + 12.5B other parameters, [NT4-340B] 9.4B +
+     * 331.6B; within the rounding of the papers' tenths */
+    const PpsimModelPreset *n15 = ppsim_model_preset_lookup("nemotron4-15b");
+    const PpsimModelPreset *n340 = ppsim_model_preset_lookup("nemotron4-340b");
+    ck_assert_double_eq_tol(ppsim_par_model_params(&n15->model), 15.7e9, 0.1e9);
+    ck_assert_double_eq_tol(ppsim_par_model_params(&n340->model), 341.0e9, 0.1e9);
+    /* a preset's layer flags hold until the scenario writes its own */
+    g_autoptr(GError) error = NULL;
+    const char *nt = "hardware: {preset: dgx-h100-80gb}\n"
+                     "model: {preset: nemotron4-15b}\n"
+                     "training: {pp: 2, microbatches: 4}\n";
+    g_autoptr(PpsimScenario) sc = parse(nt, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!ppsim_model_dropout(&sc->model));
+    ck_assert(ppsim_model_rotary(&sc->model));
+    const char *const drop[] = {"model.dropout=true", NULL};
+    g_autoptr(PpsimScenario) sc2 = parse(nt, drop, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(ppsim_model_dropout(&sc2->model));
+    /* the other presets keep their family's default: GPT-3 has dropout, no rotary */
+    const char *g3 = "model: {preset: gpt3-175b}\ntraining: {pp: 2, microbatches: 4}\n";
+    g_autoptr(PpsimScenario) sc3 = parse(g3, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(ppsim_model_dropout(&sc3->model));
+    ck_assert(!ppsim_model_rotary(&sc3->model));
 }
 END_TEST
 

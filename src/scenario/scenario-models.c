@@ -20,6 +20,15 @@
  * Mixtral 8x7B ([MIXTRAL] Table 1): 32 layers, dim 4096, FFN 14336, 32 heads, 8 KV heads,
  * 8 experts, 2 per token, vocabulary 32,000, context 32,768 (a training run usually sets a
  * shorter seq_len).
+ * Llama 2 13B ([LLAMA2] Table 1, the released configuration): 40 layers, 5120, FFN 13824,
+ * 40 heads (no GQA), vocabulary 32,000, context 4096.
+ * Mixtral 8x22B ([MIXTRAL-8X22B]): 56 layers, hidden 6144, FFN 16384, 48 heads, 8 KV heads,
+ * 8 experts, 2 per token, vocabulary 32,000, context 65,536; 140.6B parameters (39.2B active).
+ * Nemotron-4 15B and 340B ([NT4-15B] Table 1, [NT4-340B] Table 1): 32 and 96 layers, hidden
+ * 6144 and 18432, 48 and 96 heads, 8 KV heads, squared-ReLU FFN of 4h (two matrices: the
+ * GELU family's shape), rotary positions, no dropout, untied embeddings, vocabulary 256,000,
+ * 4096-token sequences. They have no biases; the GELU family counts them (+0.03% and +0.01%
+ * of the parameters).
  * Qwen3 30B-A3B and 235B-A22B ([MEG-QWEN3]): 48 and 94 layers, hidden 2048 and 4096, 32 and
  * 64 query heads of 128 (head_dim: wider than hidden / heads), 4 KV heads, every layer
  * mixture of experts with 128 experts of FFN 768 and 1536, 8 per token, no shared expert,
@@ -46,6 +55,8 @@ static const PpsimModelPreset gpt3_175b = {"gpt3-175b", "GPT-3 175B [GPT3] Table
                                            GPT(96, 12288, 96, 2048, 51200)};
 static const PpsimModelPreset llama2_7b = {"llama2-7b", "Llama 2 7B [LLAMA2]",
                                            LLAMA(32, 4096, 11008, 32, 32, 4096, 32000)};
+static const PpsimModelPreset llama2_13b = {"llama2-13b", "Llama 2 13B [LLAMA2]",
+                                            LLAMA(40, 5120, 13824, 40, 40, 4096, 32000)};
 static const PpsimModelPreset llama2_70b = {"llama2-70b", "Llama 2 70B, GQA [LLAMA2]",
                                             LLAMA(80, 8192, 28672, 64, 8, 4096, 32000)};
 static const PpsimModelPreset llama3_8b = {"llama3-8b", "Llama 3 8B, GQA [L3] Table 3",
@@ -84,6 +95,34 @@ static const PpsimModelPreset mixtral_8x7b = {
      .vocab = 32000,
      .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 14336, .imbalance = 1.0}}};
 
+static const PpsimModelPreset mixtral_8x22b = {
+    "mixtral-8x22b",
+    "Mixtral 8x22B MoE, GQA [MIXTRAL-8X22B]",
+    {.mlp = PPSIM_MLP_SWIGLU,
+     .layers = 56,
+     .hidden = 6144,
+     .ffn_hidden = 16384,
+     .heads = 48,
+     .kv_heads = 8,
+     .seq_len = 65536,
+     .vocab = 32000,
+     .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 16384, .imbalance = 1.0}}};
+
+/* Nemotron-4: a two-matrix squared-ReLU FFN of 4h (the GELU family's shape), RoPE, no
+ * dropout */
+#define NEMOTRON4(l, h, a)                                                                         \
+    {                                                                                              \
+        .mlp = PPSIM_MLP_GELU, .layers = l, .hidden = h, .ffn_hidden = 4 * (h), .heads = a,        \
+        .kv_heads = 8, .seq_len = 4096, .vocab = 256000, .dropout = PPSIM_MODEL_FLAG_FALSE,        \
+        .rotary = PPSIM_MODEL_FLAG_TRUE                                                            \
+    }
+static const PpsimModelPreset nemotron4_15b = {
+    "nemotron4-15b", "Nemotron-4 15B, GQA; squared ReLU as gelu, RoPE, no dropout [NT4-15B]",
+    NEMOTRON4(32, 6144, 48)};
+static const PpsimModelPreset nemotron4_340b = {
+    "nemotron4-340b", "Nemotron-4 340B, GQA; squared ReLU as gelu, RoPE, no dropout [NT4-340B]",
+    NEMOTRON4(96, 18432, 96)};
+
 #define QWEN3_MOE(l, h, a, fe)                                                                     \
     {                                                                                              \
         .mlp = PPSIM_MLP_SWIGLU, .layers = l, .hidden = h, .ffn_hidden = 3 * (h), .heads = a,      \
@@ -102,8 +141,9 @@ static const PpsimModelPreset qwen3_235b_a22b = {
     QWEN3_MOE(94, 4096, 64, 1536)};
 
 static const PpsimModelPreset *const presets[] = {
-    &gpt3_175b,   &llama2_7b,    &llama2_70b,    &llama3_8b,       &llama3_70b, &llama3_405b,
-    &deepseek_v3, &mixtral_8x7b, &qwen3_30b_a3b, &qwen3_235b_a22b, NULL};
+    &gpt3_175b,    &llama2_7b,     &llama2_13b,    &llama2_70b,      &llama3_8b,
+    &llama3_70b,   &llama3_405b,   &nemotron4_15b, &nemotron4_340b,  &deepseek_v3,
+    &mixtral_8x7b, &mixtral_8x22b, &qwen3_30b_a3b, &qwen3_235b_a22b, NULL};
 
 const PpsimModelPreset *const *
 ppsim_model_presets(void)

@@ -375,6 +375,8 @@ apply_model_preset(Parser *P, int map, GError **error)
     m->seq_len = src->seq_len;
     m->vocab = src->vocab;
     m->moe = src->moe;
+    m->dropout = src->dropout;
+    m->rotary = src->rotary;
     g_free(m->preset);
     m->preset = g_strdup(preset->name);
     return TRUE;
