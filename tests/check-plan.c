@@ -109,6 +109,23 @@ START_TEST(test_stage_recompute_costs)
     ck_assert_msg(strstr(error->message, "bad.yaml:2:26: 'model.stage_recompute' must list 2 "
                                          "stages, got 1") != NULL,
                   "%s", error->message);
+    g_clear_error(&error);
+    /* written by --set, the list is named by its flag, not by a place in the file */
+    const char *even = "model: {layers: 8, hidden: 1024, heads: 8, seq_len: 1024}\n"
+                       "training: {pp: 2, microbatches: 4}\n";
+    const char *const sets[] = {"model.stage_recompute=[full]", "model.stage_layers=[3,3]", NULL};
+    for (int i = 0; i < 2; i++) {
+        const char *const one[] = {sets[i], NULL};
+        g_autoptr(PpsimScenario) s1 =
+            ppsim_scenario_parse(even, strlen(even), "ok.yaml", ".", one, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimCosts) c1 = ppsim_costs_new(s1, 2, &error);
+        ck_assert_ptr_null(c1);
+        g_autofree char *key = g_strndup(sets[i], strcspn(sets[i], "="));
+        g_autofree char *want = g_strdup_printf("--set %s: '%s' must list 2 stages", key, key);
+        ck_assert_msg(strstr(error->message, want) != NULL, "%s", error->message);
+        g_clear_error(&error);
+    }
 }
 END_TEST
 

@@ -143,10 +143,11 @@ costs_check_list(const PpsimScenario *sc, const GArray *list, const char *key, i
 {
     if (list == NULL || (int)list->len == n_stages)
         return TRUE;
+    g_autofree char *path = g_strdup_printf("costs.%s", key);
+    g_autofree char *where = ppsim_scenario_where_mark(sc, path, sc->costs.mark);
     g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                "%s:%d:%d: 'costs.%s' has %u entries but the schedule has %d stages",
-                sc->path ? sc->path : "", sc->costs.mark.line, sc->costs.mark.col, key, list->len,
-                n_stages);
+                "%s: 'costs.%s' has %u entries but the schedule has %d stages", where, key,
+                list->len, n_stages);
     return FALSE;
 }
 
@@ -202,11 +203,12 @@ costs_split_layers(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         for (guint i = 0; i < model->stage_layers->len; i++)
             sum += g_array_index(model->stage_layers, int, i);
         if ((int)model->stage_layers->len != S || sum != L) {
+            g_autofree char *where =
+                ppsim_scenario_where_mark(sc, "model.stage_layers", model->stage_layers_mark);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "%s:%d:%d: 'model.stage_layers' must list %d stages summing to %d "
+                        "%s: 'model.stage_layers' must list %d stages summing to %d "
                         "layers, got %u stages summing to %d",
-                        sc->path ? sc->path : "", model->stage_layers_mark.line,
-                        model->stage_layers_mark.col, S, L, model->stage_layers->len, sum);
+                        where, S, L, model->stage_layers->len, sum);
             return FALSE;
         }
     } else if (L < S) { /* with or without `parallel:`: an uneven split is as even as can be */
@@ -286,10 +288,11 @@ costs_check_stage_recompute(const PpsimCosts *c, const PpsimScenario *sc, GError
     const GArray *list = sc->model.stage_recompute;
     if (list == NULL || (int)list->len == c->n_stages)
         return TRUE;
+    g_autofree char *where =
+        ppsim_scenario_where_mark(sc, "model.stage_recompute", sc->model.stage_recompute_mark);
     g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                "%s:%d:%d: 'model.stage_recompute' must list %d stages, got %u",
-                sc->path ? sc->path : "", sc->model.stage_recompute_mark.line,
-                sc->model.stage_recompute_mark.col, c->n_stages, list->len);
+                "%s: 'model.stage_recompute' must list %d stages, got %u", where, c->n_stages,
+                list->len);
     return FALSE;
 }
 
@@ -381,11 +384,12 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
             mode = (PpsimRecompute)g_array_index(sc->model.stage_recompute, int, s);
         int k = counts != NULL && (int)counts->len > s ? g_array_index(counts, int, s) : -1;
         if (k > st->layers) {
+            g_autofree char *where = ppsim_scenario_where_mark(sc, "model.stage_recompute",
+                                                               sc->model.stage_recompute_mark);
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "%s:%d:%d: 'model.stage_recompute' puts %d layers of stage %d in mode "
+                        "%s: 'model.stage_recompute' puts %d layers of stage %d in mode "
                         "'%s', but the stage has %d",
-                        sc->path ? sc->path : "", sc->model.stage_recompute_mark.line,
-                        sc->model.stage_recompute_mark.col, k, s,
+                        where, k, s,
                         mode == PPSIM_RECOMPUTE_FULL        ? "full"
                         : mode == PPSIM_RECOMPUTE_SELECTIVE ? "selective"
                         : mode == PPSIM_RECOMPUTE_LIGHT     ? "light"

@@ -66,6 +66,15 @@ ppsim_scenario_where(const PpsimScenario *sc, const char *path)
     return g_strdup(w ? w : sc->path ? sc->path : "<scenario>");
 }
 
+char *
+ppsim_scenario_where_mark(const PpsimScenario *sc, const char *path, PpsimMark mark)
+{
+    const char *w = sc->where ? g_hash_table_lookup(sc->where, path) : NULL;
+    if (w && g_str_has_prefix(w, "--set "))
+        return g_strdup(w);
+    return g_strdup_printf("%s:%d:%d", sc->path ? sc->path : "<scenario>", mark.line, mark.col);
+}
+
 PpsimScenario *
 ppsim_scenario_new_explicit(int pp, int chunks, int microbatches, const char *schedule_name)
 {

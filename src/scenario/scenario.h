@@ -374,6 +374,9 @@ gboolean ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path,
  * "--set key.path" when an override set it, else the scenario's file (the key came from a
  * default or a preset). Returns: (transfer full). */
 char *ppsim_scenario_where(const PpsimScenario *sc, const char *path);
+/* The same for a message about the value at @mark (a list entry, say): "--set key.path" when
+ * an override set @path, else "file:line:col" of @mark. Returns: (transfer full). */
+char *ppsim_scenario_where_mark(const PpsimScenario *sc, const char *path, PpsimMark mark);
 /* The name parallel.p2p is written with ("async", "blocking", "overlapped"). */
 const char *ppsim_p2p_name(PpsimP2p p2p);
 
