@@ -154,6 +154,28 @@ START_TEST(test_layer_by_hand)
             nvl->stage[1].ep_comm_f_ps,
             2 * 2 * (ppsim_time_from_seconds(all * 7 / 8 / (450e9 * eff)) + 2 * PPSIM_PS_PER_US));
     }
+    /* DeepEP's dispatch (parallel.ep_dispatch: deepep): a token crosses the network once to
+     * each other node holding any of its 2 experts. The 16 ranks span 4 nodes of 4 experts:
+     * a node holds none of a token's two with probability (12/16)(11/15) = 0.55, so 3 x 0.45
+     * = 1.35 copies a token through the NIC (the all-to-all's 2 x 12/16 = 1.5), and NVLink
+     * forwards 3/4 of the 2 copies */
+    const char *deep[] = {closed_form, "parallel.ep_dispatch=deepep", NULL};
+    g_autoptr(PpsimCosts) dee = moe_costs(deep, 4);
+    double tok = T * h * 2, dfar = tok * 3 * (1 - 12.0 / 16 * 11 / 15), dnear = 2 * tok * 3 / 4;
+    PpsimTime da2a = ppsim_time_from_seconds(dfar / 50e9) + 5 * PPSIM_PS_PER_US;
+    ck_assert_int_lt(ppsim_time_from_seconds(dnear / 450e9) + 2 * PPSIM_PS_PER_US, da2a);
+    ck_assert_int_eq(dee->stage[1].ep_comm_f_ps, 2 * 2 * da2a);
+    ck_assert_int_eq(dee->stage[1].ep_comm_b_ps, 2 * 2 * da2a);
+    ck_assert_uint_eq(dee->stage[1].ep_bytes_f, (guint64)llround(2 * 2 * dfar));
+    ck_assert_uint_eq(dee->stage[1].ep_near_bytes_f, (guint64)llround(2 * 2 * dnear));
+    ck_assert_int_eq(dee->stage[1].est.w_ps, moe->stage[1].est.w_ps); /* compute unchanged */
+    /* inside one node there is no network hop to save: the same as the all-to-all */
+    const char *deep_in[] = {closed_form, "parallel.ep=8", "parallel.placement=tp-dp-pp",
+                             "parallel.ep_dispatch=deepep", NULL};
+    g_autoptr(PpsimCosts) dee_in = moe_costs(deep_in, 4);
+    g_autoptr(PpsimCosts) a2a_in = moe_costs(in_node_cf, 4);
+    ck_assert_int_eq(dee_in->stage[1].ep_comm_f_ps, a2a_in->stage[1].ep_comm_f_ps);
+    ck_assert_uint_eq(dee_in->stage[1].ep_bytes_f, a2a_in->stage[1].ep_bytes_f);
     /* F grows by the FLOP difference at the GPU's rate plus the all-to-alls; W by the FLOPs */
     PpsimTime dw = moe->stage[1].est.w_ps - dense->stage[1].est.w_ps;
     PpsimTime df = moe->stage[1].est.f_ps - dense->stage[1].est.f_ps - moe->stage[1].ep_comm_f_ps;

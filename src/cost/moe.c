@@ -109,10 +109,20 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         const PpsimHardware *hw = &sc->hardware;
         int stride = ppsim_par_dp_stride(sc);
         int local = ppsim_par_group_per_node(hw, ep, stride); /* EP ranks on a node */
-        double sent = load * moe->top_k * (T / t) * h * MOE_ACT_BYTES;
+        double token = load * (T / t) * h * MOE_ACT_BYTES, sent = moe->top_k * token;
         gboolean across = local < ep;
         double far = across ? sent * (ep - local) / ep : 0.0; /* through the NIC */
         double near = sent * (local - 1) / ep;                /* over NVLink */
+        if (across && par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP) {
+            /* one copy a token to each other node holding any of its top_k experts (of the
+             * E / nodes there; uniform routing), then NVLink to every expert GPU on that
+             * node but the receiving one: (local - 1) / local of all top_k copies */
+            double nodes = (double)ep / local, there = E / nodes, none = 1.0;
+            for (int i = 0; i < moe->top_k; i++)
+                none *= MAX(0.0, E - there - i) / (E - i);
+            far = token * (nodes - 1.0) * (1.0 - none);
+            near = sent * (local - 1) / local;
+        }
         /* the kernel model times NCCL at its bus bandwidth per transport, as every collective
          * (kernels.c); the closed form at the line rate */
         gboolean nccl = ppsim_kernels_active(sc);

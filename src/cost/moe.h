@@ -32,6 +32,12 @@
  *   takes the longer of the two: bytes / bandwidth + latency, the bandwidth NCCL's bus
  *   bandwidth of the transport (line rate x hardware.*.bus_efficiency, as every collective of
  *   the kernel model; the line rate with hardware.gpu.efficiency set).
+ *   With parallel.ep_dispatch: deepep (DeepEP, HybridEP: [DSV3] §3.2.2's forwarding) a
+ *   token crosses the network once to each other node holding any of its top_k experts:
+ *   (nodes - 1)(1 - C(E - E/nodes, top_k) / C(E, top_k)) copies a token under uniform
+ *   routing, in place of top_k (ep - L)/ep; NVLink then carries (L - 1)/L of the top_k
+ *   copies to the experts' GPUs on each node. The combine mirrors it (a node's partial sums
+ *   reduced before the network hop). Within one node nothing changes.
  *   These times (ep_comm_f_ps, ep_comm_b_ps) are part of the F and B estimates generators
  *   see, and what the overlap model lets an F&B pair hide (overlap.h). The replay instead
  *   runs them (ep_bytes_f, ep_bytes_b; ep_near_bytes_f, ep_near_bytes_b over
@@ -39,7 +45,7 @@
  *   the line rate carries in NCCL's time) as flows sharing the links with the
  *   pipeline's sends and the DP reduction (sim-parallel.c), before each op's compute, or
  *   beside an F&B pair's. Not modelled: node-limited routing, FP8 dispatch, the split of
- *   each all-to-all around the expert compute inside an op.
+ *   each all-to-all around the expert compute inside an op, the SMs DeepEP's kernels keep.
  */
 #pragma once
 

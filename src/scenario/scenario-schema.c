@@ -91,6 +91,7 @@ static const char *const cross_entropy_names[] = {"unfused", "native", "te", NUL
 static const char *const attention_kernel_names[] = {"default", "cudnn", "fa2", "fa3", NULL};
 static const char *const elementwise_names[] = {"fused", "eager", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
+static const char *const ep_dispatch_names[] = {"alltoall", "deepep", NULL};
 
 const char *
 ppsim_p2p_name(PpsimP2p p2p)
@@ -224,6 +225,7 @@ static const SchemaKey parallel_keys[] = {
     {"tp_async_backward", KEY_BOOL, OFF(parallel.tp_async_backward), NULL, FALSE, 0, 0},
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
     {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
+    {"ep_dispatch", KEY_ENUM, OFF(parallel.ep_dispatch), NULL, FALSE, 0, 0, ep_dispatch_names},
     {NULL}};
 
 static const SchemaKey memory_keys[] = {

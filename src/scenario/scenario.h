@@ -98,6 +98,14 @@ typedef enum {
                            * sender's next op of that direction waits */
 } PpsimP2p;
 
+/* How an MoE layer's tokens reach their experts across nodes (parallel.ep_dispatch). */
+typedef enum {
+    PPSIM_EP_DISPATCH_ALLTOALL, /* NCCL's all-to-all: every routed copy to its expert's GPU */
+    PPSIM_EP_DISPATCH_DEEPEP,   /* DeepEP / HybridEP: one copy a token crosses the network to
+                                 * each node its experts sit on, then NVLink to the GPUs;
+                                 * the combine reduces on that node before the network hop */
+} PpsimEpDispatch;
+
 typedef struct {
     gboolean present;           /* a `parallel:` section was written (beyond p2p) */
     int tp;                     /* tensor-parallel group size (one pipeline device) */
@@ -116,6 +124,7 @@ typedef struct {
                                    * their dgrad / wgrad GEMMs (Megatron-LM since 2021-09, TE) */
     gboolean overlap_grad_reduce; /* DP reduction in buckets during the backward */
     PpsimP2p p2p;                 /* pipeline sends: async (default), blocking, overlapped */
+    PpsimEpDispatch ep_dispatch;  /* MoE all-to-alls: alltoall (default) or deepep */
 } PpsimParallel;
 
 /* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has
