@@ -82,31 +82,22 @@ static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                                       .shared_experts = 1,
                                                       .dense_layers = 3,
                                                       .imbalance = 1.0}}};
+/* Mixtral: every layer 8 experts of the FFN's width, 2 per token, 8 KV heads */
+#define MIXTRAL(l, h, f, a, s)                                                                     \
+    {                                                                                              \
+        .mlp = PPSIM_MLP_SWIGLU, .layers = l, .hidden = h, .ffn_hidden = f, .heads = a,            \
+        .kv_heads = 8, .seq_len = s, .vocab = 32000, .moe = {                                      \
+            .experts = 8,                                                                          \
+            .top_k = 2,                                                                            \
+            .expert_ffn_hidden = f,                                                                \
+            .imbalance = 1.0                                                                       \
+        }                                                                                          \
+    }
 static const PpsimModelPreset mixtral_8x7b = {
-    "mixtral-8x7b",
-    "Mixtral 8x7B MoE, GQA [MIXTRAL] Table 1",
-    {.mlp = PPSIM_MLP_SWIGLU,
-     .layers = 32,
-     .hidden = 4096,
-     .ffn_hidden = 14336,
-     .heads = 32,
-     .kv_heads = 8,
-     .seq_len = 32768,
-     .vocab = 32000,
-     .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 14336, .imbalance = 1.0}}};
+    "mixtral-8x7b", "Mixtral 8x7B MoE, GQA [MIXTRAL] Table 1", MIXTRAL(32, 4096, 14336, 32, 32768)};
 
 static const PpsimModelPreset mixtral_8x22b = {
-    "mixtral-8x22b",
-    "Mixtral 8x22B MoE, GQA [MIXTRAL-8X22B]",
-    {.mlp = PPSIM_MLP_SWIGLU,
-     .layers = 56,
-     .hidden = 6144,
-     .ffn_hidden = 16384,
-     .heads = 48,
-     .kv_heads = 8,
-     .seq_len = 65536,
-     .vocab = 32000,
-     .moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 16384, .imbalance = 1.0}}};
+    "mixtral-8x22b", "Mixtral 8x22B MoE, GQA [MIXTRAL-8X22B]", MIXTRAL(56, 6144, 16384, 48, 65536)};
 
 /* Nemotron-4: a two-matrix squared-ReLU FFN of 4h (the GELU family's shape), RoPE, no
  * dropout */
