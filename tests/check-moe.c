@@ -329,6 +329,20 @@ START_TEST(test_json_keys)
     g_autoptr(GString) text = g_string_new(NULL);
     ppsim_report_text(text, sc, list);
     ck_assert(strstr(text->str, "ep_hidden") != NULL);
+    /* the layout line names the EP group and its dispatch */
+    ck_assert_ptr_nonnull(strstr(text->str, "placement tp-pp-dp, ep 16 (alltoall dispatch)\n"));
+    const char *const deep[] = {"parallel.ep_dispatch=deepep", NULL};
+    g_autoptr(PpsimScenario) sd = parse(moe_yaml, deep, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) vd = ppsim_test_run_option(sd, "1f1b", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GPtrArray) dlist = g_ptr_array_new();
+    g_ptr_array_add(dlist, vd);
+    g_autoptr(GString) dtext = g_string_new(NULL);
+    ppsim_report_text(dtext, sd, dlist);
+    ck_assert_ptr_nonnull(strstr(dtext->str, ", ep 16 (deepep dispatch)\n"));
+    /* fewer bytes over the NICs: the all-to-alls end sooner than NCCL's */
+    ck_assert_int_lt(vd->devices[0].ep_comm_ps, one->devices[0].ep_comm_ps);
     g_autoptr(PpsimScenario) plain = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
     g_autoptr(PpsimRunResult) pr = ppsim_test_run_option(plain, "1f1b", NULL, NULL, &error);
     ppsim_assert_no_error(error);

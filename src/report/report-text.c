@@ -223,10 +223,17 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
     const PpsimParallel *par = &sc->parallel;
     g_string_append_printf(out,
                            "\n3D parallelism: tp=%d pp=%d dp=%d, %d GPUs, sequence_parallel %s, "
-                           "zero %d, placement %s\n",
+                           "zero %d, placement %s",
                            par->tp, sc->training.pp, par->dp, first->gpus,
                            par->sequence_parallel ? "on" : "off", par->zero,
                            par->placement == PPSIM_PLACEMENT_TP_DP_PP ? "tp-dp-pp" : "tp-pp-dp");
+    if (par->cp > 1)
+        g_string_append_printf(out, ", cp %d", par->cp);
+    if (par->ep > 1)
+        g_string_append_printf(out, ", ep %d (%s dispatch)", par->ep,
+                               par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP ? "deepep"
+                                                                            : "alltoall");
+    g_string_append_c(out, '\n');
     g_string_append(out, "communication per device, max over devices (ms): TP collectives are "
                          "inside F/B (not hidden); ZeRO-3 gathers run before each F/B, one op "
                          "ahead; DP reduction overlaps the cool-down, 'exposed' is what ran past "
