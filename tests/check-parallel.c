@@ -634,6 +634,21 @@ START_TEST(test_reports)
         ck_assert_ptr_nonnull(strstr(json->str, "\"mfu\":0."));
         ck_assert_ptr_nonnull(strstr(json->str, with ? "\"gpus\":16" : "\"gpus\":4"));
     }
+    /* a `parallel:` section of options alone is no layout: the same report as none */
+    const char *const opts[] = {"parallel.placement=tp-pp-dp", "parallel.ep_dispatch=deepep",
+                                "parallel.tp_async_backward=false", NULL};
+    g_autoptr(PpsimScenario) plain = parse(gpt_yaml, NULL, &error);
+    g_autoptr(PpsimScenario) only = parse(gpt_yaml, opts, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!only->parallel.present);
+    g_autoptr(GPtrArray) r0 = ppsim_sim_run_all(plain, 0, &error);
+    g_autoptr(GPtrArray) r1 = ppsim_sim_run_all(only, 0, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) t0 = g_string_new(NULL);
+    g_autoptr(GString) t1 = g_string_new(NULL);
+    ppsim_report_text(t0, plain, r0);
+    ppsim_report_text(t1, only, r1);
+    ck_assert_str_eq(t0->str, t1->str);
 }
 END_TEST
 

@@ -320,12 +320,22 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
         m->kv_heads = m->heads;
     PpsimParallel *par = &sc->parallel;
     par->present = g_hash_table_contains(seen, "parallel");
-    if (par->present && g_hash_table_contains(seen, "parallel.p2p")) {
-        /* how sends wait is not a layout: `parallel: {p2p: ...}` alone leaves it unwritten */
+    if (par->present) {
+        /* options of how a layout runs (how sends wait, where ranks sit, what overlaps, how
+         * tokens reach experts) are not a layout: a `parallel:` section of them alone leaves
+         * it unwritten, as each is a no-op with tp = pp = dp = cp = ep = 1 */
+        static const char *const options[] = {"p2p",
+                                              "placement",
+                                              "tp_efficiency",
+                                              "tp_comm_overlap",
+                                              "tp_async_backward",
+                                              "overlap_grad_reduce",
+                                              "ep_dispatch",
+                                              NULL};
         gboolean layout = FALSE;
         for (const SchemaKey *k = parallel_keys; k->name != NULL && !layout; k++) {
             g_autofree char *path = g_strconcat("parallel.", k->name, NULL);
-            layout = strcmp(k->name, "p2p") != 0 && g_hash_table_contains(seen, path);
+            layout = !g_strv_contains(options, k->name) && g_hash_table_contains(seen, path);
         }
         par->present = layout;
     }
