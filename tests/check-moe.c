@@ -302,6 +302,17 @@ END_TEST
 
 /* JSON: the F&B pairs of dualpipev hide part of the all-to-alls (ep_comm_hidden <= fb_hidden
  * <= ep_comm, all > 0); 1F1B has no pairs; explicit mode: each pair saves F + B + W - F&B. */
+/* The text report of one run @r of @sc (transfer full). */
+static GString *
+text_of_run(const PpsimScenario *sc, PpsimRunResult *r)
+{
+    g_autoptr(GPtrArray) list = g_ptr_array_new();
+    g_ptr_array_add(list, r);
+    GString *text = g_string_new(NULL);
+    ppsim_report_text(text, sc, list);
+    return text;
+}
+
 START_TEST(test_json_keys)
 {
     g_autoptr(GError) error = NULL;
@@ -336,20 +347,14 @@ START_TEST(test_json_keys)
     ppsim_assert_no_error(error);
     g_autoptr(PpsimRunResult) vd = ppsim_test_run_option(sd, "1f1b", NULL, NULL, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(GPtrArray) dlist = g_ptr_array_new();
-    g_ptr_array_add(dlist, vd);
-    g_autoptr(GString) dtext = g_string_new(NULL);
-    ppsim_report_text(dtext, sd, dlist);
+    g_autoptr(GString) dtext = text_of_run(sd, vd);
     ck_assert_ptr_nonnull(strstr(dtext->str, ", ep 16 (deepep dispatch)\n"));
     /* fewer bytes over the NICs: the all-to-alls end sooner than NCCL's */
     ck_assert_int_lt(vd->devices[0].ep_comm_ps, one->devices[0].ep_comm_ps);
     g_autoptr(PpsimScenario) plain = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
     g_autoptr(PpsimRunResult) pr = ppsim_test_run_option(plain, "1f1b", NULL, NULL, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(GPtrArray) plain_list = g_ptr_array_new();
-    g_ptr_array_add(plain_list, pr);
-    g_autoptr(GString) plain_text = g_string_new(NULL);
-    ppsim_report_text(plain_text, plain, plain_list);
+    g_autoptr(GString) plain_text = text_of_run(plain, pr);
     ck_assert(strstr(plain_text->str, "ep_hidden") == NULL);
 
     g_autoptr(PpsimScenario) ex = ppsim_scenario_new_explicit(4, 2, 8, "dualpipev");

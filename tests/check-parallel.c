@@ -611,6 +611,18 @@ START_TEST(test_zero3_gathers_layer_by_layer)
 }
 END_TEST
 
+/* The text report of every schedule of @sc, run (transfer full). */
+static GString *
+text_of_runs(const PpsimScenario *sc)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+    ppsim_assert_no_error(error);
+    GString *text = g_string_new(NULL);
+    ppsim_report_text(text, sc, results);
+    return text;
+}
+
 /* The text shows mfu and the communication table only for 3D scenarios; JSON always has
  * the keys. */
 START_TEST(test_reports)
@@ -641,13 +653,8 @@ START_TEST(test_reports)
     g_autoptr(PpsimScenario) only = parse(gpt_yaml, opts, &error);
     ppsim_assert_no_error(error);
     ck_assert(!only->parallel.present);
-    g_autoptr(GPtrArray) r0 = ppsim_sim_run_all(plain, 0, &error);
-    g_autoptr(GPtrArray) r1 = ppsim_sim_run_all(only, 0, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(GString) t0 = g_string_new(NULL);
-    g_autoptr(GString) t1 = g_string_new(NULL);
-    ppsim_report_text(t0, plain, r0);
-    ppsim_report_text(t1, only, r1);
+    g_autoptr(GString) t0 = text_of_runs(plain);
+    g_autoptr(GString) t1 = text_of_runs(only);
     ck_assert_str_eq(t0->str, t1->str);
 }
 END_TEST
