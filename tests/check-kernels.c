@@ -670,6 +670,26 @@ START_TEST(test_context_parallel)
     ppsim_assert_no_error(error);
     ck_assert(llabs(ca->stage[1].est.act - 2 * cb->stage[1].est.act) <= 1);
     ck_assert_int_eq(ca->stage[1].p2p_bytes, 2 * cb->stage[1].p2p_bytes);
+    /* the closed form (hardware.gpu.efficiency set) splits the same way: each GPU computes
+     * its half of every count, F = FLOPs / (2 t x peak x efficiency), keeps half the
+     * activations and sends half a boundary; the tp x cp group's FLOPs are the sequence's */
+    const char *const cf1[] = {"hardware.gpu.efficiency=0.5", NULL};
+    const char *const cf2[] = {"hardware.gpu.efficiency=0.5", "parallel.cp=2", NULL};
+    g_autoptr(PpsimScenario) c1 = parse(yaml, cf1, &error);
+    g_autoptr(PpsimScenario) c2 = parse(yaml, cf2, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) k1 = ppsim_costs_new(c1, 4, &error);
+    g_autoptr(PpsimCosts) k2 = ppsim_costs_new(c2, 4, &error);
+    ppsim_assert_no_error(error);
+    const PpsimStageCost *s1 = &k1->stage[1], *s2 = &k2->stage[1];
+    ck_assert_double_eq_tol(s1->fwd_flops, s2->fwd_flops, 1);
+    /* W: two layers' GEMMs, 24 s h^2 each (QKV 6, projection 2, MLP 16), over t cp = 4 GPUs */
+    double sh2 = 32768.0 * 4096 * 4096;
+    PpsimTime w = ppsim_time_from_seconds(2 * 24 * sh2 / 4 / (312e12 * 0.5));
+    ck_assert(llabs(s2->est.w_ps - w) <= 2);
+    ck_assert(llabs(s1->est.w_ps - 2 * s2->est.w_ps) <= 2);
+    ck_assert(llabs(s1->est.act - 2 * s2->est.act) <= 1);
+    ck_assert_int_eq(s1->p2p_bytes, 2 * s2->p2p_bytes);
 }
 
 /* training.dtype: fp8 runs the layers' linear GEMMs at the FP8 peak x its efficiency with

@@ -188,6 +188,49 @@ START_TEST(test_layer_by_hand)
 }
 END_TEST
 
+/* Context parallelism (cp = 2) halves each GPU's tokens (T' = 512 of the 1024): its
+ * all-to-alls carry T' k h 2 bytes, its MoE activations and its share of the FLOPs halve,
+ * while the tp x cp group's FLOPs (fwd_flops) are the sequence's. Here dp 8 and ep 8 under
+ * tp-dp-pp: EP ranks 2 GPUs apart (cp 2 inside each replica), 4 a node over 2 nodes, so 4/8
+ * of the bytes cross the NIC and 3/8 go over NVLink; in the closed form and, for the
+ * all-to-all (moe.c's either way, the NCCL time at the NIC's 0.92 bus efficiency), under
+ * the kernel model. */
+START_TEST(test_context_parallel)
+{
+    const char *cp2[] = {closed_form, "parallel.cp=2", "parallel.dp=8", "parallel.ep=8",
+                         "parallel.placement=tp-dp-pp", NULL};
+    const char *cp2_dense[] = {closed_form,     "parallel.cp=2", "parallel.dp=8",
+                               "parallel.ep=1", "parallel.placement=tp-dp-pp",
+                               "model.moe.dense_layers=8", NULL};
+    const char *cf[] = {closed_form, NULL};
+    const char *dense_set[] = {closed_form, "model.moe.dense_layers=8", "parallel.ep=1", NULL};
+    g_autoptr(PpsimCosts) moe = moe_costs(cp2, 4);
+    g_autoptr(PpsimCosts) dense = moe_costs(cp2_dense, 4);
+    g_autoptr(PpsimCosts) moe1 = moe_costs(cf, 4);
+    g_autoptr(PpsimCosts) dense1 = moe_costs(dense_set, 4);
+    double T = 1024, h = 1024, f = 4096, fe = 512, E = 16, Tn = T / 2;
+    double d_flops = 2 * ((2 + 1) * 6 * T * h * fe + 2 * T * h * E - 6 * T * h * f);
+    ck_assert_double_eq_tol(moe->stage[1].fwd_flops - dense->stage[1].fwd_flops, d_flops, 1);
+    PpsimTime dw = moe->stage[1].est.w_ps - dense->stage[1].est.w_ps;
+    ck_assert(llabs(dw - ppsim_time_from_seconds(d_flops / 2 / (989e12 * 0.5))) <= 2);
+    double far = Tn * 2 * h * 2 * 4.0 / 8, near = Tn * 2 * h * 2 * 3.0 / 8;
+    PpsimTime a2a = ppsim_time_from_seconds(far / 50e9) + 5 * PPSIM_PS_PER_US;
+    ck_assert_int_eq(moe->stage[1].ep_comm_f_ps, 2 * 2 * a2a);
+    ck_assert_uint_eq(moe->stage[1].ep_bytes_f, (guint64)llround(2 * 2 * far));
+    ck_assert_uint_eq(moe->stage[1].ep_near_bytes_f, (guint64)llround(2 * 2 * near));
+    /* the MoE layers' activations over the dense ones', per GPU: half of cp = 1's */
+    gint64 d_act = moe->stage[1].est.act - dense->stage[1].est.act;
+    gint64 d_act1 = moe1->stage[1].est.act - dense1->stage[1].est.act;
+    ck_assert(llabs(d_act1) > 1000000); /* 3 experts of 512 keep less than one FFN of 4096 */
+    ck_assert(llabs(2 * d_act - d_act1) <= 2);
+    /* the kernel model: the same bytes, at NCCL's bus bandwidth through the NIC */
+    g_autoptr(PpsimCosts) k = moe_costs(cp2 + 1, 4);
+    ck_assert_uint_eq(k->stage[1].ep_bytes_f, (guint64)llround(2 * 2 * far / 0.92));
+    ck_assert_int_eq(k->stage[1].ep_comm_f_ps,
+                     2 * 2 * (ppsim_time_from_seconds(far / (50e9 * 0.92)) + 5 * PPSIM_PS_PER_US));
+}
+END_TEST
+
 /* The same layers under the kernel model, kernel by kernel against the dense stage (two
  * layers): the router GEMM (T x E x h) and its softmax and top-k over fp32 scores, the
  * permutation (k T h gathered, the probability-weighted sum back: 2 x 2 k T h + 2 (k T h +
@@ -406,6 +449,7 @@ ppsim_test_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_preset_params);
     tcase_add_test(tc, test_layer_by_hand);
+    tcase_add_test(tc, test_context_parallel);
     tcase_add_test(tc, test_layer_kernels);
     tcase_add_test(tc, test_load_factors);
     tcase_add_test(tc, test_rules);

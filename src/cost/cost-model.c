@@ -111,7 +111,9 @@ ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
 gint64
 ppsim_cost_stage_input_bytes(const PpsimStageCost *st, const PpsimScenario *sc, int split)
 {
-    double s = sc->model.seq_len, b = sc->training.microbatch_size;
+    /* context parallelism: the GPU's s/cp tokens */
+    double s = (double)sc->model.seq_len / (sc->parallel.present ? MAX(1, sc->parallel.cp) : 1),
+           b = sc->training.microbatch_size;
     if (st->has_embedding) /* token ids, 8-byte integers: the embedding is re-run too */
         return ppsim_round_clamped(TOKEN_BYTES * s * b);
     if (st->layers == 0 && !st->has_head)

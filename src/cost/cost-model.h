@@ -103,7 +103,8 @@ double ppsim_cost_layer_params(const PpsimModel *model);
 /* What a stage's R recomputes its activation from, the stage's input for one microbatch:
  * the token ids (8 bytes each) on the stage with the embedding, else the 2sbh-byte layer
  * input (divided by @split: the TP size with sequence parallelism, else 1), 0 for a stage
- * without layers, embedding or head. (memory units: bytes) */
+ * without layers, embedding or head; of the GPU's s/cp tokens under context parallelism.
+ * (memory units: bytes) */
 gint64 ppsim_cost_stage_input_bytes(const PpsimStageCost *st, const PpsimScenario *scenario,
                                     int split);
 /* [PO] Formula 1: k = 10 / (3(6h + s)) * B_c / B_o. It assumes 20sbh stored per layer

@@ -1012,15 +1012,6 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         st->kern_b_ps[k] = ps(Bk.k[k]);
         st->kern_w_ps[k] = ps(W.k[k]);
     }
-    /* context parallelism: each GPU holds the activations of its s/cp tokens (the
-     * closed-form memory above counted all s), and sends its share of a boundary */
-    if (c.cp > 1) {
-        st->est.act /= c.cp;
-        st->est.act_w /= c.cp;
-        st->act_ckpt /= c.cp;
-        st->p2p_bytes /= (guint64)c.cp;
-        st->offload_bytes = (guint64)st->est.act;
-    }
     /* optimizer: Adam + clipping over the local shard, of dp x cp ranks (memory.h) */
     int dp = par->present ? par->dp : 1;
     double shard = st->params / (par->present && par->zero >= 1 ? ppsim_mem_shard_ranks(sc) : 1);

@@ -60,8 +60,10 @@ moe_dense_ffn_act(const PpsimScenario *sc, int t, gboolean sp)
     PpsimModel m = sc->model, none = sc->model;
     none.ffn_hidden = 0;
     int b = sc->training.microbatch_size;
-    if (ppsim_par_active(sc))
-        return ppsim_par_layer_act_bytes(&m, b, t, sp) - ppsim_par_layer_act_bytes(&none, b, t, sp);
+    if (ppsim_par_active(sc)) /* of the GPU's s/cp tokens, as parallel.c keeps them */
+        return (ppsim_par_layer_act_bytes(&m, b, t, sp) -
+                ppsim_par_layer_act_bytes(&none, b, t, sp)) /
+               MAX(1, sc->parallel.cp);
     return ppsim_cost_layer_act_bytes(&m, b) - ppsim_cost_layer_act_bytes(&none, b);
 }
 
@@ -86,12 +88,15 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     int t = par->present ? par->tp : 1, ep = par->present ? par->ep : 1;
     gboolean sp = par->present && par->sequence_parallel && t > 1;
     gboolean full = m->recompute == PPSIM_RECOMPUTE_FULL;
-    double T = (double)sc->training.microbatch_size * m->seq_len, h = m->hidden;
+    /* the GPU's tokens: s/cp of each sequence under context parallelism */
+    double T = (double)sc->training.microbatch_size * m->seq_len / (par->present ? par->cp : 1),
+           h = m->hidden;
     double f = m->ffn_hidden, fe = moe->expert_ffn_hidden, E = moe->experts;
     double mats = moe_matrices(m);
     double load = ppsim_moe_load(moe);
 
-    /* FLOPs of one layer's forward, the tp group's (the cost model divides by tp) */
+    /* FLOPs of one layer's forward over the GPU's T tokens, the tp group's (the cost model
+     * divides by tp) */
     double dense_ffn = 2.0 * mats * T * h * f, expert = 2.0 * mats * T * h * fe;
     double router = 2.0 * T * h * E;
     double run = n * ((moe->top_k * load + moe->shared_experts) * expert + router - dense_ffn);
@@ -149,7 +154,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.b_ps = MAX(0, st->est.b_ps + d_b) + st->ep_comm_b_ps;
     st->est.w_ps = MAX(0, st->est.w_ps + d_f);
     st->est.r_ps = MAX(0, st->est.r_ps + d_f) + st->ep_comm_f_ps;
-    st->fwd_flops += useful;
+    st->fwd_flops += useful * (par->present ? par->cp : 1); /* the tp x cp group's */
 
     if (!full) {
         double ffn_act = moe_dense_ffn_act(sc, t, sp), rep = sp ? t : 1;

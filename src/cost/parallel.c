@@ -26,6 +26,11 @@
  *    each B ([ZERO] §7.2.2: 3Ψ of traffic instead of 2Ψ). ZeRO-3's gathers and
  *    reduce-scatters over a group with several members a node run within the node, then
  *    across nodes at 1/local of the bytes a NIC (ppsim_par_dp_local).
+ *  - Context parallelism (cp): each GPU of a tp x cp group holds s/cp tokens, so it does
+ *    1/(t cp) of the FLOPs above (its queries against all s keys: 1/cp of the s x s
+ *    scores too), keeps 1/cp of the activations and sends 1/cp of a boundary; gradients
+ *    reduce over dp x cp ranks. The KV exchange is the kernel model's (kernels.c); this
+ *    closed form does not time it.
  */
 #include "cost/parallel.h"
 #include "cost/memory.h"
@@ -216,10 +221,14 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     const PpsimModel *model = &sc->model;
     const PpsimHardware *hw = &sc->hardware;
     const PpsimParallel *par = &sc->parallel;
-    int b = sc->training.microbatch_size, t = par->tp, dp = par->dp;
+    int b = sc->training.microbatch_size, t = par->tp, dp = par->dp, cp = MAX(1, par->cp);
     gboolean sp = par->sequence_parallel && t > 1;
     double s = model->seq_len, h = model->hidden, V = model->vocab, n = st->layers;
     double sbh = s * b * h, rep_div = sp ? t : 1;
+    /* context parallelism: a GPU holds s/cp of the tokens, and computes their queries
+     * against all s keys, so each count below (linear in s, or the s x s scores) is 1/cp
+     * of the sequence's; each GPU's TP collectives and boundary sends carry its s/cp tokens */
+    double tokens = sbh / cp;
     double gemm = n * ppsim_par_layer_gemm_flops(model, b);
     double attn = n * 4.0 * b * s * s * ppsim_model_q_width(model);
     double fwd = gemm + attn, bwd_in = gemm + 2.0 * attn, bwd_w = gemm;
@@ -238,7 +247,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double tp_bw = 0;
     PpsimTime tp_lat = 0;
     ppsim_par_group_link(hw, t, 1, &tp_bw, &tp_lat);
-    PpsimTime ar = ppsim_ring_allreduce_ps(ACT_BYTES * sbh, t, tp_bw, tp_lat);
+    PpsimTime ar = ppsim_ring_allreduce_ps(ACT_BYTES * tokens, t, tp_bw, tp_lat);
     PpsimTime tp_f = ppsim_mul_clamped(2 * st->layers, ar), tp_b = tp_f;
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         tp_b += tp_f; /* the re-run forward's collectives */
@@ -261,32 +270,35 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     }
     double r = rate * (t > 1 ? par->tp_efficiency : 1.0);
     double params_gpu = params / t;
+    /* the gradients' group: dp x cp ranks, the cp ranks of a replica adjacent */
+    int group = dp * cp;
     double dp_bw = 0;
     PpsimTime dp_lat = 0;
-    ppsim_par_group_link(hw, dp, ppsim_par_dp_stride(sc), &dp_bw, &dp_lat);
+    ppsim_par_group_link(hw, group, ppsim_par_dp_stride(sc) / cp, &dp_bw, &dp_lat);
     double grad_bytes = ACT_BYTES * params_gpu;
-    PpsimTime gather = dp_gather_ps(sc, grad_bytes, dp, dp_bw, dp_lat);
+    PpsimTime gather = dp_gather_ps(sc, grad_bytes, group, dp_bw, dp_lat);
     st->zero_gather_ps = par->zero == 3 ? gather : 0;
-    double ring = dp > 1 ? (double)(dp - 1) / dp * grad_bytes : 0.0;
+    double ring = group > 1 ? (double)(group - 1) / group * grad_bytes : 0.0;
     /* ZeRO-3's flows (sim-parallel.c) cross the GPU's NIC: its share of the ring's data */
     st->zero_bytes =
         par->zero == 3 ? (guint64)ppsim_round_clamped(ring / ppsim_par_dp_local(sc)) : 0;
     st->dp_bytes = par->zero == 3 ? st->zero_bytes : (guint64)ppsim_round_clamped(2.0 * ring);
     st->dp_comm_ps =
-        par->zero == 3 ? gather : ppsim_ring_allreduce_ps(grad_bytes, dp, dp_bw, dp_lat);
+        par->zero == 3 ? gather : ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);
     st->tp_comm_f_ps = tp_f;
     st->tp_comm_b_ps = tp_b;
-    st->fwd_flops = fwd;
-    st->est.f_ps = time_of(fwd / t, r) + tp_f + st->zero_gather_ps;
-    st->est.b_ps = time_of(bwd_in / t, r) + tp_b + st->zero_gather_ps;
-    st->est.w_ps = time_of(bwd_w / t, r);
-    st->est.r_ps = time_of(fwd / t, r) + tp_f;
-    st->est.act = ppsim_round_clamped(act);
-    st->est.act_w = ppsim_round_clamped(MIN(act_w, act));
+    st->fwd_flops = fwd; /* the tp x cp group's */
+    double split = (double)t * cp;
+    st->est.f_ps = time_of(fwd / split, r) + tp_f + st->zero_gather_ps;
+    st->est.b_ps = time_of(bwd_in / split, r) + tp_b + st->zero_gather_ps;
+    st->est.w_ps = time_of(bwd_w / split, r);
+    st->est.r_ps = time_of(fwd / split, r) + tp_f;
+    st->est.act = ppsim_round_clamped(act / cp);
+    st->est.act_w = ppsim_round_clamped(MIN(act_w, act) / cp);
     st->params = params_gpu;
     st->static_mem = ppsim_round_clamped(
-        ppsim_zero_static_bytes(params_gpu, sc->training.bytes_per_param, par->zero, dp));
-    st->p2p_bytes = (guint64)ppsim_round_clamped(ACT_BYTES * sbh / t);
+        ppsim_zero_static_bytes(params_gpu, sc->training.bytes_per_param, par->zero, group));
+    st->p2p_bytes = (guint64)ppsim_round_clamped(ACT_BYTES * tokens / t);
     st->offload_bytes = (guint64)st->est.act;
     return (int)rep_div;
 }
