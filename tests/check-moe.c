@@ -197,11 +197,19 @@ END_TEST
  * the kernel model. */
 START_TEST(test_context_parallel)
 {
-    const char *cp2[] = {closed_form, "parallel.cp=2", "parallel.dp=8", "parallel.ep=8",
-                         "parallel.placement=tp-dp-pp", NULL};
-    const char *cp2_dense[] = {closed_form,     "parallel.cp=2", "parallel.dp=8",
-                               "parallel.ep=1", "parallel.placement=tp-dp-pp",
-                               "model.moe.dense_layers=8", NULL};
+    const char *cp2[] = {closed_form,
+                         "parallel.cp=2",
+                         "parallel.dp=8",
+                         "parallel.ep=8",
+                         "parallel.placement=tp-dp-pp",
+                         NULL};
+    const char *cp2_dense[] = {closed_form,
+                               "parallel.cp=2",
+                               "parallel.dp=8",
+                               "parallel.ep=1",
+                               "parallel.placement=tp-dp-pp",
+                               "model.moe.dense_layers=8",
+                               NULL};
     const char *cf[] = {closed_form, NULL};
     const char *dense_set[] = {closed_form, "model.moe.dense_layers=8", "parallel.ep=1", NULL};
     g_autoptr(PpsimCosts) moe = moe_costs(cp2, 4);
