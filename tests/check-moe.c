@@ -239,6 +239,52 @@ START_TEST(test_context_parallel)
 }
 END_TEST
 
+/* ZeRO shards the routed experts' gradients and optimizer states over the ranks that hold
+ * the same experts, dp x cp / ep (Megatron-Core's expert-data-parallel group), the rest over
+ * dp x cp. moe_yaml with ZeRO-1: dp 16, ep 16, so each GPU keeps the whole optimizer state
+ * of its one local expert a layer (2 layers of 3 h fe) and 1/16 of everything else; with
+ * ep 4 (4 local experts a layer), 1/4 of its experts'. The optimizer step covers that shard;
+ * the DP reduction leaves out the experts' gradients when no other rank holds them. */
+START_TEST(test_expert_shards)
+{
+    double h = 1024, fe = 512, routed = 2 * 3 * h * fe;
+    const char *z1[] = {"parallel.zero=1", NULL};
+    const char *z1_ep4[] = {"parallel.zero=1", "parallel.ep=4", NULL};
+    g_autoptr(PpsimCosts) a = moe_costs(z1, 4);
+    g_autoptr(PpsimCosts) b = moe_costs(z1_ep4, 4);
+    const PpsimStageCost *s = &a->stage[1], *s4 = &b->stage[1];
+    ck_assert_double_eq_tol(s->expert_params, routed, 1e-6);
+    ck_assert_double_eq_tol(s4->expert_params, 4 * routed, 1e-6);
+    /* the default 18 bytes a parameter: bf16 weights 2, fp32 gradients 4 and the optimizer's
+     * K = 12 (fp32 master weights and Adam's two moments), sharded */
+    double K = 12.0;
+    ck_assert_double_eq_tol(s->opt_mem, (s->params - routed) * K / 16 + routed * K, 1e-3);
+    ck_assert_double_eq_tol(s4->opt_mem, (s4->params - 4 * routed) * K / 16 + 4 * routed * K / 4,
+                            1e-3);
+    ck_assert_double_eq_tol(s->grads_mem, s->params * 4.0, 1e-3); /* ZeRO-1: whole */
+    /* the optimizer step: 34 bytes a parameter of the local shard, one memory-bound pass */
+    PpsimGpuSpec g = moe_gpu();
+    double shard = (s->params - routed) / 16 + routed;
+    ck_assert(
+        llabs(s->opt_ps - ppsim_time_from_seconds(34.0 * shard / (g.hbm_bytes_per_s * g.mem_eff) +
+                                                  2 * g.launch_s)) <= 2);
+    /* the DP ring (closed form, nothing hidden): with ep 16 no other rank holds a GPU's
+     * experts, so their gradients are not reduced; with ep 4, 4 ranks reduce them, (3/4) /
+     * (15/16) = 0.8 of the bytes a parameter of the 16-rank ring */
+    const char *c16[] = {closed_form, "parallel.zero=1", NULL};
+    const char *c4[] = {closed_form, "parallel.zero=1", "parallel.ep=4", NULL};
+    g_autoptr(PpsimCosts) r16 = moe_costs(c16, 4);
+    g_autoptr(PpsimCosts) r4 = moe_costs(c4, 4);
+    const PpsimStageCost *q = &r16->stage[1], *q4 = &r4->stage[1];
+    ck_assert_uint_gt(q->dp_bytes, 0);
+    double per_param = (double)q->dp_bytes / (q->params - routed);
+    ck_assert_double_eq_tol((double)q4->dp_bytes,
+                            per_param * (q4->params - 4 * routed + 0.8 * 4 * routed), 2);
+    /* a dense stage holds no experts */
+    ck_assert(a->stage[0].expert_params == 0);
+}
+END_TEST
+
 /* The same layers under the kernel model, kernel by kernel against the dense stage (two
  * layers): the router GEMM (T x E x h) and its softmax and top-k over fp32 scores, the
  * permutation (k T h gathered, the probability-weighted sum back: 2 x 2 k T h + 2 (k T h +
@@ -458,6 +504,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_preset_params);
     tcase_add_test(tc, test_layer_by_hand);
     tcase_add_test(tc, test_context_parallel);
+    tcase_add_test(tc, test_expert_shards);
     tcase_add_test(tc, test_layer_kernels);
     tcase_add_test(tc, test_load_factors);
     tcase_add_test(tc, test_rules);

@@ -23,6 +23,8 @@ typedef struct {
     gboolean has_embedding; /* first stage */
     gboolean has_head;      /* last stage: final norm + LM head + loss */
     double params;          /* parameters held by the stage */
+    double expert_params;   /* moe.c: of params, the routed experts' (their gradients and
+                             * optimizer states shard over dp x cp / ep ranks, memory.h) */
     gint64 static_mem;      /* weights + gradients + optimizer states (memory units) */
     gint64 act_ckpt;        /* kept after F when R recomputes the rest: the stage's input
                              * (memory units) */

@@ -60,7 +60,8 @@
  *    forward, 14 backward), the same steps fused (native: 22 and 10), or Transformer
  *    Engine's Triton kernels over the bf16 logits (te: 6 and 4).
  *  - Optimizer (after the last DP reduction): Adam over the local shard (params / (dp x cp)
- *    with ZeRO >= 1, as Megatron shards, memory.h): per parameter read the fp32 main
+ *    with ZeRO >= 1, as Megatron shards, memory.h; routed experts' over dp x cp / ep): per
+ *    parameter read the fp32 main
  *    gradient, master weight, m and v, write them back and the bf16 weight (30 bytes), plus
  *    4 bytes for gradient clipping's norm.
  *  - DP: the stage's bf16 gradients all-reduced NCCL-style (hierarchical when the group
@@ -826,6 +827,14 @@ ps(double seconds)
     return ppsim_time_from_seconds(seconds);
 }
 
+PpsimTime
+ppsim_kernels_optimizer_ps(const PpsimStageCost *st, const PpsimScenario *sc)
+{
+    PpsimGpuSpec gpu;
+    ppsim_kernels_gpu(&sc->hardware, &gpu);
+    return ps(ppsim_mem_seconds(&gpu, 34.0 * ppsim_mem_local_shard(st, sc)) + gpu.launch_s);
+}
+
 static void
 pass_scale_add(Pass *dst, const Pass *src, double n)
 {
@@ -1012,10 +1021,8 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         st->kern_b_ps[k] = ps(Bk.k[k]);
         st->kern_w_ps[k] = ps(W.k[k]);
     }
-    /* optimizer: Adam + clipping over the local shard, of dp x cp ranks (memory.h) */
+    st->opt_ps = ppsim_kernels_optimizer_ps(st, sc);
     int dp = par->present ? par->dp : 1;
-    double shard = st->params / (par->present && par->zero >= 1 ? ppsim_mem_shard_ranks(sc) : 1);
-    st->opt_ps = ps(ppsim_mem_seconds(&c.gpu, 34.0 * shard) + c.gpu.launch_s);
     /* DP gradient reduction over dp x cp ranks (ZeRO-3 keeps the closed-form ring) */
     int group = dp * c.cp;
     if (par->present && group > 1 && par->zero < 3) {

@@ -55,6 +55,10 @@ void ppsim_kernels_fp8(const PpsimScenario *sc, PpsimFp8Kernels *out);
  * optimizer step and the breakdown. The recompute mode is @sc's model.recompute. */
 void ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
 
+/* The optimizer step of one GPU of @st: Adam and clipping over the parameters whose state
+ * it holds (ppsim_mem_local_shard), 34 bytes each, as one memory-bound pass. */
+PpsimTime ppsim_kernels_optimizer_ps(const PpsimStageCost *st, const PpsimScenario *sc);
+
 /* ppsim_kernels_fill_stage with @fp8_scaling FALSE leaving out the kernels FP8 adds (the
  * norms then write 2 bytes): for comparisons. */
 void ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc,

@@ -62,6 +62,23 @@ ppsim_mem_shard_ranks(const PpsimScenario *sc)
     return par->present ? MAX(1, par->dp) * MAX(1, par->cp) : 1;
 }
 
+int
+ppsim_mem_expert_shard_ranks(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    return MAX(1, ppsim_mem_shard_ranks(sc) / (par->present ? MAX(1, par->ep) : 1));
+}
+
+double
+ppsim_mem_local_shard(const PpsimStageCost *st, const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    if (!par->present || par->zero < 1)
+        return st->params;
+    return (st->params - st->expert_params) / ppsim_mem_shard_ranks(sc) +
+           st->expert_params / ppsim_mem_expert_shard_ranks(sc);
+}
+
 double
 ppsim_mem_nccl_bytes(const PpsimScenario *sc)
 {
@@ -108,13 +125,16 @@ void
 ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
 {
     const PpsimParallel *par = &sc->parallel;
-    PpsimModelStateBytes ms;
-    ppsim_mem_model_state(st->params, &sc->training, par->present ? par->zero : 0,
+    int zero = par->present ? par->zero : 0;
+    PpsimModelStateBytes ms, ex;
+    ppsim_mem_model_state(st->params - st->expert_params, &sc->training, zero,
                           ppsim_mem_shard_ranks(sc), &ms);
-    st->weights_mem = ms.weights;
-    st->grads_mem = ms.gradients;
-    st->opt_mem = ms.optimizer;
-    st->static_mem = ppsim_round_clamped(ms.weights + ms.gradients + ms.optimizer);
+    ppsim_mem_model_state(st->expert_params, &sc->training, zero, ppsim_mem_expert_shard_ranks(sc),
+                          &ex);
+    st->weights_mem = ms.weights + ex.weights;
+    st->grads_mem = ms.gradients + ex.gradients;
+    st->opt_mem = ms.optimizer + ex.optimizer;
+    st->static_mem = ppsim_round_clamped(st->weights_mem + st->grads_mem + st->opt_mem);
     st->logits_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_kept_bytes(sc)) : 0;
     st->logits_grad_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_grad_bytes(sc)) : 0;
 }

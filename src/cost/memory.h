@@ -51,6 +51,18 @@ double ppsim_mem_logits_grad_bytes(const PpsimScenario *sc);
  * `parallel:`. */
 int ppsim_mem_shard_ranks(const PpsimScenario *sc);
 
+/* The ranks the routed experts' gradients and optimizer states shard over: the
+ * expert-data-parallel group, dp x cp / ep (at least 1). Megatron-Core keeps the experts'
+ * gradients in their own buffers, reduced and sharded over that group, which holds the
+ * same experts ([MEG] `distributed_data_parallel.py`: `intra_expt_dp_group`;
+ * `optimizer/__init__.py`). */
+int ppsim_mem_expert_shard_ranks(const PpsimScenario *sc);
+
+/* The parameters whose optimizer state one GPU of @st holds and steps: all of them without
+ * ZeRO, else the dense ones over ppsim_mem_shard_ranks and the routed experts' over
+ * ppsim_mem_expert_shard_ranks. */
+double ppsim_mem_local_shard(const PpsimStageCost *st, const PpsimScenario *sc);
+
 /* NCCL's buffers per GPU: one communicator per parallel group of two or more GPUs (tensor,
  * pipeline, context, and the gradients' dp x cp group), 544 MiB for two ranks and 688 MiB
  * for more ([NCCL964], A100 with NVLink, measured per group). */
@@ -69,7 +81,8 @@ gint64 ppsim_mem_total(gint64 allocated, gint64 fixed, double fragmentation);
 gint64 ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation);
 
 /* The cost model's hook (hardware mode): sets @st's static memory from its params (per GPU)
- * as ppsim_mem_model_state splits it under the scenario's ZeRO stage over dp x cp, and
+ * as ppsim_mem_model_state splits it under the scenario's ZeRO stage over dp x cp (the
+ * routed experts' over dp x cp / ep), and
  * logits_mem and logits_grad_mem on the stage with the loss. */
 void ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
 

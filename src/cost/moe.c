@@ -1,6 +1,7 @@
 /* moe.c: mixture-of-experts layers and expert parallelism; see moe.h. */
 #include "cost/moe.h"
 #include "cost/kernels.h"
+#include "cost/memory.h"
 #include "cost/parallel.h"
 
 #define MOE_ACT_BYTES 2.0 /* 16-bit activations, as the dense layers' */
@@ -79,6 +80,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     const PpsimModel *m = &sc->model;
     const PpsimMoe *moe = &m->moe;
     st->ep_comm_f_ps = st->ep_comm_b_ps = 0;
+    st->expert_params = 0;
     st->ep_bytes_f = st->ep_bytes_b = 0;
     st->ep_near_bytes_f = st->ep_near_bytes_b = 0;
     int n = ppsim_moe_layers_in(m, st->first_layer, st->layers);
@@ -166,20 +168,29 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         st->offload_bytes = (guint64)st->est.act;
     }
 
-    double d_params =
-        n * ((E / ep + moe->shared_experts) * mats * h * fe + h * E - mats * h * f) / t;
+    double routed = n * (E / ep) * mats * h * fe / t; /* the GPU's share of its local experts */
+    double d_params = n * (moe->shared_experts * mats * h * fe + h * E - mats * h * f) / t + routed;
     double before = st->params, after = MAX(0.0, before + d_params);
     if (before > 0) {
         double k = after / before;
         st->static_mem = ppsim_round_clamped((double)st->static_mem * k);
-        st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * k);
-        st->zero_bytes = (guint64)ppsim_round_clamped((double)st->zero_bytes * k);
+        /* the DP collectives: the dense parameters over the dp x cp ranks, the routed experts'
+         * over the dp x cp / ep that hold the same experts (memory.h), a ring's (n - 1) / n
+         * of them (none with one rank), counted as a share of the dp x cp ring's bytes */
+        double g = ppsim_mem_shard_ranks(sc), ge = ppsim_mem_expert_shard_ranks(sc);
+        double share = g > 1 ? ((ge - 1) / ge) / ((g - 1) / g) : 0.0;
+        double kd = MAX(0.0, after - routed + share * routed) / before;
+        st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * kd);
+        st->zero_bytes = (guint64)ppsim_round_clamped((double)st->zero_bytes * kd);
         /* the gathers move the experts' weights too; F and B include them */
-        PpsimTime zg = ppsim_round_clamped((double)st->zero_gather_ps * k);
+        PpsimTime zg = ppsim_round_clamped((double)st->zero_gather_ps * kd);
         st->est.f_ps = MAX(0, st->est.f_ps + zg - st->zero_gather_ps);
         st->est.b_ps = MAX(0, st->est.b_ps + zg - st->zero_gather_ps);
         st->zero_gather_ps = zg;
-        st->dp_comm_ps = ppsim_round_clamped((double)st->dp_comm_ps * k);
+        st->dp_comm_ps = ppsim_round_clamped((double)st->dp_comm_ps * kd);
     }
     st->params = after;
+    st->expert_params = MIN(routed, after);
+    if (ppsim_kernels_active(sc))
+        st->opt_ps = ppsim_kernels_optimizer_ps(st, sc);
 }
