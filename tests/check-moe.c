@@ -6,6 +6,7 @@
  * ep_comm_hidden), and the all-to-alls as flows on the NIC, alone and beside pipeline sends. */
 #include "ppsim-test.h"
 #include "cost/moe.h"
+#include "cost/memory.h"
 #include "cost/kernels.h"
 #include "cost/overlap.h"
 #include "report/report.h"
@@ -394,6 +395,68 @@ START_TEST(test_rules)
     expect_error(d, "imbalance");
     const char *e[] = {"model.moe.experts=0", NULL};
     expect_error(e, "experts");
+    /* expert tensor parallelism: ep x etp GPUs of the stage's tp x cp x dp (etp = tp unless
+     * written), etp dividing tp, and no etp of its own on a dense model */
+    const char *f[] = {"parallel.tp=2", "parallel.dp=8", NULL};
+    expect_error(f, "'parallel.ep' x 'parallel.etp' (16 x 2) must divide 'parallel.tp' x "
+                    "'parallel.cp' x 'parallel.dp' (2 x 1 x 8: the GPUs of one pipeline "
+                    "stage); with 'parallel.etp: 1' each expert stays whole");
+    const char *g[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=4", NULL};
+    expect_error(g, "'parallel.etp' (4) must divide 'parallel.tp' (2)");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) dense = parse("hardware: {preset: dgx-h100-80gb}\n"
+                                           "model: {layers: 4, hidden: 1024, heads: 8, "
+                                           "seq_len: 1024}\n"
+                                           "parallel: {tp: 2, dp: 1, etp: 1}\n"
+                                           "training: {pp: 2, microbatches: 4}\n"
+                                           "schedule: 1f1b\n",
+                                           NULL, &error);
+    ck_assert(dense == NULL && error != NULL);
+    ck_assert_str_eq(error->message, "t.yaml:3:26: 'parallel.etp' (1) needs a "
+                                     "mixture-of-experts model ('model.moe')");
+}
+END_TEST
+
+/* Expert tensor parallelism (parallel.etp) on moe_yaml at tp 2, dp 8, ep 8, tp-dp-pp: with
+ * etp = tp = 2 (the default) each expert is split over the TP pair, the EP ranks sit 2 GPUs
+ * apart (4 on a node) and the dispatched slots are all-gathered over the pair; with etp 1
+ * each GPU holds 16/8 whole experts, its EP group is 8 adjacent GPUs (one node), nothing is
+ * gathered, and the experts' optimizer state shards over 16 / 8 = 2 ranks instead of 1.
+ * The FLOPs do not change. */
+START_TEST(test_expert_tensor_parallel)
+{
+    const char *base[] = {"parallel.tp=2",   "parallel.dp=8",
+                          "parallel.ep=8",   "parallel.placement=tp-dp-pp",
+                          "parallel.zero=1", NULL};
+    const char *one[] = {"parallel.tp=2",
+                         "parallel.dp=8",
+                         "parallel.ep=8",
+                         "parallel.etp=1",
+                         "parallel.zero=1",
+                         "parallel.placement=tp-dp-pp",
+                         NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) s2 = parse(moe_yaml, base, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) s1 = parse(moe_yaml, one, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(s2->parallel.etp, 2); /* the default: tp */
+    ck_assert_int_eq(ppsim_moe_ep_per_node(s2), 4);
+    ck_assert_int_eq(ppsim_moe_ep_per_node(s1), 8);
+    ck_assert_int_eq(ppsim_mem_expert_shard_ranks(s2), 1);
+    ck_assert_int_eq(ppsim_mem_expert_shard_ranks(s1), 2);
+    g_autoptr(PpsimCosts) c2 = moe_costs(base, 4);
+    g_autoptr(PpsimCosts) c1 = moe_costs(one, 4);
+    double h = 1024, fe = 512, per_layer = 2 * 3 * h * fe; /* 16 / 8 experts of 3 h fe */
+    ck_assert_double_eq_tol(c2->stage[1].expert_params, 2 * per_layer / 2, 1e-6);
+    ck_assert_double_eq_tol(c1->stage[1].expert_params, 2 * per_layer, 1e-6);
+    ck_assert_double_eq_tol(c1->stage[1].fwd_flops, c2->stage[1].fwd_flops, 1);
+    /* the MoE stage's TP collectives: with etp 1 the attention's and the shared expert's
+     * (a dense MLP over tp), not the routed slots' */
+    ck_assert_int_lt(c1->stage[1].tp_comm_f_ps, c2->stage[1].tp_comm_f_ps);
+    /* the all-to-alls: the same bytes a GPU (its T/tp tokens), all over NVLink with etp 1 */
+    ck_assert_uint_eq(c1->stage[1].ep_near_bytes_f, 0);
+    ck_assert_uint_gt(c2->stage[1].ep_near_bytes_f, 0);
 }
 END_TEST
 
@@ -446,6 +509,15 @@ START_TEST(test_json_keys)
     ppsim_assert_no_error(error);
     g_autoptr(GString) dtext = text_of_run(sd, vd);
     ck_assert_ptr_nonnull(strstr(dtext->str, ", ep 16 (deepep dispatch)\n"));
+    /* and an expert-tensor-parallel size other than tp */
+    const char *const folded[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=1", NULL};
+    g_autoptr(PpsimScenario) sf = parse(moe_yaml, folded, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) vf = ppsim_test_run_option(sf, "1f1b", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) ftext = text_of_run(sf, vf);
+    ck_assert_ptr_nonnull(strstr(ftext->str, ", ep 16 (alltoall dispatch), etp 1\n"));
+    ck_assert_ptr_null(strstr(dtext->str, "etp"));
     /* fewer bytes over the NICs: the all-to-alls end sooner than NCCL's */
     ck_assert_int_lt(vd->devices[0].ep_comm_ps, one->devices[0].ep_comm_ps);
     g_autoptr(PpsimScenario) plain = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
@@ -505,6 +577,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_layer_by_hand);
     tcase_add_test(tc, test_context_parallel);
     tcase_add_test(tc, test_expert_shards);
+    tcase_add_test(tc, test_expert_tensor_parallel);
     tcase_add_test(tc, test_layer_kernels);
     tcase_add_test(tc, test_load_factors);
     tcase_add_test(tc, test_rules);

@@ -223,17 +223,19 @@ END_TEST
 
 /* Context and expert parallelism: on a Mixtral-class MoE model (8 experts, 32 heads and 8 KV
  * heads) with 16K-token sequences on 8 GPUs, the search tries cp where each rank keeps at
- * least 4K tokens (cp | 8 KV heads: 1, 2, 4) and ep | experts and ep | dp x tp; by hand:
- * tp | 8, pp | 8/tp and pp | 32 layers, cp | 8/(tp pp), dp = 8/(tp pp cp), ep a power of two
- * dividing 8 and dp tp, mbs | 16/dp; one schedule (1f1b). With dp = 1 a layout's ZeRO stage
- * acts (is not shown as 0) exactly when cp > 1: ZeRO shards over dp x cp. */
+ * least 4K tokens (cp | 8 KV heads: 1, 2, 4) and ep | experts and ep | tp x cp x dp; by hand:
+ * tp | 8, pp | 8/tp and pp | 8 layers (cut from 32, so that whole experts fit), cp |
+ * 8/(tp pp), dp = 8/(tp pp cp), ep a power of two dividing 8 and tp cp dp, mbs | 16/dp; one
+ * schedule (1f1b). Each layout's etp is tp when ep divides cp dp (Megatron-Core's default), else 1
+ * (whole experts, EP across the TP ranks). With dp = 1 a layout's ZeRO stage acts (is not shown as
+ * 0) exactly when cp > 1: ZeRO shards over dp x cp. */
 START_TEST(test_search_cp_ep)
 {
     g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "moe.yaml", NULL);
     static const char yaml[] = "name: moe-search\n"
                                "hardware: {preset: dgx-h100-80gb}\n"
-                               "model: {preset: mixtral-8x7b, seq_len: 16384}\n"
+                               "model: {preset: mixtral-8x7b, seq_len: 16384, layers: 8}\n"
                                "training: {pp: 2, global_batch: 16}\n"
                                "schedule: 1f1b\n";
     ck_assert(g_file_set_contents(path, yaml, -1, NULL));
@@ -249,12 +251,12 @@ START_TEST(test_search_cp_ep)
         for (int pp = 1; pp <= 8 / tp; pp *= 2)
             for (int cp = 1; cp <= 4 && cp <= 8 / (tp * pp); cp *= 2) {
                 int dp = 8 / (tp * pp * cp);
-                for (int ep = 1; ep <= 8 && ep <= dp * tp; ep *= 2)
+                for (int ep = 1; ep <= 8 && ep <= dp * tp * cp; ep *= 2)
                     for (int mbs = 1; mbs <= 8; mbs *= 2)
                         want += 16 % (dp * mbs) == 0;
             }
     ck_assert_uint_eq(json_array_get_length(layouts), want);
-    gboolean cp_seen = FALSE, ep_seen = FALSE, zero_cp_seen = FALSE;
+    gboolean cp_seen = FALSE, ep_seen = FALSE, zero_cp_seen = FALSE, etp1_seen = FALSE;
     for (guint i = 0; i < json_array_get_length(layouts); i++) {
         JsonObject *l = json_array_get_object_element(layouts, i);
         int tp = (int)json_object_get_int_member(l, "tp");
@@ -262,9 +264,12 @@ START_TEST(test_search_cp_ep)
         int dp = (int)json_object_get_int_member(l, "dp");
         int cp = (int)json_object_get_int_member(l, "cp");
         int ep = (int)json_object_get_int_member(l, "ep");
+        int etp = (int)json_object_get_int_member(l, "etp");
         ck_assert_int_eq(tp * pp * dp * cp, 8);
         ck_assert(16384 % cp == 0 && 16384 / cp >= 4096 && 8 % cp == 0);
-        ck_assert(8 % ep == 0 && (dp * tp) % ep == 0);
+        ck_assert(8 % ep == 0 && (dp * tp * cp) % ep == 0);
+        ck_assert_int_eq(etp, (dp * cp) % ep == 0 ? tp : 1);
+        etp1_seen |= etp == 1 && tp > 1;
         cp_seen |= cp > 1;
         ep_seen |= ep > 1;
         /* ZeRO shards over dp x cp: it acts (zero >= 1) with dp = 1 when cp > 1 */
@@ -274,7 +279,7 @@ START_TEST(test_search_cp_ep)
             zero_cp_seen |= cp > 1;
         }
     }
-    ck_assert(cp_seen && ep_seen && zero_cp_seen);
+    ck_assert(cp_seen && ep_seen && zero_cp_seen && etp1_seen);
     run_clear(&r);
     g_unlink(path);
     g_rmdir(dir);

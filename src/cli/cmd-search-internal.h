@@ -33,6 +33,7 @@ enum {
     COL_GPN,
     COL_CP,
     COL_EP,
+    COL_ETP,
     N_AXIS_COLS
 };
 /* The columns of the memory plan, after the axes (the sweep's rung columns). */

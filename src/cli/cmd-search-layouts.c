@@ -22,6 +22,7 @@ const char *const ppsim_cli_search_paths[] = {
     "hardware.gpus_per_node",
     "parallel.cp",
     "parallel.ep",
+    "parallel.etp",
     "schedule",
     NULL,
 };
@@ -53,13 +54,21 @@ cp_candidate(const PpsimScenario *sc, int cp)
 }
 
 /* Whether @ep is an expert-parallel degree to try: 1, or for a mixture-of-experts model a
- * degree dividing the experts and the GPUs of one pipeline stage (dp x tp), as the scenario
- * requires. */
+ * degree dividing the experts and the GPUs of one pipeline stage (tp x cp x dp), as the
+ * scenario requires of ep x etp: with etp = tp (Megatron-Core's default) when ep divides
+ * cp x dp, else with whole experts (etp 1), the EP group spanning the TP ranks. The
+ * expert-tensor-parallel size to run it with in *@etp. */
 static gboolean
-ep_candidate(const PpsimScenario *sc, int ep, int dp, int tp)
+ep_candidate(const PpsimScenario *sc, int ep, int dp, int cp, int tp, int *etp)
 {
-    return ep == 1 ||
-           (sc->model.moe.experts > 0 && sc->model.moe.experts % ep == 0 && (dp * tp) % ep == 0);
+    *etp = tp;
+    if (ep == 1)
+        return TRUE;
+    if (sc->model.moe.experts <= 0 || sc->model.moe.experts % ep != 0 || (tp * cp * dp) % ep != 0)
+        return FALSE;
+    if ((cp * dp) % ep != 0)
+        *etp = 1;
+    return TRUE;
 }
 
 /* The generators to try: --schedules, else every registered one but optpipe (a MILP per
@@ -143,8 +152,10 @@ ppsim_cli_search_points(const PpsimScenario *sc, int n, int batch, const GPtrArr
                 if ((n / (tp * pp)) % cp != 0 || !cp_candidate(sc, cp))
                     continue;
                 int dp = n / (tp * pp * cp);
-                for (int ep = 1; ep <= MAX(sc->model.moe.experts, 1) && ep <= dp * tp; ep *= 2) {
-                    if (!ep_candidate(sc, ep, dp, tp))
+                for (int ep = 1; ep <= MAX(sc->model.moe.experts, 1) && ep <= dp * cp * tp;
+                     ep *= 2) {
+                    int etp;
+                    if (!ep_candidate(sc, ep, dp, cp, tp, &etp))
                         continue;
                     for (guint b = 0; b < G_N_ELEMENTS(microbatch_sizes); b++) {
                         int mbs = microbatch_sizes[b];
@@ -175,6 +186,7 @@ ppsim_cli_search_points(const PpsimScenario *sc, int n, int batch, const GPtrArr
                                 v[COL_GPN] = g_strdup_printf("%d", n >= g ? g : n);
                                 v[COL_CP] = g_strdup_printf("%d", cp);
                                 v[COL_EP] = g_strdup_printf("%d", ep);
+                                v[COL_ETP] = g_strdup_printf("%d", etp);
                                 v[N_AXIS_COLS] = g_strdup(k->name);
                                 g_ptr_array_add(points, v);
                             }

@@ -63,6 +63,8 @@ layout_text(GString *out, const PpsimSweepRow *r)
         g_string_append_printf(out, " cp=%s", ppsim_cli_search_label(r, COL_CP));
     if (strcmp(ppsim_cli_search_label(r, COL_EP), "1") != 0)
         g_string_append_printf(out, " ep=%s", ppsim_cli_search_label(r, COL_EP));
+    if (strcmp(ppsim_cli_search_label(r, COL_ETP), ppsim_cli_search_label(r, COL_TP)) != 0)
+        g_string_append_printf(out, " etp=%s", ppsim_cli_search_label(r, COL_ETP));
     g_string_append_printf(out, " mbs=%s m=%s", ppsim_cli_search_label(r, COL_MBS),
                            ppsim_cli_search_label(r, COL_M));
     if (strcmp(ppsim_cli_search_label(r, COL_V), "1") != 0)
@@ -169,11 +171,12 @@ ppsim_cli_search_report_json(GString *out, const PpsimScenario *sc, int n, const
         const PpsimSweepRow *r = g_ptr_array_index(rows, i);
         g_string_append_printf(out,
                                "%s\n{\"tp\":%s,\"pp\":%s,\"dp\":%s,\"cp\":%s,\"ep\":%s,"
-                               "\"microbatch_size\":%s,\"microbatches\":%s,\"chunks\":%s,"
-                               "\"schedule\":",
+                               "\"etp\":%s,\"microbatch_size\":%s,\"microbatches\":%s,"
+                               "\"chunks\":%s,\"schedule\":",
                                i ? "," : "", ppsim_cli_search_label(r, COL_TP),
                                ppsim_cli_search_label(r, COL_PP), ppsim_cli_search_label(r, COL_DP),
                                ppsim_cli_search_label(r, COL_CP), ppsim_cli_search_label(r, COL_EP),
+                               ppsim_cli_search_label(r, COL_ETP),
                                ppsim_cli_search_label(r, COL_MBS), ppsim_cli_search_label(r, COL_M),
                                ppsim_cli_search_label(r, COL_V));
         ppsim_fmt_json_string(out, r->schedule);

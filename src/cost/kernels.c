@@ -574,7 +574,10 @@ mlp_activation(Ctx *c, Pass *f, Pass *b, double n)
  * experts' weights split over the TP group as the dense MLP's are (expert TP = TP), on one GPU,
  * per microbatch: T' = T / t tokens of its own (sequence parallel), S = k load T routed slots
  * after the TP all-gather (k = top_k, load the busiest EP rank's factor, moe.h), E / ep local
- * experts of S / (E / ep) tokens each.
+ * experts of S / (E / ep) tokens each. With expert tensor parallelism etp < t
+ * (parallel.etp) the experts are split etp ways instead of t, and gather the tokens of their
+ * etp group only: S = k load T etp / t, widths fe/etp, the slots' collectives over etp GPUs
+ * (none with etp 1); the shared experts stay split over t.
  *  - Router: a T' x E x h GEMM; softmax and top-k over the fp32 scores (read 4, write 4 for
  *    each, then the k probabilities), their backward alike.
  *  - Permute: each token's k copies gathered (read and write 2 bytes a value, k T' h); sort
@@ -584,17 +587,19 @@ mlp_activation(Ctx *c, Pass *f, Pass *b, double n)
  *  - Experts: grouped GEMMs, E / ep of them per launch, S / (E / ep) x (2)fe/t x h (gate and
  *    up with SwiGLU) and S / (E / ep) x h x fe/t; their dgrad and wgrad; the activation over
  *    S fe/t as the dense MLP's. Shared experts: a dense MLP of width shared x fe.
- *  - TP (t > 1): the dispatched slots all-gathered and reduce-scattered (S h, 2 bytes), and the
- *    shared experts' input all-gather and output reduce-scatter (T h), as the dense MLP's.
+ *  - TP (t > 1): the dispatched slots all-gathered and reduce-scattered over the etp group
+ *    (S h, 2 bytes), and the shared experts' input all-gather and output reduce-scatter
+ *    (T h) over t, as the dense MLP's.
  *  - FP8: the experts' GEMMs at the FP8 rate; their inputs cast (read 2, write 1) and
  *    transposed for the wgrad (1 + 1), their output gradients cast and transposed (2 + 2);
  *    current scaling's amax pass before each cast; the local experts' weights cast once a
  *    step. The EP all-to-alls themselves are moe.c's. */
+/* The routed slots one GPU's experts compute: k load T' of each GPU of its etp group. */
 static double
 moe_slots(const Ctx *c)
 {
     const PpsimMoe *moe = &c->sc->model.moe;
-    return moe->top_k * ppsim_moe_load(moe) * c->T;
+    return moe->top_k * ppsim_moe_load(moe) * c->T * ppsim_moe_etp(c->sc) / c->t;
 }
 
 static int
@@ -629,7 +634,9 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
     const PpsimMoe *moe = &c->sc->model.moe;
     int M = PPSIM_KERN_MEMORY;
     double t = c->t, h = c->h, Tn = c->T / t, S = moe_slots(c), E = moe->experts;
-    double fe = moe->expert_ffn_hidden / t, up = (c->swiglu ? 2.0 : 1.0) * fe, k = moe->top_k;
+    int etp = ppsim_moe_etp(c->sc);
+    double fe = moe->expert_ffn_hidden / (double)etp, up = (c->swiglu ? 2.0 : 1.0) * fe;
+    double k = moe->top_k;
     int local = moe_local_experts(c);
     /* router */
     add_gemm(c, f, b, w, Tn, E, h);
@@ -666,10 +673,15 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
         mlp_activation(c, f, b, c->T * fs);
     }
     *tp = 0.0;
+    if (etp > 1) { /* the slots gathered over the etp group and scattered back */
+        PpsimCommLink link;
+        link_of(&c->sc->hardware, etp, 1, &link);
+        double slots = EL * S * h;
+        *tp = ppsim_coll_allgather_s(&link, slots, etp) +
+              ppsim_coll_reduce_scatter_s(&link, slots, etp);
+    }
     if (t > 1) {
-        double slots = EL * S * h, tokens = EL * c->T * h;
-        *tp = ppsim_coll_allgather_s(&c->tp_link, slots, c->t) +
-              ppsim_coll_reduce_scatter_s(&c->tp_link, slots, c->t);
+        double tokens = EL * c->T * h;
         if (fs > 0)
             *tp += ppsim_coll_allgather_s(&c->tp_link, tokens, c->t) +
                    ppsim_coll_reduce_scatter_s(&c->tp_link, tokens, c->t);

@@ -66,7 +66,10 @@ int
 ppsim_mem_expert_shard_ranks(const PpsimScenario *sc)
 {
     const PpsimParallel *par = &sc->parallel;
-    return MAX(1, ppsim_mem_shard_ranks(sc) / (par->present ? MAX(1, par->ep) : 1));
+    if (!par->present)
+        return 1;
+    gint64 stage = (gint64)par->tp * MAX(1, par->cp) * MAX(1, par->dp);
+    return (int)MAX(1, stage / ((gint64)MAX(1, par->ep) * MAX(1, par->etp)));
 }
 
 double

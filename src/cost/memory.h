@@ -52,7 +52,8 @@ double ppsim_mem_logits_grad_bytes(const PpsimScenario *sc);
 int ppsim_mem_shard_ranks(const PpsimScenario *sc);
 
 /* The ranks the routed experts' gradients and optimizer states shard over: the
- * expert-data-parallel group, dp x cp / ep (at least 1). Megatron-Core keeps the experts'
+ * expert-data-parallel group, tp x cp x dp / (etp x ep) (dp x cp / ep with the default
+ * etp = tp; at least 1). Megatron-Core keeps the experts'
  * gradients in their own buffers, reduced and sharded over that group, which holds the
  * same experts ([MEG] `distributed_data_parallel.py`: `intra_expt_dp_group`;
  * `optimizer/__init__.py`). */

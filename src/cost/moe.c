@@ -15,6 +15,27 @@ ppsim_moe_layers_in(const PpsimModel *model, int first, int n)
     return MAX(0, to - from);
 }
 
+int
+ppsim_moe_etp(const PpsimScenario *sc)
+{
+    return sc->parallel.present ? MAX(1, sc->parallel.etp) : 1;
+}
+
+int
+ppsim_moe_ep_per_node(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    const PpsimHardware *hw = &sc->hardware;
+    int ep = par->present ? par->ep : 1, etp = ppsim_moe_etp(sc);
+    int stride = ppsim_par_dp_stride(sc);
+    if (!par->present || etp == par->tp)
+        return ppsim_par_group_per_node(hw, ep, stride);
+    /* folded: the stage's GPUs on a node (its tp x cp block, times its dp replicas there),
+     * etp to an EP rank */
+    int block = par->tp * par->cp, replicas = ppsim_par_group_per_node(hw, par->dp, stride);
+    return MAX(1, MIN(ep, MIN(hw->gpus_per_node, block * replicas) / etp));
+}
+
 double
 ppsim_moe_load(const PpsimMoe *moe)
 {
@@ -114,8 +135,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     /* all-to-all: dispatch and combine in F, their gradients in B */
     if (ep > 1) {
         const PpsimHardware *hw = &sc->hardware;
-        int stride = ppsim_par_dp_stride(sc);
-        int local = ppsim_par_group_per_node(hw, ep, stride); /* EP ranks on a node */
+        int local = ppsim_moe_ep_per_node(sc); /* EP ranks on a node */
         double token = load * (T / t) * h * MOE_ACT_BYTES, sent = moe->top_k * token;
         gboolean across = local < ep;
         double far = across ? sent * (ep - local) / ep : 0.0; /* through the NIC */
@@ -160,7 +180,11 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
 
     if (!full) {
         double ffn_act = moe_dense_ffn_act(sc, t, sp), rep = sp ? t : 1;
-        double slot = ffn_act * fe / f + MOE_ACT_BYTES * T * h / rep;
+        /* the dispatched copy of a token: with etp < tp the GPU's experts see the tokens of
+         * their etp group, etp T / tp of them */
+        int etp = ppsim_moe_etp(sc);
+        double copy = etp < t ? T * h * etp / t : T * h / rep;
+        double slot = ffn_act * fe / f + MOE_ACT_BYTES * copy;
         double layer = (moe->top_k * load + moe->shared_experts) * slot + 4.0 * T * E / rep;
         double d_act = n * (layer - ffn_act);
         st->est.act = MAX(0, st->est.act + ppsim_round_clamped(d_act));
@@ -168,7 +192,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         st->offload_bytes = (guint64)st->est.act;
     }
 
-    double routed = n * (E / ep) * mats * h * fe / t; /* the GPU's share of its local experts */
+    /* the GPU's share of its local experts: each split over the etp GPUs */
+    double routed = n * (E / ep) * mats * h * fe / ppsim_moe_etp(sc);
     double d_params = n * (moe->shared_experts * mats * h * fe + h * E - mats * h * f) / t + routed;
     double before = st->params, after = MAX(0.0, before + d_params);
     if (before > 0) {

@@ -5,7 +5,7 @@
  * An MoE layer replaces the dense FFN (ffn_hidden) by a router (h x E) and E routed experts
  * of width expert_ffn_hidden, top_k of them per token, plus shared_experts every token passes
  * ([DSV3] §2.1.2; [MIXTRAL] §2). The first dense_layers layers stay dense. Per microbatch of
- * T = b s tokens on one pipeline device (one GPU of its tp group, tokens split tp ways):
+ * T = b s / cp tokens on one pipeline device (one GPU of its tp group, tokens split tp ways):
  * - compute: each token's top_k expert FFNs and the shared ones, with the routed load of the
  *   busiest EP rank: load = capacity_factor (padded slots, dropped tokens beyond) when set,
  *   else the imbalance factor (dropless, the busiest rank sets the pace of the all-to-all).
@@ -13,10 +13,18 @@
  *   hardware.gpu.efficiency); under the kernel model the layer's MLP is kernels.c's
  *   moe_mlp instead (router, permutation, grouped expert GEMMs, shared experts) and this
  *   file keeps the parameters, the memory and the all-to-alls.
- * - parameters per GPU: E/ep routed experts (the EP group shares them) + the shared ones +
- *   the router; static memory, DP gradient bytes and time scale with the stage's parameters
- *   (expert gradients reduced over all dp replicas as dense ones: an overestimate when
- *   ep > 1, where each expert has dp/ep replicas).
+ * - parameters per GPU: E/ep routed experts (the EP group shares them), each split over
+ *   the etp GPUs of its expert-tensor-parallel group (parallel.etp, default tp; the shared
+ *   experts and the router split over tp as the dense MLP is). Static memory scales with
+ *   them; the routed experts' gradients and optimizer states shard and reduce over the
+ *   tp cp dp / (etp ep) ranks that hold the same experts (memory.h), the rest over dp x cp.
+ * - expert tensor parallelism (Megatron-Core's ETP x EP x EDP folding of a stage's TP x CP x
+ *   DP ranks, [MEG] `parallel_state.py`): the experts of an etp group see its etp x T/tp
+ *   tokens, gathered over etp GPUs (none with etp 1) and each GPU computes fe/etp of every
+ *   expert; the FLOPs per GPU are the same for every etp, the GEMM shapes and the
+ *   collectives are not. With etp = tp the EP ranks are spaced as DP replicas are (tp x cp
+ *   apart, Megatron-Core r0.9's "tp-cp-ep-dp-pp"); with etp < tp, etp apart from inside
+ *   the TP group on (the folded order, "tp-ep-dp-pp" over the stage's ranks).
  * - activations: per routed slot (load x top_k of them per token) and per shared expert, the
  *   dense FFN's activation scaled to expert_ffn_hidden plus the 2h-byte copy of the token the
  *   dispatch made; the router's fp32 probabilities (4E bytes per token). None beyond the
@@ -59,6 +67,12 @@ int ppsim_moe_layers_in(const PpsimModel *model, int first, int n);
 /* The routed load of the busiest EP rank over the mean: capacity_factor when set (padded
  * slots), else imbalance (dropless). */
 double ppsim_moe_load(const PpsimMoe *moe);
+
+/* The expert-tensor-parallel size (parallel.etp; 1 without a `parallel:` section). */
+int ppsim_moe_etp(const PpsimScenario *sc);
+
+/* How many of a GPU's EP group sit on its node (at least 1), under the placement and etp. */
+int ppsim_moe_ep_per_node(const PpsimScenario *sc);
 
 /* Parameters of the whole model (embedding, layers, final norm, untied LM head) counting
  * every expert (@total) and those a token passes (@active: top_k routed + shared). */

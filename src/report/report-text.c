@@ -233,6 +233,8 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
         g_string_append_printf(out, ", ep %d (%s dispatch)", par->ep,
                                par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP ? "deepep"
                                                                             : "alltoall");
+    if (par->etp != par->tp)
+        g_string_append_printf(out, ", etp %d", par->etp);
     g_string_append_c(out, '\n');
     g_string_append(out, "communication per device, max over devices (ms): TP collectives are "
                          "inside F/B (not hidden); ZeRO-3 gathers run before each F/B, one op "

@@ -220,6 +220,7 @@ static const SchemaKey parallel_keys[] = {
     {"placement", KEY_ENUM, OFF(parallel.placement), NULL, FALSE, 0, 0, placement_names},
     {"tp_efficiency", KEY_DOUBLE, OFF(parallel.tp_efficiency), NULL, FALSE, 1e-9, 1},
     POS_INT("ep", parallel.ep),
+    POS_INT("etp", parallel.etp),
     POS_INT("cp", parallel.cp),
     {"tp_comm_overlap", KEY_BOOL, OFF(parallel.tp_comm_overlap), NULL, FALSE, 0, 0},
     {"tp_async_backward", KEY_BOOL, OFF(parallel.tp_async_backward), NULL, FALSE, 0, 0},
@@ -295,7 +296,7 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->training.main_grads = PPSIM_MAIN_GRADS_FP32;
     sc->memory_fragmentation = PPSIM_MEMORY_FRAGMENTATION_DEFAULT;
     sc->memory_reserved_bytes = PPSIM_MEMORY_RESERVED_DEFAULT;
-    sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = sc->parallel.cp = 1;
+    sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = sc->parallel.etp = sc->parallel.cp = 1;
     sc->model.moe.imbalance = 1.0;
     sc->parallel.overlap_grad_reduce = TRUE;
     sc->parallel.tp_async_backward = TRUE;
@@ -339,6 +340,8 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
         }
         par->present = layout;
     }
+    if (!g_hash_table_contains(seen, "parallel.etp")) /* Megatron-Core's default: ETP = TP */
+        par->etp = par->tp;
     if (g_hash_table_contains(seen, "parallel.pp") && !g_hash_table_contains(seen, "training.pp"))
         sc->training.pp = par->pp;
     if (g_hash_table_contains(seen, "training.global_batch") &&
@@ -466,11 +469,34 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
                               par->ep);
         return check_fail(error, where_of, data, "parallel.ep", msg);
     }
-    if (par->ep > 1 && ((par->dp * par->tp) % par->ep != 0 || m->moe.experts % par->ep != 0)) {
-        msg = g_strdup_printf("'parallel.ep' (%d) must divide 'parallel.dp' x 'parallel.tp' "
-                              "(%d x %d: the GPUs of one pipeline stage) and "
-                              "'model.moe.experts' (%d)",
-                              par->ep, par->dp, par->tp, m->moe.experts);
+    if (par->etp != par->tp && m->moe.experts == 0) {
+        msg = g_strdup_printf("'parallel.etp' (%d) needs a mixture-of-experts model "
+                              "('model.moe')",
+                              par->etp);
+        return check_fail(error, where_of, data, "parallel.etp", msg);
+    }
+    if (par->tp % par->etp != 0) {
+        msg = g_strdup_printf("'parallel.etp' (%d) must divide 'parallel.tp' (%d)", par->etp,
+                              par->tp);
+        return check_fail(error, where_of, data, "parallel.etp", msg);
+    }
+    if (par->ep > 1 && m->moe.experts % par->ep != 0) {
+        msg = g_strdup_printf("'parallel.ep' (%d) must divide 'model.moe.experts' (%d)", par->ep,
+                              m->moe.experts);
+        return check_fail(error, where_of, data, "parallel.ep", msg);
+    }
+    gint64 stage = (gint64)par->tp * par->cp * par->dp, folds = (gint64)par->ep * par->etp;
+    if (par->ep > 1 && stage % folds != 0) {
+        /* the experts' ranks are the stage's own: ep groups of etp GPUs, repeated over the
+         * expert-data-parallel ranks (Megatron-Core's ETP x EP x EDP = TP x CP x DP) */
+        msg = g_strdup_printf("'parallel.ep' x 'parallel.etp' (%d x %d) must divide "
+                              "'parallel.tp' x 'parallel.cp' x 'parallel.dp' (%d x %d x %d: the "
+                              "GPUs of one pipeline stage)%s",
+                              par->ep, par->etp, par->tp, par->cp, par->dp,
+                              par->etp > 1 && stage % par->ep == 0
+                                  ? "; with 'parallel.etp: 1' each expert stays whole and EP "
+                                    "may span the TP ranks"
+                                  : "");
         return check_fail(error, where_of, data, "parallel.ep", msg);
     }
     if (g_hash_table_contains(seen, "model") &&
