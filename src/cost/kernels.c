@@ -60,10 +60,10 @@
  *    forward, 14 backward), the same steps fused (native: 22 and 10), or Transformer
  *    Engine's Triton kernels over the bf16 logits (te: 6 and 4).
  *  - Optimizer (after the last DP reduction): Adam over the local shard (params / (dp x cp)
- *    with ZeRO >= 1, as Megatron shards, memory.h; routed experts' over dp x cp / ep): per
- *    parameter read the fp32 main
- *    gradient, master weight, m and v, write them back and the bf16 weight (30 bytes), plus
- *    4 bytes for gradient clipping's norm.
+ *    with ZeRO >= 1, as Megatron shards, memory.h; the routed experts' over their
+ *    expert-data-parallel ranks): per parameter read the fp32 main gradient, master weight,
+ *    m and v, write them back and the bf16 weight (30 bytes), plus 4 bytes for gradient
+ *    clipping's norm.
  *  - DP: the stage's bf16 gradients all-reduced NCCL-style (hierarchical when the group
  *    spans nodes) over dp x cp ranks; with parallel.overlap_grad_reduce (Megatron's
  *    overlap_grad_reduce, one bucket per layer) the buckets reduce while the last

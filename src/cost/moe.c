@@ -200,8 +200,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         double k = after / before;
         st->static_mem = ppsim_round_clamped((double)st->static_mem * k);
         /* the DP collectives: the dense parameters over the dp x cp ranks, the routed experts'
-         * over the dp x cp / ep that hold the same experts (memory.h), a ring's (n - 1) / n
-         * of them (none with one rank), counted as a share of the dp x cp ring's bytes */
+         * over the ranks that hold the same experts (memory.h), a ring's (n - 1) / n of them
+         * (none with one rank), counted as a share of the dp x cp ring's bytes */
         double g = ppsim_mem_shard_ranks(sc), ge = ppsim_mem_expert_shard_ranks(sc);
         double share = g > 1 ? ((ge - 1) / ge) / ((g - 1) / g) : 0.0;
         double kd = MAX(0.0, after - routed + share * routed) / before;
