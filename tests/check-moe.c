@@ -52,6 +52,20 @@ START_TEST(test_preset_params)
         ck_assert_double_eq_tol(active, 2 * V * h + h + L * (per + 2 * 3 * h * f), 1);
         ck_assert_msg(fabs(active / 39e9 - 1) < 0.01, "active %.4g", active);
     }
+    /* Grok-1 ([GROK1-REPO]) as Mixtral's shape: 64 layers of 6144, 48 heads (8 for K and
+     * V), 8 experts of 32,768, vocabulary 131,072: 316,489,340,928 with the untied head
+     * ppsim counts (Grok-1 ties it: 315.7B, its "314B") */
+    const PpsimModelPreset *grok = ppsim_model_preset_lookup("grok-1");
+    ck_assert(grok != NULL);
+    {
+        double h = 6144, f = 32768, V = 131072, L = 64;
+        double per = 2 * h * h + 2 * h * (h / 6) + 2 * h + 8 * h;
+        ppsim_moe_model_params(&grok->model, &total, &active);
+        ck_assert_double_eq(total, 316489340928.0);
+        ck_assert_double_eq_tol(total, 2 * V * h + h + L * (per + 8 * 3 * h * f), 1);
+        ck_assert_double_eq_tol(active, 2 * V * h + h + L * (per + 2 * 3 * h * f), 1);
+        ck_assert_msg(fabs((total - V * h) / 314e9 - 1) < 0.01, "total %.4g", total);
+    }
     /* Qwen3 ([MEG-QWEN3]): by hand, embedding and untied head 2 V h, final norm h, per layer
      * QKV h (q + 2kv) and output q h with q = 32 (64) heads x 128 and kv = 4 x 128, two norms,
      * 128 experts of 3 h fe and the router h E; a token passes 8 experts. The names say 30B

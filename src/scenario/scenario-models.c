@@ -24,6 +24,11 @@
  * 40 heads (no GQA), vocabulary 32,000, context 4096.
  * Mixtral 8x22B ([MIXTRAL-8X22B]): 56 layers, hidden 6144, FFN 16384, 48 heads, 8 KV heads,
  * 8 experts, 2 per token, vocabulary 32,000, context 65,536; 140.6B parameters (39.2B active).
+ * Grok-1 ([GROK1-REPO] `run.py`, `model.py`): 64 layers, hidden 48 x 128 = 6144, 48 heads of
+ * 128, 8 KV heads, FFN int(8 x 6144) x 2 // 3 = 32,768 (gated: three matrices, as SwiGLU), 8
+ * experts, 2 per token, vocabulary 128 x 1024 = 131,072, context 8192; 314B parameters.
+ * Its input and output embeddings are one matrix; ppsim counts an untied head (+0.8B):
+ * 316.49B in all (315.68B tied, 0.5% above the published 314B), 84.6B active.
  * Nemotron-4 15B and 340B ([NT4-15B] Table 1, [NT4-340B] Table 1): 32 and 96 layers, hidden
  * 6144 and 18432, 48 and 96 heads, 8 KV heads, squared-ReLU FFN of 4h (two matrices: the
  * GELU family's shape), rotary positions, no dropout, untied embeddings, vocabulary 256,000,
@@ -82,22 +87,27 @@ static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                                       .shared_experts = 1,
                                                       .dense_layers = 3,
                                                       .imbalance = 1.0}}};
-/* Mixtral: every layer 8 experts of the FFN's width, 2 per token, 8 KV heads */
-#define MIXTRAL(l, h, f, a, s)                                                                     \
+/* Mixtral (and Grok-1): every layer 8 experts of the FFN's width, 2 per token, 8 KV heads */
+#define MIXTRAL(l, h, f, a, s, v)                                                                  \
     {                                                                                              \
         .mlp = PPSIM_MLP_SWIGLU, .layers = l, .hidden = h, .ffn_hidden = f, .heads = a,            \
-        .kv_heads = 8, .seq_len = s, .vocab = 32000, .moe = {                                      \
+        .kv_heads = 8, .seq_len = s, .vocab = v, .moe = {                                          \
             .experts = 8,                                                                          \
             .top_k = 2,                                                                            \
             .expert_ffn_hidden = f,                                                                \
             .imbalance = 1.0                                                                       \
         }                                                                                          \
     }
-static const PpsimModelPreset mixtral_8x7b = {
-    "mixtral-8x7b", "Mixtral 8x7B MoE, GQA [MIXTRAL] Table 1", MIXTRAL(32, 4096, 14336, 32, 32768)};
+static const PpsimModelPreset mixtral_8x7b = {"mixtral-8x7b",
+                                              "Mixtral 8x7B MoE, GQA [MIXTRAL] Table 1",
+                                              MIXTRAL(32, 4096, 14336, 32, 32768, 32000)};
 
-static const PpsimModelPreset mixtral_8x22b = {
-    "mixtral-8x22b", "Mixtral 8x22B MoE, GQA [MIXTRAL-8X22B]", MIXTRAL(56, 6144, 16384, 48, 65536)};
+static const PpsimModelPreset mixtral_8x22b = {"mixtral-8x22b",
+                                               "Mixtral 8x22B MoE, GQA [MIXTRAL-8X22B]",
+                                               MIXTRAL(56, 6144, 16384, 48, 65536, 32000)};
+
+static const PpsimModelPreset grok_1 = {"grok-1", "Grok-1 314B MoE, GQA [GROK1-REPO]",
+                                        MIXTRAL(64, 6144, 32768, 48, 8192, 131072)};
 
 /* Nemotron-4: a two-matrix squared-ReLU FFN of 4h (the GELU family's shape), RoPE, no
  * dropout */
@@ -132,9 +142,9 @@ static const PpsimModelPreset qwen3_235b_a22b = {
     QWEN3_MOE(94, 4096, 64, 1536)};
 
 static const PpsimModelPreset *const presets[] = {
-    &gpt3_175b,    &llama2_7b,     &llama2_13b,    &llama2_70b,      &llama3_8b,
-    &llama3_70b,   &llama3_405b,   &nemotron4_15b, &nemotron4_340b,  &deepseek_v3,
-    &mixtral_8x7b, &mixtral_8x22b, &qwen3_30b_a3b, &qwen3_235b_a22b, NULL};
+    &gpt3_175b,   &llama2_7b,     &llama2_13b,      &llama2_70b,  &llama3_8b,    &llama3_70b,
+    &llama3_405b, &nemotron4_15b, &nemotron4_340b,  &deepseek_v3, &mixtral_8x7b, &mixtral_8x22b,
+    &grok_1,      &qwen3_30b_a3b, &qwen3_235b_a22b, NULL};
 
 const PpsimModelPreset *const *
 ppsim_model_presets(void)
