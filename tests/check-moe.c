@@ -411,10 +411,19 @@ START_TEST(test_rules)
     expect_error(e, "experts");
     /* expert tensor parallelism: ep x etp GPUs of the stage's tp x cp x dp (etp = tp unless
      * written), etp dividing tp, and no etp of its own on a dense model */
-    const char *f[] = {"parallel.tp=2", "parallel.dp=8", NULL};
+    const char *f[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=2", NULL};
     expect_error(f, "'parallel.ep' x 'parallel.etp' (16 x 2) must divide 'parallel.tp' x "
                     "'parallel.cp' x 'parallel.dp' (2 x 1 x 8: the GPUs of one pipeline "
                     "stage); with 'parallel.etp: 1' each expert stays whole");
+    /* unwritten, etp is tp unless ep x tp is more than the stage holds: then the largest
+     * that fits (here 1: the EP group of 16 spans the 8 TP pairs) */
+    const char *const infer[] = {"parallel.tp=2", "parallel.dp=8", NULL};
+    g_autoptr(GError) ierr = NULL;
+    g_autoptr(PpsimScenario) inferred = parse(moe_yaml, infer, &ierr);
+    ppsim_assert_no_error(ierr);
+    ck_assert_int_eq(inferred->parallel.etp, 1);
+    const char *const no_fit[] = {"parallel.tp=2", "parallel.dp=2", "parallel.pp=8", NULL};
+    expect_error(no_fit, "'parallel.ep' x 'parallel.etp' (16 x 2) must divide");
     const char *g[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=4", NULL};
     expect_error(g, "'parallel.etp' (4) must divide 'parallel.tp' (2)");
     g_autoptr(GError) error = NULL;

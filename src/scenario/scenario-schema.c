@@ -340,8 +340,19 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
         }
         par->present = layout;
     }
-    if (!g_hash_table_contains(seen, "parallel.etp")) /* Megatron-Core's default: ETP = TP */
-        par->etp = par->tp;
+    if (!g_hash_table_contains(seen, "parallel.etp")) {
+        /* Megatron-Core's default, ETP = TP; unless ep x tp is more than the stage's tp x cp
+         * x dp GPUs, where an EP group that spans the TP ranks (ep dividing tp x cp x dp)
+         * keeps its experts split no more than fits: the largest etp dividing tp that does */
+        gint64 stage = (gint64)par->tp * MAX(1, par->cp) * MAX(1, par->dp);
+        par->etp = MAX(1, par->tp);
+        if (par->ep > 1 && stage % ((gint64)par->ep * par->etp) != 0)
+            for (int e = par->etp - 1; e >= 1; e--)
+                if (par->tp % e == 0 && stage % ((gint64)par->ep * e) == 0) {
+                    par->etp = e; /* none: tp stays, and the rule's error names the keys */
+                    break;
+                }
+    }
     if (g_hash_table_contains(seen, "parallel.pp") && !g_hash_table_contains(seen, "training.pp"))
         sc->training.pp = par->pp;
     if (g_hash_table_contains(seen, "training.global_batch") &&

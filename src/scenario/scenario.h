@@ -117,7 +117,8 @@ typedef struct {
     int ep;  /* expert parallelism: the routed experts of a layer spread over ep GPUs of the
               * same pipeline stage (out of its tp x cp x dp) */
     int etp; /* expert tensor parallelism: each routed expert split over etp GPUs (divides
-              * tp; defaults to tp); ep x etp divides tp x cp x dp */
+              * tp; defaults to tp, or to the largest that fits when ep x tp exceeds the
+              * stage's GPUs); ep x etp divides tp x cp x dp */
     double tp_efficiency;         /* GEMM efficiency kept when split tp ways, in (0, 1]: only with
                                    * hardware.gpu.efficiency (the kernel model has GEMM shapes) */
     int cp;                       /* context-parallel group size: ring attention over s/cp tokens */
