@@ -472,6 +472,17 @@ START_TEST(test_context_parallel_shards)
             }
             if (z == 0) /* nothing sharded: cp does not divide the model states */
                 ck_assert_double_eq_tol(x->opt_mem, x->params * 12, 1e-3);
+            if (z == 3) {
+                /* ZeRO-3 also holds two gathered units whole (the one computing, the one
+                 * prefetched), 2 bytes a parameter, beyond the 2/4 bytes of its shard: a
+                 * Llama 3 8B layer over tp 2 (QKV 4096 x 6144, output 4096^2, three FFN
+                 * matrices of 4096 x 14336, two norms), or the embedding or head (128,256 x
+                 * 4096), the larger */
+                double h = 4096, layer = h * 6144 + h * h + 3 * h * 14336 + 2 * h;
+                double unit = MAX(layer, 128256 * h) / 2;
+                ck_assert_double_eq_tol(x->unit_params, unit, 1e-3);
+                ck_assert_double_eq_tol(x->weights_mem, x->params * 2 / 4 + 4 * unit, 1e-3);
+            }
         }
         ck_assert_double_eq(ppsim_mem_nccl_bytes(a), 3 * 544 * MIB + 688 * MIB);
         ck_assert_double_eq(ppsim_mem_nccl_bytes(b), 2 * 544 * MIB + 688 * MIB);

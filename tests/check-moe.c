@@ -297,6 +297,16 @@ START_TEST(test_expert_shards)
                             per_param * (q4->params - 4 * routed + 0.8 * 4 * routed), 2);
     /* a dense stage holds no experts */
     ck_assert(a->stage[0].expert_params == 0);
+    /* ZeRO-3 gathers an MoE layer whole: attention 4 h^2 (8 heads, 8 KV heads), two norms,
+     * the router h E, the shared expert and the GPU's one local expert, 3 h fe each; the
+     * stage holds that and the next one gathered, 2 bytes a parameter, beyond its shards (the
+     * dense parameters' 1/16, its experts' whole: no other rank holds them) */
+    const char *z3[] = {"parallel.zero=3", NULL};
+    g_autoptr(PpsimCosts) c3 = moe_costs(z3, 4);
+    double unit = 4 * h * h + 2 * h + h * 16 + 2 * 3 * h * fe;
+    ck_assert_double_eq_tol(c3->stage[1].unit_params, unit, 1e-3);
+    ck_assert_double_eq_tol(c3->stage[1].weights_mem,
+                            (c3->stage[1].params - routed) * 2 / 16 + routed * 2 + 4 * unit, 1e-3);
 }
 END_TEST
 

@@ -234,10 +234,13 @@ search_main(SearchOptions *o, const char *path)
         fprintf(stderr, "ppsim: error: %s\n", msg->str);
         return PPSIM_EXIT_FAILURE;
     }
-    /* fixed for every point */
+    /* fixed for every point: the user's --set, then no per-stage lists (written for one pp,
+     * they fit no other; each layout splits its layers evenly, --plan balances them) */
     g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func(g_free);
     for (char **s = o->sets; s && *s; s++)
         g_ptr_array_add(sets, g_strdup(*s));
+    g_ptr_array_add(sets, g_strdup("model.stage_layers=[]"));
+    g_ptr_array_add(sets, g_strdup("model.stage_recompute=[]"));
     g_ptr_array_add(sets, NULL);
     g_autoptr(GPtrArray) rungs = ppsim_cli_search_rungs();
     g_autoptr(PpsimSweep) sweep =

@@ -25,6 +25,8 @@ typedef struct {
     double params;          /* parameters held by the stage */
     double expert_params;   /* moe.c: of params, the routed experts' (their gradients and
                              * optimizer states shard over dp x cp / ep ranks, memory.h) */
+    double unit_params;     /* the most parameters one GPU holds of one unit ZeRO-3 gathers
+                             * whole at a time: a layer, the embedding or the head */
     gint64 static_mem;      /* weights + gradients + optimizer states (memory units) */
     gint64 act_ckpt;        /* kept after F when R recomputes the rest: the stage's input
                              * (memory units) */

@@ -135,6 +135,10 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
     ppsim_mem_model_state(st->expert_params, &sc->training, zero, ppsim_mem_expert_shard_ranks(sc),
                           &ex);
     st->weights_mem = ms.weights + ex.weights;
+    /* ZeRO-3 (FSDP) holds whole the unit it computes and the next, prefetched: two units'
+     * bf16 weights beyond the shards */
+    if (zero >= 3)
+        st->weights_mem += 2.0 * 2.0 * st->unit_params;
     st->grads_mem = ms.gradients + ex.gradients;
     st->opt_mem = ms.optimizer + ex.optimizer;
     st->static_mem = ppsim_round_clamped(st->weights_mem + st->grads_mem + st->opt_mem);

@@ -216,6 +216,17 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     }
     st->params = after;
     st->expert_params = MIN(routed, after);
+    /* one MoE layer whole, as ZeRO-3 gathers it: the dense layer's attention and norms, the
+     * router and shared experts over tp, the local experts over etp */
+    double dense = moe_layer_params(m);
+    double layer =
+        (dense - mats * h * f + moe->shared_experts * mats * h * fe + h * E) / t + routed / n;
+    double ends = 0.0; /* the embedding and the head, units of their own */
+    if (st->has_embedding)
+        ends = MAX(ends, m->vocab * h + (ppsim_model_rotary(m) ? 0.0 : m->seq_len * h));
+    if (st->has_head)
+        ends = MAX(ends, m->vocab * h);
+    st->unit_params = MAX(MAX(layer, ends / t), n < st->layers ? dense / t : 0.0);
     if (ppsim_kernels_active(sc))
         st->opt_ps = ppsim_kernels_optimizer_ps(st, sc);
 }

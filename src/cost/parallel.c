@@ -270,6 +270,13 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     }
     double r = rate * (t > 1 ? par->tp_efficiency : 1.0);
     double params_gpu = params / t;
+    /* ZeRO-3's units, gathered one at a time: a layer, the embedding, the head */
+    double unit = st->layers > 0 ? ppsim_par_layer_params(model) : 0.0;
+    if (st->has_embedding)
+        unit = MAX(unit, V * h + (ppsim_model_rotary(model) ? 0.0 : s * h));
+    if (st->has_head)
+        unit = MAX(unit, V * h);
+    st->unit_params = unit / t;
     /* the gradients' group: dp x cp ranks, the cp ranks of a replica adjacent */
     int group = dp * cp;
     double dp_bw = 0;

@@ -315,6 +315,15 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
 {
     PpsimModel *m = &sc->model;
     gboolean preset = g_hash_table_contains(seen, "model.preset");
+    /* an empty per-stage list is none: ppsim chooses (how --set clears one, as `ppsim search`
+     * does for the layouts it tries) */
+    if (m->stage_layers != NULL && m->stage_layers->len == 0)
+        g_clear_pointer(&m->stage_layers, g_array_unref);
+    if (m->stage_recompute != NULL && m->stage_recompute->len == 0) {
+        g_clear_pointer(&m->stage_recompute, g_array_unref);
+        if (m->stage_recompute_layers != NULL)
+            g_clear_pointer(&m->stage_recompute_layers, g_array_unref);
+    }
     if (!g_hash_table_contains(seen, "model.ffn_hidden") && !preset)
         m->ffn_hidden = 4 * m->hidden;
     if (!g_hash_table_contains(seen, "model.kv_heads") && !preset)
