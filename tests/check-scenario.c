@@ -103,6 +103,12 @@ START_TEST(test_preset_and_overrides)
     ck_assert_int_eq(sc->model.stage_layers->len, 4);
     ck_assert_int_eq(g_array_index(sc->model.stage_layers, int, 1), 3);
     ck_assert_uint_eq(sc->memory_limit_bytes, 60ull << 30);
+    /* an empty list clears one: ppsim chooses the split again */
+    const char *const clear[] = {"model.stage_layers=[]", "model.stage_recompute=[]", NULL};
+    g_autoptr(PpsimScenario) cleared = ppsim_scenario_load_file(path, clear, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_ptr_null(cleared->model.stage_layers);
+    ck_assert_ptr_null(cleared->model.stage_recompute);
     PpsimScheduleSpec *gp = g_ptr_array_index(sc->schedules, 1);
     ck_assert_str_eq(gp->name, "gpipe");
     ck_assert_str_eq(gp->label, "gp");

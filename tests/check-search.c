@@ -288,6 +288,40 @@ END_TEST
 
 /* Bad input: no flag, a count no layout divides, a model that fits no layout, a GPU the
  * kernel model cannot time: one line each, saying what is closest or what is missing. */
+/* A scenario's per-stage lists fit its own pp only: the search drops them, and each layout
+ * splits its layers evenly (here stage_layers written for pp 2, 4 GPUs searched). */
+START_TEST(test_search_drops_stage_lists)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "split.yaml", NULL);
+    static const char yaml[] = "name: split\n"
+                               "hardware: {preset: dgx-a100-80gb}\n"
+                               "model: {layers: 8, hidden: 1024, heads: 16, seq_len: 1024,\n"
+                               "        stage_layers: [3, 5], stage_recompute: [full, none]}\n"
+                               "training: {pp: 2, global_batch: 8}\n"
+                               "schedule: 1f1b\n";
+    ck_assert(g_file_set_contents(path, yaml, -1, NULL));
+    Run r =
+        ppsim("search", path, "--gpus", "4", "--schedules", "1f1b", "--format", "json", "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, r.out, -1, NULL));
+    JsonArray *layouts =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "layouts");
+    gboolean pp4 = FALSE;
+    for (guint i = 0; i < json_array_get_length(layouts); i++) {
+        JsonObject *l = json_array_get_object_element(layouts, i);
+        JsonNode *fits = json_object_get_member(l, "fits");
+        ck_assert(fits != NULL && json_node_get_boolean(fits));
+        pp4 |= json_object_get_int_member(l, "pp") == 4;
+    }
+    ck_assert(pp4);
+    run_clear(&r);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_search_errors)
 {
     g_autofree char *scenario = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
@@ -740,6 +774,7 @@ ppsim_test_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_search_layouts);
     tcase_add_test(tc, test_search_cp_ep);
+    tcase_add_test(tc, test_search_drops_stage_lists);
     tcase_add_test(tc, test_search_errors);
     tcase_add_test(tc, test_search_resume_after_kills);
     tcase_add_test(tc, test_search_plan);
