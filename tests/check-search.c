@@ -221,6 +221,24 @@ START_TEST(test_search_layouts)
 }
 END_TEST
 
+/* `ppsim search` of @yaml (written to a file of its own) on @gpus GPUs, 1f1b only, as JSON:
+ * its layouts, parsed into @parser; @r holds the run (run_clear it). */
+static JsonArray *
+search_layouts(const char *yaml, const char *gpus, Run *r, JsonParser *parser)
+{
+    g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "search.yaml", NULL);
+    ck_assert(g_file_set_contents(path, yaml, -1, NULL));
+    *r = ppsim("search", path, "--gpus", gpus, "--schedules", "1f1b", "--format", "json", "-q",
+               NULL);
+    g_unlink(path);
+    g_rmdir(dir);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert(json_parser_load_from_data(parser, r->out, -1, NULL));
+    return json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
+                                        "layouts");
+}
+
 /* Context and expert parallelism: on a Mixtral-class MoE model (8 experts, 32 heads and 8 KV
  * heads) with 16K-token sequences on 8 GPUs, the search tries cp where each rank keeps at
  * least 4K tokens (cp | 8 KV heads: 1, 2, 4) and ep | experts and ep | tp x cp x dp; by hand:
@@ -231,21 +249,14 @@ END_TEST
  * 0) exactly when cp > 1: ZeRO shards over dp x cp. */
 START_TEST(test_search_cp_ep)
 {
-    g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "moe.yaml", NULL);
     static const char yaml[] = "name: moe-search\n"
                                "hardware: {preset: dgx-h100-80gb}\n"
                                "model: {preset: mixtral-8x7b, seq_len: 16384, layers: 8}\n"
                                "training: {pp: 2, global_batch: 16}\n"
                                "schedule: 1f1b\n";
-    ck_assert(g_file_set_contents(path, yaml, -1, NULL));
-    Run r =
-        ppsim("search", path, "--gpus", "8", "--schedules", "1f1b", "--format", "json", "-q", NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
+    Run r;
     g_autoptr(JsonParser) parser = json_parser_new();
-    ck_assert(json_parser_load_from_data(parser, r.out, -1, NULL));
-    JsonArray *layouts =
-        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "layouts");
+    JsonArray *layouts = search_layouts(yaml, "8", &r, parser);
     guint want = 0;
     for (int tp = 1; tp <= 8; tp *= 2)
         for (int pp = 1; pp <= 8 / tp; pp *= 2)
@@ -281,33 +292,22 @@ START_TEST(test_search_cp_ep)
     }
     ck_assert(cp_seen && ep_seen && zero_cp_seen && etp1_seen);
     run_clear(&r);
-    g_unlink(path);
-    g_rmdir(dir);
 }
 END_TEST
 
-/* Bad input: no flag, a count no layout divides, a model that fits no layout, a GPU the
- * kernel model cannot time: one line each, saying what is closest or what is missing. */
 /* A scenario's per-stage lists fit its own pp only: the search drops them, and each layout
  * splits its layers evenly (here stage_layers written for pp 2, 4 GPUs searched). */
 START_TEST(test_search_drops_stage_lists)
 {
-    g_autofree char *dir = g_dir_make_tmp("ppsim-search-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "split.yaml", NULL);
     static const char yaml[] = "name: split\n"
                                "hardware: {preset: dgx-a100-80gb}\n"
                                "model: {layers: 8, hidden: 1024, heads: 16, seq_len: 1024,\n"
                                "        stage_layers: [3, 5], stage_recompute: [full, none]}\n"
                                "training: {pp: 2, global_batch: 8}\n"
                                "schedule: 1f1b\n";
-    ck_assert(g_file_set_contents(path, yaml, -1, NULL));
-    Run r =
-        ppsim("search", path, "--gpus", "4", "--schedules", "1f1b", "--format", "json", "-q", NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
+    Run r;
     g_autoptr(JsonParser) parser = json_parser_new();
-    ck_assert(json_parser_load_from_data(parser, r.out, -1, NULL));
-    JsonArray *layouts =
-        json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)), "layouts");
+    JsonArray *layouts = search_layouts(yaml, "4", &r, parser);
     gboolean pp4 = FALSE;
     for (guint i = 0; i < json_array_get_length(layouts); i++) {
         JsonObject *l = json_array_get_object_element(layouts, i);
@@ -317,11 +317,11 @@ START_TEST(test_search_drops_stage_lists)
     }
     ck_assert(pp4);
     run_clear(&r);
-    g_unlink(path);
-    g_rmdir(dir);
 }
 END_TEST
 
+/* Bad input: no flag, a count no layout divides, a model that fits no layout, a GPU the
+ * kernel model cannot time: one line each, saying what is closest or what is missing. */
 START_TEST(test_search_errors)
 {
     g_autofree char *scenario = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
