@@ -495,17 +495,6 @@ END_TEST
 
 /* JSON: the F&B pairs of dualpipev hide part of the all-to-alls (ep_comm_hidden <= fb_hidden
  * <= ep_comm, all > 0); 1F1B has no pairs; explicit mode: each pair saves F + B + W - F&B. */
-/* The text report of one run @r of @sc (transfer full). */
-static GString *
-text_of_run(const PpsimScenario *sc, PpsimRunResult *r)
-{
-    g_autoptr(GPtrArray) list = g_ptr_array_new();
-    g_ptr_array_add(list, r);
-    GString *text = g_string_new(NULL);
-    ppsim_report_text(text, sc, list);
-    return text;
-}
-
 START_TEST(test_json_keys)
 {
     g_autoptr(GError) error = NULL;
@@ -540,7 +529,7 @@ START_TEST(test_json_keys)
     ppsim_assert_no_error(error);
     g_autoptr(PpsimRunResult) vd = ppsim_test_run_option(sd, "1f1b", NULL, NULL, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(GString) dtext = text_of_run(sd, vd);
+    g_autoptr(GString) dtext = ppsim_test_report_one(sd, vd, FALSE);
     ck_assert_ptr_nonnull(strstr(dtext->str, ", ep 16 (deepep dispatch)\n"));
     /* and an expert-tensor-parallel size other than tp */
     const char *const folded[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=1", NULL};
@@ -548,7 +537,7 @@ START_TEST(test_json_keys)
     ppsim_assert_no_error(error);
     g_autoptr(PpsimRunResult) vf = ppsim_test_run_option(sf, "1f1b", NULL, NULL, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(GString) ftext = text_of_run(sf, vf);
+    g_autoptr(GString) ftext = ppsim_test_report_one(sf, vf, FALSE);
     ck_assert_ptr_nonnull(strstr(ftext->str, ", ep 16 (alltoall dispatch), etp 1\n"));
     ck_assert_ptr_null(strstr(dtext->str, "etp"));
     /* fewer bytes over the NICs: the all-to-alls end sooner than NCCL's */
@@ -556,7 +545,7 @@ START_TEST(test_json_keys)
     g_autoptr(PpsimScenario) plain = ppsim_scenario_new_explicit(4, 1, 8, "1f1b");
     g_autoptr(PpsimRunResult) pr = ppsim_test_run_option(plain, "1f1b", NULL, NULL, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(GString) plain_text = text_of_run(plain, pr);
+    g_autoptr(GString) plain_text = ppsim_test_report_one(plain, pr, FALSE);
     ck_assert(strstr(plain_text->str, "ep_hidden") == NULL);
 
     g_autoptr(PpsimScenario) ex = ppsim_scenario_new_explicit(4, 2, 8, "dualpipev");

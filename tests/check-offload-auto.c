@@ -4,7 +4,6 @@
  * co-schedules with fewer microbatches, then the winner with all of them. */
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
-#include "report/report.h"
 #include "scenario/scenario.h"
 #include "schedule/schedule.h"
 #include "sim/sim.h"
@@ -49,11 +48,7 @@ choice_value(const PpsimRunResult *r, const char *key)
 static char *
 json_of(const PpsimScenario *sc, PpsimRunResult *r)
 {
-    g_autoptr(GPtrArray) one = g_ptr_array_new();
-    g_ptr_array_add(one, r);
-    GString *out = g_string_new(NULL);
-    ppsim_report_json(out, sc, one);
-    return g_string_free(out, FALSE);
+    return g_string_free(ppsim_test_report_one(sc, r, TRUE), FALSE);
 }
 
 static void

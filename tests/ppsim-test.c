@@ -1,6 +1,7 @@
 /* ppsim-test.c: the runner main shared by every check-<module> binary. */
 #include "ppsim-test.h"
 #include "milp/milp.h"
+#include "report/report.h"
 #include "sched/generator.h"
 #include "schedule/schedule.h"
 
@@ -182,4 +183,17 @@ ppsim_test_exec_clear(PpsimTestExec *r)
 {
     g_free(r->out);
     g_free(r->err);
+}
+
+GString *
+ppsim_test_report_one(const PpsimScenario *scenario, PpsimRunResult *r, gboolean json)
+{
+    g_autoptr(GPtrArray) one = g_ptr_array_new();
+    g_ptr_array_add(one, r);
+    GString *out = g_string_new(NULL);
+    if (json)
+        ppsim_report_json(out, scenario, one);
+    else
+        ppsim_report_text(out, scenario, one);
+    return out;
 }

@@ -45,6 +45,10 @@ GArray *ppsim_test_random_doubles(int n, GRand *rng, double lo, double hi);
 PpsimRunResult *ppsim_test_run_option(const PpsimScenario *scenario, const char *name,
                                       const char *key, const char *value, GError **error);
 
+/* The report of the one run @r of @scenario: JSON when @json, else the text. Returns:
+ * (transfer full) */
+GString *ppsim_test_report_one(const PpsimScenario *scenario, PpsimRunResult *r, gboolean json);
+
 /* Fails the test with the error's message unless @error is NULL. */
 #define ppsim_assert_no_error(error)                                                               \
     ck_assert_msg((error) == NULL, "unexpected error: %s", (error) ? (error)->message : "")
