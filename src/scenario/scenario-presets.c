@@ -16,11 +16,11 @@
 #define A100_MEM_EFF 0.65
 /* H100, fitted on six measured H100 runs whose every layout key is published
  * (results/measured.md: the six [DGXC] BF16 recipes at their fewest GPUs; the page's other
- * H100 rows are its predictions): the large-GEMM efficiency of the H100 (bf16), 0.753 of
+ * H100 rows are its predictions): the large-GEMM efficiency of the H100 (bf16), 0.760 of
  * the best-shaped cuBLAS GEMM ([MAMF]: 794.5 of 989 TFLOP/s, 0.803). H800 shares it (H100
  * compute). Its memory efficiency is the A100's. */
-#define H100_GEMM_EFF 0.605
-/* FP8: the same share of [MAMF]'s FP8 best (1,402.6 of 1,979 TFLOP/s, 0.709), DERIVED: 0.534 */
+#define H100_GEMM_EFF 0.61
+/* FP8: the same share of [MAMF]'s FP8 best (1,402.6 of 1,979 TFLOP/s, 0.709), DERIVED: 0.539 */
 #define H100_GEMM_EFF_FP8 (0.709 * H100_GEMM_EFF / 0.803)
 /* H100 attention kernels (model.attention_kernel), from [FA3]'s BF16 benchmarks, head dim
  * 128, sequence 8K (TFLOP/s): forward with the causal mask (Fig. 5) FlashAttention-2 333,
