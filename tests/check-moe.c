@@ -490,6 +490,18 @@ START_TEST(test_expert_tensor_parallel)
     /* the all-to-alls: the same bytes a GPU (its T/tp tokens), all over NVLink with etp 1 */
     ck_assert_uint_eq(c1->stage[1].ep_near_bytes_f, 0);
     ck_assert_uint_gt(c2->stage[1].ep_near_bytes_f, 0);
+    /* and the replay sends them there too: device 0's 8 F and 8 B take the cost model's
+     * all-to-all time, NVLink's, within a path latency each (through the NIC, where the
+     * replay once sent a folded group's flows, they would take about 7 times as long) */
+    g_autoptr(PpsimRunResult) r1 = ppsim_test_run_option(s1, "1f1b", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c1p = ppsim_costs_new(s1, 2, &error);
+    ppsim_assert_no_error(error);
+    PpsimTime want = 8 * (c1p->stage[0].ep_comm_f_ps + c1p->stage[0].ep_comm_b_ps);
+    PpsimTime got = r1->devices[0].ep_comm_ps, slack = 16 * 20 * PPSIM_PS_PER_US;
+    ck_assert_int_gt(want, 0);
+    ck_assert_msg(got <= want + slack && got + slack >= want,
+                  "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, got, want);
 }
 END_TEST
 

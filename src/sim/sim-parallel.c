@@ -15,6 +15,7 @@
  * (2(n-1) of them) are not added on this path.
  */
 #include "sim-internal.h"
+#include "cost/moe.h"
 #include "cost/overlap.h"
 #include "cost/parallel.h"
 #include "hw/topology.h"
@@ -261,8 +262,9 @@ ppsim_sim_add_ep_flows(Replay *r)
         return;
     const PpsimScenario *sc = r->sc;
     const PpsimSchedule *sched = r->sched;
-    gboolean across =
-        (gint64)sc->parallel.ep * ppsim_par_dp_stride(sc) > sc->hardware.gpus_per_node;
+    /* the cost model's test (moe.c), which also places an EP group folded over the stage's
+     * TP ranks (parallel.etp below tp) */
+    gboolean across = ppsim_moe_ep_per_node(sc) < sc->parallel.ep;
     gboolean near = FALSE; /* NVLink flows beside the NIC's */
     for (int s = 0; s < r->costs->n_stages; s++)
         near |= r->costs->stage[s].ep_near_bytes_f > 0 || r->costs->stage[s].ep_near_bytes_b > 0;
