@@ -251,6 +251,62 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* Interleaved 1F1B with option pairs ([MEG] --overlap-moe-expert-parallel-comm): every
+ * steady-state F and the BW after it form one F&B pair (p = 4, v = 2, m = 8: rank r has
+ * m v - warm-up = 16 - min(2(p - r - 1) + (v - 1) p, 16) pairs), warm-up and cool-down ops
+ * none; the pair lasts costs.forward_backward, so a pair cheaper than F + B + W shortens the
+ * step, one as long changes nothing; pairs with a recompute option, or a value other than
+ * true or false, are refused. */
+START_TEST(test_interleaved_pairs)
+{
+    g_autoptr(PpsimScenario) sc = dp_scenario("interleaved", 4, 8, 1, 1.5, 0.5, 2.25);
+    g_autoptr(PpsimRunResult) res = ppsim_test_run_option(sc, "interleaved", "pairs", "true", NULL);
+    ck_assert_ptr_nonnull(res);
+    for (int d = 0; d < res->p; d++) {
+        const GArray *ops = res->schedule->compute[d];
+        int warm = MIN(2 * (4 - d - 1) + 4, 16), pairs = 0;
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            gboolean steady = (int)i >= warm && (int)i < warm + 2 * (16 - warm);
+            ck_assert_int_eq((op->flags & PPSIM_OP_FLAG_OVERLAP) != 0, steady);
+            if (steady && op->kind == PPSIM_OP_F) {
+                const PpsimOpTiming *a = &g_array_index(res->compute_timing[d], PpsimOpTiming, i);
+                const PpsimOpTiming *b =
+                    &g_array_index(res->compute_timing[d], PpsimOpTiming, i + 1);
+                ck_assert_int_eq(b->end_ps - a->start_ps, 9 * MS / 4);
+                pairs++;
+            }
+        }
+        ck_assert_int_eq(pairs, 16 - warm);
+    }
+    g_autoptr(PpsimRunResult) plain = ppsim_test_run_option(sc, "interleaved", NULL, NULL, NULL);
+    ck_assert_int_lt(res->makespan_ps, plain->makespan_ps);
+    /* a pair as long as its halves: the plain schedule's step */
+    g_autoptr(PpsimScenario) same = dp_scenario("interleaved", 4, 8, 1, 1.5, 0.5, 3);
+    g_autoptr(PpsimRunResult) r3 =
+        ppsim_test_run_option(same, "interleaved", "pairs", "true", NULL);
+    ck_assert_int_eq(r3->makespan_ps, plain->makespan_ps);
+    /* refusals */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimRunResult) bad =
+        ppsim_test_run_option(sc, "interleaved", "pairs", "yes", &error);
+    ck_assert(bad == NULL);
+    ck_assert_msg(strstr(error->message, "'pairs' must be true or false, got 'yes'") != NULL, "%s",
+                  error->message);
+    g_autoptr(PpsimScheduleSpec) both = ppsim_schedule_spec_new("interleaved");
+    const char *kv[2][2] = {{"pairs", "true"}, {"recompute", "0.5"}};
+    for (int k = 0; k < 2; k++) {
+        PpsimOptionValue o = {g_strdup(kv[k][0]), g_strdup(kv[k][1]), {1, 1}};
+        g_array_append_val(both->options, o);
+    }
+    g_autoptr(GError) e2 = NULL;
+    g_autoptr(PpsimRunResult) r4 = ppsim_sim_run_spec(sc, both, 0, &e2);
+    ck_assert(r4 == NULL);
+    ck_assert_msg(strstr(e2->message, "option 'pairs' needs option 'recompute: none'") != NULL,
+                  "%s", e2->message);
+}
+END_TEST
+
 /* CSV: written with `+` pair cells, read back to the same schedule (two pipelines detected
  * from where microbatches start) and the same replay. */
 START_TEST(test_csv_round_trip)
@@ -377,6 +433,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_two_pipelines);
     tcase_add_test(tc, test_dualpipe_parameters);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_interleaved_pairs);
     tcase_add_test(tc, test_csv_round_trip);
     tcase_add_test(tc, test_checker_rules);
     tcase_add_test(tc, test_formula_rows);

@@ -117,6 +117,7 @@ static const char *const option_specs[] = {
     "{name: 1f1b, recompute: 1}",
     "{name: interleaved, recompute: t-recomp}",
     "{name: interleaved, recompute: 0.3, group_size: 2}",
+    "{name: interleaved, pairs: true}",
     "{name: zb, memory_limit: 2}",
     "{name: zb-v, memory_limit: 3}",
     "{name: pipeoffload, offload: full}",

@@ -9,15 +9,24 @@
  * `t-recomp` recomputes the shallowest chunk (stages 0..p-1) whole and keeps the others
  * ([TP] §4.2, Fig. 6(e): 1F1B-I + T-Recomp). The R sits just before its backward in the
  * device's order, so it runs as soon as the device is free, not on the critical path.
+ * Option `pairs: true`: every steady-state forward and the backward pushed after it form one
+ * F&B pair (schedule.h PPSIM_OP_FLAG_OVERLAP, cost/overlap.h), Megatron-Core's combined 1F1B
+ * (`--overlap-moe-expert-parallel-comm`); warm-up and cool-down ops stay alone.
  */
 #include "sched/interleaved.h"
 #include "util/ppsim-error.h"
+
+#include <string.h>
 
 static const PpsimOptionSpec interleaved_options[] = {
     {"group_size", PPSIM_OPTION_INT, NULL,
      "microbatches per group g ([MEG] microbatch_group_size_per_vp_stage; default p)"},
     {"recompute", PPSIM_OPTION_STRING, "none",
      "none | t-recomp (chunk 1 recomputed whole, [TP] §4.2) | a ratio in (0, 1] for every chunk"},
+    {"pairs", PPSIM_OPTION_STRING, "false",
+     "false | true: each steady-state forward and the backward after it as one F&B pair, "
+     "the one's TP and EP communication behind the other's compute ([MEG] "
+     "--overlap-moe-expert-parallel-comm)"},
     {NULL}};
 
 void
@@ -37,7 +46,7 @@ typedef struct {
 
 static void
 interleaved_push(PpsimSchedule *s, int r, int k, int g, int v, gboolean forward,
-                 const Recompute *rc)
+                 const Recompute *rc, guint8 flags)
 {
     int chunk, mb;
     ppsim_interleaved_slot(k, g, v, forward, &chunk, &mb);
@@ -49,7 +58,11 @@ interleaved_push(PpsimSchedule *s, int r, int k, int g, int v, gboolean forward,
                                          .share = share == 100 ? 0 : share,
                                          .stage = stage,
                                          .microbatch = mb});
-    ppsim_schedule_push(s, r, forward ? PPSIM_OP_F : PPSIM_OP_BW, stage, mb);
+    ppsim_schedule_push_op(s, r,
+                           (PpsimOp){.kind = forward ? PPSIM_OP_F : PPSIM_OP_BW,
+                                     .stage = stage,
+                                     .microbatch = mb,
+                                     .flags = flags});
 }
 
 static gboolean
@@ -83,6 +96,19 @@ interleaved_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams 
                     v);
         return FALSE;
     }
+    const char *pairs = ppsim_options_get_string(params->options, "pairs");
+    if (strcmp(pairs, "true") != 0 && strcmp(pairs, "false") != 0) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "option 'pairs' must be true or false, got '%s'", pairs);
+        return FALSE;
+    }
+    guint8 pair = strcmp(pairs, "true") == 0 ? PPSIM_OP_FLAG_OVERLAP : 0;
+    if (pair && (rc.share > 0 || rc.t_recomp)) {
+        g_set_error(error, PPSIM_SCHED_ERROR, PPSIM_SCHED_ERROR_UNSUPPORTED,
+                    "option 'pairs' needs option 'recompute: none': an F&B pair's backward "
+                    "follows its forward directly, with no recompute op between");
+        return FALSE;
+    }
     PpsimSchedule *s = ppsim_schedule_new(p, p * v, m);
     ppsim_schedule_map_interleaved(s);
     int total = m * v;
@@ -91,13 +117,13 @@ interleaved_generate(const PpsimPipelineShape *shape, const PpsimScheduleParams 
         int warmup = v == 1 ? MIN(p - r - 1, m) : MIN(2 * (p - r - 1) + (v - 1) * g, total);
         int f = 0, b = 0;
         for (; f < warmup; f++)
-            interleaved_push(s, r, f, g, v, TRUE, &rc);
+            interleaved_push(s, r, f, g, v, TRUE, &rc, 0);
         for (; f < total; f++, b++) {
-            interleaved_push(s, r, f, g, v, TRUE, &rc);
-            interleaved_push(s, r, b, g, v, FALSE, &rc);
+            interleaved_push(s, r, f, g, v, TRUE, &rc, pair);
+            interleaved_push(s, r, b, g, v, FALSE, &rc, pair);
         }
         for (; b < total; b++)
-            interleaved_push(s, r, b, g, v, FALSE, &rc);
+            interleaved_push(s, r, b, g, v, FALSE, &rc, 0);
     }
     *out = s;
     return TRUE;
