@@ -419,6 +419,8 @@ START_TEST(test_rules)
     expect_error(d, "imbalance");
     const char *e[] = {"model.moe.experts=0", NULL};
     expect_error(e, "experts");
+    const char *sms[] = {"parallel.ep_comm_sms=132", NULL};
+    expect_error(sms, "'parallel.ep_comm_sms' (132) must be below 'hardware.gpu.sms' (132)");
     /* expert tensor parallelism: ep x etp GPUs of the stage's tp x cp x dp (etp = tp unless
      * written), etp dividing tp, and no etp of its own on a dense model */
     const char *f[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=2", NULL};
@@ -570,6 +572,51 @@ START_TEST(test_json_keys)
 }
 END_TEST
 
+/* The SMs the all-to-alls hold in an F&B pair (parallel.ep_comm_sms; overlap.h): by dispatch
+ * when unwritten (DeepEP 24, NCCL's none); by hand, F = 10 ms of which 2 TP, BW = 20 of which
+ * 4, all-to-alls 3 (F) and 6 (BW) beside, slow 0.25: c'F = 8 + min(8, 6) 0.25 = 9.5,
+ * c'BW = 16 + min(16, 3) 0.25 = 16.75, so F half 9.5 + max(0, 2 - 16.75) = 9.5 and BW half
+ * 16.75 + max(0, 4 - 9.5) = 16.75; with slow 0 the plain halves. In a dualpipev run with
+ * DeepEP the pairs take longer than with `ep_comm_sms: 0`, and a stage's ep_pair_slow is
+ * held / (SMs - held). */
+START_TEST(test_pair_sms)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) a2a = parse(moe_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_moe_comm_sms(a2a), 0);
+    const char *deep[] = {"parallel.ep_dispatch=deepep", NULL};
+    g_autoptr(PpsimScenario) dsc = parse(moe_yaml, deep, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_moe_comm_sms(dsc), 24);
+    const char *set[] = {"parallel.ep_dispatch=deepep", "parallel.ep_comm_sms=20", NULL};
+    g_autoptr(PpsimScenario) s20 = parse(moe_yaml, set, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(ppsim_moe_comm_sms(s20), 20);
+
+    PpsimTime fo, bwo, ms = PPSIM_PS_PER_MS;
+    ppsim_cost_overlap_halves_sm(10 * ms, 20 * ms, 2 * ms, 4 * ms, 3 * ms, 6 * ms, 0.25, &fo, &bwo);
+    ck_assert_int_eq(fo, 19 * ms / 2);
+    ck_assert_int_eq(bwo, 67 * ms / 4);
+    ppsim_cost_overlap_halves_sm(10 * ms, 20 * ms, 2 * ms, 4 * ms, 3 * ms, 6 * ms, 0.0, &fo, &bwo);
+    ck_assert_int_eq(fo, 8 * ms);
+    ck_assert_int_eq(bwo, 16 * ms);
+
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(dsc, 2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq_tol(c->stage[1].ep_pair_slow, 24.0 / (132 - 24), 1e-12);
+    const char *none[] = {"parallel.ep_dispatch=deepep", "parallel.ep_comm_sms=0", NULL};
+    g_autoptr(PpsimScenario) s0 = parse(moe_yaml, none, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) held = ppsim_test_run_option(dsc, "dualpipev", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) free_ = ppsim_test_run_option(s0, "dualpipev", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_gt(held->makespan_ps, free_->makespan_ps);
+    ck_assert_int_gt(held->devices[0].busy_ps, free_->devices[0].busy_ps);
+}
+END_TEST
+
 /* The all-to-alls as flows: alone on device 0's NIC (pipeline sends on NVLink, placement
  * tp-pp-dp: EP ranks 2 GPUs apart, 4 a node) each of 1F1B's 16 MoE ops (2 MoE layers on
  * stage 0, 8 F and 8 B) moves 2 layers x 2 all-to-alls x T k h 2 bytes x 12/16 through it
@@ -617,6 +664,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_rules);
     tcase_add_test(tc, test_json_keys);
     tcase_add_test(tc, test_ep_flows);
+    tcase_add_test(tc, test_pair_sms);
     suite_add_tcase(s, tc);
     return s;
 }

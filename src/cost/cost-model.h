@@ -39,6 +39,9 @@ typedef struct {
     PpsimTime tp_comm_b_ps;   /* TP collectives inside one B */
     PpsimTime ep_comm_f_ps;   /* moe.c: MoE all-to-alls inside one F (and one R) */
     PpsimTime ep_comm_b_ps;   /* moe.c: MoE all-to-alls inside one B */
+    double ep_pair_slow;      /* moe.c: in an F&B pair, the compute beside the other half's
+                               * all-to-alls takes this much longer again (s / (1 - s), s the
+                               * share of the SMs those hold; 0 without) */
     guint64 ep_bytes_f;       /* moe.c: bytes each GPU sends in one F's all-to-alls (over the
                                * NIC when the EP group spans nodes, else NVLink) */
     guint64 ep_bytes_b;       /* moe.c: the same in one B */

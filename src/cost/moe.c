@@ -36,6 +36,15 @@ ppsim_moe_ep_per_node(const PpsimScenario *sc)
     return MAX(1, MIN(ep, MIN(hw->gpus_per_node, block * replicas) / etp));
 }
 
+int
+ppsim_moe_comm_sms(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    if (par->ep_comm_sms >= 0)
+        return par->ep_comm_sms;
+    return par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP ? 24 : 0;
+}
+
 double
 ppsim_moe_load(const PpsimMoe *moe)
 {
@@ -101,6 +110,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     const PpsimModel *m = &sc->model;
     const PpsimMoe *moe = &m->moe;
     st->ep_comm_f_ps = st->ep_comm_b_ps = 0;
+    st->ep_pair_slow = 0;
     st->expert_params = 0;
     st->ep_bytes_f = st->ep_bytes_b = 0;
     st->ep_near_bytes_f = st->ep_near_bytes_b = 0;
@@ -162,6 +172,10 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         if (across)
             a2a = MAX(a2a, ppsim_time_from_seconds(far / (hw->network_bytes_per_s * net_eff)) +
                                hw->network_latency_ps);
+        /* an F&B pair's compute beside them runs on the SMs they leave (kernel model) */
+        int sms = hw->gpu_sms, held = ppsim_moe_comm_sms(sc);
+        if (nccl && sms > 0 && held > 0 && held < sms)
+            st->ep_pair_slow = (double)held / (double)(sms - held);
         double per_f = 2.0 * n, per_b = full ? 4.0 * n : 2.0 * n;
         st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
         st->ep_comm_b_ps = ppsim_mul_clamped(full ? 4 * n : 2 * n, a2a);

@@ -74,6 +74,12 @@ int ppsim_moe_etp(const PpsimScenario *sc);
 /* How many of a GPU's EP group sit on its node (at least 1), under the placement and etp. */
 int ppsim_moe_ep_per_node(const PpsimScenario *sc);
 
+/* The SMs the all-to-alls hold while they run beside compute in an F&B pair
+ * (`parallel.ep_comm_sms`; unwritten, by dispatch): DeepEP's normal kernels, as Megatron-Core
+ * runs them for DeepSeek-V3-like training, 24 ([DEEPEP]: its V2 cut "SM usage ... from 24 to
+ * 4 - 6" for that use); NCCL's all-to-all none counted, no figure being published. */
+int ppsim_moe_comm_sms(const PpsimScenario *sc);
+
 /* Parameters of the whole model (embedding, layers, final norm, untied LM head) counting
  * every expert (@total) and those a token passes (@active: top_k routed + shared). */
 void ppsim_moe_model_params(const PpsimModel *model, double *total, double *active);

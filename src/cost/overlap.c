@@ -13,14 +13,26 @@ ppsim_cost_overlap_hidden(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_
 }
 
 void
-ppsim_cost_overlap_halves(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw, PpsimTime *fo,
-                          PpsimTime *bwo)
+ppsim_cost_overlap_halves_sm(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw,
+                             PpsimTime a_f, PpsimTime a_bw, double slow, PpsimTime *fo,
+                             PpsimTime *bwo)
 {
     x_f = CLAMP(x_f, 0, f);
     x_bw = CLAMP(x_bw, 0, bw);
     PpsimTime c_f = f - x_f, c_bw = bw - x_bw;
+    if (slow > 0) { /* the compute beside the other half's all-to-alls, on fewer SMs */
+        c_f += (PpsimTime)llround((double)MIN(c_f, MAX(0, a_bw)) * slow);
+        c_bw += (PpsimTime)llround((double)MIN(c_bw, MAX(0, a_f)) * slow);
+    }
     *fo = c_f + MAX(0, x_f - c_bw);
     *bwo = c_bw + MAX(0, x_bw - c_f);
+}
+
+void
+ppsim_cost_overlap_halves(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw, PpsimTime *fo,
+                          PpsimTime *bwo)
+{
+    ppsim_cost_overlap_halves_sm(f, bw, x_f, x_bw, 0, 0, 0.0, fo, bwo);
 }
 
 static void
@@ -53,7 +65,9 @@ ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario)
             overlap_split_explicit(e, pair);
             continue;
         }
-        ppsim_cost_overlap_halves(e->f_ps, e->b_ps + e->w_ps, st->tp_comm_f_ps + st->ep_comm_f_ps,
-                                  st->tp_comm_b_ps + st->ep_comm_b_ps, &e->fo_ps, &e->bwo_ps);
+        ppsim_cost_overlap_halves_sm(e->f_ps, e->b_ps + e->w_ps,
+                                     st->tp_comm_f_ps + st->ep_comm_f_ps,
+                                     st->tp_comm_b_ps + st->ep_comm_b_ps, st->ep_comm_f_ps,
+                                     st->ep_comm_b_ps, st->ep_pair_slow, &e->fo_ps, &e->bwo_ps);
     }
 }

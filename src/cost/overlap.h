@@ -27,6 +27,17 @@ void ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario);
 void ppsim_cost_overlap_halves(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw,
                                PpsimTime *fo, PpsimTime *bwo);
 
+/* The same, where each half's MoE all-to-alls (@a_f, @a_bw, part of or beside its
+ * communication) hold some of the SMs while they run: the other half's compute beside them,
+ * up to their length, takes @slow (s / (1 - s), s their share of the SMs; moe.h
+ * ppsim_moe_comm_sms) longer again, and the pair with it:
+ *   c'F = cF + min(cF, aBW) slow,  c'BW = cBW + min(cBW, aF) slow,
+ *   pair = c'F + c'BW + max(0, xF - c'BW) + max(0, xBW - c'F).
+ * DualPipe keeps 20 of the H800's 132 SMs for its all-to-alls ([DSV3] §3.5.1). */
+void ppsim_cost_overlap_halves_sm(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw,
+                                  PpsimTime a_f, PpsimTime a_bw, double slow, PpsimTime *fo,
+                                  PpsimTime *bwo);
+
 /* The communication of one F (@x_f) and one full backward (@x_bw) of a stage that an F&B
  * pair of that stage hides: x_f + x_bw less what sticks out past the other half's compute
  * (the hardware model above). */

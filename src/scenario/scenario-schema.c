@@ -227,6 +227,7 @@ static const SchemaKey parallel_keys[] = {
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
     {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
     {"ep_dispatch", KEY_ENUM, OFF(parallel.ep_dispatch), NULL, FALSE, 0, 0, ep_dispatch_names},
+    {"ep_comm_sms", KEY_INT, OFF(parallel.ep_comm_sms), NULL, FALSE, 0, 0},
     {NULL}};
 
 static const SchemaKey memory_keys[] = {
@@ -300,6 +301,7 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->model.moe.imbalance = 1.0;
     sc->parallel.overlap_grad_reduce = TRUE;
     sc->parallel.tp_async_backward = TRUE;
+    sc->parallel.ep_comm_sms = -1;                     /* by dispatch */
     sc->parallel.placement = PPSIM_PLACEMENT_TP_DP_PP; /* Megatron-LM's rank order */
     sc->parallel.tp_efficiency = 1.0;
     sc->costs.forward_ps = sc->costs.backward_input_ps = sc->costs.backward_weight_ps =
@@ -341,6 +343,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                                               "tp_async_backward",
                                               "overlap_grad_reduce",
                                               "ep_dispatch",
+                                              "ep_comm_sms",
                                               NULL};
         gboolean layout = FALSE;
         for (const SchemaKey *k = parallel_keys; k->name != NULL && !layout; k++) {
@@ -494,6 +497,12 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
                               "('model.moe')",
                               par->etp);
         return check_fail(error, where_of, data, "parallel.etp", msg);
+    }
+    if (par->ep_comm_sms >= 0 && hw->gpu_sms > 0 && par->ep_comm_sms >= hw->gpu_sms) {
+        msg = g_strdup_printf("'parallel.ep_comm_sms' (%d) must be below 'hardware.gpu.sms' "
+                              "(%d): the all-to-alls leave the rest to the compute beside them",
+                              par->ep_comm_sms, hw->gpu_sms);
+        return check_fail(error, where_of, data, "parallel.ep_comm_sms", msg);
     }
     if (par->tp % par->etp != 0) {
         msg = g_strdup_printf("'parallel.etp' (%d) must divide 'parallel.tp' (%d)", par->etp,

@@ -128,6 +128,8 @@ typedef struct {
     gboolean overlap_grad_reduce; /* DP reduction in buckets during the backward */
     PpsimP2p p2p;                 /* pipeline sends: async (default), blocking, overlapped */
     PpsimEpDispatch ep_dispatch;  /* MoE all-to-alls: alltoall (default) or deepep */
+    int ep_comm_sms;              /* SMs the MoE all-to-alls hold while an F&B pair runs compute
+                                   * beside them; -1 (unwritten): by dispatch (moe.h) */
 } PpsimParallel;
 
 /* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has

@@ -210,8 +210,10 @@ ppsim_sim_ep_compute(const Replay *r, const PpsimOp *op)
     PpsimTime f = st->est.f_ps - st->ep_comm_f_ps;
     PpsimTime bw = st->est.b_ps + st->est.w_ps - st->ep_comm_b_ps;
     if (op->flags & PPSIM_OP_FLAG_OVERLAP) {
+        /* the all-to-alls are flows beside the pair; its compute runs on the SMs they leave */
         PpsimTime fo, bwo;
-        ppsim_cost_overlap_halves(f, bw, st->tp_comm_f_ps, st->tp_comm_b_ps, &fo, &bwo);
+        ppsim_cost_overlap_halves_sm(f, bw, st->tp_comm_f_ps, st->tp_comm_b_ps, st->ep_comm_f_ps,
+                                     st->ep_comm_b_ps, st->ep_pair_slow, &fo, &bwo);
         return MAX((op->kind == PPSIM_OP_F ? fo : bwo) - zg, 0);
     }
     switch ((PpsimOpKind)op->kind) {
