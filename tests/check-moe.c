@@ -608,10 +608,14 @@ START_TEST(test_pair_sms)
     const char *none[] = {"parallel.ep_dispatch=deepep", "parallel.ep_comm_sms=0", NULL};
     g_autoptr(PpsimScenario) s0 = parse(moe_yaml, none, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(PpsimRunResult) held = ppsim_test_run_option(dsc, "dualpipev", NULL, NULL, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(PpsimRunResult) free_ = ppsim_test_run_option(s0, "dualpipev", NULL, NULL, &error);
-    ppsim_assert_no_error(error);
+    PpsimRunResult *runs[2] = {NULL, NULL};
+    const PpsimScenario *scs[2] = {dsc, s0};
+    for (int i = 0; i < 2; i++) {
+        runs[i] = ppsim_test_run_option(scs[i], "dualpipev", NULL, NULL, &error);
+        ppsim_assert_no_error(error);
+    }
+    g_autoptr(PpsimRunResult) held = runs[0];
+    g_autoptr(PpsimRunResult) free_ = runs[1];
     ck_assert_int_gt(held->makespan_ps, free_->makespan_ps);
     ck_assert_int_gt(held->devices[0].busy_ps, free_->devices[0].busy_ps);
 }
