@@ -621,6 +621,54 @@ START_TEST(test_pair_sms)
 }
 END_TEST
 
+/* recompute: moe (Megatron-Core --recompute-modules moe): each MoE layer's MLP block runs
+ * again in B, its all-to-alls too (twice the B all-to-alls of mode none), its forward
+ * kernels unchanged and its B kernels longer by less than its whole F; it keeps the block's
+ * input only, so less activation memory; the dense stage 0 layers are as none. Refused for a
+ * dense model and as {moe: k}. */
+START_TEST(test_recompute_moe)
+{
+    const char *none_set[] = {"parallel.tp=2", "parallel.dp=8", "parallel.sequence_parallel=true",
+                              NULL};
+    const char *moe_set[] = {"parallel.tp=2", "parallel.dp=8", "parallel.sequence_parallel=true",
+                             "model.recompute=moe", NULL};
+    g_autoptr(PpsimCosts) a = moe_costs(none_set, 2);
+    g_autoptr(PpsimCosts) b = moe_costs(moe_set, 2);
+    const PpsimStageCost *sa = &a->stage[1], *sb = &b->stage[1];
+    ck_assert_int_gt(sa->ep_comm_b_ps, 0);
+    ck_assert_int_eq(sb->ep_comm_b_ps, 2 * sa->ep_comm_b_ps);
+    ck_assert_int_eq(sb->ep_comm_f_ps, sa->ep_comm_f_ps);
+    PpsimTime fa = 0, ba = 0, bb = 0;
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(sb->kern_f_ps[k], sa->kern_f_ps[k]);
+        fa += sa->kern_f_ps[k];
+        ba += sa->kern_b_ps[k];
+        bb += sb->kern_b_ps[k];
+    }
+    ck_assert_int_gt(bb, ba);
+    ck_assert_int_lt(bb - ba, fa);
+    ck_assert_int_gt(sb->est.b_ps, sa->est.b_ps);
+    ck_assert_int_lt(sb->est.act, sa->est.act);
+    /* stage 0 of moe_yaml holds the 2 dense layers before its 2 MoE ones: only those change */
+    ck_assert_int_lt(b->stage[0].est.act, a->stage[0].est.act);
+    ck_assert_int_eq(b->stage[0].est.f_ps, a->stage[0].est.f_ps);
+
+    g_autoptr(GError) error = NULL;
+    static const char dense_yaml[] = "name: d\nhardware: {preset: dgx-h100-80gb}\n"
+                                     "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 1024,\n"
+                                     "        recompute: moe}\n"
+                                     "training: {pp: 2, microbatches: 4}\n";
+    g_autoptr(PpsimScenario) d = parse(dense_yaml, NULL, &error);
+    ck_assert(d == NULL);
+    ck_assert_msg(strstr(error->message, "t.yaml:4:9: ") != NULL &&
+                      strstr(error->message, "recompute mode 'moe' re-runs the MoE layers' MLP "
+                                             "blocks: it needs a mixture-of-experts model") != NULL,
+                  "%s", error->message);
+    const char *mixed[] = {"model.stage_recompute=[{moe: 1}, none]", NULL};
+    expect_error(mixed, "takes moe for a whole stage only, not {moe: layers}");
+}
+END_TEST
+
 /* The all-to-alls as flows: alone on device 0's NIC (pipeline sends on NVLink, placement
  * tp-pp-dp: EP ranks 2 GPUs apart, 4 a node) each of 1F1B's 16 MoE ops (2 MoE layers on
  * stage 0, 8 F and 8 B) moves 2 layers x 2 all-to-alls x T k h 2 bytes x 12/16 through it
@@ -669,6 +717,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_json_keys);
     tcase_add_test(tc, test_ep_flows);
     tcase_add_test(tc, test_pair_sms);
+    tcase_add_test(tc, test_recompute_moe);
     suite_add_tcase(s, tc);
     return s;
 }

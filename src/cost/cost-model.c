@@ -395,6 +395,7 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
                         mode == PPSIM_RECOMPUTE_FULL        ? "full"
                         : mode == PPSIM_RECOMPUTE_SELECTIVE ? "selective"
                         : mode == PPSIM_RECOMPUTE_LIGHT     ? "light"
+                        : mode == PPSIM_RECOMPUTE_MOE       ? "moe"
                                                             : "none",
                         st->layers);
             return FALSE;

@@ -166,6 +166,8 @@ typedef struct {
 typedef struct {
     Pass f, b, w;
     Pass attn_f;       /* the attention core's forward: what selective recompute re-runs */
+    Pass moe_f;        /* an MoE layer's MLP block forward: what recompute: moe re-runs */
+    double moe_tp_f;   /* ... and its exposed TP collectives (s) */
     double tp_f, tp_b; /* exposed TP collectives (s) */
     double cp_f, cp_b; /* exposed ring-attention transfers (s) */
 } LayerTimes;
@@ -715,7 +717,10 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     double attn_gemm_f = gemm_seconds(f), attn_gemm_b = gemm_seconds(b);
     double moe_tp = 0.0;
     if (moe) {
+        Pass before = *f;
         moe_mlp(c, f, b, w, &moe_tp);
+        for (int k = 0; k < PPSIM_KERN_N; k++)
+            lt->moe_f.k[k] = f->k[k] - before.k[k];
     } else {
         add_linear(c, f, b, w, T, up, h);
         add_linear(c, f, b, w, T, h, ft);
@@ -789,6 +794,7 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         double car = ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
         double blocks = moe ? 1.0 : 2.0;
         if (!par->tp_comm_overlap) {
+            lt->moe_tp_f = moe_tp;
             lt->tp_f = lt->tp_b = blocks * (c->sp ? cag + crs : car) + moe_tp;
             if (par->tp_async_backward) {
                 /* the row-parallel linears (projection, fc2) all-gather their output
@@ -805,7 +811,8 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
             lt->tp_f = tp_split(c, cag, T, qkv, h) + tp_pipeline(c, crs, T, h, c->q / t);
             lt->tp_b = tp_split(c, cag, T, c->q / t, h) + column_backward(c, qkv, cag, crs, car);
             if (moe) { /* the MoE block's collectives behind its own GEMMs, in bulk */
-                lt->tp_f += MAX(0.0, moe_tp - (gemm_seconds(f) - attn_gemm_f));
+                lt->moe_tp_f = MAX(0.0, moe_tp - (gemm_seconds(f) - attn_gemm_f));
+                lt->tp_f += lt->moe_tp_f;
                 lt->tp_b += MAX(0.0, moe_tp - (gemm_seconds(b) - attn_gemm_b));
             } else { /* the MLP's: fc1 and fc2 as QKV and the projection */
                 lt->tp_f += tp_split(c, cag, T, up, h) + tp_pipeline(c, crs, T, h, ft);
@@ -862,6 +869,8 @@ layer_times_add(LayerTimes *dst, const LayerTimes *src, double n)
     pass_scale_add(&dst->b, &src->b, n);
     pass_scale_add(&dst->w, &src->w, n);
     pass_scale_add(&dst->attn_f, &src->attn_f, n);
+    pass_scale_add(&dst->moe_f, &src->moe_f, n);
+    dst->moe_tp_f += n * src->moe_tp_f;
     dst->tp_f += n * src->tp_f;
     dst->tp_b += n * src->tp_b;
     dst->cp_f += n * src->cp_f;
@@ -1021,13 +1030,19 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         light.k[PPSIM_KERN_GEMM] = light.k[PPSIM_KERN_ATTENTION] = 0;
         b_s += pass_total(&light);
         pass_scale_add(&Bk, &light, 1.0);
+    } else if (m->recompute == PPSIM_RECOMPUTE_MOE) {
+        /* each MoE layer's MLP block again (its all-to-alls: moe.c) */
+        b_s += pass_total(&lt.moe_f) + lt.moe_tp_f;
+        pass_scale_add(&Bk, &lt.moe_f, 1.0);
     }
     st->est.f_ps = ps(f_s) + st->zero_gather_ps;
     st->est.b_ps = ps(b_s) + st->zero_gather_ps;
     st->est.w_ps = ps(w_s);
     st->est.r_ps = ps(f_s);
     st->tp_comm_f_ps = ps(tp_f);
-    st->tp_comm_b_ps = ps(tp_b + (m->recompute == PPSIM_RECOMPUTE_FULL ? lt.tp_f : 0));
+    st->tp_comm_b_ps = ps(tp_b + (m->recompute == PPSIM_RECOMPUTE_FULL  ? lt.tp_f
+                                  : m->recompute == PPSIM_RECOMPUTE_MOE ? lt.moe_tp_f
+                                                                        : 0));
     for (int k = 0; k < PPSIM_KERN_N; k++) {
         st->kern_f_ps[k] = ps(F.k[k]);
         st->kern_b_ps[k] = ps(Bk.k[k]);

@@ -121,6 +121,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     int t = par->present ? par->tp : 1, ep = par->present ? par->ep : 1;
     gboolean sp = par->present && par->sequence_parallel && t > 1;
     gboolean full = m->recompute == PPSIM_RECOMPUTE_FULL;
+    /* recompute: moe re-runs the MoE blocks' forward in B, all-to-alls too, as full does */
+    gboolean rerun = full || m->recompute == PPSIM_RECOMPUTE_MOE;
     /* the GPU's tokens: s/cp of each sequence under context parallelism */
     double T = (double)sc->training.microbatch_size * m->seq_len / (par->present ? par->cp : 1),
            h = m->hidden;
@@ -140,7 +142,9 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     PpsimTime d_f = ppsim_kernels_active(sc) ? 0
                     : run >= 0               ? moe_time(run / t, r)
                                              : -moe_time(-run / t, r);
-    PpsimTime d_b = full ? 2 * d_f : d_f; /* full recompute re-runs the forward in B */
+    PpsimTime d_b = full ? 2 * d_f : d_f;            /* full recompute re-runs the forward in B */
+    if (!full && rerun && !ppsim_kernels_active(sc)) /* recompute: moe, the blocks whole */
+        d_b += moe_time(n * ((moe->top_k * load + moe->shared_experts) * expert + router) / t, r);
 
     /* all-to-all: dispatch and combine in F, their gradients in B */
     if (ep > 1) {
@@ -176,9 +180,9 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         int sms = hw->gpu_sms, held = ppsim_moe_comm_sms(sc);
         if (nccl && sms > 0 && held > 0 && held < sms)
             st->ep_pair_slow = (double)held / (double)(sms - held);
-        double per_f = 2.0 * n, per_b = full ? 4.0 * n : 2.0 * n;
+        double per_f = 2.0 * n, per_b = rerun ? 4.0 * n : 2.0 * n;
         st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
-        st->ep_comm_b_ps = ppsim_mul_clamped(full ? 4 * n : 2 * n, a2a);
+        st->ep_comm_b_ps = ppsim_mul_clamped(rerun ? 4 * n : 2 * n, a2a);
         /* the replay's links run at line rate: the bytes they carry in the NCCL time */
         double path = across ? far / net_eff : near / nv_eff, beside = across ? near / nv_eff : 0.0;
         st->ep_bytes_f = (guint64)ppsim_round_clamped(per_f * path);
@@ -200,6 +204,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         double copy = etp < t ? T * h * etp / t : T * h / rep;
         double slot = ffn_act * fe / f + MOE_ACT_BYTES * copy;
         double layer = (moe->top_k * load + moe->shared_experts) * slot + 4.0 * T * E / rep;
+        if (rerun) /* recompute: moe keeps the block's input only, which the layer holds */
+            layer = 0.0;
         double d_act = n * (layer - ffn_act);
         st->est.act = MAX(0, st->est.act + ppsim_round_clamped(d_act));
         st->est.act_w = MAX(0, MIN(st->est.act, st->est.act_w + ppsim_round_clamped(d_act)));

@@ -104,7 +104,7 @@ parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst, GEr
 static gboolean
 parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError **error)
 {
-    static const char *const names[] = {"none", "selective", "full", "light", NULL};
+    static const char *const names[] = {"none", "selective", "full", "light", "moe", NULL};
     const char *text = scn_scalar_text(scn_node_at(P, id));
     for (int i = 0; text && names[i]; i++)
         if (strcmp(text, names[i]) == 0) {
@@ -114,7 +114,7 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
     const char *hint = text ? ppsim_suggest(text, names) : NULL;
     g_autofree char *given = scn_given(scn_node_at(P, id));
     return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                    "'%s' must be none, selective, full or light, got %s%s%s%s", path, given,
+                    "'%s' must be none, selective, full, light or moe, got %s%s%s%s", path, given,
                     hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 }
 
@@ -136,6 +136,9 @@ parse_recompute_item(Parser *P, int item, const char *path, int *mode, int *coun
         if (!parse_recompute(P, pair.key, path, &r, error) ||
             !scalar_int(P, pair.value, path, &count_key, count, error))
             return FALSE;
+        if (r == PPSIM_RECOMPUTE_MOE)
+            return scn_fail(P, error, pair.key, PPSIM_SCENARIO_ERROR_VALUE,
+                            "'%s' takes moe for a whole stage only, not {moe: layers}", path);
     } else if (!parse_recompute(P, item, path, &r, error)) {
         return FALSE;
     }
@@ -150,7 +153,7 @@ parse_recompute_list(Parser *P, int id, const char *path, GArray **dst, GError *
     yaml_node_t *n = scn_node_at(P, id);
     if (n->type != YAML_SEQUENCE_NODE)
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                        "'%s' must be a list of none, selective, full or light", path);
+                        "'%s' must be a list of none, selective, full, light or moe", path);
     g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(int));
     g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(int));
     gsize count = n->data.sequence.items.top - n->data.sequence.items.start;

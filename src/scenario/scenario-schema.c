@@ -572,6 +572,15 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
                           "'model.elementwise: eager' is modelled in bf16 only; FP8 "
                           "('training.dtype: fp8') is Transformer Engine's fused kernels");
     const PpsimMoe *moe = &m->moe;
+    gboolean moe_mode = m->recompute == PPSIM_RECOMPUTE_MOE;
+    for (guint i = 0; m->stage_recompute != NULL && i < m->stage_recompute->len; i++)
+        moe_mode |= g_array_index(m->stage_recompute, int, i) == PPSIM_RECOMPUTE_MOE;
+    if (moe_mode && moe->experts == 0)
+        return check_fail(error, where_of, data,
+                          m->recompute == PPSIM_RECOMPUTE_MOE ? "model.recompute"
+                                                              : "model.stage_recompute",
+                          "recompute mode 'moe' re-runs the MoE layers' MLP blocks: it needs a "
+                          "mixture-of-experts model ('model.moe')");
     if (moe->experts > 0 && moe->top_k > moe->experts) {
         g_autofree char *msg =
             g_strdup_printf("'model.moe.top_k' (%d) cannot exceed 'model.moe.experts' (%d)",

@@ -16,6 +16,8 @@ typedef enum {
     PPSIM_RECOMPUTE_SELECTIVE, /* attention core recomputed: [KOR] Table 2 */
     PPSIM_RECOMPUTE_FULL,      /* only layer inputs kept: [KOR] Table 2, 2sbh per layer */
     PPSIM_RECOMPUTE_LIGHT,     /* LayerNorm, GeLU, dropout re-run: [PO] App. C, 20sbh per layer */
+    PPSIM_RECOMPUTE_MOE,       /* each MoE layer's MLP block re-run whole in B, its input kept
+                                * (Megatron-Core --recompute-modules moe); dense parts as none */
 } PpsimRecompute;
 
 /* Where a value came from, for error messages: 1-based line and column; 0 when unknown
