@@ -391,13 +391,7 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
             g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                         "%s: 'model.stage_recompute' puts %d layers of stage %d in mode "
                         "'%s', but the stage has %d",
-                        where, k, s,
-                        mode == PPSIM_RECOMPUTE_FULL        ? "full"
-                        : mode == PPSIM_RECOMPUTE_SELECTIVE ? "selective"
-                        : mode == PPSIM_RECOMPUTE_LIGHT     ? "light"
-                        : mode == PPSIM_RECOMPUTE_MOE       ? "moe"
-                                                            : "none",
-                        st->layers);
+                        where, k, s, ppsim_recompute_name(mode), st->layers);
             return FALSE;
         }
         gboolean mix = k >= 0 && k < st->layers;

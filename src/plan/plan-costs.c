@@ -18,13 +18,6 @@
 
 #include <string.h>
 
-const char *
-ppsim_recompute_name(PpsimRecompute r)
-{
-    static const char *const names[] = {"none", "selective", "full", "light", "moe"};
-    return (int)r >= 0 && (int)r < (int)G_N_ELEMENTS(names) ? names[r] : "?";
-}
-
 static double
 cost_ms(PpsimTime ps)
 {

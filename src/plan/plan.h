@@ -204,7 +204,4 @@ void ppsim_plan_scenario_free(PpsimScenario *planned);
  * `ppsim run SCENARIO --with FILE` applies, with comment lines on the prediction. */
 void ppsim_plan_write_fragment(GString *out, const PpsimScenario *sc, const PpsimPlan *plan);
 
-/* "none", "selective", "full", "light". */
-const char *ppsim_recompute_name(PpsimRecompute r);
-
 G_END_DECLS

@@ -104,7 +104,7 @@ parse_list(Parser *P, int id, const char *path, gboolean ints, GArray **dst, GEr
 static gboolean
 parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError **error)
 {
-    static const char *const names[] = {"none", "selective", "full", "light", "moe", NULL};
+    const char *const *names = ppsim_recompute_names;
     const char *text = scn_scalar_text(scn_node_at(P, id));
     for (int i = 0; text && names[i]; i++)
         if (strcmp(text, names[i]) == 0) {

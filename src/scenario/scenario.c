@@ -2,6 +2,14 @@
  * parser that fills them is scenario-parse.c). */
 #include "scenario/scenario-schema.h"
 
+const char *const ppsim_recompute_names[] = {"none", "selective", "full", "light", "moe", NULL};
+
+const char *
+ppsim_recompute_name(PpsimRecompute r)
+{
+    return (int)r >= 0 && (int)r <= PPSIM_RECOMPUTE_MOE ? ppsim_recompute_names[r] : "?";
+}
+
 PpsimScheduleSpec *
 ppsim_schedule_spec_new(const char *name)
 {

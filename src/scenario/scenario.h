@@ -20,6 +20,12 @@ typedef enum {
                                 * (Megatron-Core --recompute-modules moe); dense parts as none */
 } PpsimRecompute;
 
+/* The modes' names as model.recompute spells them, in enum order, NULL-terminated. */
+extern const char *const ppsim_recompute_names[];
+
+/* "none", "selective", "full", "light", "moe"; "?" out of range. */
+const char *ppsim_recompute_name(PpsimRecompute r);
+
 /* Where a value came from, for error messages: 1-based line and column; 0 when unknown
  * (a default). */
 typedef struct {
