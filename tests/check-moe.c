@@ -625,7 +625,7 @@ END_TEST
  * again in B, its all-to-alls too (twice the B all-to-alls of mode none), its forward
  * kernels unchanged and its B kernels longer by less than its whole F; it keeps the block's
  * input only, so less activation memory; the dense stage 0 layers are as none. Refused for a
- * dense model and as {moe: k}. */
+ * dense model. */
 START_TEST(test_recompute_moe)
 {
     const char *none_set[] = {"parallel.tp=2", "parallel.dp=8", "parallel.sequence_parallel=true",
@@ -664,8 +664,55 @@ START_TEST(test_recompute_moe)
                       strstr(error->message, "recompute mode 'moe' re-runs the MoE layers' MLP "
                                              "blocks: it needs a mixture-of-experts model") != NULL,
                   "%s", error->message);
-    const char *mixed[] = {"model.stage_recompute=[{moe: 1}, none]", NULL};
-    expect_error(mixed, "takes moe for a whole stage only, not {moe: layers}");
+}
+END_TEST
+
+/* {mode: k} in model.stage_recompute takes the stage's first k layers, priced as the layers
+ * they are: on stage 0 of moe_yaml (2 dense layers, then 2 MoE ones) {moe: 2} changes
+ * nothing and {moe: 3} one MoE layer, half of what the whole stage in mode moe changes; on
+ * stage 1 (4 MoE layers) {moe: 2} and {full: 2} each repeat the B all-to-alls of 2 layers
+ * (their time and the bytes the replay sends as flows): 1.5 times those of mode none, where
+ * the whole stage in either mode has twice. A 1F1B replay of the mixed plan lies between
+ * those of none and moe. */
+START_TEST(test_recompute_mixed_moe)
+{
+    const char *none[] = {"model.stage_recompute=[none, none]", NULL};
+    const char *two[] = {"model.stage_recompute=[{moe: 2}, {moe: 2}]", NULL};
+    const char *three[] = {"model.stage_recompute=[{moe: 3}, {full: 2}]", NULL};
+    const char *whole[] = {"model.stage_recompute=[moe, moe]", NULL};
+    g_autoptr(PpsimCosts) a = moe_costs(none, 2);
+    g_autoptr(PpsimCosts) b = moe_costs(two, 2);
+    g_autoptr(PpsimCosts) c = moe_costs(three, 2);
+    g_autoptr(PpsimCosts) w = moe_costs(whole, 2);
+    const PpsimStageCost *a0 = &a->stage[0], *b0 = &b->stage[0], *c0 = &c->stage[0];
+    ck_assert_int_eq(b0->est.b_ps, a0->est.b_ps);
+    ck_assert_int_eq(b0->est.act, a0->est.act);
+    ck_assert_int_eq(b0->ep_comm_b_ps, a0->ep_comm_b_ps);
+    ck_assert_int_gt(a0->ep_comm_b_ps, 0);
+    ck_assert_int_eq(c0->ep_comm_b_ps, 3 * a0->ep_comm_b_ps / 2);
+    ck_assert_int_eq(w->stage[0].ep_comm_b_ps, 2 * a0->ep_comm_b_ps);
+    ck_assert(llabs((a0->est.act - c0->est.act) - (c0->est.act - w->stage[0].est.act)) <= 1);
+    ck_assert(llabs((c0->est.b_ps - a0->est.b_ps) - (w->stage[0].est.b_ps - c0->est.b_ps)) <= 1);
+    ck_assert_int_gt(c0->est.b_ps, a0->est.b_ps);
+    for (int i = 0; i < 2; i++) {
+        const PpsimStageCost *a1 = &a->stage[1], *m1 = i ? &c->stage[1] : &b->stage[1];
+        ck_assert_int_eq(m1->ep_comm_b_ps, 3 * a1->ep_comm_b_ps / 2);
+        ck_assert_int_eq(m1->ep_comm_f_ps, a1->ep_comm_f_ps);
+        ck_assert(llabs((gint64)m1->ep_bytes_b - 3 * (gint64)a1->ep_bytes_b / 2) <= 1);
+    }
+
+    g_autoptr(GError) error = NULL;
+    PpsimTime span[3];
+    const char *const *sets[3] = {none, two, whole};
+    for (int i = 0; i < 3; i++) {
+        g_autoptr(PpsimScenario) sc = parse(moe_yaml, sets[i], &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) r = ppsim_test_run_option(sc, "1f1b", NULL, NULL, &error);
+        ppsim_assert_no_error(error);
+        span[i] = r->makespan_ps;
+    }
+    ck_assert_int_lt(span[0], span[1]);
+    ck_assert_int_lt(span[1], span[2]);
 }
 END_TEST
 
@@ -718,6 +765,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_ep_flows);
     tcase_add_test(tc, test_pair_sms);
     tcase_add_test(tc, test_recompute_moe);
+    tcase_add_test(tc, test_recompute_mixed_moe);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -358,6 +358,129 @@ START_TEST(test_ilp_matches_brute_force)
 }
 END_TEST
 
+/* A small mixture of experts: 7 layers, the first 2 dense, on 3 stages. */
+static PpsimScenario *
+moe_scenario(const char *schedule, const char *limit)
+{
+    g_autofree char *yaml = g_strdup_printf(
+        "name: tinymoe\n"
+        "hardware: {preset: dgx-h100-80gb}\n"
+        "model: {layers: 7, hidden: 2048, heads: 16, seq_len: 4096, vocab: 32000,\n"
+        "        mlp: swiglu, moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
+        "                           dense_layers: 2}}\n"
+        "training: {pp: 3, microbatches: 4}\n"
+        "schedule: %s\n"
+        "%s%s%s",
+        schedule, limit ? "memory: {limit: " : "", limit ? limit : "", limit ? "}\n" : "");
+    g_autoptr(GError) error = NULL;
+    PpsimScenario *sc = ppsim_scenario_parse(yaml, strlen(yaml), "moe.yaml", ".", NULL, &error);
+    ppsim_assert_no_error(error);
+    return sc;
+}
+
+/* A mixture of experts: the modes are none, moe and full (selective a no-op under
+ * FlashAttention); the unit is the MoE layer and the 2 dense layers are in H, priced in the
+ * first stage's mode, so whole and mixed stages, the first among them, add up to the cost
+ * model's stages (to rounding) and the 1F1B peak to the replay's. A first stage holding only
+ * its dense layers in mode moe changes nothing: it is none. */
+START_TEST(test_moe_units_match_cost_model)
+{
+    g_autoptr(PpsimScenario) sc = moe_scenario("1f1b", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimPlanProblem) pb = ppsim_plan_problem_new(sc, "1f1b", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(pb->n_modes, 3);
+    ck_assert_int_eq(pb->mode[0], PPSIM_RECOMPUTE_NONE);
+    ck_assert_int_eq(pb->mode[1], PPSIM_RECOMPUTE_MOE);
+    ck_assert_int_eq(pb->mode[2], PPSIM_RECOMPUTE_FULL);
+    ck_assert_int_eq(pb->head_layers, 2);
+    static const int cases[][3][3] = {
+        /* {layers, mode index, mixed} per stage */
+        {{3, 1, -1}, {2, 2, -1}, {2, 0, -1}},
+        {{4, 2, 3}, {2, 1, 1}, {1, 0, -1}},
+        {{2, 0, -1}, {3, 1, -1}, {2, 2, 1}},
+        {{5, 1, 4}, {1, 2, -1}, {1, 1, -1}},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(PpsimPlanAssignment) a = ppsim_plan_assignment_new(3);
+        for (int s = 0; s < 3; s++) {
+            a->layers[s] = cases[i][s][0];
+            a->mode[s] = cases[i][s][1];
+            a->mixed[s] = cases[i][s][2];
+        }
+        ppsim_plan_evaluate(pb, a);
+        PpsimScenario *planned = ppsim_plan_scenario(sc, pb, a);
+        g_autoptr(PpsimCosts) c = ppsim_costs_new(planned, 3, &error);
+        ppsim_assert_no_error(error);
+        for (int s = 0; s < 3; s++) {
+            int k = a->mode[s], km = ppsim_plan_in_mode(a, s), n = a->layers[s];
+            const PpsimPlanUnit *u = &pb->layer[k], *z = &pb->layer[0];
+            const PpsimPlanUnit *h = k > 0 ? &pb->head_mode[k] : &pb->head;
+            double f = km * u->f_ms + (n - km) * z->f_ms + (s == 0 ? h->f_ms : 0) +
+                       (s == 2 ? pb->tail.f_ms : 0);
+            double b = km * u->b_ms + (n - km) * z->b_ms + (s == 0 ? h->b_ms : 0) +
+                       (s == 2 ? pb->tail.b_ms : 0);
+            double act = km * u->act + (n - km) * z->act + (s == 0 ? h->act : 0) +
+                         (s == 2 ? pb->tail.act : 0);
+            ck_assert_msg(fabs(f - (double)c->stage[s].est.f_ps / PPSIM_PS_PER_MS) < 1e-6 &&
+                              fabs(b - (double)c->stage[s].est.b_ps / PPSIM_PS_PER_MS) < 1e-6 &&
+                              fabs(act - (double)c->stage[s].est.act) <= 16.0,
+                          "case %u stage %d: f %.9f b %.9f act %.0f against %.9f %.9f %.0f", i, s,
+                          f, b, act, (double)c->stage[s].est.f_ps / PPSIM_PS_PER_MS,
+                          (double)c->stage[s].est.b_ps / PPSIM_PS_PER_MS,
+                          (double)c->stage[s].est.act);
+        }
+        g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("1f1b");
+        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(planned, spec, 0, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_double_eq_tol(a->peak_memory, (double)ppsim_run_result_max_peak_memory(res),
+                                64.0);
+        ppsim_plan_scenario_free(planned);
+    }
+    g_autoptr(PpsimPlanAssignment) dense = ppsim_plan_assignment_new(3);
+    int layers[3] = {2, 3, 2}, modes[3] = {1, 1, 0};
+    for (int s = 0; s < 3; s++) {
+        dense->layers[s] = layers[s];
+        dense->mode[s] = modes[s];
+        dense->mixed[s] = -1;
+    }
+    ppsim_plan_evaluate(pb, dense);
+    ck_assert_int_eq(dense->mode[0], 0);
+    ck_assert_int_eq(dense->mode[1], 1);
+}
+END_TEST
+
+/* The ILP's optimum is brute force's on the mixture of experts, with and without a binding
+ * memory limit; every plan keeps the dense layers on the first stage. */
+START_TEST(test_moe_ilp_matches_brute_force)
+{
+    const char *limits[] = {NULL, "7.5GiB", "7GiB", "6.9GiB"};
+    int checked = 0, recomputed = 0;
+    for (guint i = 0; i < G_N_ELEMENTS(limits); i++) {
+        g_autoptr(PpsimScenario) sc = moe_scenario("1f1b", limits[i]);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(PpsimPlanProblem) pb = ppsim_plan_problem_new(sc, "1f1b", &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimPlanAssignment) brute = ppsim_plan_brute_force(pb);
+        g_autoptr(PpsimPlanAssignment) ilp = ppsim_plan_ilp(pb, FALSE, 30, NULL, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_msg((ilp != NULL) == brute->fits, "limit %s: ilp %p fits %d", limits[i],
+                      (void *)ilp, brute->fits);
+        if (ilp == NULL)
+            continue;
+        checked++;
+        ck_assert_int_ge(ilp->layers[0], 2);
+        ck_assert_msg(fabs(ilp->makespan_ms - brute->makespan_ms) <= 1e-6 * brute->makespan_ms,
+                      "limit %s: ilp %.6f brute %.6f", limits[i], ilp->makespan_ms,
+                      brute->makespan_ms);
+        for (int s = 0; s < 3; s++)
+            recomputed += pb->mode[ilp->mode[s]] == PPSIM_RECOMPUTE_MOE;
+    }
+    ck_assert_int_ge(checked, 3);
+    ck_assert_int_gt(recomputed, 0); /* some limit makes mode moe worth it */
+}
+END_TEST
+
 /* No plan fits: the error names a limit, and that limit (exactly as printed) does fit. */
 START_TEST(test_no_fit_names_smallest_limit)
 {
@@ -610,6 +733,7 @@ ppsim_test_suite(void)
     TCase *tc = tcase_create("costs");
     tcase_add_test(tc, test_stage_recompute_costs);
     tcase_add_test(tc, test_units_match_cost_model);
+    tcase_add_test(tc, test_moe_units_match_cost_model);
     suite_add_tcase(s, tc);
     tc = tcase_create("bubbles");
     tcase_set_timeout(tc, 120);
@@ -619,6 +743,7 @@ ppsim_test_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_hand_instance);
     ppsim_test_add_cbc(tc, test_ilp_matches_brute_force);
+    ppsim_test_add_cbc(tc, test_moe_ilp_matches_brute_force);
     tcase_add_test(tc, test_no_fit_names_smallest_limit);
     ppsim_test_add_cbc(tc, test_ilp_cut_off_keeps_start);
     tcase_add_test(tc, test_plan_replay_and_fragment);

@@ -295,6 +295,50 @@ START_TEST(test_search_cp_ep)
 }
 END_TEST
 
+/* The ladder of memory plans takes recompute moe between selective and full for a mixture
+ * of experts (its MLP blocks re-run): under a 60 GB limit some of the Mixtral-class layouts
+ * above fit only with it, and every layout it is kept for fits; a dense model of the same
+ * shape never takes it. */
+START_TEST(test_search_moe_recompute)
+{
+    static const char *const yamls[] = {
+        "name: moe-search\n"
+        "hardware: {preset: dgx-h100-80gb}\n"
+        "model: {preset: mixtral-8x7b, seq_len: 16384, layers: 8}\n"
+        "training: {pp: 2, global_batch: 16}\n"
+        "memory: {limit: 60GB}\n"
+        "schedule: 1f1b\n",
+        "name: dense-search\n"
+        "hardware: {preset: dgx-h100-80gb}\n"
+        "model: {layers: 8, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336, mlp: swiglu,\n"
+        "        seq_len: 16384, vocab: 32000}\n"
+        "training: {pp: 2, global_batch: 16}\n"
+        "memory: {limit: 20GB}\n"
+        "schedule: 1f1b\n",
+    };
+    for (int dense = 0; dense < 2; dense++) {
+        Run r;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        JsonArray *layouts = search_layouts(yamls[dense], "8", &r, parser);
+        int moe = 0, full = 0;
+        for (guint i = 0; i < json_array_get_length(layouts); i++) {
+            JsonObject *l = json_array_get_object_element(layouts, i);
+            JsonNode *rn = json_object_get_member(l, "recompute");
+            const char *rc = rn && !JSON_NODE_HOLDS_NULL(rn) ? json_node_get_string(rn) : "";
+            if (strcmp(rc, "moe") == 0) {
+                moe++;
+                ck_assert(json_object_get_boolean_member(l, "fits"));
+            }
+            full += strcmp(rc, "full") == 0;
+        }
+        ck_assert_msg(dense ? moe == 0 : moe > 0, "%s: %d layouts with recompute moe",
+                      dense ? "dense" : "moe", moe);
+        ck_assert_int_gt(full, 0);
+        run_clear(&r);
+    }
+}
+END_TEST
+
 /* A scenario's per-stage lists fit its own pp only: the search drops them, and each layout
  * splits its layers evenly (here stage_layers written for pp 2, 4 GPUs searched). */
 START_TEST(test_search_drops_stage_lists)
@@ -774,6 +818,7 @@ ppsim_test_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_search_layouts);
     tcase_add_test(tc, test_search_cp_ep);
+    tcase_add_test(tc, test_search_moe_recompute);
     tcase_add_test(tc, test_search_drops_stage_lists);
     tcase_add_test(tc, test_search_errors);
     tcase_add_test(tc, test_search_resume_after_kills);

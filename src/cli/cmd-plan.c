@@ -30,16 +30,17 @@ typedef struct {
 
 static const char plan_description[] =
     "Chooses, for the schedule family of SCENARIO (its first schedule, or --schedule), how\n"
-    "many transformer layers each pipeline stage holds and how each stage recomputes\n"
-    "(none, selective, full), minimising the recompute, imbalance and warm-up/cool-down\n"
-    "bubbles together under memory.limit: an integer program on CBC, or a local search\n"
-    "labelled 'heuristic' when ppsim was built without CBC (or with --heuristic). The plan is\n"
-    "then replayed by the simulator next to the baselines (even split with full recompute,\n"
-    "greedy modes on the even split, the scenario as given; for zb-v each also with its cap\n"
-    "sized from memory.limit), and the fastest that fits is the plan: never slower than a\n"
-    "baseline (--no-replay returns the optimiser's plan unchecked). -o writes it as a\n"
-    "scenario fragment for 'ppsim run --with'. When no plan fits, the error names the\n"
-    "smallest memory limit that would.\n"
+    "many transformer layers each pipeline stage holds and how each stage recomputes (none,\n"
+    "selective, full, and for a mixture of experts moe: its MLP blocks re-run), minimising\n"
+    "the recompute, imbalance and warm-up/cool-down bubbles together under memory.limit: an\n"
+    "integer program on CBC, or a local search labelled 'heuristic' when ppsim was built\n"
+    "without CBC (or with --heuristic). A solve stopped by --time-limit says how far its plan\n"
+    "is from the solver's bound. The plan is then replayed by the simulator next to the\n"
+    "baselines (even split with full recompute, greedy modes on the even split, the scenario\n"
+    "as given; for zb-v each also with its cap sized from memory.limit), and the fastest that\n"
+    "fits is the plan: never slower than a baseline (--no-replay returns the optimiser's plan\n"
+    "unchecked). -o writes it as a scenario fragment for 'ppsim run --with'. When no plan\n"
+    "fits, the error names the smallest memory limit that would.\n"
     "\n"
     "The text shows each stage's device, layers and mode, the predicted makespan, peak\n"
     "memory and bubbles (recompute B_R, imbalance B_I, warm-up/cool-down B_P, summed over\n"
@@ -81,9 +82,7 @@ plan_text_assignment(GString *out, const PpsimPlanProblem *pb, const PpsimPlanAs
     g_string_append(out, "[");
     for (int s = 0; s < a->n_stages; s++) {
         PpsimRecompute r = pb->mode[a->mode[s]];
-        const char *mark = r == PPSIM_RECOMPUTE_NONE        ? ""
-                           : r == PPSIM_RECOMPUTE_SELECTIVE ? "s"
-                                                            : "f";
+        const char *mark = ppsim_recompute_mark(r);
         if (a->mode[s] != 0 && a->mixed[s] >= 0) /* 9(3f): 3 of 9 layers recomputed */
             g_string_append_printf(out, "%s%d(%d%s)", s ? " " : "", a->layers[s], a->mixed[s],
                                    mark);
@@ -93,16 +92,32 @@ plan_text_assignment(GString *out, const PpsimPlanProblem *pb, const PpsimPlanAs
     g_string_append(out, "]");
 }
 
+/* The solver stopped at a limit with a plan of its own, whose distance to the best bound is
+ * known. */
+static gboolean
+plan_stopped(const PpsimPlan *plan)
+{
+    return strcmp(plan->method, "ilp") == 0 &&
+           (strcmp(plan->status, "time_limit") == 0 || strcmp(plan->status, "node_limit") == 0) &&
+           isfinite(plan->gap) && plan->gap > 0;
+}
+
 static void
 plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GArray *rows)
 {
     const PpsimPlanProblem *pb = plan->problem;
     const PpsimPlanAssignment *a = plan->best;
-    g_string_append_printf(out, "plan for scenario %s: schedule %s (p=%d, v=%d, m=%d), %s%s%s\n",
-                           sc->name, pb->schedule, pb->p, pb->v, pb->m,
-                           strcmp(plan->method, "ilp") == 0 ? "ILP on CBC, " : "",
-                           strcmp(plan->method, "ilp") == 0 ? plan->status : "HEURISTIC",
-                           strcmp(plan->method, "ilp") == 0 ? "" : " (local search, CBC not used)");
+    gboolean ilp = strcmp(plan->method, "ilp") == 0;
+    g_string_append_printf(out, "plan for scenario %s: schedule %s (p=%d, v=%d, m=%d), %s%s%s",
+                           sc->name, pb->schedule, pb->p, pb->v, pb->m, ilp ? "ILP on CBC, " : "",
+                           ilp ? plan->status : "HEURISTIC",
+                           ilp ? "" : " (local search, CBC not used)");
+    if (plan_stopped(plan)) {
+        g_string_append(out, " (its plan within ");
+        ppsim_fmt_fixed(out, 100.0 * plan->gap, 2);
+        g_string_append(out, "% of the solver's bound)");
+    }
+    g_string_append_c(out, '\n');
     if (strcmp(plan->source, plan->method) != 0)
         g_string_append_printf(out,
                                "the plan is the %s candidate: it replays faster than the %s's own "
@@ -138,7 +153,8 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
     g_string_append_c(out, '\n');
     if (g_array_index(rows, PlanRow, 0).res == NULL)
         return;
-    g_string_append(out, "\nreplayed (split: layers per stage, s/f = selective/full recompute)\n");
+    g_string_append(out,
+                    "\nreplayed (split: layers per stage, s/m/f = selective/moe/full recompute)\n");
     g_string_append(out,
                     "candidate      predicted(ms)  replayed(ms)    gap  peak_mem(GiB) oom split\n");
     for (guint i = 0; i < rows->len; i++) {
@@ -218,6 +234,10 @@ plan_json(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
                            pb->schedule, pb->p, pb->v, pb->m, plan->method, plan->rounds,
                            plan->status);
     ppsim_fmt_double(out, plan->seconds);
+    if (plan_stopped(plan)) {
+        g_string_append(out, ",\"gap\":");
+        ppsim_fmt_double(out, plan->gap);
+    }
     g_string_append(out, "},\"memory_limit\":");
     g_string_append_printf(out, "%.0f", pb->gpu_limit); /* memory.limit, not the allocator share */
     g_string_append(out, ",\"stage_device\":[");

@@ -44,7 +44,7 @@ extern const char *const ppsim_cli_search_rung_paths[];
 /* cmd-search-layouts.c. */
 /* The ladder of memory plans, cheapest in time first: one GStrv per rung, its values in
  * the order of ppsim_cli_search_rung_paths (transfer full). */
-GPtrArray *ppsim_cli_search_rungs(void);
+GPtrArray *ppsim_cli_search_rungs(const PpsimScenario *sc);
 /* The generators to try for --schedules @names (nullable: the default set); NULL with
  * @error set on an unknown or unsearchable name. */
 GPtrArray *ppsim_cli_search_schedules(char **names, GError **error);

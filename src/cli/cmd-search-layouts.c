@@ -29,12 +29,11 @@ const char *const ppsim_cli_search_paths[] = {
 
 /* The ladder of memory plans, cheapest in time first: ZeRO 1 and 2 cost no time over plain
  * data parallelism (the same ring volume), ZeRO-3 adds parameter gathers, recompute adds
- * forwards. The first that fits is kept. */
+ * forwards (a mixture of experts' MLP blocks alone before whole layers). The first that
+ * fits is kept. */
 const char *const ppsim_cli_search_rung_paths[] = {"model.recompute", "parallel.zero", NULL};
-static const char *const ladder[][2] = {
-    {"none", "1"}, {"selective", "1"}, {"full", "1"},      {"none", "2"}, {"selective", "2"},
-    {"full", "2"}, {"none", "3"},      {"selective", "3"}, {"full", "3"},
-};
+static const char *const ladder_zero[] = {"1", "2", "3"};
+static const char *const ladder_recompute[] = {"none", "selective", "moe", "full"};
 /* Microbatch sizes tried, and chunk counts for the generators whose v is training.chunks. */
 static const int microbatch_sizes[] = {1, 2, 4, 8};
 static const int chunk_counts[] = {2, 4};
@@ -213,16 +212,20 @@ ppsim_cli_search_nearest_counts(const PpsimScenario *sc, int n, int batch, int *
             *above = k;
 }
 
-/* The ladder as the sweep takes it: one GStrv of values per rung. */
+/* The ladder as the sweep takes it for @sc: one GStrv of values per rung (recompute moe for
+ * a mixture of experts only). */
 GPtrArray *
-ppsim_cli_search_rungs(void)
+ppsim_cli_search_rungs(const PpsimScenario *sc)
 {
     GPtrArray *rungs = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
-    for (guint i = 0; i < G_N_ELEMENTS(ladder); i++) {
-        char **r = g_new0(char *, 3);
-        r[0] = g_strdup(ladder[i][0]);
-        r[1] = g_strdup(ladder[i][1]);
-        g_ptr_array_add(rungs, r);
-    }
+    for (guint z = 0; z < G_N_ELEMENTS(ladder_zero); z++)
+        for (guint i = 0; i < G_N_ELEMENTS(ladder_recompute); i++) {
+            if (strcmp(ladder_recompute[i], "moe") == 0 && sc->model.moe.experts <= 0)
+                continue;
+            char **r = g_new0(char *, 3);
+            r[0] = g_strdup(ladder_recompute[i]);
+            r[1] = g_strdup(ladder_zero[z]);
+            g_ptr_array_add(rungs, r);
+        }
     return rungs;
 }

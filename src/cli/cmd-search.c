@@ -87,10 +87,7 @@ plan_layout(const char *path, char **sets, const PpsimSweepRow *r, Planned *out)
     GString *t = g_string_new("[");
     for (int st = 0; st < a->n_stages; st++) {
         PpsimRecompute m = plan->problem->mode[a->mode[st]];
-        g_string_append_printf(t, "%s%d%s", st ? " " : "", a->layers[st],
-                               m == PPSIM_RECOMPUTE_NONE        ? ""
-                               : m == PPSIM_RECOMPUTE_SELECTIVE ? "s"
-                                                                : "f");
+        g_string_append_printf(t, "%s%d%s", st ? " " : "", a->layers[st], ppsim_recompute_mark(m));
     }
     g_string_append_c(t, ']');
     out->split = g_string_free(t, FALSE);
@@ -146,8 +143,9 @@ static const char search_description[] =
     "generators but optpipe, whose MILP per layout is slow: name it in --schedules). Layouts\n"
     "that do not divide are skipped; the scenario's model.stage_layers and stage_recompute,\n"
     "written for one pp, are dropped. Each layout takes the first memory plan that fits, in the\n"
-    "order ZeRO-1, -2, -3 x recompute none, selective, full; a plan whose static memory alone\n"
-    "(weights, gradients, optimizer states) is over memory.limit is pruned before replay.\n"
+    "order ZeRO-1, -2, -3 x recompute none, selective, moe (a mixture of experts only), full;\n"
+    "a plan whose static memory alone (weights, gradients, optimizer states) is over\n"
+    "memory.limit is pruned before replay.\n"
     "\n"
     "With --plan, the planner then balances the layers and recompute per stage of each of\n"
     "the top layouts (as 'ppsim plan' does), and the plans are replayed.\n"
@@ -246,7 +244,7 @@ search_main(SearchOptions *o, const char *path)
     g_ptr_array_add(sets, g_strdup("model.stage_layers=[]"));
     g_ptr_array_add(sets, g_strdup("model.stage_recompute=[]"));
     g_ptr_array_add(sets, NULL);
-    g_autoptr(GPtrArray) rungs = ppsim_cli_search_rungs();
+    g_autoptr(GPtrArray) rungs = ppsim_cli_search_rungs(sc);
     g_autoptr(PpsimSweep) sweep =
         ppsim_sweep_new_points(path, (char **)sets->pdata, (char **)ppsim_cli_search_paths, points,
                                (char **)ppsim_cli_search_rung_paths, rungs, &error);

@@ -334,31 +334,38 @@ costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     ppsim_moe_fill_stage(st, sc, rate);
 }
 
-/* {mode: k} in model.stage_recompute: @st was filled with the model's mode; k of its layers
- * take @mode instead, each changing the stage by one layer's difference between the modes
- * (every per-layer quantity is linear in the layer count; params do not depend on it). */
+/* {mode: k} in model.stage_recompute: @st was filled with the model's mode; the first k of
+ * its layers (those Megatron's block method recomputes) take @mode instead. The stage
+ * changes by what those k layers change between the two modes, priced as the layers they
+ * are (dense or MoE: the probes start at the stage's first layer); every per-layer quantity
+ * is linear in the layers, and params do not depend on the mode. */
 static void
 costs_mix_layers(PpsimStageCost *st, const PpsimScenario *sc, PpsimRecompute mode, int k,
                  double rate)
 {
     PpsimScenario mixed = *sc;
-    PpsimStageCost base = {.layers = 1}, other = {.layers = 1};
+    PpsimStageCost base = {.first_layer = st->first_layer, .layers = k}, other = base;
     costs_fill_one(&base, sc, rate);
     mixed.model.recompute = mode;
     costs_fill_one(&other, &mixed, rate);
-    st->est.f_ps += k * (other.est.f_ps - base.est.f_ps);
-    st->est.b_ps += k * (other.est.b_ps - base.est.b_ps);
-    st->est.w_ps += k * (other.est.w_ps - base.est.w_ps);
-    st->est.r_ps += k * (other.est.r_ps - base.est.r_ps);
-    st->est.act += k * (other.est.act - base.est.act);
-    st->est.act_w += k * (other.est.act_w - base.est.act_w);
-    st->tp_comm_f_ps += k * (other.tp_comm_f_ps - base.tp_comm_f_ps);
-    st->tp_comm_b_ps += k * (other.tp_comm_b_ps - base.tp_comm_b_ps);
+    st->est.f_ps += other.est.f_ps - base.est.f_ps;
+    st->est.b_ps += other.est.b_ps - base.est.b_ps;
+    st->est.w_ps += other.est.w_ps - base.est.w_ps;
+    st->est.r_ps += other.est.r_ps - base.est.r_ps;
+    st->est.act += other.est.act - base.est.act;
+    st->est.act_w += other.est.act_w - base.est.act_w;
+    st->tp_comm_f_ps += other.tp_comm_f_ps - base.tp_comm_f_ps;
+    st->tp_comm_b_ps += other.tp_comm_b_ps - base.tp_comm_b_ps;
     for (int i = 0; i < 3; i++) {
-        st->kern_f_ps[i] += k * (other.kern_f_ps[i] - base.kern_f_ps[i]);
-        st->kern_b_ps[i] += k * (other.kern_b_ps[i] - base.kern_b_ps[i]);
-        st->kern_w_ps[i] += k * (other.kern_w_ps[i] - base.kern_w_ps[i]);
+        st->kern_f_ps[i] += other.kern_f_ps[i] - base.kern_f_ps[i];
+        st->kern_b_ps[i] += other.kern_b_ps[i] - base.kern_b_ps[i];
+        st->kern_w_ps[i] += other.kern_w_ps[i] - base.kern_w_ps[i];
     }
+    /* the MoE all-to-alls a re-run block repeats in B (moe.c), which the replay sends as
+     * flows beside the compute */
+    st->ep_comm_b_ps += other.ep_comm_b_ps - base.ep_comm_b_ps;
+    st->ep_bytes_b += other.ep_bytes_b - base.ep_bytes_b;
+    st->ep_near_bytes_b += other.ep_near_bytes_b - base.ep_near_bytes_b;
     st->offload_bytes = (guint64)st->est.act;
 }
 

@@ -55,18 +55,30 @@ unit_equal(const PpsimPlanUnit *a, const PpsimPlanUnit *b)
            a->act_w == b->act_w && a->static_mem == b->static_mem;
 }
 
-/* Prices mode @r on the probe (H + l, l, l + T). */
+/* out = a - k b */
+static void
+unit_sub_times(PpsimPlanUnit *out, const PpsimPlanUnit *a, const PpsimPlanUnit *b, int k)
+{
+    *out = *a;
+    for (int i = 0; i < k; i++)
+        unit_sub(out, out, b);
+}
+
+/* Prices mode @r on the probe (H + d + l, l, l + T): l is the model's typical layer (an MoE
+ * layer in a mixture of experts) and d the pb->head_layers dense layers a mixture of experts
+ * starts with, which the first stage holds (their difference to l goes into H). */
 static gboolean
-costs_probe(const PpsimScenario *sc, PpsimRecompute r, PpsimPlanUnit *layer, PpsimPlanUnit *head,
-            PpsimPlanUnit *tail, double *comm_ms, GError **error)
+costs_probe(const PpsimScenario *sc, PpsimRecompute r, int dense, PpsimPlanUnit *layer,
+            PpsimPlanUnit *head, PpsimPlanUnit *tail, double *comm_ms, GError **error)
 {
     PpsimScenario probe = *sc;
-    int ones[3] = {1, 1, 1}, modes[3] = {r, r, r};
+    int counts[3] = {1 + dense, 1, 1}, modes[3] = {r, r, r};
     g_autoptr(GArray) split = g_array_new(FALSE, FALSE, sizeof(int));
     g_autoptr(GArray) rc = g_array_new(FALSE, FALSE, sizeof(int));
-    g_array_append_vals(split, ones, 3);
+    g_array_append_vals(split, counts, 3);
     g_array_append_vals(rc, modes, 3);
-    probe.model.layers = 3;
+    probe.model.layers = 3 + dense;
+    probe.model.moe.dense_layers = dense;
     probe.model.stage_layers = split;
     probe.model.stage_recompute = rc;
     probe.model.stage_recompute_layers = NULL;
@@ -77,22 +89,28 @@ costs_probe(const PpsimScenario *sc, PpsimRecompute r, PpsimPlanUnit *layer, Pps
     unit_from_stage(layer, &c->stage[1]);
     unit_from_stage(&first, &c->stage[0]);
     unit_from_stage(&last, &c->stage[2]);
-    unit_sub(head, &first, layer);
+    unit_sub_times(head, &first, layer, 1 + dense);
     unit_sub(tail, &last, layer);
     *comm_ms = cost_ms(c->estimates.comm_ps);
     return TRUE;
 }
 
-/* [HP]'s recompute set R: none, selective and full, less any mode that prices the same as
- * an earlier one (selective is a no-op with FlashAttention, [KOR] §5). */
+/* [HP]'s recompute set R: none, selective, for a mixture of experts moe (its MLP blocks
+ * re-run), and full, in that order of time; less any mode that prices the same as an
+ * earlier one (selective is a no-op with FlashAttention, [KOR] §5). A mixture of experts is
+ * priced by its MoE layer, its leading dense layers in the head of each mode (plan.h). */
 static gboolean
 costs_modes(PpsimPlanProblem *pb, const PpsimScenario *sc, GError **error)
 {
-    static const PpsimRecompute all[] = {PPSIM_RECOMPUTE_NONE, PPSIM_RECOMPUTE_SELECTIVE,
-                                         PPSIM_RECOMPUTE_FULL};
+    const PpsimMoe *moe = &sc->model.moe;
+    PpsimRecompute all[] = {PPSIM_RECOMPUTE_NONE, PPSIM_RECOMPUTE_SELECTIVE, PPSIM_RECOMPUTE_MOE,
+                            PPSIM_RECOMPUTE_FULL};
+    pb->head_layers = moe->experts > 0 ? MIN(moe->dense_layers, pb->layers / pb->n_stages) : 0;
     for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
+        if (all[i] == PPSIM_RECOMPUTE_MOE && moe->experts <= 0)
+            continue;
         PpsimPlanUnit layer, head, tail;
-        if (!costs_probe(sc, all[i], &layer, &head, &tail, &pb->comm_ms, error))
+        if (!costs_probe(sc, all[i], pb->head_layers, &layer, &head, &tail, &pb->comm_ms, error))
             return FALSE;
         gboolean dup = FALSE;
         for (int k = 0; k < pb->n_modes; k++)
@@ -103,6 +121,7 @@ costs_modes(PpsimPlanProblem *pb, const PpsimScenario *sc, GError **error)
             pb->head = head;
             pb->tail = tail;
         }
+        pb->head_mode[pb->n_modes] = head;
         pb->mode[pb->n_modes] = all[i];
         pb->layer[pb->n_modes++] = layer;
     }

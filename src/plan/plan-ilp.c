@@ -7,7 +7,8 @@
  * the rest none); M, the makespan. With one transformer layer type, [HP]'s order and
  * contiguity constraints (C1) hold by construction: layers are dealt to stages in stage
  * order, H to the first, T to the last.
- *   C1  sum_{s,r} l[s,r] = L;  l[s,r] <= L y[s,r], sum_{r>=1} y[s,r] <= 1;  middle stages >= 1
+ *   C1  sum_{s,r} l[s,r] = L;  l[s,r] <= L y[s,r], sum_{r>=1} y[s,r] <= 1;  middle stages >= 1,
+ *       the first >= the dense layers priced in H
  *   C2  per device d and check point k (plan-costs.c): static + in-flight activations
  *       <= memory limit
  *   C3  M >= m D_d + hops  and  M >= m D_d + sum_{s not on d} P_s + hops  for every d
@@ -53,8 +54,64 @@ ilp_extra(const PpsimPlanProblem *pb, int s)
     return u;
 }
 
+/* plan.h head_mode: a first stage with layers in mode k >= 1 takes head_mode[k] for H, so
+ * the difference to H times y[0,k] joins stage 0's terms of a row, weighted (f, b, w,
+ * static memory, activation, W-held activation) as its layers are. Appends to @cols and
+ * @coef; returns how many. */
+static int
+ilp_head_terms(const Ilp *ilp, const PpsimPlanProblem *pb, int s, const double wt[6], int *cols,
+               double *coef)
+{
+    int nz = 0;
+    for (int k = 1; s == 0 && pb->head_layers > 0 && k < pb->n_modes; k++) {
+        const PpsimPlanUnit *a = &pb->head_mode[k], *b = &pb->head;
+        cols[nz] = ilp->y[ilp_col(pb, 0, k)];
+        coef[nz++] = wt[0] * (a->f_ms - b->f_ms) + wt[1] * (a->b_ms - b->b_ms) +
+                     wt[2] * (a->w_ms - b->w_ms) + wt[3] * (a->static_mem - b->static_mem) +
+                     wt[4] * (a->act - b->act) + wt[5] * (a->act_w - b->act_w);
+    }
+    return nz;
+}
+
+/* The most layers stage @s can hold in mode @k: all L, or under the memory limit
+ * (@min_memory: there is none, it is the objective) as many as fit its device at its
+ * fullest check point, every other term of the row at its least (each is at least 0; the
+ * first stage's head in its least costly mode). Tightens l <= U y. */
+static int
+ilp_most_layers(const PpsimPlanProblem *pb, int s, int k, gboolean min_memory)
+{
+    int L = pb->layers;
+    if (pb->limit <= 0 || min_memory)
+        return L;
+    double most = L;
+    for (guint i = 0; i < pb->points->len; i++) {
+        const PpsimPlanPoint *pt = g_ptr_array_index(pb->points, i);
+        if (pt->device != pb->stage_device[s])
+            continue;
+        double fixed = 0;
+        for (int t = 0; t < pb->n_stages; t++) {
+            if (pb->stage_device[t] != pt->device)
+                continue;
+            PpsimPlanUnit e = ilp_extra(pb, t);
+            double least = e.static_mem + pt->n_full[t] * e.act + pt->n_w[t] * e.act_w;
+            for (int j = 1; t == 0 && pb->head_layers > 0 && j < pb->n_modes; j++) {
+                const PpsimPlanUnit *a = &pb->head_mode[j], *b = &pb->head;
+                least = MIN(least, least + (a->static_mem - b->static_mem) +
+                                       pt->n_full[t] * (a->act - b->act) +
+                                       pt->n_w[t] * (a->act_w - b->act_w));
+            }
+            fixed += least;
+        }
+        const PpsimPlanUnit *u = &pb->layer[k];
+        double per = u->static_mem + pt->n_full[s] * u->act + pt->n_w[s] * u->act_w;
+        if (per > 0)
+            most = MIN(most, floor((pb->limit - fixed) / per));
+    }
+    return (int)CLAMP(most, 0, L);
+}
+
 static void
-ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb)
+ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb, gboolean min_memory)
 {
     int S = pb->n_stages, K = pb->n_modes, L = pb->layers;
     g_autofree int *cols = g_new(int, S *K + 1);
@@ -64,19 +121,28 @@ ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb)
          * k >= 1 and sum_{k >= 1} y[s,k] <= 1 */
         for (int k = 1; k < K; k++) {
             int c[2] = {ilp->l[ilp_col(pb, s, k)], ilp->y[ilp_col(pb, s, k)]};
-            double a[2] = {1.0, -(double)L};
+            double a[2] = {1.0, -(double)ilp_most_layers(pb, s, k, min_memory)};
             ppsim_milp_add_row(ilp->milp, 2, c, a, 'L', 0.0);
             cols[k - 1] = ilp->y[ilp_col(pb, s, k)];
             coef[k - 1] = 1.0;
         }
         if (K > 1)
             ppsim_milp_add_row(ilp->milp, K - 1, cols, coef, 'L', 1.0);
-        if ((s > 0 && s < S - 1) || pb->tie_chunks) {
+        int least = (s > 0 && s < S - 1) || pb->tie_chunks ? 1 : 0;
+        if (s == 0) /* the dense layers priced in H, in the mode of the stage's first layers:
+                     * l[0,k] >= head_layers y[0,k] */
+            least = MAX(least, pb->head_layers);
+        for (int k = 1; s == 0 && pb->head_layers > 0 && k < K; k++) {
+            int c[2] = {ilp->l[ilp_col(pb, 0, k)], ilp->y[ilp_col(pb, 0, k)]};
+            double a[2] = {1.0, -(double)pb->head_layers};
+            ppsim_milp_add_row(ilp->milp, 2, c, a, 'G', 0.0);
+        }
+        if (least > 0) {
             for (int k = 0; k < K; k++) {
                 cols[k] = ilp->l[ilp_col(pb, s, k)];
                 coef[k] = 1.0;
             }
-            ppsim_milp_add_row(ilp->milp, K, cols, coef, 'G', 1.0);
+            ppsim_milp_add_row(ilp->milp, K, cols, coef, 'G', (double)least);
         }
     }
     for (int i = 0; i < S * K; i++) {
@@ -106,8 +172,8 @@ static void
 ilp_memory(Ilp *ilp, const PpsimPlanProblem *pb, gboolean min_memory)
 {
     int S = pb->n_stages, K = pb->n_modes;
-    g_autofree int *cols = g_new(int, S *K + 1);
-    g_autofree double *coef = g_new(double, S *K + 1);
+    g_autofree int *cols = g_new(int, (S + 1) * K + 1);
+    g_autofree double *coef = g_new(double, (S + 1) * K + 1);
     for (guint i = 0; i < pb->points->len; i++) {
         const PpsimPlanPoint *pt = g_ptr_array_index(pb->points, i);
         int nz = 0;
@@ -123,6 +189,13 @@ ilp_memory(Ilp *ilp, const PpsimPlanProblem *pb, gboolean min_memory)
                 coef[nz++] = (u->static_mem + pt->n_full[s] * u->act + pt->n_w[s] * u->act_w) /
                              ilp->mem_unit;
             }
+            double wt[6] = {0,
+                            0,
+                            0,
+                            1.0 / ilp->mem_unit,
+                            pt->n_full[s] / ilp->mem_unit,
+                            pt->n_w[s] / ilp->mem_unit};
+            nz += ilp_head_terms(ilp, pb, s, wt, cols + nz, coef + nz);
         }
         if (min_memory) {
             cols[nz] = ilp->M;
@@ -140,8 +213,8 @@ ilp_makespan(Ilp *ilp, const PpsimPlanProblem *pb)
 {
     int S = pb->n_stages, K = pb->n_modes;
     double hops = 2.0 * (pb->p - 1) * pb->comm_ms;
-    g_autofree int *cols = g_new(int, S *K + 1);
-    g_autofree double *coef = g_new(double, S *K + 1);
+    g_autofree int *cols = g_new(int, (S + 1) * K + 1);
+    g_autofree double *coef = g_new(double, (S + 1) * K + 1);
     for (int d = 0; d < pb->p; d++) {
         for (int with_prep = 0; with_prep < 2; with_prep++) {
             int nz = 0;
@@ -161,6 +234,14 @@ ilp_makespan(Ilp *ilp, const PpsimPlanProblem *pb)
                             ? -pb->m * (u->f_ms + u->b_ms + u->w_ms)
                             : -(pb->prep_f * u->f_ms + pb->prep_b * u->b_ms + pb->prep_w * u->w_ms);
                 }
+                double mm = -(double)pb->m;
+                double wt[6] = {mine ? mm : -pb->prep_f,
+                                mine ? mm : -pb->prep_b,
+                                mine ? mm : -pb->prep_w,
+                                0,
+                                0,
+                                0};
+                nz += ilp_head_terms(ilp, pb, s, wt, cols + nz, coef + nz);
             }
             cols[nz] = ilp->M;
             coef[nz++] = 1.0;
@@ -176,8 +257,8 @@ ilp_pacing(Ilp *ilp, const PpsimPlanProblem *pb)
 {
     int p = pb->p, K = pb->n_modes;
     g_autofree int *x = g_new(int, pb->v);
-    g_autofree int *cols = g_new(int, K + pb->v + 1);
-    g_autofree double *coef = g_new(double, K + pb->v + 1);
+    g_autofree int *cols = g_new(int, 2 * K + pb->v + 1);
+    g_autofree double *coef = g_new(double, 2 * K + pb->v + 1);
     for (int c = 0; c < pb->v; c++) {
         x[c] = ppsim_milp_add_col(ilp->milp, 0, INFINITY, 0, FALSE);
         for (int s = c * p; s < (c + 1) * p; s++) {
@@ -188,6 +269,8 @@ ilp_pacing(Ilp *ilp, const PpsimPlanProblem *pb)
                 cols[nz] = ilp->l[ilp_col(pb, s, k)];
                 coef[nz++] = -(u->f_ms + u->b_ms + u->w_ms);
             }
+            static const double wt[6] = {-1, -1, -1, 0, 0, 0};
+            nz += ilp_head_terms(ilp, pb, s, wt, cols + nz, coef + nz);
             cols[nz] = x[c];
             coef[nz++] = 1.0;
             ppsim_milp_add_row(ilp->milp, nz, cols, coef, 'G', e.f_ms + e.b_ms + e.w_ms);
@@ -242,7 +325,7 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
             y[ilp_col(pb, s, k)] = ppsim_milp_add_col(milp, 0, 1, 0, TRUE);
         }
     ilp.M = ppsim_milp_add_col(milp, 0, INFINITY, 1.0, FALSE);
-    ilp_structure(&ilp, pb);
+    ilp_structure(&ilp, pb, min_memory);
     ilp_memory(&ilp, pb, min_memory);
     if (!min_memory)
         ilp_makespan(&ilp, pb);

@@ -59,7 +59,8 @@ model_stage(const PpsimPlanProblem *pb, int s, int n, int k, int km)
         .act_w = km * a->act_w + kz * z->act_w,
         .static_mem = km * a->static_mem + kz * z->static_mem,
     };
-    const PpsimPlanUnit *extra[2] = {s == 0 ? &pb->head : NULL,
+    const PpsimPlanUnit *head = km > 0 ? &pb->head_mode[k] : &pb->head;
+    const PpsimPlanUnit *extra[2] = {s == 0 ? head : NULL,
                                      s == pb->n_stages - 1 ? &pb->tail : NULL};
     for (int i = 0; i < 2; i++) {
         if (extra[i] == NULL)
@@ -117,10 +118,32 @@ model_device_memory(const PpsimPlanProblem *pb, const PpsimPlanAssignment *a, in
     return stat + peak;
 }
 
+/* Whether two stage prices agree to rounding. */
+static gboolean
+model_same(const PpsimPlanUnit *a, const PpsimPlanUnit *b)
+{
+    double t = 1e-9 * (fabs(a->f_ms) + fabs(a->b_ms) + fabs(a->w_ms)) + 1e-12;
+    double m = 1e-9 * (fabs(a->static_mem) + fabs(a->act)) + 1.0;
+    return fabs(a->f_ms - b->f_ms) <= t && fabs(a->b_ms - b->b_ms) <= t &&
+           fabs(a->w_ms - b->w_ms) <= t && fabs(a->static_mem - b->static_mem) <= m &&
+           fabs(a->act - b->act) <= m && fabs(a->act_w - b->act_w) <= m;
+}
+
 void
 ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
 {
     int p = pb->p;
+    /* a mode that changes nothing is none: a mixture of experts' first stage holding only
+     * its dense layers in mode moe (not with tied chunks, whose stages share their mode) */
+    for (int s = 0; s < pb->n_stages && !pb->tie_chunks; s++) {
+        if (a->mode[s] == 0)
+            continue;
+        PpsimPlanUnit u = model_stage_of(pb, a, s), z = model_stage(pb, s, a->layers[s], 0, 0);
+        if (model_same(&u, &z)) {
+            a->mode[s] = 0;
+            a->mixed[s] = -1;
+        }
+    }
     g_autofree double *dev = g_new0(double, p);
     g_autofree double *prep = g_new0(double, p);
     g_autofree double *rec = g_new0(double, p);
@@ -182,13 +205,13 @@ ppsim_plan_even(const PpsimPlanProblem *pb, int mode)
 }
 
 /* Fewest layers stage @s may hold: the first and last may hold only H or T (alone on
- * their device: with tied chunks, its other stages need a layer). */
+ * their device: with tied chunks, its other stages need a layer); the first, at least the
+ * dense layers priced in H. */
 static int
 model_min_layers(const PpsimPlanProblem *pb, int s)
 {
-    if (pb->tie_chunks)
-        return 1;
-    return s == 0 || s == pb->n_stages - 1 ? 0 : 1;
+    int least = pb->tie_chunks ? 1 : s == 0 || s == pb->n_stages - 1 ? 0 : 1;
+    return s == 0 ? MAX(least, pb->head_layers) : least;
 }
 
 /* With tied chunks, every stage of a device takes the layers of its first stage: the even
@@ -325,12 +348,13 @@ brute_modes(const PpsimPlanProblem *pb, PpsimPlanAssignment *a, int s, PpsimPlan
         }
         return;
     }
-    /* mode 0 for the whole stage, or c >= 1 of its layers in mode k, the rest in mode 0 */
+    /* mode 0 for the whole stage, or c >= 1 of its layers in mode k (on the first stage at
+     * least its dense layers: plan.h head_mode), the rest in mode 0 */
     a->mode[s] = 0;
     a->mixed[s] = -1;
     brute_modes(pb, a, s + 1, best);
     for (int k = 1; k < pb->n_modes; k++)
-        for (int c = 1; c <= a->layers[s]; c++) {
+        for (int c = s == 0 ? MAX(1, pb->head_layers) : 1; c <= a->layers[s]; c++) {
             a->mode[s] = k;
             a->mixed[s] = c == a->layers[s] ? -1 : c;
             brute_modes(pb, a, s + 1, best);

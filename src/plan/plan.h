@@ -18,7 +18,7 @@
 
 G_BEGIN_DECLS
 
-#define PPSIM_PLAN_MAX_MODES 3
+#define PPSIM_PLAN_MAX_MODES 4
 
 /* Costs of one unit (a transformer layer in one recompute mode, or the embedding / head
  * extras) for one microbatch, as the cost model prices it on this scenario's hardware and
@@ -47,7 +47,13 @@ typedef struct {
     PpsimRecompute mode[PPSIM_PLAN_MAX_MODES];
     PpsimPlanUnit layer[PPSIM_PLAN_MAX_MODES];
     PpsimPlanUnit head, tail; /* H on the first stage, T on the last (no recompute mode) */
-    double comm_ms;           /* one cross-device hop */
+    /* A mixture of experts' leading dense layers (as many as an even split gives the first
+     * stage) are priced in H, in the first stage's mode: head_mode[k] for a first stage
+     * with at least head_layers layers in mode k (those first, as {mode: k} takes them),
+     * head_mode[0] = head. The first stage holds at least head_layers layers. */
+    int head_layers;
+    PpsimPlanUnit head_mode[PPSIM_PLAN_MAX_MODES];
+    double comm_ms; /* one cross-device hop */
     /* warm-up/cool-down weights of the family: device d's preparation bubble is
      * sum over stages not on d of (prep_f F + prep_b B + prep_w W) */
     double prep_f, prep_b, prep_w;

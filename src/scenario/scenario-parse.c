@@ -136,9 +136,6 @@ parse_recompute_item(Parser *P, int item, const char *path, int *mode, int *coun
         if (!parse_recompute(P, pair.key, path, &r, error) ||
             !scalar_int(P, pair.value, path, &count_key, count, error))
             return FALSE;
-        if (r == PPSIM_RECOMPUTE_MOE)
-            return scn_fail(P, error, pair.key, PPSIM_SCENARIO_ERROR_VALUE,
-                            "'%s' takes moe for a whole stage only, not {moe: layers}", path);
     } else if (!parse_recompute(P, item, path, &r, error)) {
         return FALSE;
     }

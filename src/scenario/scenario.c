@@ -10,6 +10,13 @@ ppsim_recompute_name(PpsimRecompute r)
     return (int)r >= 0 && (int)r <= PPSIM_RECOMPUTE_MOE ? ppsim_recompute_names[r] : "?";
 }
 
+const char *
+ppsim_recompute_mark(PpsimRecompute r)
+{
+    static const char *const marks[] = {"", "s", "f", "l", "m"};
+    return (int)r >= 0 && (int)r <= PPSIM_RECOMPUTE_MOE ? marks[r] : "?";
+}
+
 PpsimScheduleSpec *
 ppsim_schedule_spec_new(const char *name)
 {

@@ -26,6 +26,10 @@ extern const char *const ppsim_recompute_names[];
 /* "none", "selective", "full", "light", "moe"; "?" out of range. */
 const char *ppsim_recompute_name(PpsimRecompute r);
 
+/* The mark `ppsim plan` and `ppsim search` print after a stage's layer count: "" for none,
+ * else the mode's initial (s, f, l, m). */
+const char *ppsim_recompute_mark(PpsimRecompute r);
+
 /* Where a value came from, for error messages: 1-based line and column; 0 when unknown
  * (a default). */
 typedef struct {
