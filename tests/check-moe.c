@@ -716,6 +716,30 @@ START_TEST(test_recompute_mixed_moe)
 }
 END_TEST
 
+/* The offload ratio for the bytes the scenario stores ([PO] Formula 1's T_o / T_c): for a
+ * mixture of experts that of one MoE layer as the cost model prices it, here stage 1 of a
+ * [3, 1, 4] split, which holds one MoE layer and nothing else (its round trip over PCIe
+ * against its F + B + W), not the dense layer's. */
+START_TEST(test_offload_ratio_moe)
+{
+    const char *set[] = {"training.pp=3",
+                         "parallel.pp=3",
+                         "parallel.dp=8",
+                         "parallel.ep=8",
+                         "model.stage_layers=[3, 1, 4]",
+                         NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, set, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 3, &error);
+    ppsim_assert_no_error(error);
+    const PpsimStageCost *one = &c->stage[1];
+    double tc = (double)(one->est.f_ps + one->est.b_ps + one->est.w_ps) / PPSIM_PS_PER_S;
+    double want = 2.0 * one->est.act / sc->hardware.pcie_bytes_per_s / tc;
+    ck_assert_double_eq_tol(c->offload_ratio_k_scenario, want, 1e-9 * want);
+}
+END_TEST
+
 /* The all-to-alls as flows: alone on device 0's NIC (pipeline sends on NVLink, placement
  * tp-pp-dp: EP ranks 2 GPUs apart, 4 a node) each of 1F1B's 16 MoE ops (2 MoE layers on
  * stage 0, 8 F and 8 B) moves 2 layers x 2 all-to-alls x T k h 2 bytes x 12/16 through it
@@ -766,6 +790,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_pair_sms);
     tcase_add_test(tc, test_recompute_moe);
     tcase_add_test(tc, test_recompute_mixed_moe);
+    tcase_add_test(tc, test_offload_ratio_moe);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -438,6 +438,19 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
     c->offload_ratio_k_scenario =
         (2.0 * ppsim_cost_layer_act_bytes(&sc->model, b) / hw->pcie_bytes_per_s) /
         (layer_compute / rate);
+    /* a mixture of experts: one of its MoE layers, as a one-layer stage prices it on one GPU
+     * (its experts' activations and all-to-alls; the re-run forward of a recompute mode not
+     * counted), where the formula above knows only the dense layer */
+    if (ppsim_moe_layers_in(&sc->model, 0, sc->model.layers) > 0) {
+        PpsimStageCost one = {.first_layer = MIN(sc->model.moe.dense_layers, sc->model.layers - 1),
+                              .layers = 1};
+        costs_fill_one(&one, sc, rate);
+        double tc = (double)(one.est.f_ps + one.est.b_ps + one.est.w_ps -
+                             costs_backward_recompute(&one, &sc->model, sc, rate)) /
+                    PPSIM_PS_PER_S;
+        if (tc > 0)
+            c->offload_ratio_k_scenario = (2.0 * one.est.act / hw->pcie_bytes_per_s) / tc;
+    }
     return TRUE;
 }
 
