@@ -250,7 +250,7 @@ ilp_makespan(Ilp *ilp, const PpsimPlanProblem *pb)
     }
 }
 
-/* Chunk pacing (plan.h pace_prep), v > 1: X_c >= (F+B+W)_s for the stages of chunk c and
+/* Chunk pacing (plan.h paced): X_c >= (F+B+W)_s for the stages of chunk c and
  * M >= (m + pace_prep) sum_c X_c + hops. */
 static void
 ilp_pacing(Ilp *ilp, const PpsimPlanProblem *pb)
@@ -329,7 +329,7 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
     ilp_memory(&ilp, pb, min_memory);
     if (!min_memory)
         ilp_makespan(&ilp, pb);
-    if (!min_memory && pb->v > 1)
+    if (!min_memory && pb->paced)
         ilp_pacing(&ilp, pb);
     /* MIP start: the local search's plan when it fits */
     g_autoptr(PpsimPlanAssignment) start = ppsim_plan_local_search(pb);

@@ -157,7 +157,7 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
         prep_all += model_prep(pb, &u);
     }
     double hops = 2.0 * (p - 1) * pb->comm_ms, makespan = 0, dmax = 0, sum_d = 0, sum_r = 0;
-    if (pb->v > 1) { /* chunk pacing: each round through chunk c waits for its slowest stage */
+    if (pb->paced) { /* chunk pacing: each round through chunk c waits for its slowest stage */
         double paced = 0;
         for (int c = 0; c < pb->v; c++) {
             double x = 0;

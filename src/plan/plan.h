@@ -57,8 +57,11 @@ typedef struct {
     /* warm-up/cool-down weights of the family: device d's preparation bubble is
      * sum over stages not on d of (prep_f F + prep_b B + prep_w W) */
     double prep_f, prep_b, prep_w;
-    /* v > 1: chunk c's stages (s in [c p, (c+1) p)) run in rounds paced by the slowest, so
-     * also makespan >= (m + pace_prep) sum_c max_{s in c} (F+B+W)_s + hops */
+    /* v > 1 in rounds (interleaved, not the V-shape of ZB-V, whose two chunks on a device
+     * run back to back in the same microbatch's path): chunk c's stages (s in [c p,
+     * (c+1) p)) run in rounds paced by the slowest, so also
+     * makespan >= (m + pace_prep) sum_c max_{s in c} (F+B+W)_s + hops */
+    gboolean paced;
     double pace_prep;
     /* v > 1: the stages of one device hold equal layer counts in one mode (its chunks are
      * tied): interleaved schedules run well only with chunks of equal cost per device, and
