@@ -130,7 +130,7 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
     g_string_append(out, "stage device layers recompute\n");
     for (int s = 0; s < a->n_stages; s++) {
         g_autofree char *mode = a->mode[s] != 0 && a->mixed[s] >= 0
-                                    ? g_strdup_printf("%s for %d layers, none for %d",
+                                    ? g_strdup_printf("%s for the first %d, none for %d",
                                                       ppsim_recompute_name(pb->mode[a->mode[s]]),
                                                       a->mixed[s], a->layers[s] - a->mixed[s])
                                     : g_strdup(ppsim_recompute_name(pb->mode[a->mode[s]]));
