@@ -83,7 +83,7 @@ plan_text_assignment(GString *out, const PpsimPlanProblem *pb, const PpsimPlanAs
     for (int s = 0; s < a->n_stages; s++) {
         PpsimRecompute r = pb->mode[a->mode[s]];
         const char *mark = ppsim_recompute_mark(r);
-        if (a->mode[s] != 0 && a->mixed[s] >= 0) /* 9(3f): 3 of 9 layers recomputed */
+        if (a->mode[s] != 0 && a->mixed[s] >= 0) /* 9(3f): the first 3 of 9 recomputed */
             g_string_append_printf(out, "%s%d(%d%s)", s ? " " : "", a->layers[s], a->mixed[s],
                                    mark);
         else

@@ -93,10 +93,11 @@ ilp_most_layers(const PpsimPlanProblem *pb, int s, int k, gboolean min_memory)
             if (pb->stage_device[t] != pt->device)
                 continue;
             PpsimPlanUnit e = ilp_extra(pb, t);
-            double least = e.static_mem + pt->n_full[t] * e.act + pt->n_w[t] * e.act_w;
+            double base = e.static_mem + pt->n_full[t] * e.act + pt->n_w[t] * e.act_w;
+            double least = base;
             for (int j = 1; t == 0 && pb->head_layers > 0 && j < pb->n_modes; j++) {
                 const PpsimPlanUnit *a = &pb->head_mode[j], *b = &pb->head;
-                least = MIN(least, least + (a->static_mem - b->static_mem) +
+                least = MIN(least, base + (a->static_mem - b->static_mem) +
                                        pt->n_full[t] * (a->act - b->act) +
                                        pt->n_w[t] * (a->act_w - b->act_w));
             }
