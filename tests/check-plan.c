@@ -11,6 +11,7 @@
 #include "util/ppsim-error.h"
 
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <sys/wait.h>
 #include <math.h>
 #include <string.h>
@@ -760,6 +761,38 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* A solve stopped at its time limit says how far its plan is from the solver's bound: the
+ * DeepSeek-V3 plan of 16 stages in three modes, which takes CBC minutes to prove, given 1 s
+ * (text "within x% of the solver's bound", JSON solver.gap); a proved plan says neither. */
+START_TEST(test_cli_stopped_gap)
+{
+    const char *scen = "scenarios/measured/dgxc-dsv3-671b-1024.yaml";
+    g_autofree char *out = NULL, *err = NULL;
+    const char *text[] = {"plan",        scen,           "--set", "memory.limit=50GB",
+                          "--no-replay", "--time-limit", "1",     NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, text), 0);
+    ck_assert_msg(strstr(out, "ILP on CBC, time_limit (its plan within ") != NULL &&
+                      strstr(out, "% of the solver's bound)\n") != NULL,
+                  "%s", out);
+    g_free(out), g_free(err);
+    const char *json[] = {
+        "plan",     scen,   "--set", "memory.limit=50GB", "--no-replay", "--time-limit", "1",
+        "--format", "json", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, json), 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, out, -1, NULL));
+    JsonObject *solver =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)), "solver");
+    ck_assert_str_eq(json_object_get_string_member(solver, "status"), "time_limit");
+    double gap = json_object_get_double_member(solver, "gap");
+    ck_assert(gap > 0.0 && gap < 0.1);
+    g_free(out), g_free(err);
+    const char *proved[] = {"plan", "scenarios/plan/qwen3-moe-h100.yaml", "--no-replay", NULL};
+    ck_assert_int_eq(spawn_ppsim(&out, &err, proved), 0);
+    ck_assert(strstr(out, "ILP on CBC, optimal\n") != NULL && strstr(out, "bound") == NULL);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -787,6 +820,7 @@ ppsim_test_suite(void)
     tc = tcase_create("cli");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_cli);
+    ppsim_test_add_cbc(tc, test_cli_stopped_gap);
     suite_add_tcase(s, tc);
     return s;
 }
