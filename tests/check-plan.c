@@ -359,6 +359,31 @@ START_TEST(test_ilp_matches_brute_force)
 }
 END_TEST
 
+/* 1F1B on an even split: the model's makespan is the replay's (to 0.01%), the optimizer
+ * step that ends the iteration included (without it the prediction was 0.5% short: Llama 3
+ * 8B on 4 A100s, 12,129 ms for a 12,188 ms replay). */
+START_TEST(test_even_split_exact)
+{
+    g_autofree char *path = ppsim_test_src_path("scenarios/plan/llama3-8b-a100.yaml");
+    const char *sets[] = {"memory.limit=200GiB", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, sets, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimPlanProblem) pb = ppsim_plan_problem_new(sc, "1f1b", &error);
+    ppsim_assert_no_error(error);
+    ck_assert(pb->layer[0].opt_ms > 0);
+    g_autoptr(PpsimPlanAssignment) a = ppsim_plan_even(pb, 0);
+    PpsimScenario *planned = ppsim_plan_scenario(sc, pb, a);
+    g_autoptr(PpsimScheduleSpec) spec = ppsim_schedule_spec_new("1f1b");
+    g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(planned, spec, 0, &error);
+    ppsim_assert_no_error(error);
+    double replayed = (double)res->makespan_ps / PPSIM_PS_PER_MS;
+    ck_assert_msg(fabs(a->makespan_ms - replayed) <= 1e-4 * replayed, "model %.3f replay %.3f",
+                  a->makespan_ms, replayed);
+    ppsim_plan_scenario_free(planned);
+}
+END_TEST
+
 /* A small mixture of experts: 7 layers, the first 2 dense, on 3 stages. */
 static PpsimScenario *
 moe_scenario(const char *schedule, const char *limit)
@@ -455,7 +480,7 @@ END_TEST
  * memory limit; every plan keeps the dense layers on the first stage. */
 START_TEST(test_moe_ilp_matches_brute_force)
 {
-    const char *limits[] = {NULL, "7.5GiB", "7GiB", "6.9GiB"};
+    const char *limits[] = {NULL, "6.9GiB", "6GiB", "5.8GiB"};
     int checked = 0, recomputed = 0;
     for (guint i = 0; i < G_N_ELEMENTS(limits); i++) {
         g_autoptr(PpsimScenario) sc = moe_scenario("1f1b", limits[i]);
@@ -801,6 +826,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_stage_recompute_costs);
     tcase_add_test(tc, test_units_match_cost_model);
     tcase_add_test(tc, test_moe_units_match_cost_model);
+    tcase_add_test(tc, test_even_split_exact);
     suite_add_tcase(s, tc);
     tc = tcase_create("bubbles");
     tcase_set_timeout(tc, 120);

@@ -50,6 +50,7 @@ ilp_extra(const PpsimPlanProblem *pb, int s)
         u.act += pb->tail.act;
         u.act_w += pb->tail.act_w;
         u.static_mem += pb->tail.static_mem;
+        u.opt_ms += pb->tail.opt_ms;
     }
     return u;
 }
@@ -251,6 +252,38 @@ ilp_makespan(Ilp *ilp, const PpsimPlanProblem *pb)
     }
 }
 
+/* The optimizer step after the pipeline (plan.h opt_ms): a column O >= each device's step,
+ * in the objective beside M (none when no stage has one, as without the kernel model). */
+static void
+ilp_optimizer(Ilp *ilp, const PpsimPlanProblem *pb)
+{
+    int S = pb->n_stages, K = pb->n_modes;
+    gboolean any = pb->head.opt_ms > 0 || pb->tail.opt_ms > 0;
+    for (int k = 0; k < K; k++)
+        any |= pb->layer[k].opt_ms > 0;
+    if (!any)
+        return;
+    int O = ppsim_milp_add_col(ilp->milp, 0, INFINITY, 1.0, FALSE);
+    g_autofree int *cols = g_new(int, S *K + 1);
+    g_autofree double *coef = g_new(double, S *K + 1);
+    for (int d = 0; d < pb->p; d++) {
+        int nz = 0;
+        double fixed = 0;
+        for (int s = 0; s < S; s++) {
+            if (pb->stage_device[s] != d)
+                continue;
+            fixed += ilp_extra(pb, s).opt_ms;
+            for (int k = 0; k < K; k++) {
+                cols[nz] = ilp->l[ilp_col(pb, s, k)];
+                coef[nz++] = -pb->layer[k].opt_ms;
+            }
+        }
+        cols[nz] = O;
+        coef[nz++] = 1.0;
+        ppsim_milp_add_row(ilp->milp, nz, cols, coef, 'G', fixed);
+    }
+}
+
 /* Chunk pacing (plan.h paced): X_c >= (F+B+W)_s for the stages of chunk c and
  * M >= (m + pace_prep) sum_c X_c + hops. */
 static void
@@ -332,6 +365,8 @@ ppsim_plan_ilp(const PpsimPlanProblem *pb, gboolean min_memory, double time_limi
         ilp_makespan(&ilp, pb);
     if (!min_memory && pb->paced)
         ilp_pacing(&ilp, pb);
+    if (!min_memory)
+        ilp_optimizer(&ilp, pb);
     /* MIP start: the local search's plan when it fits */
     g_autoptr(PpsimPlanAssignment) start = ppsim_plan_local_search(pb);
     if (start->fits || min_memory)

@@ -58,6 +58,7 @@ model_stage(const PpsimPlanProblem *pb, int s, int n, int k, int km)
         .act = km * a->act + kz * z->act,
         .act_w = km * a->act_w + kz * z->act_w,
         .static_mem = km * a->static_mem + kz * z->static_mem,
+        .opt_ms = km * a->opt_ms + kz * z->opt_ms,
     };
     /* a mixture of experts' dense layers in H take the first stage's mode (plan.h) */
     const PpsimPlanUnit *head = km > 0 && pb->head_layers > 0 ? &pb->head_mode[k] : &pb->head;
@@ -72,6 +73,7 @@ model_stage(const PpsimPlanProblem *pb, int s, int n, int k, int km)
         u.act += extra[i]->act;
         u.act_w += extra[i]->act_w;
         u.static_mem += extra[i]->static_mem;
+        u.opt_ms += extra[i]->opt_ms;
     }
     return u;
 }
@@ -148,12 +150,15 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
     g_autofree double *dev = g_new0(double, p);
     g_autofree double *prep = g_new0(double, p);
     g_autofree double *rec = g_new0(double, p);
-    double prep_all = 0;
+    g_autofree double *opt = g_new0(double, p);
+    double prep_all = 0, opt_tail = 0;
     for (int s = 0; s < pb->n_stages; s++) {
         PpsimPlanUnit u = model_stage_of(pb, a, s);
         int d = pb->stage_device[s];
         dev[d] += u.f_ms + u.b_ms + u.w_ms;
         rec[d] += u.r_ms;
+        opt[d] += u.opt_ms;
+        opt_tail = MAX(opt_tail, opt[d]);
         prep[d] += model_prep(pb, &u);
         prep_all += model_prep(pb, &u);
     }
@@ -186,7 +191,9 @@ ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a)
         if (pb->limit > 0 && mem > pb->limit)
             a->fits = FALSE;
     }
-    a->makespan_ms = makespan;
+    /* every device steps after the pipeline's end, the longest step last (sim-parallel.c);
+     * the bubbles are the pipeline's */
+    a->makespan_ms = makespan + opt_tail;
     a->b_recompute_ms = pb->m * sum_r;
     a->b_imbalance_ms = pb->m * (p * dmax - sum_d);
     a->b_preparation_ms = p * makespan - pb->m * p * dmax;

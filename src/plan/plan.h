@@ -28,6 +28,7 @@ typedef struct {
     double r_ms;             /* of b_ms, the forward re-run (recompute) */
     double act, act_w;       /* activation allocated by F; of it, what W still needs */
     double static_mem;       /* weights + gradients + optimizer states */
+    double opt_ms;           /* the optimizer step after the iteration (kernel model) */
 } PpsimPlanUnit;
 
 /* One memory check point: the microbatches a device holds, per stage, when an F starts
@@ -57,9 +58,9 @@ typedef struct {
     /* warm-up/cool-down weights of the family: device d's preparation bubble is
      * sum over stages not on d of (prep_f F + prep_b B + prep_w W) */
     double prep_f, prep_b, prep_w;
-    /* v > 1 in rounds (interleaved, not the V-shape of ZB-V, whose two chunks on a device
-     * run back to back in the same microbatch's path): chunk c's stages (s in [c p,
-     * (c+1) p)) run in rounds paced by the slowest, so also
+    /* interleaved with untied chunks (not ZB-V, whose V runs no rounds, nor tied chunks,
+     * whose device loads pace the rounds; plan-costs.c costs_family): chunk c's stages
+     * (s in [c p, (c+1) p)) run in rounds paced by the slowest, so also
      * makespan >= (m + pace_prep) sum_c max_{s in c} (F+B+W)_s + hops */
     gboolean paced;
     double pace_prep;
