@@ -145,7 +145,7 @@ costs_family(PpsimPlanProblem *pb)
      * the chunk term only overstated them (every interleaved plan on results/plan.md is
      * the same or faster without it, its predictions within -2.7% to +3.6% instead of
      * down to -17%); untied, it keeps the ILP from plans whose unequal chunks replay worse
-     * (Llama 3 8B, v = 3, 46 GiB: 10% slower without it) */
+     * (Llama 3 8B, v = 3, 46 GiB: 9% slower without it, its chunks balanced) */
     pb->paced = pb->v > 1 && !pb->tie_chunks;
     if (strcmp(pb->schedule, "zb-h1") == 0) {
         pb->prep_w = -1.0;

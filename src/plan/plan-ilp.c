@@ -167,6 +167,24 @@ ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb, gboolean min_memory)
             ppsim_milp_add_row(ilp->milp, 2, cy, a, 'E', 0.0);
         }
     }
+    /* untied chunks (plan.h): each stage within a layer of its device's first stage */
+    for (int s = 0; pb->v > 1 && !pb->tie_chunks && s < S; s++) {
+        int first = 0;
+        while (pb->stage_device[first] != pb->stage_device[s])
+            first++;
+        if (first == s)
+            continue;
+        g_autofree int *cc = g_new(int, 2 * K);
+        g_autofree double *aa = g_new(double, 2 * K);
+        for (int k = 0; k < K; k++) {
+            cc[k] = ilp->l[ilp_col(pb, s, k)];
+            aa[k] = 1.0;
+            cc[K + k] = ilp->l[ilp_col(pb, first, k)];
+            aa[K + k] = -1.0;
+        }
+        ppsim_milp_add_row(ilp->milp, 2 * K, cc, aa, 'L', 1.0);
+        ppsim_milp_add_row(ilp->milp, 2 * K, cc, aa, 'G', -1.0);
+    }
 }
 
 /* C2: one row per check point; with @min_memory the limit is the column M. */

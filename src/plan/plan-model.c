@@ -6,6 +6,7 @@
 #include "cost/memory.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 PpsimPlanAssignment *
@@ -222,6 +223,23 @@ model_min_layers(const PpsimPlanProblem *pb, int s)
     return s == 0 ? MAX(least, pb->head_layers) : least;
 }
 
+/* Untied chunks (v > 1, L not a multiple of v): every stage within a layer of its device's
+ * first stage (plan.h); TRUE otherwise. */
+static gboolean
+model_balanced(const PpsimPlanProblem *pb, const PpsimPlanAssignment *a)
+{
+    if (pb->v <= 1 || pb->tie_chunks)
+        return TRUE;
+    for (int s = 0; s < pb->n_stages; s++) {
+        int first = 0;
+        while (pb->stage_device[first] != pb->stage_device[s])
+            first++;
+        if (abs(a->layers[s] - a->layers[first]) > 1)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 /* With tied chunks, every stage of a device takes the layers of its first stage: the even
  * split rounded to per-device counts, the remainder dealt to the first devices. */
 static void
@@ -331,6 +349,8 @@ ppsim_plan_local_search(const PpsimPlanProblem *pb)
                     cand->layers[members[from * per + i]]--;
                     cand->layers[members[to * per + i]]++;
                 }
+                if (!model_balanced(pb, cand))
+                    continue;
                 ppsim_plan_greedy_modes(pb, cand);
                 if (model_better(cand, best ? best : cur)) {
                     ppsim_plan_assignment_free(best);
@@ -380,7 +400,8 @@ brute_split(const PpsimPlanProblem *pb, PpsimPlanAssignment *a, int s, int left,
         if (left < model_min_layers(pb, s))
             return;
         a->layers[s] = left;
-        brute_modes(pb, a, 0, best);
+        if (model_balanced(pb, a))
+            brute_modes(pb, a, 0, best);
         return;
     }
     for (int n = model_min_layers(pb, s); n <= left; n++) {
