@@ -66,7 +66,8 @@ typedef struct {
     double pace_prep;
     /* v > 1: the stages of one device hold equal layer counts in one mode (its chunks are
      * tied): interleaved schedules run well only with chunks of equal cost per device, and
-     * the linear model does not capture what unequal chunks cost them */
+     * the linear model does not capture what unequal chunks cost them. Untied (L not a
+     * multiple of v), each stage holds within a layer of its device's first stage. */
     gboolean tie_chunks;
     double limit;             /* bytes per device the allocator may hold (memory.limit less what
                                * the model knows is taken, cost/memory.h); 0 = none */
