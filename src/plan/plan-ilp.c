@@ -154,9 +154,7 @@ ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb, gboolean min_memory)
     ppsim_milp_add_row(ilp->milp, S * K, cols, coef, 'E', (double)L);
     /* tied chunks (plan.h): each stage as its device's first stage, layers and mode */
     for (int s = 0; pb->tie_chunks && s < S; s++) {
-        int first = 0;
-        while (pb->stage_device[first] != pb->stage_device[s])
-            first++;
+        int first = ppsim_plan_first_stage(pb, s);
         if (first == s)
             continue;
         for (int k = 0; k < K; k++) {
@@ -169,9 +167,7 @@ ilp_structure(Ilp *ilp, const PpsimPlanProblem *pb, gboolean min_memory)
     }
     /* untied chunks (plan.h): each stage within a layer of its device's first stage */
     for (int s = 0; pb->v > 1 && !pb->tie_chunks && s < S; s++) {
-        int first = 0;
-        while (pb->stage_device[first] != pb->stage_device[s])
-            first++;
+        int first = ppsim_plan_first_stage(pb, s);
         if (first == s)
             continue;
         g_autofree int *cc = g_new(int, 2 * K);

@@ -80,6 +80,15 @@ model_stage(const PpsimPlanProblem *pb, int s, int n, int k, int km)
 }
 
 int
+ppsim_plan_first_stage(const PpsimPlanProblem *pb, int s)
+{
+    int first = 0;
+    while (pb->stage_device[first] != pb->stage_device[s])
+        first++;
+    return first;
+}
+
+int
 ppsim_plan_in_mode(const PpsimPlanAssignment *a, int s)
 {
     return a->mixed[s] < 0 ? a->layers[s] : MIN(a->mixed[s], a->layers[s]);
@@ -230,13 +239,9 @@ model_balanced(const PpsimPlanProblem *pb, const PpsimPlanAssignment *a)
 {
     if (pb->v <= 1 || pb->tie_chunks)
         return TRUE;
-    for (int s = 0; s < pb->n_stages; s++) {
-        int first = 0;
-        while (pb->stage_device[first] != pb->stage_device[s])
-            first++;
-        if (abs(a->layers[s] - a->layers[first]) > 1)
+    for (int s = 0; s < pb->n_stages; s++)
+        if (abs(a->layers[s] - a->layers[ppsim_plan_first_stage(pb, s)]) > 1)
             return FALSE;
-    }
     return TRUE;
 }
 

@@ -171,9 +171,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimPlanAssignment, ppsim_plan_assignment_free)
 
 /* Layers of stage @s in @a's mode[s] (the rest are in mode 0). */
 int ppsim_plan_in_mode(const PpsimPlanAssignment *a, int s);
+/* The first stage on stage @s's device (its chunk 0 stage). */
+int ppsim_plan_first_stage(const PpsimPlanProblem *pb, int s);
 /* Fills @a's prediction (makespan, peak memory, bubbles, fits) from its layers and modes:
- * makespan = max over devices d of m D_d + sum_{s not on d} P_s + 2(p-1) hop, D_d the
- * device's F+B+W per microbatch and P_s the family's preparation weight of stage s. */
+ * makespan = max over devices d of m D_d + sum_{s not on d} P_s + 2(p-1) hop (and the chunk
+ * pacing when paced), D_d the device's F+B+W per microbatch and P_s the family's
+ * preparation weight of stage s, plus the longest device's optimizer step. */
 void ppsim_plan_evaluate(const PpsimPlanProblem *pb, PpsimPlanAssignment *a);
 /* Megatron's even split with every stage in mode @mode. */
 PpsimPlanAssignment *ppsim_plan_even(const PpsimPlanProblem *pb, int mode);
