@@ -309,11 +309,11 @@ START_TEST(test_units_match_cost_model)
     for (int s = 0; s < 3; s++) {
         const PpsimPlanUnit *u = &pb->layer[modes[s]], *z = &pb->layer[0];
         int k = ppsim_plan_in_mode(a, s);
-        double f = k * u->f_ms + (layers[s] - k) * z->f_ms + (s == 0 ? pb->head.f_ms : 0) +
+        double f = k * u->f_ms + (layers[s] - k) * z->f_ms + (s == 0 ? pb->head_mode[0].f_ms : 0) +
                    (s == 2 ? pb->tail.f_ms : 0);
-        double b = k * u->b_ms + (layers[s] - k) * z->b_ms + (s == 0 ? pb->head.b_ms : 0) +
+        double b = k * u->b_ms + (layers[s] - k) * z->b_ms + (s == 0 ? pb->head_mode[0].b_ms : 0) +
                    (s == 2 ? pb->tail.b_ms : 0);
-        double act = k * u->act + (layers[s] - k) * z->act + (s == 0 ? pb->head.act : 0) +
+        double act = k * u->act + (layers[s] - k) * z->act + (s == 0 ? pb->head_mode[0].act : 0) +
                      (s == 2 ? pb->tail.act : 0);
         ck_assert_double_eq_tol(f, (double)c->stage[s].est.f_ps / PPSIM_PS_PER_MS, 1e-6);
         ck_assert_double_eq_tol(b, (double)c->stage[s].est.b_ps / PPSIM_PS_PER_MS, 1e-6);
@@ -474,7 +474,7 @@ START_TEST(test_moe_units_match_cost_model)
         for (int s = 0; s < 3; s++) {
             int k = a->mode[s], km = ppsim_plan_in_mode(a, s), n = a->layers[s];
             const PpsimPlanUnit *u = &pb->layer[k], *z = &pb->layer[0];
-            const PpsimPlanUnit *h = k > 0 ? &pb->head_mode[k] : &pb->head;
+            const PpsimPlanUnit *h = &pb->head_mode[k]; /* [0]: mode none's */
             double f = km * u->f_ms + (n - km) * z->f_ms + (s == 0 ? h->f_ms : 0) +
                        (s == 2 ? pb->tail.f_ms : 0);
             double b = km * u->b_ms + (n - km) * z->b_ms + (s == 0 ? h->b_ms : 0) +

@@ -180,9 +180,10 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         int sms = hw->gpu_sms, held = ppsim_moe_comm_sms(sc);
         if (nccl && sms > 0 && held > 0 && held < sms)
             st->ep_pair_slow = (double)held / (double)(sms - held);
-        double per_f = 2.0 * n, per_b = rerun ? 4.0 * n : 2.0 * n;
+        int calls_b = rerun ? 4 * n : 2 * n; /* all-to-alls in one B */
+        double per_f = 2.0 * n, per_b = calls_b;
         st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
-        st->ep_comm_b_ps = ppsim_mul_clamped(rerun ? 4 * n : 2 * n, a2a);
+        st->ep_comm_b_ps = ppsim_mul_clamped(calls_b, a2a);
         /* the replay's links run at line rate: the bytes they carry in the NCCL time */
         double path = across ? far / net_eff : near / nv_eff, beside = across ? near / nv_eff : 0.0;
         st->ep_bytes_f = (guint64)ppsim_round_clamped(per_f * path);

@@ -119,10 +119,8 @@ costs_modes(PpsimPlanProblem *pb, const PpsimScenario *sc, GError **error)
             dup |= unit_equal(&pb->layer[k], &layer);
         if (dup)
             continue;
-        if (pb->n_modes == 0) {
-            pb->head = head;
+        if (pb->n_modes == 0)
             pb->tail = tail;
-        }
         pb->head_mode[pb->n_modes] = head;
         pb->mode[pb->n_modes] = all[i];
         pb->layer[pb->n_modes++] = layer;

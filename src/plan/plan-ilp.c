@@ -42,7 +42,7 @@ ilp_extra(const PpsimPlanProblem *pb, int s)
 {
     PpsimPlanUnit u = {0};
     if (s == 0)
-        u = pb->head;
+        u = pb->head_mode[0];
     if (s == pb->n_stages - 1) {
         u.f_ms += pb->tail.f_ms;
         u.b_ms += pb->tail.b_ms;
@@ -55,21 +55,28 @@ ilp_extra(const PpsimPlanProblem *pb, int s)
     return u;
 }
 
+/* What H in mode @k adds to a row over H in mode none (plan.h head_mode), its parts
+ * weighted @wt (f, b, w, static memory, activation, W-held activation). */
+static double
+ilp_head_delta(const PpsimPlanProblem *pb, int k, const double wt[6])
+{
+    const PpsimPlanUnit *a = &pb->head_mode[k], *b = &pb->head_mode[0];
+    return wt[0] * (a->f_ms - b->f_ms) + wt[1] * (a->b_ms - b->b_ms) + wt[2] * (a->w_ms - b->w_ms) +
+           wt[3] * (a->static_mem - b->static_mem) + wt[4] * (a->act - b->act) +
+           wt[5] * (a->act_w - b->act_w);
+}
+
 /* plan.h head_mode: a first stage with layers in mode k >= 1 takes head_mode[k] for H, so
- * the difference to H times y[0,k] joins stage 0's terms of a row, weighted (f, b, w,
- * static memory, activation, W-held activation) as its layers are. Appends to @cols and
- * @coef; returns how many. */
+ * the difference to H times y[0,k] joins stage 0's terms of a row, weighted as its layers
+ * are. Appends to @cols and @coef; returns how many. */
 static int
 ilp_head_terms(const Ilp *ilp, const PpsimPlanProblem *pb, int s, const double wt[6], int *cols,
                double *coef)
 {
     int nz = 0;
     for (int k = 1; s == 0 && pb->head_layers > 0 && k < pb->n_modes; k++) {
-        const PpsimPlanUnit *a = &pb->head_mode[k], *b = &pb->head;
         cols[nz] = ilp->y[ilp_col(pb, 0, k)];
-        coef[nz++] = wt[0] * (a->f_ms - b->f_ms) + wt[1] * (a->b_ms - b->b_ms) +
-                     wt[2] * (a->w_ms - b->w_ms) + wt[3] * (a->static_mem - b->static_mem) +
-                     wt[4] * (a->act - b->act) + wt[5] * (a->act_w - b->act_w);
+        coef[nz++] = ilp_head_delta(pb, k, wt);
     }
     return nz;
 }
@@ -95,13 +102,9 @@ ilp_most_layers(const PpsimPlanProblem *pb, int s, int k, gboolean min_memory)
                 continue;
             PpsimPlanUnit e = ilp_extra(pb, t);
             double base = e.static_mem + pt->n_full[t] * e.act + pt->n_w[t] * e.act_w;
-            double least = base;
-            for (int j = 1; t == 0 && pb->head_layers > 0 && j < pb->n_modes; j++) {
-                const PpsimPlanUnit *a = &pb->head_mode[j], *b = &pb->head;
-                least = MIN(least, base + (a->static_mem - b->static_mem) +
-                                       pt->n_full[t] * (a->act - b->act) +
-                                       pt->n_w[t] * (a->act_w - b->act_w));
-            }
+            double least = base, wt[6] = {0, 0, 0, 1.0, pt->n_full[t], pt->n_w[t]};
+            for (int j = 1; t == 0 && pb->head_layers > 0 && j < pb->n_modes; j++)
+                least = MIN(least, base + ilp_head_delta(pb, j, wt));
             fixed += least;
         }
         const PpsimPlanUnit *u = &pb->layer[k];
@@ -272,7 +275,7 @@ static void
 ilp_optimizer(Ilp *ilp, const PpsimPlanProblem *pb)
 {
     int S = pb->n_stages, K = pb->n_modes;
-    gboolean any = pb->head.opt_ms > 0 || pb->tail.opt_ms > 0;
+    gboolean any = pb->head_mode[0].opt_ms > 0 || pb->tail.opt_ms > 0;
     for (int k = 0; k < K; k++)
         any |= pb->layer[k].opt_ms > 0;
     if (!any)

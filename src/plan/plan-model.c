@@ -62,7 +62,8 @@ model_stage(const PpsimPlanProblem *pb, int s, int n, int k, int km)
         .opt_ms = km * a->opt_ms + kz * z->opt_ms,
     };
     /* a mixture of experts' dense layers in H take the first stage's mode (plan.h) */
-    const PpsimPlanUnit *head = km > 0 && pb->head_layers > 0 ? &pb->head_mode[k] : &pb->head;
+    const PpsimPlanUnit *head =
+        km > 0 && pb->head_layers > 0 ? &pb->head_mode[k] : &pb->head_mode[0];
     const PpsimPlanUnit *extra[2] = {s == 0 ? head : NULL,
                                      s == pb->n_stages - 1 ? &pb->tail : NULL};
     for (int i = 0; i < 2; i++) {

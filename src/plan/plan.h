@@ -47,14 +47,15 @@ typedef struct {
     int n_modes;
     PpsimRecompute mode[PPSIM_PLAN_MAX_MODES];
     PpsimPlanUnit layer[PPSIM_PLAN_MAX_MODES];
-    PpsimPlanUnit head, tail; /* H on the first stage, T on the last (no recompute mode) */
-    /* A mixture of experts' leading dense layers (as many as an even split gives the first
-     * stage) are priced in H, in the first stage's mode: head_mode[k] for a first stage
-     * with at least head_layers layers in mode k (those first, as {mode: k} takes them),
-     * head_mode[0] = head. The first stage holds at least head_layers layers. */
+    /* H on the first stage: head_mode[0]. A mixture of experts' leading dense layers (as
+     * many as an even split gives the first stage) are priced in H, in the first stage's
+     * mode: head_mode[k] for a first stage with at least head_layers layers in mode k
+     * (those first, as {mode: k} takes them). The first stage holds at least head_layers
+     * layers. */
     int head_layers;
     PpsimPlanUnit head_mode[PPSIM_PLAN_MAX_MODES];
-    double comm_ms; /* one cross-device hop */
+    PpsimPlanUnit tail; /* T on the last stage (no recompute mode) */
+    double comm_ms;     /* one cross-device hop */
     /* warm-up/cool-down weights of the family: device d's preparation bubble is
      * sum over stages not on d of (prep_f F + prep_b B + prep_w W) */
     double prep_f, prep_b, prep_w;
