@@ -940,6 +940,80 @@ START_TEST(test_fp8_current_scaling)
 }
 END_TEST
 
+/* FP8 block scaling (training.fp8_recipe: blockwise) on the layer of test_fp8_kernels, by
+ * hand: one quantizing pass a tensor (read 2, write 1 + 1), timed at the ratio [TE-GEMM]'s H200
+ * table gives block scaling's quantization over delayed scaling's cast + transpose; the norms
+ * write bf16; with sequence parallelism both copies gathered (2 bytes a value, as bf16) and
+ * the gathered column-wise copy transposed; no wgrad transposes, no amax history, no amax
+ * all-reduce; the GEMMs those of delayed scaling. */
+START_TEST(test_fp8_block_scaling)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 4, hidden: 1024, heads: 8, seq_len: 256, vocab: 1024}\n"
+                       "parallel: {tp: 2, pp: 1, dp: 1, sequence_parallel: true}\n"
+                       "training: {microbatches: 2, dtype: fp8, fp8_recipe: blockwise}\n"
+                       "schedule: 1f1b\n";
+    const char *const delayed[] = {"training.fp8_recipe=delayed", NULL};
+    const char *const bf[] = {"training.dtype=bf16", "training.fp8_recipe=delayed", NULL};
+    g_autoptr(PpsimScenario) bs = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) ds = parse(yaml, delayed, &error);
+    g_autoptr(PpsimScenario) b16 = parse(yaml, bf, &error);
+    ppsim_assert_no_error(error);
+    /* [TE-GEMM]: per layer, the GEMMs alone 16.785 ms; with delayed scaling's casts 18.978,
+     * with block scaling's quantization 22.882 */
+    double Q = 4.0 * (22.882 - 16.785) / (18.978 - 16.785);
+    ck_assert(Q > 11.1 && Q < 11.2);
+    PpsimFp8Kernels k;
+    ppsim_kernels_fp8(bs, &k);
+    ck_assert_double_eq(k.norm_saved, 0);
+    /* F: each norm output (T/t x h) quantized, its gathered column-wise copy (T x h)
+     * transposed; the attention output (T x h/t) and the activation (T x f/t) quantized */
+    double f_want[] = {Q * 128 * 1024,   2.0 * 256 * 1024, Q * 128 * 1024,
+                       2.0 * 256 * 1024, Q * 256 * 512,    Q * 256 * 2048};
+    ck_assert_int_eq(k.nf, G_N_ELEMENTS(f_want));
+    for (guint i = 0; i < G_N_ELEMENTS(f_want); i++)
+        ck_assert(fabs(k.f[i] - f_want[i]) <= 1e-6 * f_want[i]);
+    /* B: QKV's and fc1's output gradients (T x 1536, T x 2048) quantized; each row-parallel
+     * gradient (T/t x h) quantized before its all-gather, then transposed (T x h) */
+    double b_want[] = {Q * 256 * 1536,   Q * 256 * 2048, Q * 128 * 1024,
+                       2.0 * 256 * 1024, Q * 128 * 1024, 2.0 * 256 * 1024};
+    ck_assert_int_eq(k.nb, G_N_ELEMENTS(b_want));
+    for (guint i = 0; i < G_N_ELEMENTS(b_want); i++)
+        ck_assert(fabs(k.b[i] - b_want[i]) <= 1e-6 * b_want[i]);
+    ck_assert_int_eq(k.nw, 0);
+    double wt_want[] = {Q * 1024 * 1536, Q * 512 * 1024, Q * 1024 * 2048, Q * 2048 * 1024};
+    for (int i = 0; i < 4; i++)
+        ck_assert(fabs(k.weight[i] - wt_want[i]) <= 1e-6 * wt_want[i]);
+    ck_assert_double_eq(k.update_f[0] + k.update_f[1] + k.update_b[0] + k.update_b[1], 0);
+
+    /* the stage: delayed scaling's GEMMs; the TP collectives of bf16 (both copies gathered,
+     * no amax all-reduce); slower than delayed scaling in F and B, faster in W */
+    PpsimStageCost a = {.layers = 1}, d = {.layers = 1}, x = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, bs);
+    ppsim_kernels_fill_stage(&d, ds);
+    ppsim_kernels_fill_stage(&x, b16);
+    for (int p = 0; p < 3; p++) {
+        const PpsimTime *ka = p == 0 ? a.kern_f_ps : p == 1 ? a.kern_b_ps : a.kern_w_ps;
+        const PpsimTime *kd = p == 0 ? d.kern_f_ps : p == 1 ? d.kern_b_ps : d.kern_w_ps;
+        ck_assert_int_eq(ka[PPSIM_KERN_GEMM], kd[PPSIM_KERN_GEMM]);
+    }
+    ck_assert_int_eq(a.tp_comm_f_ps, x.tp_comm_f_ps);
+    ck_assert_int_eq(a.tp_comm_b_ps, x.tp_comm_b_ps);
+    ck_assert_int_gt(a.est.f_ps, d.est.f_ps);
+    ck_assert_int_gt(a.est.b_ps, d.est.b_ps);
+    ck_assert_int_lt(a.est.w_ps, d.est.w_ps);
+
+    /* block scaling without FP8 is an error naming the key */
+    const char *const late[] = {"training.dtype=bf16", NULL};
+    g_autoptr(GError) bad = NULL;
+    g_autoptr(PpsimScenario) none = parse(yaml, late, &bad);
+    ck_assert_ptr_null(none);
+    ck_assert_ptr_nonnull(bad);
+    ck_assert_ptr_nonnull(strstr(bad->message, "training.fp8_recipe"));
+}
+END_TEST
+
 /* What one TP collective of @c seconds adds split under an M x N x K GEMM of tp = 8 chunks
  * (kernels.c tp_split): comm less 7/8 of the GEMM, and 7 more launches. */
 static double
@@ -1115,6 +1189,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_fp8);
     tcase_add_test(tc, test_fp8_kernels);
     tcase_add_test(tc, test_fp8_current_scaling);
+    tcase_add_test(tc, test_fp8_block_scaling);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -32,6 +32,10 @@
  *    tp x dp x cp GPUs and the amax and scale update.
  *    With training.fp8_recipe: current (TE 2.x current scaling) an amax pass and a scale
  *    kernel before each cast instead of the history update, and the norms write bf16.
+ *    With training.fp8_recipe: blockwise (TE 2.x block scaling, 1 x 128 and 128 x 128 blocks,
+ *    DeepSeek-V3's recipe; fp8_block_kernels below) one quantizing pass a tensor writing its
+ *    row- and column-wise copies, timed from TE's own measurement, the norms writing bf16,
+ *    all-gathers of both copies, no amax history and no amax all-reduce.
  *  - TP collectives: two per layer forward of the full 2 T h-byte activation ([KOR]
  *    §4.2.2): all-reduces, or with sequence parallelism an all-gather plus a reduce-scatter
  *    (the same bytes; with FP8 the all-gather moves 1 byte a value), on the critical path.
@@ -184,6 +188,7 @@ typedef struct {
     gboolean eager;    /* model.elementwise: eager (eager_* below) */
     gboolean fp8;      /* training.dtype: fp8 with its cast / transpose / scaling kernels */
     gboolean fp8_cs;   /* ... with current scaling (training.fp8_recipe: current) */
+    gboolean fp8_bw;   /* ... with block scaling (training.fp8_recipe: blockwise) */
     double m;          /* microbatches a step (what a once-a-step kernel is spread over) */
     double dev_layers; /* layers on the GPU, all its chunks: what an amax update covers */
 } Ctx;
@@ -281,6 +286,7 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->eager = m->elementwise == PPSIM_ELEMENTWISE_EAGER;
     c->fp8 = fp8_scaling && sc->training.dtype == PPSIM_DTYPE_FP8;
     c->fp8_cs = c->fp8 && sc->training.fp8_recipe == PPSIM_FP8_CURRENT;
+    c->fp8_bw = c->fp8 && sc->training.fp8_recipe == PPSIM_FP8_BLOCKWISE;
     c->m = MAX(1, sc->training.microbatches);
     c->dev_layers = (double)m->layers / MAX(1, sc->training.pp);
     link_of(&sc->hardware, c->t, 1, &c->tp_link);
@@ -371,6 +377,60 @@ fp8_amax(double *list, int *len, gboolean cs, double n)
     list[(*len)++] = FP8_SCALE_KERNEL;
 }
 
+/* Block scaling ([TE] v2.x `Float8BlockQuantizer`, Megatron-Core's `--fp8-recipe blockwise`,
+ * DeepSeek-V3's recipe [DSV3] §3.3.2): a scale for each 1 x 128 block of an activation or a
+ * gradient and each 128 x 128 block of a weight, found by the quantizing kernel, which writes
+ * the row-wise copy the next GEMM reads and the column-wise copy the wgrad reads in one pass
+ * (read 2, write 1 + 1: Q below). The norms cannot write it (`UNFUSED`: bf16, then Q). With
+ * sequence parallelism both copies of an all-gathered tensor are gathered (the quantizer
+ * gathers column-wise data: 2 bytes a value, as bf16) and the column-wise one transposed
+ * after the gather on Hopper (read 1, write 1: `_post_process_fp8_blockwise_gather`). No amax
+ * history, no amax all-reduce.
+ *
+ * TE's own H200 measurement ([TE-GEMM], a 4096-wide layer's twelve GEMMs of 15,872 tokens
+ * through `te.Linear`, each call quantizing its input and its weight) times block scaling's
+ * quantization at FP8_BLOCK_COST times delayed scaling's cast + transpose of the same tensors,
+ * the same 4 bytes an element: (22.882 - 16.785) / (18.978 - 16.785) ms, 16.785 being the
+ * GEMMs alone (pre-quantized, the same kernel for both per-tensor recipes), block scaling's
+ * GEMMs taken to run as fast (its pre-quantized GEMMs were not measured on Hopper; [TE-GEMM]
+ * puts the gap on "computing per-block scale factors for both rowwise and columnwise data").
+ * Each Q is counted as FP8_BLOCK_COST times its bytes. */
+#define FP8_BLOCK_COST ((22.882 - 16.785) / (18.978 - 16.785))
+
+static void
+fp8_block_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
+{
+    double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
+    double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
+    const double Q = 4.0 * FP8_BLOCK_COST;
+    int norms = mlp ? 2 : 1;   /* an MoE layer's MLP norm feeds the router in bf16 */
+    int linears = mlp ? 2 : 1; /* attention output, fc2 */
+    /* LayerNormLinear (QKV, fc1): the norm output quantized (the local shard with sp, then
+     * the gathered column-wise copy transposed); backward, the output gradient quantized */
+    for (int i = 0; i < norms; i++) {
+        k->f[k->nf++] = Q * Tn * h;
+        if (c->sp)
+            k->f[k->nf++] = 2.0 * T * h;
+    }
+    k->b[k->nb++] = Q * T * qkv;
+    if (mlp)
+        k->b[k->nb++] = Q * T * fo;
+    /* Linear (attention output, fc2): its input quantized; backward, the output gradient
+     * (the local shard with sp, then the gathered column-wise copy transposed) */
+    double in[2] = {c->q / t, ft};
+    for (int i = 0; i < linears; i++) {
+        k->f[k->nf++] = Q * T * in[i];
+        k->b[k->nb++] = Q * (c->sp ? Tn : T) * h;
+        if (c->sp)
+            k->b[k->nb++] = 2.0 * T * h;
+    }
+    /* weights, once a step, in 128 x 128 blocks */
+    k->weight[0] = Q * h * qkv;
+    k->weight[1] = Q * (c->q / t) * h;
+    k->weight[2] = Q * h * fo;
+    k->weight[3] = Q * ft * h;
+}
+
 static void
 fp8_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
 {
@@ -379,6 +439,10 @@ fp8_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
         return;
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
     double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
+    if (c->fp8_bw) {
+        fp8_block_kernels(c, mlp, k);
+        return;
+    }
     gboolean cs = c->fp8_cs;
     int norms = mlp ? 2 : 1;   /* an MoE layer's MLP norm feeds the router in bf16 */
     int linears = mlp ? 2 : 1; /* attention output, fc2 */
@@ -594,8 +658,9 @@ mlp_activation(Ctx *c, Pass *f, Pass *b, double n)
  *    (T h) over t, as the dense MLP's.
  *  - FP8: the experts' GEMMs at the FP8 rate; their inputs cast (read 2, write 1) and
  *    transposed for the wgrad (1 + 1), their output gradients cast and transposed (2 + 2);
- *    current scaling's amax pass before each cast; the local experts' weights cast once a
- *    step. The EP all-to-alls themselves are moe.c's. */
+ *    current scaling's amax pass before each cast; block scaling's one quantizing pass for
+ *    each (fp8_block_kernels); the local experts' weights cast once a step. The EP
+ *    all-to-alls themselves are moe.c's. */
 /* The routed slots one GPU's experts compute: k load T' of each GPU of its etp group. */
 static double
 moe_slots(const Ctx *c)
@@ -617,6 +682,11 @@ static void
 moe_fp8_gemm(Ctx *c, Pass *f, Pass *b, Pass *w, double S, double in, double out)
 {
     int M = PPSIM_KERN_MEMORY;
+    if (c->fp8_bw) { /* block scaling: each tensor's two copies in one quantizing pass */
+        add_mem(c, f, M, 4.0 * FP8_BLOCK_COST * S * in);
+        add_mem(c, b, M, 4.0 * FP8_BLOCK_COST * S * out);
+        return;
+    }
     if (c->fp8_cs) {
         add_mem(c, f, M, EL * S * in);
         add_mem(c, f, M, FP8_SCALE_KERNEL);
@@ -664,7 +734,7 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
     if (c->fp8) {
         moe_fp8_gemm(c, f, b, w, S, h, up);
         moe_fp8_gemm(c, f, b, w, S, fe, h);
-        double wb = c->fp8_cs ? 4.0 + EL : 4.0;
+        double wb = c->fp8_cs ? 4.0 + EL : c->fp8_bw ? 4.0 * FP8_BLOCK_COST : 4.0;
         f->k[M] += ppsim_mem_seconds(&c->gpu, wb * local * h * (up + fe)) / c->m;
     }
     /* shared experts: a dense MLP of their width */
@@ -732,8 +802,9 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     /* memory-bound */
     int M = PPSIM_KERN_MEMORY;
     double act = Tn * h;
-    /* delayed FP8: the norm writes the GEMM's FP8 input (current scaling: bf16, fp8_kernels) */
-    double norm_out = c->fp8 && !c->fp8_cs ? 1.0 : EL;
+    /* delayed FP8: the norm writes the GEMM's FP8 input (current and block scaling: bf16,
+     * fp8_kernels) */
+    double norm_out = c->fp8 && !c->fp8_cs && !c->fp8_bw ? 1.0 : EL;
     for (int i = 0; i < 2; i++) { /* two norms */
         if (c->eager) {
             eager_norm(c, f, b, act, h);
@@ -788,7 +859,7 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         double bytes = EL * c->T * h;
         /* FP8: the all-gathers move the FP8 norm output (forward) and the FP8 output gradient
          * (backward) ([TE]: `gather_along_first_dim` after the cast); reduce-scatters bf16 */
-        double ag = c->fp8 ? c->T * h : bytes;
+        double ag = c->fp8 && !c->fp8_bw ? c->T * h : bytes; /* block: both copies */
         double cag = ppsim_coll_allgather_s(&c->tp_link, ag, c->t);
         double crs = ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t);
         double car = ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
@@ -987,7 +1058,7 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
             add_mem(&c, &F, M, k8.update_f[i]);
             add_mem(&c, &B, M, k8.update_b[i]);
         }
-        if (!c.fp8_cs) { /* delayed scaling's amax reduction: 4 bytes an amax */
+        if (!c.fp8_cs && !c.fp8_bw) { /* delayed scaling's amax reduction: 4 bytes an amax */
             tp_f += amax_reduce(&c, k8.update_f[0] / 2.0);
             tp_b += amax_reduce(&c, k8.update_b[0] / 2.0);
         }

@@ -237,11 +237,14 @@ typedef enum {
 
 /* How FP8 tensors get their scale (training.fp8_recipe, with training.dtype: fp8):
  * Transformer Engine's delayed scaling (from an amax history of earlier steps, fused into the
- * cast) or current scaling (TE 2.x's Float8CurrentScaling: each tensor's own amax, found by
- * a pass over it before the cast). */
+ * cast), current scaling (TE 2.x's Float8CurrentScaling: each tensor's own amax, found by
+ * a pass over it before the cast) or block scaling (TE 2.x's Float8BlockScaling, DeepSeek-V3's
+ * recipe: a scale for each 1 x 128 block of activations and gradients and each 128 x 128
+ * block of weights, found by the cast kernel itself). */
 typedef enum {
     PPSIM_FP8_DELAYED,
     PPSIM_FP8_CURRENT,
+    PPSIM_FP8_BLOCKWISE,
 } PpsimFp8Recipe;
 
 /* Hardware-mode memory the model counts outside weights, gradients, optimizer states and
