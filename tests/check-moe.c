@@ -740,6 +740,47 @@ START_TEST(test_offload_ratio_moe)
 }
 END_TEST
 
+/* FP8 activations (training.dtype: fp8): Transformer Engine keeps each linear layer's input
+ * for its wgrad as FP8, 1 byte a value instead of 2. moe_yaml's stage 0 holds 2 dense
+ * layers, stage 1 2 MoE layers; T = 1024 tokens, h = q = 1024, f = 4096, fe = 512, tp 1.
+ * A dense layer saves T (h + h + q + f) bytes (the two norm outputs, the projection's input,
+ * fc2's); an MoE layer T (h + q) and, for each of its 3 expert copies (top-2 and the shared
+ * one), its input T h and its fc2 input T fe (its second norm output feeds the router in
+ * bf16). Under light recompute the norm outputs and the activation are re-run, so only the
+ * projection's input and the experts' inputs are saved; under full nothing; with
+ * recompute: moe the MoE layer keeps its first half only. W keeps the same inputs. */
+START_TEST(test_fp8_activations)
+{
+    double T = 1024, h = 1024, q = 1024, f = 4096, fe = 512, slots = 3;
+    struct {
+        const char *mode;
+        double dense, moe;
+    } cases[] = {
+        {"none", T * (h + h + q + f), T * (h + q) + slots * T * (h + fe)},
+        {"light", T * q, T * q + slots * T * h},
+        {"full", 0, 0},
+        {"moe", T * (h + h + q + f), T * (h + q)},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *mode = g_strdup_printf("model.recompute=%s", cases[i].mode);
+        const char *bf[] = {mode, NULL};
+        const char *f8[] = {mode, "training.dtype=fp8", NULL};
+        g_autoptr(PpsimCosts) b16 = moe_costs(bf, 4);
+        g_autoptr(PpsimCosts) fp8 = moe_costs(f8, 4);
+        double want[2] = {2 * cases[i].dense, 2 * cases[i].moe};
+        for (int s = 0; s < 2; s++) {
+            gint64 d = b16->stage[s].est.act - fp8->stage[s].est.act;
+            gint64 dw = b16->stage[s].est.act_w - fp8->stage[s].est.act_w;
+            ck_assert_msg(llabs(d - llround(want[s])) <= 1,
+                          "%s stage %d: %" G_GINT64_FORMAT " for %.0f", cases[i].mode, s, d,
+                          want[s]);
+            ck_assert_msg(llabs(dw - llround(want[s])) <= 1, "%s stage %d: W %" G_GINT64_FORMAT,
+                          cases[i].mode, s, dw);
+        }
+    }
+}
+END_TEST
+
 /* The all-to-alls as flows: alone on device 0's NIC (pipeline sends on NVLink, placement
  * tp-pp-dp: EP ranks 2 GPUs apart, 4 a node) each of 1F1B's 16 MoE ops (2 MoE layers on
  * stage 0, 8 F and 8 B) moves 2 layers x 2 all-to-alls x T k h 2 bytes x 12/16 through it
@@ -791,6 +832,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_recompute_moe);
     tcase_add_test(tc, test_recompute_mixed_moe);
     tcase_add_test(tc, test_offload_ratio_moe);
+    tcase_add_test(tc, test_fp8_activations);
     suite_add_tcase(s, tc);
     return s;
 }

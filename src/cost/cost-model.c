@@ -245,6 +245,11 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double bwd_in = gemm + 2.0 * attn, bwd_w = gemm;
     double act = n * ppsim_cost_layer_act_bytes(model, b);
     double act_w = n * ppsim_cost_layer_act_w_bytes(model, b);
+    if (sc->training.dtype == PPSIM_DTYPE_FP8) { /* GEMM inputs: W keeps them too */
+        double fp8 = n * ppsim_par_layer_fp8_saved_bytes(model, b, 1, FALSE);
+        act -= fp8;
+        act_w -= fp8;
+    }
     double params = n * ppsim_cost_layer_params(model);
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         bwd_in += fwd; /* the forward is re-run before B: [NAR21] App., 4x forward in all */

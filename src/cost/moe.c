@@ -98,6 +98,30 @@ moe_dense_ffn_act(const PpsimScenario *sc, int t, gboolean sp)
     return ppsim_cost_layer_act_bytes(&m, b) - ppsim_cost_layer_act_bytes(&none, b);
 }
 
+/* FP8 (parallel.h ppsim_par_layer_fp8_saved_bytes): the dense layer's saving took off its
+ * second norm's output and fc2's input as FP8; in an MoE layer that norm output feeds the
+ * router and the permutation in bf16, and each of the @slots expert copies keeps its input
+ * (the dispatched copy of @copy elements) and its fc2 input as FP8 instead. What that adds
+ * to the layer's bytes. */
+static double
+moe_fp8_act_delta(const PpsimScenario *sc, int t, gboolean sp, double copy, double slots)
+{
+    PpsimModel m = sc->model, none = sc->model;
+    none.ffn_hidden = 0;
+    int b = sc->training.microbatch_size;
+    gboolean par = ppsim_par_active(sc);
+    int tt = par ? t : 1;
+    gboolean ssp = par && sp;
+    double cp = par ? MAX(1, sc->parallel.cp) : 1;
+    double base = ppsim_par_layer_fp8_saved_bytes(&m, b, tt, ssp) / cp;
+    double fc2 = base - ppsim_par_layer_fp8_saved_bytes(&none, b, tt, ssp) / cp;
+    double norm = m.recompute == PPSIM_RECOMPUTE_LIGHT
+                      ? 0.0
+                      : (double)b * m.seq_len / cp * m.hidden / (ssp ? tt : 1);
+    double expert = fc2 * m.moe.expert_ffn_hidden / m.ffn_hidden + copy;
+    return norm + fc2 - slots * expert;
+}
+
 static PpsimTime
 moe_time(double flops, double rate)
 {
@@ -208,6 +232,9 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         if (rerun) /* recompute: moe keeps the block's input only, which the layer holds */
             layer = 0.0;
         double d_act = n * (layer - ffn_act);
+        if (sc->training.dtype == PPSIM_DTYPE_FP8)
+            d_act += n * moe_fp8_act_delta(sc, t, sp, copy,
+                                           rerun ? 0.0 : moe->top_k * load + moe->shared_experts);
         st->est.act = MAX(0, st->est.act + ppsim_round_clamped(d_act));
         st->est.act_w = MAX(0, MIN(st->est.act, st->est.act_w + ppsim_round_clamped(d_act)));
         st->offload_bytes = (guint64)st->est.act;

@@ -111,6 +111,21 @@ ppsim_par_layer_act_bytes(const PpsimModel *m, int b, int t, gboolean sp)
     return act;
 }
 
+/* [TE] v1.10 `Linear` and `LayerNormLinear` save their FP8 input (the cast, or its transpose;
+ * the norm's FP8 output) for the wgrad, and v2.x the quantized input's column-wise copy; the
+ * attention, the activation's input, the norms' inputs and the residuals stay 16-bit. */
+double
+ppsim_par_layer_fp8_saved_bytes(const PpsimModel *m, int b, int t, gboolean sp)
+{
+    if (m->recompute == PPSIM_RECOMPUTE_FULL)
+        return 0.0;
+    double sbh = (double)m->seq_len * b * m->hidden, h = m->hidden;
+    gboolean light = m->recompute == PPSIM_RECOMPUTE_LIGHT;
+    double rep = light ? 0.0 : 2.0; /* the two norm outputs: re-run under light */
+    double split = ppsim_model_q_width(m) / h + (light ? 0.0 : m->ffn_hidden / h);
+    return sp ? sbh * (rep + split) / t : sbh * (rep + split / t);
+}
+
 double
 ppsim_zero_static_bytes(double params, double bytes_per_param, int zero, int dp)
 {
@@ -237,7 +252,12 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     plain.flash_attention = TRUE;
     double act_w = n * ppsim_par_layer_act_bytes(&plain, b, t, sp);
     if (model->recompute != PPSIM_RECOMPUTE_FULL && model->recompute != PPSIM_RECOMPUTE_LIGHT)
-        act_w *= 32.0 / 34.0; /* [ZB] Table 1 */
+        act_w *= 32.0 / 34.0;                    /* [ZB] Table 1 */
+    if (sc->training.dtype == PPSIM_DTYPE_FP8) { /* GEMM inputs: W keeps them too */
+        double fp8 = n * ppsim_par_layer_fp8_saved_bytes(model, b, t, sp);
+        act -= fp8;
+        act_w -= fp8;
+    }
     double params = n * ppsim_par_layer_params(model);
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         bwd_in += fwd;

@@ -28,6 +28,12 @@ double ppsim_par_layer_params(const PpsimModel *model);
  * §4.2: replicated part + split part / tp, or everything / tp with sequence parallelism). */
 double ppsim_par_layer_act_bytes(const PpsimModel *model, int microbatch_size, int tp,
                                  gboolean sequence_parallel);
+/* What FP8 (training.dtype: fp8) takes off that: the inputs of the layer's Transformer Engine
+ * linears kept for their wgrads as FP8, 1 byte an element instead of 2 (the two norm
+ * outputs, QKV's and fc1's inputs; the projection's input; fc2's, the activation's output),
+ * as the recompute mode keeps them (light: the projection's input only; full: nothing). */
+double ppsim_par_layer_fp8_saved_bytes(const PpsimModel *model, int microbatch_size, int tp,
+                                       gboolean sequence_parallel);
 /* Parameters of the whole model (embedding, layers, final norm, untied LM head). */
 double ppsim_par_model_params(const PpsimModel *model);
 
