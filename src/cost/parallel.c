@@ -252,8 +252,9 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     plain.flash_attention = TRUE;
     double act_w = n * ppsim_par_layer_act_bytes(&plain, b, t, sp);
     if (model->recompute != PPSIM_RECOMPUTE_FULL && model->recompute != PPSIM_RECOMPUTE_LIGHT)
-        act_w *= 32.0 / 34.0;                    /* [ZB] Table 1 */
-    if (sc->training.dtype == PPSIM_DTYPE_FP8) { /* GEMM inputs: W keeps them too */
+        act_w *= 32.0 / 34.0; /* [ZB] Table 1 */
+    if (sc->training.dtype == PPSIM_DTYPE_FP8) {
+        /* FP8's saved inputs are GEMM inputs: W keeps them too */
         double fp8 = n * ppsim_par_layer_fp8_saved_bytes(model, b, t, sp);
         act -= fp8;
         act_w -= fp8;
