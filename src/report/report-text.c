@@ -481,9 +481,14 @@ ppsim_report_text(GString *out, const PpsimScenario *scenario, const GPtrArray *
         return;
     const PpsimRunResult *first = g_ptr_array_index(results, 0);
     const char *mem_unit = first->mem_scale == 1.0 ? "GiB" : "units";
-    g_string_append_printf(out, "scenario %s: p=%d m=%d, %s\n", scenario->name, first->p, first->m,
-                           first->explicit_mode ? "explicit costs (ms, memory units)"
-                                                : "hardware model");
+    static const char *const recipes[] = {"delayed scaling", "current scaling", "block scaling"};
+    const char *fp8 = "";
+    if (!first->explicit_mode && scenario->training.dtype == PPSIM_DTYPE_FP8)
+        fp8 = recipes[CLAMP(scenario->training.fp8_recipe, 0, (int)G_N_ELEMENTS(recipes) - 1)];
+    g_string_append_printf(
+        out, "scenario %s: p=%d m=%d, %s%s%s%s\n", scenario->name, first->p, first->m,
+        first->explicit_mode ? "explicit costs (ms, memory units)" : "hardware model",
+        *fp8 ? ", FP8 (" : "", fp8, *fp8 ? ")" : "");
     if (!first->explicit_mode) {
         g_string_append(out, "offload ratio k = ");
         ppsim_fmt_fixed(out, first->offload_ratio_k, 2);
