@@ -38,7 +38,8 @@
  *    all-gathers of both copies, no amax history and no amax all-reduce.
  *  - TP collectives: two per layer forward of the full 2 T h-byte activation ([KOR]
  *    §4.2.2): all-reduces, or with sequence parallelism an all-gather plus a reduce-scatter
- *    (the same bytes; with FP8 the all-gather moves 1 byte a value), on the critical path.
+ *    (the same bytes; with FP8 the all-gather moves 1 byte a value, with block scaling 2: both
+ *    copies), on the critical path.
  *    Backward, with parallel.tp_async_backward (the default), as Megatron-LM since 2021-09
  *    and Transformer Engine run them (column_backward below): the row-parallel linears'
  *    output-gradient all-gathers on the critical path, the column-parallel ones' (QKV,
