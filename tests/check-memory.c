@@ -427,6 +427,54 @@ START_TEST(test_explicit_untouched)
 }
 END_TEST
 
+/* FP8 with 16-bit weights (training.fp8_weights unset): Transformer Engine keeps each linear
+ * layer's weight in FP8 and its transpose, 2 more bytes a weight; the embedding and the LM
+ * head (V x h / tp on the first and last stage) stay 16-bit. With training.fp8_weights the
+ * weights cost what bf16 weights cost; under ZeRO-3 the copies cover the two whole units it
+ * holds. fp8_weights without training.dtype: fp8 is an error naming the key. */
+START_TEST(test_fp8_weight_copies)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {preset: llama3-8b, seq_len: 4096}\n"
+                       "parallel: {tp: 2, dp: 2, zero: 1}\n"
+                       "training: {microbatches: 4, pp: 2, dtype: fp8}\n"
+                       "schedule: 1f1b\n";
+    const char *const own[] = {"training.fp8_weights=true", NULL};
+    const char *const bf[] = {"training.dtype=bf16", NULL};
+    const char *const z3[] = {"parallel.zero=3", NULL};
+    const char *const z3own[] = {"parallel.zero=3", "training.fp8_weights=true", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) a = parse(yaml, NULL, &error);
+    g_autoptr(PpsimScenario) b = parse(yaml, own, &error);
+    g_autoptr(PpsimScenario) c = parse(yaml, bf, &error);
+    g_autoptr(PpsimScenario) d = parse(yaml, z3, &error);
+    g_autoptr(PpsimScenario) e = parse(yaml, z3own, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) ca = ppsim_costs_new(a, 2, &error);
+    g_autoptr(PpsimCosts) cb = ppsim_costs_new(b, 2, &error);
+    g_autoptr(PpsimCosts) cc = ppsim_costs_new(c, 2, &error);
+    g_autoptr(PpsimCosts) cd = ppsim_costs_new(d, 2, &error);
+    g_autoptr(PpsimCosts) ce = ppsim_costs_new(e, 2, &error);
+    ppsim_assert_no_error(error);
+    double ends = 128256.0 * 4096 / 2; /* the embedding or the head over tp 2 */
+    for (int s = 0; s < 2; s++) {
+        const PpsimStageCost *x = &ca->stage[s], *y = &cb->stage[s], *z = &cc->stage[s];
+        ck_assert_double_eq(y->weights_mem, z->weights_mem);
+        ck_assert_double_eq_tol(x->weights_mem - y->weights_mem, 2.0 * (x->params - ends), 1e-3);
+        ck_assert_int_gt(x->static_mem, y->static_mem);
+        ck_assert_double_eq_tol(cd->stage[s].weights_mem - ce->stage[s].weights_mem,
+                                2.0 * 2.0 * cd->stage[s].unit_params, 1e-3);
+    }
+    const char *const late[] = {"training.dtype=bf16", "training.fp8_weights=true", NULL};
+    g_autoptr(GError) bad = NULL;
+    g_autoptr(PpsimScenario) none = parse(yaml, late, &bad);
+    ck_assert_ptr_null(none);
+    ck_assert_ptr_nonnull(bad);
+    ck_assert_ptr_nonnull(strstr(bad->message, "training.fp8_weights"));
+    ck_assert_ptr_nonnull(strstr(bad->message, "training.dtype: fp8"));
+}
+END_TEST
+
 /* Context parallelism shards like data parallelism: Megatron's gradient buffers and
  * distributed optimizer live on the dp x cp group ([MEG] `intra_dp_cp_group`), so tp 2,
  * cp 2, dp 2 holds per GPU exactly the model states of tp 2, cp 1, dp 4 (the same
@@ -574,6 +622,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_explicit_untouched);
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_context_parallel_shards);
+    tcase_add_test(tc, test_fp8_weight_copies);
     suite_add_tcase(s, tc);
     return s;
 }

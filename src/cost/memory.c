@@ -124,6 +124,18 @@ ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation)
     return a;
 }
 
+/* The stage's linear-layer weights on one GPU: its parameters less the 16-bit embedding and
+ * LM head (the norms and a router's few are counted with them). */
+static double
+fp8_cached_params(const PpsimStageCost *st, const PpsimScenario *sc)
+{
+    const PpsimModel *m = &sc->model;
+    double t = sc->parallel.present ? MAX(1, sc->parallel.tp) : 1;
+    double ends = ((st->has_embedding ? 1.0 : 0.0) + (st->has_head ? 1.0 : 0.0)) *
+                  (double)m->vocab * m->hidden / t;
+    return MAX(0.0, st->params - ends);
+}
+
 void
 ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
 {
@@ -139,6 +151,14 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
      * bf16 weights beyond the shards */
     if (zero >= 3)
         st->weights_mem += 2.0 * 2.0 * st->unit_params;
+    /* FP8 with 16-bit weights: Transformer Engine keeps each linear layer's weight cast to FP8
+     * and its transpose (delayed and current scaling; block scaling its row- and column-wise
+     * copies) between a step's first microbatch and the next step ([TE] `get_fp8_workspace`),
+     * 1 + 1 bytes a weight; the embedding and the LM head stay 16-bit. With FP8 weights
+     * (training.fp8_weights) the weight itself is FP8 and the transpose takes the bf16 copy's
+     * place. Under ZeRO-3 the copies of the two whole units it holds. */
+    if (sc->training.dtype == PPSIM_DTYPE_FP8 && !sc->training.fp8_weights)
+        st->weights_mem += 2.0 * (zero >= 3 ? 2.0 * st->unit_params : fp8_cached_params(st, sc));
     st->grads_mem = ms.gradients + ex.gradients;
     st->opt_mem = ms.optimizer + ex.optimizer;
     st->static_mem = ppsim_round_clamped(st->weights_mem + st->grads_mem + st->opt_mem);

@@ -208,6 +208,7 @@ static const SchemaKey training_keys[] = {
     {"bytes_per_param", KEY_DOUBLE, OFF(training.bytes_per_param), NULL, FALSE, 0, 0},
     {"dtype", KEY_ENUM, OFF(training.dtype), NULL, FALSE, 0, 0, dtype_names},
     {"fp8_recipe", KEY_ENUM, OFF(training.fp8_recipe), NULL, FALSE, 0, 0, fp8_recipe_names},
+    {"fp8_weights", KEY_BOOL, OFF(training.fp8_weights), NULL, FALSE, 0, 0},
     {"main_grads", KEY_ENUM, OFF(training.main_grads), NULL, FALSE, 0, 0, main_grads_names},
     {NULL}};
 
@@ -596,6 +597,10 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
     if (sc->training.fp8_recipe != PPSIM_FP8_DELAYED && sc->training.dtype != PPSIM_DTYPE_FP8)
         return check_fail(error, where_of, data, "training.fp8_recipe",
                           "'training.fp8_recipe' is an FP8 recipe: it needs 'training.dtype: fp8'");
+    if (sc->training.fp8_weights && sc->training.dtype != PPSIM_DTYPE_FP8)
+        return check_fail(error, where_of, data, "training.fp8_weights",
+                          "'training.fp8_weights' stores the weights in FP8: it needs "
+                          "'training.dtype: fp8'");
     if (!check_parallel(sc, seen, where_of, data, error))
         return FALSE;
     if (!sc->parallel.present && g_hash_table_contains(seen, "hardware.nodes") &&

@@ -276,6 +276,8 @@ typedef struct {
     PpsimMainGrads main_grads;    /* default fp32, as Megatron-LM with bf16 ([MEGDO]) */
     int dtype;                    /* PpsimDtype of the linear layers' GEMMs (kernel model) */
     int fp8_recipe;               /* PpsimFp8Recipe (dtype fp8 only) */
+    gboolean fp8_weights;         /* training.fp8_weights: the weights stored in FP8 (dtype fp8
+                                   * only); else Transformer Engine caches FP8 copies */
 } PpsimTraining;
 
 /* One generator option as written, validated later against the generator's table. */
