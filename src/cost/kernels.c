@@ -395,15 +395,16 @@ fp8_amax(double *list, int *len, gboolean cs, double n)
  * GEMMs alone (pre-quantized, the same kernel for both per-tensor recipes), block scaling's
  * GEMMs taken to run as fast (its pre-quantized GEMMs were not measured on Hopper; [TE-GEMM]
  * puts the gap on "computing per-block scale factors for both rowwise and columnwise data").
- * Each Q is counted as FP8_BLOCK_COST times its bytes. */
+ * Each Q is counted as FP8_BLOCK_COST times its bytes: FP8_BLOCK_Q a quantized element. */
 #define FP8_BLOCK_COST ((22.882 - 16.785) / (18.978 - 16.785))
+#define FP8_BLOCK_Q (4.0 * FP8_BLOCK_COST)
 
 static void
 fp8_block_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
 {
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
     double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
-    const double Q = 4.0 * FP8_BLOCK_COST;
+    const double Q = FP8_BLOCK_Q;
     int norms = mlp ? 2 : 1;   /* an MoE layer's MLP norm feeds the router in bf16 */
     int linears = mlp ? 2 : 1; /* attention output, fc2 */
     /* LayerNormLinear (QKV, fc1): the norm output quantized (the local shard with sp, then
@@ -438,12 +439,12 @@ fp8_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
     *k = (PpsimFp8Kernels){0};
     if (!c->fp8)
         return;
-    double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
-    double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
     if (c->fp8_bw) {
         fp8_block_kernels(c, mlp, k);
         return;
     }
+    double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
+    double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
     gboolean cs = c->fp8_cs;
     int norms = mlp ? 2 : 1;   /* an MoE layer's MLP norm feeds the router in bf16 */
     int linears = mlp ? 2 : 1; /* attention output, fc2 */
@@ -684,8 +685,8 @@ moe_fp8_gemm(Ctx *c, Pass *f, Pass *b, Pass *w, double S, double in, double out)
 {
     int M = PPSIM_KERN_MEMORY;
     if (c->fp8_bw) { /* block scaling: each tensor's two copies in one quantizing pass */
-        add_mem(c, f, M, 4.0 * FP8_BLOCK_COST * S * in);
-        add_mem(c, b, M, 4.0 * FP8_BLOCK_COST * S * out);
+        add_mem(c, f, M, FP8_BLOCK_Q * S * in);
+        add_mem(c, b, M, FP8_BLOCK_Q * S * out);
         return;
     }
     if (c->fp8_cs) {
@@ -735,7 +736,7 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
     if (c->fp8) {
         moe_fp8_gemm(c, f, b, w, S, h, up);
         moe_fp8_gemm(c, f, b, w, S, fe, h);
-        double wb = c->fp8_cs ? 4.0 + EL : c->fp8_bw ? 4.0 * FP8_BLOCK_COST : 4.0;
+        double wb = c->fp8_cs ? 4.0 + EL : c->fp8_bw ? FP8_BLOCK_Q : 4.0;
         f->k[M] += ppsim_mem_seconds(&c->gpu, wb * local * h * (up + fe)) / c->m;
     }
     /* shared experts: a dense MLP of their width */
