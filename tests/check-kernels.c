@@ -132,6 +132,52 @@ START_TEST(test_causal_halving)
 }
 END_TEST
 
+/* The dgx-h200-141gb preset is the H100's with 4.8 TB/s and 143,771 MiB of HBM: a stage costs
+ * exactly what dgx-h100-80gb costs with those two keys overridden, its GEMMs and attention
+ * what the H100's cost, and each memory-bound kernel 3,350 / 4,800 of the H100's time. */
+START_TEST(test_h200_preset)
+{
+    static const char *h200 = "hardware: {preset: dgx-h200-141gb}\n"
+                              "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 4096}\n"
+                              "training: {pp: 2, microbatches: 4}\n"
+                              "schedule: 1f1b\n";
+    static const char *h100 = "hardware: {preset: dgx-h100-80gb}\n"
+                              "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 4096}\n"
+                              "training: {pp: 2, microbatches: 4}\n"
+                              "schedule: 1f1b\n";
+    const char *const as_h200[] = {"hardware.gpu.hbm_bandwidth=4800GB/s",
+                                   "hardware.gpu.memory=143771MiB", NULL};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) a = parse(h200, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) b = parse(h100, as_h200, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) c = parse(h100, NULL, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_uint_eq(a->hardware.gpu_memory_bytes, 143771ULL * 1048576ULL);
+    ck_assert_uint_eq(a->hardware.gpu_memory_bytes, b->hardware.gpu_memory_bytes);
+    PpsimStageCost sa = {.layers = 1}, sb = {.layers = 1}, sc = {.layers = 1};
+    ppsim_kernels_fill_stage(&sa, a);
+    ppsim_kernels_fill_stage(&sb, b);
+    ppsim_kernels_fill_stage(&sc, c);
+    PpsimTime launch = a->hardware.gpu_launch_ps;
+    for (int k = 0; k < PPSIM_KERN_N; k++) {
+        ck_assert_int_eq(sa.kern_f_ps[k], sb.kern_f_ps[k]);
+        ck_assert_int_eq(sa.kern_b_ps[k], sb.kern_b_ps[k]);
+    }
+    ck_assert_int_eq(sa.kern_f_ps[PPSIM_KERN_GEMM], sc.kern_f_ps[PPSIM_KERN_GEMM]);
+    ck_assert_int_eq(sa.kern_f_ps[PPSIM_KERN_ATTENTION], sc.kern_f_ps[PPSIM_KERN_ATTENTION]);
+    ck_assert_int_gt(sc.kern_f_ps[PPSIM_KERN_MEMORY], sa.kern_f_ps[PPSIM_KERN_MEMORY]);
+    /* each memory-bound kernel is bytes / (bandwidth x efficiency) + launch: the sum without
+     * its launches scales by the bandwidths' ratio */
+    PpsimTime n = (sc.kern_f_ps[PPSIM_KERN_MEMORY] - sa.kern_f_ps[PPSIM_KERN_MEMORY]);
+    double body_c = (double)n / (1.0 - 3350.0 / 4800.0);
+    double launches = ((double)sc.kern_f_ps[PPSIM_KERN_MEMORY] - body_c) / (double)launch;
+    ck_assert(fabs(launches - llround(launches)) < 1e-3);
+    ck_assert_int_gt(llround(launches), 0);
+}
+END_TEST
+
 /* model.attention_kernel: each named kernel times the (compute-bound, s = 16384) attention
  * at its own preset efficiency, by hand, and nothing else moves; default is the preset's
  * attention_efficiency (on the H100 cuDNN's, the same 0.5). An A100 has no FlashAttention-3
@@ -1174,6 +1220,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_roofline_switch);
     tcase_add_test(tc, test_causal_halving);
     tcase_add_test(tc, test_attention_kernels);
+    tcase_add_test(tc, test_h200_preset);
     tcase_add_test(tc, test_cross_entropy_bytes);
     tcase_add_test(tc, test_cross_entropy_impls);
     tcase_add_test(tc, test_dropout_rotary);

@@ -152,7 +152,51 @@ static const PpsimPreset preset_h800 = {
         .host_adam_params_per_s = 1.4e9 / 16,
     }};
 
-static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, &preset_h800, NULL};
+/* H200: the H100's Hopper compute (the same die, SMs, clocks and 700 W) with 141 GB of HBM3e
+ * at 4.8 TB/s [H200-DS]; the memory as the driver reports it in MLPerf's H200 system
+ * descriptions, 143,771 MiB [MLPERF-T50]; NVLink, NICs and host as the DGX H100 (the same
+ * "NVLINK Gen4 900 GB/s" and 8 x 400 Gb/s ConnectX-7 [MLPERF-T50]). The fitted constants are
+ * the H100's (same compute); MLPerf's two H200 runs check them (results/measured.md). */
+static const PpsimPreset preset_h200 = {
+    .name = "dgx-h200-141gb",
+    .summary = "DGX H200: 8x H200-SXM5-141GB (H100 compute), HBM3e 4.8 TB/s",
+    .hw = {
+        .gpus_per_node = 8,
+        .gpu_memory_bytes = 143771 * (guint64)1048576, /* 143,771 MiB [MLPERF-T50] */
+        .gpu_peak_flops = 989e12,                      /* as H100 [H200-DS] */
+        .gpu_efficiency = 0,
+        .gpu_sms = 132,
+        .gpu_hbm_bytes_per_s = 4800 * GB, /* 4.8 TB/s HBM3e [H200-DS] */
+        .gpu_peak_flops_fp8 = 1979e12,
+        .gpu_gemm_efficiency = H100_GEMM_EFF, /* as H100 */
+        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
+        .gpu_attention_efficiency = H100_ATTN_CUDNN,
+        .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN,
+        .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,
+        .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,
+        .gpu_memory_efficiency = A100_MEM_EFF,
+        .gpu_tile_m = 256,
+        .gpu_tile_n = 128,
+        .gpu_launch_ps = 3 * US,
+        .nvlink_bus_efficiency = 0.82,
+        .network_bus_efficiency = 0.92,
+        .copy_streams = 1,
+        .nvlink_bytes_per_s = 450 * GB, /* 900 GB/s total [MLPERF-T50] */
+        .nvlink_latency_ps = 2 * US,
+        .pcie_bytes_per_s = 64 * GB,
+        .pcie_uplink_bytes_per_s = 64 * GB,
+        .pcie_latency_ps = 5 * US,
+        .pcie_gpus_per_switch = 1,
+        .pcie_shared_efficiency = 1.0,
+        .network_bytes_per_s = 50 * GB, /* 8 x 400 Gb/s ConnectX-7 [MLPERF-T50] */
+        .network_latency_ps = 5 * US,
+        .host_memory_bytes = 2 * (guint64)TIB, /* as DGX H100: assumption */
+        .host_optimizer_workers = 16,
+        .host_adam_params_per_s = 1.4e9 / 16,
+    }};
+
+static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, &preset_h800, &preset_h200,
+                                             NULL};
 
 const PpsimPreset *const *
 ppsim_presets(void)
