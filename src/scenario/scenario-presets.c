@@ -36,6 +36,21 @@
 #define H100_ATTN_FA2 0.31  /* 0.30-0.33 */
 #define H100_ATTN_FA3 0.55  /* 0.55-0.58 */
 
+/* The kernel model's figures of Hopper's compute, which H100, H800 and H200 share (the same
+ * GH100 die): dense BF16 989 and FP8 1,979 TFLOP/s (3,958 with sparsity) and 132 SMs
+ * [H100-DS]; the fitted GEMM efficiency (below [MAMF]'s 0.803) and its FP8 share; the
+ * attention kernels above (cuDNN's, which TE picks on Hopper [TE], as default); memory
+ * efficiency as A100 (no separate fit); 256 x 128 tiles [NV-GEMM]; 3 us a launch
+ * (assumption, as A100). */
+#define HOPPER_KERNEL_MODEL                                                                        \
+    .gpu_peak_flops = 989e12, .gpu_efficiency = 0, .gpu_sms = 132, .gpu_peak_flops_fp8 = 1979e12,  \
+    .gpu_gemm_efficiency = H100_GEMM_EFF, .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,            \
+    .gpu_attention_efficiency = H100_ATTN_CUDNN,                                                   \
+    .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN,                                             \
+    .gpu_attention_efficiency_fa2 = H100_ATTN_FA2, .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,  \
+    .gpu_memory_efficiency = A100_MEM_EFF, .gpu_tile_m = 256, .gpu_tile_n = 128,                   \
+    .gpu_launch_ps = 3 * US
+
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
     .summary = "DGX A100: 8x A100-SXM4-80GB, NVSwitch, 2 GPUs per PCIe Gen4 switch",
@@ -80,23 +95,10 @@ static const PpsimPreset preset_h100 = {
     .hw = {
         .gpus_per_node = 8,                    /* [MLP-H100] */
         .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM3 [MLP-H100] */
-        .gpu_peak_flops = 989e12,              /* dense BF16 [H100-DS] */
-        .gpu_efficiency = 0,                   /* unset: the kernel model times ops */
-        .gpu_sms = 132,                        /* H100 SXM5 [H100-DS] */
-        .gpu_hbm_bytes_per_s = 3350 * GB,      /* 3.35 TB/s HBM3 [H100-DS] */
-        .gpu_peak_flops_fp8 = 1979e12,         /* dense FP8 (3,958 with sparsity) [H100-DS] */
-        .gpu_gemm_efficiency = H100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.803 */
-        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
-        .gpu_attention_efficiency = H100_ATTN_CUDNN, /* cuDNN's, which TE picks on Hopper [TE] */
-        .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN, /* [FA3] Fig. 5-6, see above */
-        .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,
-        .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,
-        .gpu_memory_efficiency = A100_MEM_EFF, /* as A100: no separate fit */
-        .gpu_tile_m = 256,                     /* [NV-GEMM] */
-        .gpu_tile_n = 128,
-        .gpu_launch_ps = 3 * US,        /* assumption, as A100 */
-        .nvlink_bus_efficiency = 0.82,  /* ring busbw ~370 of 450 GB/s [NCCL-T212] */
-        .network_bus_efficiency = 0.92, /* 46-48 GB/s per NDR NIC [NCCL-T290] */
+        HOPPER_KERNEL_MODEL,
+        .gpu_hbm_bytes_per_s = 3350 * GB, /* 3.35 TB/s HBM3 [H100-DS] */
+        .nvlink_bus_efficiency = 0.82,    /* ring busbw ~370 of 450 GB/s [NCCL-T212] */
+        .network_bus_efficiency = 0.92,   /* 46-48 GB/s per NDR NIC [NCCL-T290] */
         .copy_streams = 1,
         .nvlink_bytes_per_s = 450 * GB, /* 900 GB/s total [MLP-H100] */
         .nvlink_latency_ps = 2 * US,    /* assumption */
@@ -120,21 +122,8 @@ static const PpsimPreset preset_h800 = {
     .hw = {
         .gpus_per_node = 8,
         .gpu_memory_bytes = 80 * (guint64)GIB,
-        .gpu_peak_flops = 989e12, /* dense BF16, as H100 [FLASHMLA] */
-        .gpu_efficiency = 0,
-        .gpu_sms = 132,
+        HOPPER_KERNEL_MODEL,              /* dense BF16 989 TFLOP/s, as H100 [FLASHMLA] */
         .gpu_hbm_bytes_per_s = 3350 * GB, /* [FLASHMLA] */
-        .gpu_peak_flops_fp8 = 1979e12,
-        .gpu_gemm_efficiency = H100_GEMM_EFF, /* as H100 */
-        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
-        .gpu_attention_efficiency = H100_ATTN_CUDNN, /* as H100 */
-        .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN,
-        .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,
-        .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,
-        .gpu_memory_efficiency = A100_MEM_EFF,
-        .gpu_tile_m = 256,
-        .gpu_tile_n = 128,
-        .gpu_launch_ps = 3 * US,
         .copy_streams = 1,
         .nvlink_bytes_per_s = 200 * GB, /* 400 GB/s bidirectional [NCCL-I1374] */
         .nvlink_latency_ps = 2 * US,
@@ -163,21 +152,8 @@ static const PpsimPreset preset_h200 = {
     .hw = {
         .gpus_per_node = 8,
         .gpu_memory_bytes = 143771 * (guint64)1048576, /* 143,771 MiB [MLPERF-T50] */
-        .gpu_peak_flops = 989e12,                      /* as H100 [H200-DS] */
-        .gpu_efficiency = 0,
-        .gpu_sms = 132,
-        .gpu_hbm_bytes_per_s = 4800 * GB, /* 4.8 TB/s HBM3e [H200-DS] */
-        .gpu_peak_flops_fp8 = 1979e12,
-        .gpu_gemm_efficiency = H100_GEMM_EFF, /* as H100 */
-        .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,
-        .gpu_attention_efficiency = H100_ATTN_CUDNN,
-        .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN,
-        .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,
-        .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,
-        .gpu_memory_efficiency = A100_MEM_EFF,
-        .gpu_tile_m = 256,
-        .gpu_tile_n = 128,
-        .gpu_launch_ps = 3 * US,
+        HOPPER_KERNEL_MODEL,                           /* as H100 [H200-DS] */
+        .gpu_hbm_bytes_per_s = 4800 * GB,              /* 4.8 TB/s HBM3e [H200-DS] */
         .nvlink_bus_efficiency = 0.82,
         .network_bus_efficiency = 0.92,
         .copy_streams = 1,
