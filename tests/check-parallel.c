@@ -614,6 +614,92 @@ START_TEST(test_zero3_gathers_layer_by_layer)
 }
 END_TEST
 
+/* parallel.overlap_param_gather (ZeRO 1-2): the DP all-reduce splits into its two halves of
+ * equal bytes and time, the gradients' reduce-scatter after the backward and the updated
+ * weights' all-gather before the next iteration's forward (in the closed form and the
+ * kernel model alike). One stage of 32 layers, one microbatch, the reduction after the
+ * backward: the forward starts once the first layer's share has arrived and the rest of the
+ * gather hides behind it, so the step is shorter by the all-gather less that first share.
+ * Without a distributed optimizer the key is an error naming it. */
+START_TEST(test_param_gather_overlap)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 4096}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 2, zero: 1, overlap_grad_reduce: false}\n"
+                       "training: {microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    for (int closed = 0; closed < 2; closed++) {
+        const char *const off[] = {closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL};
+        const char *const on[] = {"parallel.overlap_param_gather=true",
+                                  closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL};
+        g_autoptr(PpsimScenario) sc0 = parse(yaml, off, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimScenario) sc = parse(yaml, on, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimCosts) c0 = ppsim_costs_new(sc0, 1, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 1, &error);
+        ppsim_assert_no_error(error);
+        const PpsimStageCost *st0 = &c0->stage[0], *st = &c->stage[0];
+        ck_assert_int_eq(st0->pg_ps, 0);
+        ck_assert_int_eq(st0->pg_bytes, 0);
+        ck_assert_int_gt(st->pg_ps, 0);
+        ck_assert(llabs(st->pg_ps + st->dp_comm_ps - st0->dp_comm_ps) <= 1);
+        ck_assert(llabs(st->pg_ps - st->dp_comm_ps) <= 1);
+        ck_assert(llabs((gint64)(st->pg_bytes + st->dp_bytes) - (gint64)st0->dp_bytes) <= 1);
+        ck_assert(llabs((gint64)st->pg_bytes - (gint64)st->dp_bytes) <= 1);
+        /* F, B and W are the same ops */
+        ck_assert_int_eq(st->est.f_ps, st0->est.f_ps);
+        ck_assert_int_eq(st->est.b_ps + st->est.w_ps, st0->est.b_ps + st0->est.w_ps);
+        if (closed)
+            continue;
+        g_autoptr(PpsimRunResult) r0 = ppsim_sim_run_spec(sc0, sc0->schedules->pdata[0], 0, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) res = ppsim_sim_run_spec(sc, sc->schedules->pdata[0], 0, &error);
+        ppsim_assert_no_error(error);
+        const PpsimOpTiming *f = &g_array_index(res->compute_timing[0], PpsimOpTiming, 0);
+        const PpsimOpTiming *b = &g_array_index(res->compute_timing[0], PpsimOpTiming, 1);
+        const PpsimOpTiming *f0 = &g_array_index(r0->compute_timing[0], PpsimOpTiming, 0);
+        PpsimTime gather = res->devices[0].zero_gather_ps, fwd = f->end_ps - f->start_ps;
+        ck_assert_int_eq(r0->devices[0].zero_gather_ps, 0);
+        ck_assert_int_eq(f0->start_ps, 0);
+        ck_assert_int_eq(fwd, f0->end_ps - f0->start_ps);
+        /* the first layer's share (and a second transfer's latency for the rest) */
+        PpsimTime lat = sc->hardware.network_latency_ps + sc->hardware.pcie_latency_ps;
+        ck_assert_int_gt(f->start_ps, 0);
+        ck_assert_int_le(f->start_ps, gather / 32 + 2 * lat);
+        /* the gather's bytes at no more than the link's rate, hidden behind the forward */
+        ck_assert(gather >=
+                  (double)st->pg_bytes / sc->hardware.network_bytes_per_s * (double)PPSIM_PS_PER_S);
+        ck_assert_int_lt(gather, fwd);
+        ck_assert_int_eq(b->start_ps, f->end_ps);
+        /* only the reduce-scatter follows the backward: the step is shorter by the
+         * all-gather, less the wait for its first share */
+        PpsimTime saved = r0->devices[0].dp_comm_ps - res->devices[0].dp_comm_ps;
+        ck_assert(llabs(saved - gather) <= 2 * lat);
+        ck_assert(llabs((r0->makespan_ps - res->makespan_ps) - (saved - f->start_ps)) <= 2);
+        /* the sampled replay does not model the gathers' flows: it says so */
+        PpsimSampleOptions opt = {.samples = 4, .seed = 1, .threads = 1};
+        ck_assert(!ppsim_sim_sample(sc, res, &opt, &error));
+        ck_assert_msg(error != NULL && strstr(error->message, "overlap_param_gather") != NULL, "%s",
+                      error ? error->message : "no error");
+        g_clear_error(&error);
+    }
+    /* without ZeRO 1-2 there is no such all-gather: a clear error naming the key */
+    const char *const zero0[] = {"parallel.zero=0", "parallel.overlap_param_gather=true", NULL};
+    g_autoptr(PpsimScenario) bad = parse(yaml, zero0, &error);
+    ck_assert_ptr_null(bad);
+    ck_assert(g_str_has_prefix(error->message, "--set parallel.overlap_param_gather: "));
+    ck_assert_ptr_nonnull(strstr(error->message, "needs 'parallel.zero' 1 or 2"));
+    g_clear_error(&error);
+    const char *const zero3[] = {"parallel.zero=3", "parallel.overlap_param_gather=true", NULL};
+    g_autoptr(PpsimScenario) bad3 = parse(yaml, zero3, &error);
+    ck_assert_ptr_null(bad3);
+    ck_assert_ptr_nonnull(strstr(error->message, "ZeRO-3 gathers the weights"));
+}
+END_TEST
+
 /* The text report of every schedule of @sc, run (transfer full). */
 static GString *
 text_of_runs(const PpsimScenario *sc)
@@ -683,6 +769,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zero3_across_nodes);
     tcase_add_test(tc, test_zero3_gathers_are_flows);
     tcase_add_test(tc, test_zero3_gathers_layer_by_layer);
+    tcase_add_test(tc, test_param_gather_overlap);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

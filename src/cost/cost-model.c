@@ -518,12 +518,12 @@ costs_check_limits(const PpsimCosts *c, const PpsimScenario *sc, GError **error)
         /* F, B and R include their collectives: counted apart */
         part[PART_OPS] +=
             m * ((double)e->f_ps + e->b_ps + e->w_ps + e->r_ps + 2.0 * e->off_ps - comm);
-        part[PART_COLLECTIVES] += m * comm + st->dp_comm_ps;
+        part[PART_COLLECTIVES] += m * comm + st->dp_comm_ps + st->pg_ps;
         /* two activation transfers, an offload and its reload; three model-state moves */
         part[PART_LATENCY] += (4.0 * m + 3.0) * lat;
         if (bw > 0) /* gradients out and weights back take at most 4 bytes a parameter */
             part[PART_TRANSFERS] += (m * (2.0 * st->p2p_bytes + 2.0 * st->offload_bytes) +
-                                     8.0 * st->params + st->dp_bytes) /
+                                     8.0 * st->params + st->dp_bytes + st->pg_bytes) /
                                     bw * PPSIM_PS_PER_S;
         part[PART_OPTIMIZER] += st->opt_ps;
         if (!c->explicit_mode && adam > 0) /* on one CPU worker */

@@ -52,6 +52,10 @@ typedef struct {
     guint64 zero_bytes;       /* of it, bytes each GPU sends (and receives) in the ring */
     PpsimTime dp_comm_ps;     /* gradient reduction over dp after the stage's last backward */
     guint64 dp_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */
+    PpsimTime pg_ps;          /* parallel.overlap_param_gather (ZeRO 1-2): the all-gather of
+                               * the stage's updated weights, before its first F (the
+                               * other half of the all-reduce dp_comm_ps then leaves out) */
+    guint64 pg_bytes;         /* of it, bytes each GPU sends (and receives) in the ring */
     PpsimRecompute recompute; /* the stage's mode: model.stage_recompute, else model.recompute */
     PpsimTime b_recompute_ps; /* hardware mode: of est.b_ps, the forward re-run that the
                                * stage's recompute mode folds into each B (no R op) */

@@ -1130,6 +1130,9 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         int stride = ppsim_par_dp_stride(sc) / c.cp; /* cp ranks sit inside the device */
         int local = ppsim_par_group_per_node(hw, group, stride);
         double red = hier_allreduce_s(hw, EL * st->params, group, local);
+        /* with overlap_param_gather the weights' all-gather waits for the next iteration */
+        double gather = red * ppsim_par_param_gather_share(sc);
+        red -= gather;
         double exposed =
             par->overlap_grad_reduce ? bucket_exposed(red, b_s + w_s, st->layers) : red;
         st->dp_comm_ps = ps(exposed);
@@ -1138,6 +1141,8 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         gboolean across = ppsim_par_dp_across_nodes(sc);
         double line = across ? hw->network_bytes_per_s : hw->nvlink_bytes_per_s;
         st->dp_bytes = (guint64)ppsim_round_clamped(exposed * line);
+        st->pg_ps = ps(gather);
+        st->pg_bytes = (guint64)ppsim_round_clamped(gather * line);
     } else if (par->present && group > 1 && par->overlap_grad_reduce && st->layers > 0 &&
                st->dp_comm_ps > 0) {
         /* ZeRO-3 (the closed-form ring reduce-scatter of parallel.c): FSDP reduce-scatters

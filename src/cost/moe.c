@@ -254,6 +254,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         double share = g > 1 ? ((ge - 1) / ge) / ((g - 1) / g) : 0.0;
         double kd = MAX(0.0, after - routed + share * routed) / before;
         st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * kd);
+        st->pg_bytes = (guint64)ppsim_round_clamped((double)st->pg_bytes * kd);
+        st->pg_ps = ppsim_round_clamped((double)st->pg_ps * kd);
         st->zero_bytes = (guint64)ppsim_round_clamped((double)st->zero_bytes * kd);
         /* the gathers move the experts' weights too; F and B include them */
         PpsimTime zg = ppsim_round_clamped((double)st->zero_gather_ps * kd);

@@ -183,6 +183,24 @@ ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out)
         MAX(1, sc->hardware.pcie_gpus_per_switch / (sc->parallel.tp * sc->parallel.cp));
 }
 
+double
+ppsim_par_param_gather_share(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    return par->present && par->overlap_param_gather && (par->zero == 1 || par->zero == 2) ? 0.5
+                                                                                           : 0.0;
+}
+
+void
+ppsim_par_split_param_gather(PpsimStageCost *st, const PpsimScenario *sc)
+{
+    double share = ppsim_par_param_gather_share(sc);
+    st->pg_ps = ppsim_round_clamped((double)st->dp_comm_ps * share);
+    st->dp_comm_ps -= st->pg_ps;
+    st->pg_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * share);
+    st->dp_bytes -= st->pg_bytes;
+}
+
 gboolean
 ppsim_par_dp_across_nodes(const PpsimScenario *sc)
 {
@@ -313,6 +331,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->dp_bytes = par->zero == 3 ? st->zero_bytes : (guint64)ppsim_round_clamped(2.0 * ring);
     st->dp_comm_ps =
         par->zero == 3 ? gather : ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);
+    ppsim_par_split_param_gather(st, sc);
     st->tp_comm_f_ps = tp_f;
     st->tp_comm_b_ps = tp_b;
     st->fwd_flops = fwd; /* the tp x cp group's */

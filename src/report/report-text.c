@@ -236,10 +236,14 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
     if (par->etp != par->tp)
         g_string_append_printf(out, ", etp %d", par->etp);
     g_string_append_c(out, '\n');
-    g_string_append(out, "communication per device, max over devices (ms): TP collectives are "
-                         "inside F/B (not hidden); ZeRO-3 gathers run before each F/B, one op "
-                         "ahead; DP reduction overlaps the cool-down, 'exposed' is what ran past "
-                         "the last compute op\n");
+    gboolean pg = par->overlap_param_gather && (par->zero == 1 || par->zero == 2);
+    g_string_append_printf(out,
+                           "communication per device, max over devices (ms): TP collectives are "
+                           "inside F/B (not hidden); %s; DP reduction overlaps the cool-down, "
+                           "'exposed' is what ran past the last compute op\n",
+                           pg ? "the weights' all-gather (overlap_param_gather) runs before each "
+                                "stage's first F, layer by layer"
+                              : "ZeRO-3 gathers run before each F/B, one op ahead");
     gsize start = out->len;
     g_string_append(out, "schedule");
     text_pad(out, start, lw);

@@ -226,6 +226,7 @@ static const SchemaKey parallel_keys[] = {
     {"tp_comm_overlap", KEY_BOOL, OFF(parallel.tp_comm_overlap), NULL, FALSE, 0, 0},
     {"tp_async_backward", KEY_BOOL, OFF(parallel.tp_async_backward), NULL, FALSE, 0, 0},
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
+    {"overlap_param_gather", KEY_BOOL, OFF(parallel.overlap_param_gather), NULL, FALSE, 0, 0},
     {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
     {"ep_dispatch", KEY_ENUM, OFF(parallel.ep_dispatch), NULL, FALSE, 0, 0, ep_dispatch_names},
     {"ep_comm_sms", KEY_INT, OFF(parallel.ep_comm_sms), NULL, FALSE, 0, 0},
@@ -343,6 +344,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                                               "tp_comm_overlap",
                                               "tp_async_backward",
                                               "overlap_grad_reduce",
+                                              "overlap_param_gather",
                                               "ep_dispatch",
                                               "ep_comm_sms",
                                               NULL};
@@ -463,6 +465,14 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
                           "the overlap splits sequence parallelism's all-gathers and "
                           "reduce-scatters under the GEMMs beside them (Megatron-LM refuses it "
                           "without); an all-reduce is not split");
+    if (par->overlap_param_gather && (par->zero < 1 || par->zero > 2))
+        return check_fail(error, where_of, data, "parallel.overlap_param_gather",
+                          par->zero == 0
+                              ? "'parallel.overlap_param_gather' needs 'parallel.zero' 1 or 2: "
+                                "without a distributed optimizer the gradients are all-reduced "
+                                "and there is no all-gather of the weights to overlap"
+                              : "'parallel.overlap_param_gather' needs 'parallel.zero' 1 or 2: "
+                                "ZeRO-3 gathers the weights before every F and B already");
     int gpus = ppsim_scenario_gpus(sc), have = hw->nodes * hw->gpus_per_node;
     if (g_hash_table_contains(seen, "hardware.nodes") ? gpus != have : gpus > have) {
         if (par->cp > 1)

@@ -138,10 +138,12 @@ typedef struct {
     gboolean tp_async_backward;   /* the backward's column-parallel TP collectives run beside
                                    * their dgrad / wgrad GEMMs (Megatron-LM since 2021-09, TE) */
     gboolean overlap_grad_reduce; /* DP reduction in buckets during the backward */
-    PpsimP2p p2p;                 /* pipeline sends: async (default), blocking, overlapped */
-    PpsimEpDispatch ep_dispatch;  /* MoE all-to-alls: alltoall (default) or deepep */
-    int ep_comm_sms;              /* SMs the MoE all-to-alls hold while an F&B pair runs compute
-                                   * beside them; -1 (unwritten): by dispatch (moe.h) */
+    /* ZeRO 1-2: the updated weights' all-gather before the next iteration's forwards */
+    gboolean overlap_param_gather;
+    PpsimP2p p2p;                /* pipeline sends: async (default), blocking, overlapped */
+    PpsimEpDispatch ep_dispatch; /* MoE all-to-alls: alltoall (default) or deepep */
+    int ep_comm_sms;             /* SMs the MoE all-to-alls hold while an F&B pair runs compute
+                                  * beside them; -1 (unwritten): by dispatch (moe.h) */
 } PpsimParallel;
 
 /* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has

@@ -122,6 +122,10 @@ char *ppsim_sim_stream_name(char *buf, const char *prefix, int n, const char *su
 /* sim-parallel.c: adds each stage's DP gradient reduction after its last backward (when
  * parallel.dp > 1) and fills the per-device TP/DP times and the MFU into @res. */
 void ppsim_sim_add_dp_tasks(Replay *r);
+/* parallel.overlap_param_gather (ZeRO 1-2): the all-gather of each stage's updated weights
+ * as flows on the device's "pg" streams from the iteration's start, layer by layer, before
+ * the stage's first forward. */
+void ppsim_sim_add_param_gathers(Replay *r);
 /* Per stage, the index in @ops (one device's compute list) of the op after which the stage's
  * gradient reduction starts: its last W/BW, else its last B; -1 for a stage not on the list.
  * @last has @n_stages entries. Shared by the replay and the Monte-Carlo sampler. */

@@ -194,6 +194,54 @@ ppsim_sim_add_zero_gathers(Replay *r)
     }
 }
 
+void
+ppsim_sim_add_param_gathers(Replay *r)
+{
+    const PpsimScenario *sc = r->sc;
+    if (r->costs->explicit_mode || r->topo == NULL || ppsim_par_param_gather_share(sc) <= 0)
+        return;
+    const PpsimSchedule *sched = r->sched;
+    int S = sched->n_stages;
+    gboolean across = ppsim_par_dp_across_nodes(sc);
+    if (r->zero_task == NULL)
+        r->zero_task = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autofree gboolean *seen = g_new(gboolean, MAX(S, 1));
+    for (int d = 0; d < sched->n_devices; d++) {
+        for (int s = 0; s < S; s++)
+            seen[s] = FALSE;
+        int stream[2] = {-1, -1};
+        int peer = ppsim_topology_remote_endpoint(r->topo, d, across);
+        const GArray *ops = sched->compute[d];
+        guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
+        /* each stage's weights, gathered in the order of the stages' first ops on the
+         * device (their first forwards; the optimizer step has just updated this GPU's
+         * shard of them) */
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (seen[op->stage])
+                continue;
+            seen[op->stage] = TRUE;
+            const PpsimStageCost *st = &r->costs->stage[op->stage];
+            if (st->pg_bytes == 0)
+                continue;
+            if (stream[0] < 0)
+                add_stream_pair(r, d, ".pg", stream);
+            /* layer by layer, as the forward reaches each (the ZeRO-3 gather's flow shop) */
+            int units = MAX(1, st->layers);
+            PpsimTaskId head[2], rest[2];
+            add_gather(r, stream, d, peer, st->pg_bytes, units, head, rest);
+            PpsimTime layer = ppsim_sim_duration(r, op) / units;
+            for (int k = 0; k < 2; k++) {
+                ppsim_exec_add_dep(r->exec, head[k], base + i, 0);
+                if (units > 1 && i + 1 < ops->len)
+                    ppsim_exec_add_dep(r->exec, rest[k], base + i + 1, layer);
+            }
+            guint32 rec[5] = {(guint32)d, head[0], head[1], rest[0], rest[1]};
+            g_array_append_vals(r->zero_task, rec, 5);
+        }
+    }
+}
+
 gboolean
 ppsim_sim_ep_flows(const Replay *r)
 {

@@ -31,6 +31,7 @@
  * shares, the dp carry) and computes the slack.
  */
 #include "sim-samples-internal.h"
+#include "cost/parallel.h"
 #include "util/ppsim-error.h"
 #include "util/prng.h"
 
@@ -237,6 +238,14 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
                     "--samples: ZeRO-3's weight gathers are flows of their own, which the "
                     "sampled replay does not model (use parallel.zero <= 2 or explicit costs)");
+        return FALSE;
+    }
+    if (!res->explicit_mode && ppsim_par_param_gather_share(sc) > 0 &&
+        sc->parallel.dp * sc->parallel.cp > 1) {
+        g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
+                    "--samples: 'parallel.overlap_param_gather' makes the weights' all-gathers "
+                    "flows of their own, which the sampled replay does not model (set it to "
+                    "false, or use explicit costs)");
         return FALSE;
     }
     if (sc->parallel.p2p != PPSIM_P2P_ASYNC) {

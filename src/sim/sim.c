@@ -334,6 +334,7 @@ replay_build(Replay *r)
     ppsim_schedule_foreach_dep(r->idx, replay_dep, r);
     ppsim_sim_add_dp_tasks(r);
     ppsim_sim_add_zero_gathers(r);
+    ppsim_sim_add_param_gathers(r);
     ppsim_sim_add_ep_flows(r);
 }
 
