@@ -465,14 +465,6 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
                           "the overlap splits sequence parallelism's all-gathers and "
                           "reduce-scatters under the GEMMs beside them (Megatron-LM refuses it "
                           "without); an all-reduce is not split");
-    if (par->overlap_param_gather && (par->zero < 1 || par->zero > 2))
-        return check_fail(error, where_of, data, "parallel.overlap_param_gather",
-                          par->zero == 0
-                              ? "'parallel.overlap_param_gather' needs 'parallel.zero' 1 or 2: "
-                                "without a distributed optimizer the gradients are all-reduced "
-                                "and there is no all-gather of the weights to overlap"
-                              : "'parallel.overlap_param_gather' needs 'parallel.zero' 1 or 2: "
-                                "ZeRO-3 gathers the weights before every F and B already");
     int gpus = ppsim_scenario_gpus(sc), have = hw->nodes * hw->gpus_per_node;
     if (g_hash_table_contains(seen, "hardware.nodes") ? gpus != have : gpus > have) {
         if (par->cp > 1)
