@@ -339,6 +339,50 @@ START_TEST(test_search_moe_recompute)
 }
 END_TEST
 
+/* The memory ladder tries ZeRO 1 to 3 on the scenario as written: a scenario that overlaps the
+ * weights' all-gather (parallel.overlap_param_gather, which ZeRO-3 ignores) keeps its ZeRO-3
+ * rungs. Under a tight limit some layouts fit only with ZeRO-3; with the option they fit
+ * with the same ZeRO stages as without it. */
+START_TEST(test_search_ladder_keeps_param_gather)
+{
+    static const char *const yamls[] = {
+        "name: dense-search\n"
+        "hardware: {preset: dgx-h100-80gb}\n"
+        "model: {layers: 8, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336, mlp: swiglu,\n"
+        "        seq_len: 4096, vocab: 32000}\n"
+        "training: {pp: 2, global_batch: 16}\n"
+        "memory: {limit: 8GB}\n"
+        "schedule: 1f1b\n",
+        "name: dense-search\n"
+        "hardware: {preset: dgx-h100-80gb}\n"
+        "model: {layers: 8, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336, mlp: swiglu,\n"
+        "        seq_len: 4096, vocab: 32000}\n"
+        "parallel: {overlap_param_gather: true}\n"
+        "training: {pp: 2, global_batch: 16}\n"
+        "memory: {limit: 8GB}\n"
+        "schedule: 1f1b\n",
+    };
+    int zero3[2] = {0, 0}, fits[2] = {0, 0};
+    for (int with = 0; with < 2; with++) {
+        Run r;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        JsonArray *layouts = search_layouts(yamls[with], "8", &r, parser);
+        for (guint i = 0; i < json_array_get_length(layouts); i++) {
+            JsonObject *l = json_array_get_object_element(layouts, i);
+            if (!json_object_get_boolean_member(l, "fits"))
+                continue;
+            fits[with]++;
+            JsonNode *zn = json_object_get_member(l, "zero");
+            zero3[with] += zn != NULL && !JSON_NODE_HOLDS_NULL(zn) && json_node_get_int(zn) == 3;
+        }
+        run_clear(&r);
+    }
+    ck_assert_int_gt(zero3[0], 0);
+    ck_assert_int_eq(zero3[1], zero3[0]);
+    ck_assert_int_eq(fits[1], fits[0]);
+}
+END_TEST
+
 /* A scenario's per-stage lists fit its own pp only: the search drops them, and each layout
  * splits its layers evenly (here stage_layers written for pp 2, 4 GPUs searched). */
 START_TEST(test_search_drops_stage_lists)
@@ -819,6 +863,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_search_layouts);
     tcase_add_test(tc, test_search_cp_ep);
     tcase_add_test(tc, test_search_moe_recompute);
+    tcase_add_test(tc, test_search_ladder_keeps_param_gather);
     tcase_add_test(tc, test_search_drops_stage_lists);
     tcase_add_test(tc, test_search_errors);
     tcase_add_test(tc, test_search_resume_after_kills);
