@@ -186,9 +186,7 @@ ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out)
 double
 ppsim_par_param_gather_share(const PpsimScenario *sc)
 {
-    const PpsimParallel *par = &sc->parallel;
-    return par->present && par->overlap_param_gather && (par->zero == 1 || par->zero == 2) ? 0.5
-                                                                                           : 0.0;
+    return ppsim_scenario_overlaps_param_gather(sc) ? 0.5 : 0.0;
 }
 
 void

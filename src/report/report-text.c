@@ -236,7 +236,7 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
     if (par->etp != par->tp)
         g_string_append_printf(out, ", etp %d", par->etp);
     g_string_append_c(out, '\n');
-    gboolean pg = par->overlap_param_gather && (par->zero == 1 || par->zero == 2);
+    gboolean pg = ppsim_scenario_overlaps_param_gather(sc);
     g_string_append_printf(out,
                            "communication per device, max over devices (ms): TP collectives are "
                            "inside F/B (not hidden); %s; DP reduction overlaps the cool-down, "

@@ -168,3 +168,10 @@ ppsim_scenario_gpus(const PpsimScenario *sc)
         return sc->training.pp;
     return sc->parallel.tp * sc->parallel.cp * sc->training.pp * sc->parallel.dp;
 }
+
+gboolean
+ppsim_scenario_overlaps_param_gather(const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    return par->present && par->overlap_param_gather && (par->zero == 1 || par->zero == 2);
+}

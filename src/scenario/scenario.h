@@ -500,4 +500,9 @@ const PpsimModelPreset *ppsim_model_preset_lookup(const char *name);
 /* GPUs the job uses: tp x pp x dp (pp alone without a `parallel:` section). */
 int ppsim_scenario_gpus(const PpsimScenario *scenario);
 
+/* Whether parallel.overlap_param_gather acts: set, with a layout, under ZeRO 1 or 2 (the
+ * distributed optimizer's all-gather of the updated weights; none with ZeRO 0, and ZeRO-3
+ * gathers before every op). */
+gboolean ppsim_scenario_overlaps_param_gather(const PpsimScenario *scenario);
+
 G_END_DECLS
