@@ -707,6 +707,74 @@ START_TEST(test_param_gather_overlap)
 }
 END_TEST
 
+/* parallel.grad_reduce_dtype: the gradients' reduction moves 2 bytes a parameter (bf16, the
+ * default) or 4 (fp32); the ZeRO-1/2 weights' all-gather stays 2. In the closed form (dp 2,
+ * one GPU a node: a ring over the NICs) ZeRO-0's all-reduce is all gradients, ZeRO-1's the
+ * gradients' half of one ring and the weights' half of another, and with
+ * overlap_param_gather the weights' half alone moves to the next forward; ZeRO-3's
+ * reduce-scatter doubles, its gathers do not; the memory is the same. The kernel model
+ * keeps the weights' all-gather and lengthens the reduce-scatter. */
+START_TEST(test_grad_reduce_dtype)
+{
+    g_autoptr(GError) error = NULL;
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 2, overlap_grad_reduce: false}\n"
+                       "training: {microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    const char *const zeros[] = {"parallel.zero=0", "parallel.zero=1", "parallel.zero=3"};
+    for (int closed = 0; closed < 2; closed++)
+        for (guint z = 0; z < G_N_ELEMENTS(zeros); z++)
+            for (int pg = 0; pg < 2; pg++) {
+                /* the overrides: ZeRO, then the closed form and the all-gather's overlap */
+                const char *o16[5] = {zeros[z]}, *o32[5] = {zeros[z]};
+                int n = 1;
+                if (closed) {
+                    o16[n] = o32[n] = "hardware.gpu.efficiency=0.5";
+                    n++;
+                }
+                if (pg) {
+                    o16[n] = o32[n] = "parallel.overlap_param_gather=true";
+                    n++;
+                }
+                o32[n] = "parallel.grad_reduce_dtype=fp32";
+                g_autoptr(PpsimScenario) s16 = parse(yaml, o16, &error);
+                ppsim_assert_no_error(error);
+                g_autoptr(PpsimScenario) s32 = parse(yaml, o32, &error);
+                ppsim_assert_no_error(error);
+                g_autoptr(PpsimCosts) c16 = ppsim_costs_new(s16, 1, &error);
+                ppsim_assert_no_error(error);
+                g_autoptr(PpsimCosts) c32 = ppsim_costs_new(s32, 1, &error);
+                ppsim_assert_no_error(error);
+                const PpsimStageCost *a = &c16->stage[0], *b = &c32->stage[0];
+                ck_assert_int_eq(a->static_mem, b->static_mem);
+                ck_assert_int_eq(a->zero_gather_ps, b->zero_gather_ps);
+                ck_assert_int_eq(a->pg_ps, b->pg_ps);
+                ck_assert_int_gt(b->dp_comm_ps, a->dp_comm_ps);
+                if (!closed)
+                    continue;
+                double bw = 0, P = a->params;
+                PpsimTime lat = 0;
+                ppsim_par_group_link(&s16->hardware, 2, ppsim_par_dp_stride(s16), &bw, &lat);
+                PpsimTime r2 = ppsim_ring_allreduce_ps(2 * P, 2, bw, lat);
+                PpsimTime r4 = ppsim_ring_allreduce_ps(4 * P, 2, bw, lat);
+                if (z == 0) { /* an all-reduce of the gradients: overlap_param_gather no-op */
+                    ck_assert_int_eq(a->dp_comm_ps, r2);
+                    ck_assert_int_eq(b->dp_comm_ps, r4);
+                    ck_assert_int_eq(b->pg_ps, 0);
+                } else if (z == 1) {
+                    PpsimTime ag = r2 - r2 / 2;
+                    ck_assert_int_eq(b->dp_comm_ps, r4 / 2 + (pg ? 0 : ag));
+                    ck_assert_int_eq(b->pg_ps, pg ? ag : 0);
+                    ck_assert(llabs((gint64)(b->dp_bytes + b->pg_bytes) - llround(3 * P)) <= 1);
+                } else { /* ZeRO-3's reduce-scatter: a ring gather's bytes, doubled */
+                    ck_assert_int_eq(b->dp_bytes, 2 * a->dp_bytes);
+                    ck_assert_int_eq(a->dp_comm_ps, a->zero_gather_ps);
+                }
+            }
+}
+END_TEST
+
 /* The text report of every schedule of @sc, run (transfer full). */
 static GString *
 text_of_runs(const PpsimScenario *sc)
@@ -777,6 +845,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zero3_gathers_are_flows);
     tcase_add_test(tc, test_zero3_gathers_layer_by_layer);
     tcase_add_test(tc, test_param_gather_overlap);
+    tcase_add_test(tc, test_grad_reduce_dtype);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

@@ -1129,20 +1129,23 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         const PpsimHardware *hw = &sc->hardware;
         int stride = ppsim_par_dp_stride(sc) / c.cp; /* cp ranks sit inside the device */
         int local = ppsim_par_group_per_node(hw, group, stride);
-        double red = hier_allreduce_s(hw, EL * st->params, group, local);
-        /* with overlap_param_gather the weights' all-gather waits for the next iteration */
-        double gather = red * ppsim_par_param_gather_share(sc);
-        red -= gather;
+        /* the gradients in parallel.grad_reduce_dtype; with ZeRO 1-2 the bf16 weights'
+         * all-gather is the ring's second half (with overlap_param_gather it waits for the
+         * next iteration) */
+        double g = ppsim_par_grad_reduce_bytes(sc);
+        double red_g = hier_allreduce_s(hw, g * st->params, group, local);
+        double red_w = g == EL ? red_g : hier_allreduce_s(hw, EL * st->params, group, local);
+        double rs = par->zero == 0 ? red_g : red_g / 2, ag = par->zero == 0 ? 0.0 : red_w / 2;
+        gboolean apart = ppsim_scenario_overlaps_param_gather(sc);
+        double red = apart ? rs : rs + ag;
         double exposed =
             par->overlap_grad_reduce ? bucket_exposed(red, b_s + w_s, st->layers) : red;
-        st->dp_comm_ps = ps(exposed);
         /* the replay moves these bytes over the links: what the link's line rate carries in
          * the exposed time */
         gboolean across = ppsim_par_dp_across_nodes(sc);
         double line = across ? hw->network_bytes_per_s : hw->nvlink_bytes_per_s;
-        st->dp_bytes = (guint64)ppsim_round_clamped(exposed * line);
-        st->pg_ps = ps(gather);
-        st->pg_bytes = (guint64)ppsim_round_clamped(gather * line);
+        ppsim_par_set_dp_halves(st, sc, ps(exposed), apart ? ps(ag) : 0, exposed * line,
+                                apart ? ag * line : 0.0);
     } else if (par->present && group > 1 && par->overlap_grad_reduce && st->layers > 0 &&
                st->dp_comm_ps > 0) {
         /* ZeRO-3 (the closed-form ring reduce-scatter of parallel.c): FSDP reduce-scatters

@@ -184,19 +184,20 @@ ppsim_par_device_hardware(const PpsimScenario *sc, PpsimHardware *out)
 }
 
 double
-ppsim_par_param_gather_share(const PpsimScenario *sc)
+ppsim_par_grad_reduce_bytes(const PpsimScenario *sc)
 {
-    return ppsim_scenario_overlaps_param_gather(sc) ? 0.5 : 0.0;
+    return sc->parallel.grad_reduce_dtype == PPSIM_GRAD_REDUCE_FP32 ? 4.0 : ACT_BYTES;
 }
 
 void
-ppsim_par_split_param_gather(PpsimStageCost *st, const PpsimScenario *sc)
+ppsim_par_set_dp_halves(PpsimStageCost *st, const PpsimScenario *sc, PpsimTime rs, PpsimTime ag,
+                        double rs_bytes, double ag_bytes)
 {
-    double share = ppsim_par_param_gather_share(sc);
-    st->pg_ps = ppsim_round_clamped((double)st->dp_comm_ps * share);
-    st->dp_comm_ps -= st->pg_ps;
-    st->pg_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * share);
-    st->dp_bytes -= st->pg_bytes;
+    gboolean apart = ppsim_scenario_overlaps_param_gather(sc);
+    st->dp_comm_ps = apart ? rs : rs + ag;
+    st->dp_bytes = (guint64)ppsim_round_clamped(apart ? rs_bytes : rs_bytes + ag_bytes);
+    st->pg_ps = apart ? ag : 0;
+    st->pg_bytes = apart ? (guint64)ppsim_round_clamped(ag_bytes) : 0;
 }
 
 gboolean
@@ -319,17 +320,31 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double dp_bw = 0;
     PpsimTime dp_lat = 0;
     ppsim_par_group_link(hw, group, ppsim_par_dp_stride(sc) / cp, &dp_bw, &dp_lat);
-    double grad_bytes = ACT_BYTES * params_gpu;
-    PpsimTime gather = dp_gather_ps(sc, grad_bytes, group, dp_bw, dp_lat);
+    /* the bf16 weights gathered, the gradients reduced (parallel.grad_reduce_dtype) */
+    double weight_bytes = ACT_BYTES * params_gpu;
+    double grad_bytes = ppsim_par_grad_reduce_bytes(sc) * params_gpu;
+    PpsimTime gather = dp_gather_ps(sc, weight_bytes, group, dp_bw, dp_lat);
     st->zero_gather_ps = par->zero == 3 ? gather : 0;
-    double ring = group > 1 ? (double)(group - 1) / group * grad_bytes : 0.0;
+    double share = group > 1 ? (double)(group - 1) / group : 0.0;
+    double ring = share * weight_bytes, ring_g = share * grad_bytes;
     /* ZeRO-3's flows (sim-parallel.c) cross the GPU's NIC: its share of the ring's data */
-    st->zero_bytes =
-        par->zero == 3 ? (guint64)ppsim_round_clamped(ring / ppsim_par_dp_local(sc)) : 0;
-    st->dp_bytes = par->zero == 3 ? st->zero_bytes : (guint64)ppsim_round_clamped(2.0 * ring);
-    st->dp_comm_ps =
-        par->zero == 3 ? gather : ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);
-    ppsim_par_split_param_gather(st, sc);
+    int local = ppsim_par_dp_local(sc);
+    st->zero_bytes = par->zero == 3 ? (guint64)ppsim_round_clamped(ring / local) : 0;
+    st->pg_ps = 0;
+    st->pg_bytes = 0;
+    if (par->zero == 3) { /* the gradients' reduce-scatter */
+        st->dp_bytes = (guint64)ppsim_round_clamped(ring_g / local);
+        st->dp_comm_ps = grad_bytes == weight_bytes
+                             ? gather
+                             : dp_gather_ps(sc, grad_bytes, group, dp_bw, dp_lat);
+    } else if (par->zero == 0) { /* an all-reduce of the gradients */
+        st->dp_bytes = (guint64)ppsim_round_clamped(2.0 * ring_g);
+        st->dp_comm_ps = ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);
+    } else { /* the gradients' reduce-scatter, the weights' all-gather: a ring's halves */
+        PpsimTime rs = ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);
+        PpsimTime ag = ppsim_ring_allreduce_ps(weight_bytes, group, dp_bw, dp_lat);
+        ppsim_par_set_dp_halves(st, sc, rs / 2, ag - ag / 2, ring_g, ring);
+    }
     st->tp_comm_f_ps = tp_f;
     st->tp_comm_b_ps = tp_b;
     st->fwd_flops = fwd; /* the tp x cp group's */

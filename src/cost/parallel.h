@@ -53,14 +53,15 @@ void ppsim_par_group_link(const PpsimHardware *hw, int group, int stride, double
 int ppsim_par_pp_stride(const PpsimScenario *sc);
 int ppsim_par_dp_stride(const PpsimScenario *sc);
 
-/* The share of a ZeRO-1/2 stage's DP all-reduce that parallel.overlap_param_gather moves to
- * the start of the next iteration: the all-gather of the updated weights, half of the ring's
- * bytes and time (a reduce-scatter and an all-gather of the same bytes, also in the
- * hierarchical form); 0 when the option is off or does not apply (ZeRO 0 or 3). */
-double ppsim_par_param_gather_share(const PpsimScenario *sc);
+/* Bytes per gradient the DP reduction moves (parallel.grad_reduce_dtype: 2 or 4). */
+double ppsim_par_grad_reduce_bytes(const PpsimScenario *sc);
 
-/* Moves that share of @st's dp_comm_ps and dp_bytes to its pg_ps and pg_bytes. */
-void ppsim_par_split_param_gather(PpsimStageCost *st, const PpsimScenario *sc);
+/* A ZeRO-1/2 stage's DP collectives from the times (@rs, @ag) and the bytes each GPU sends
+ * (@rs_bytes, @ag_bytes) of the gradients' reduce-scatter and the updated weights'
+ * all-gather: both in dp_comm_ps and dp_bytes, or with parallel.overlap_param_gather the
+ * all-gather in pg_ps and pg_bytes. */
+void ppsim_par_set_dp_halves(PpsimStageCost *st, const PpsimScenario *sc, PpsimTime rs,
+                             PpsimTime ag, double rs_bytes, double ag_bytes);
 
 /* Whether the dp replicas of a GPU sit on other nodes (their traffic crosses the NICs). */
 gboolean ppsim_par_dp_across_nodes(const PpsimScenario *sc);

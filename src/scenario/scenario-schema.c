@@ -92,6 +92,7 @@ static const char *const attention_kernel_names[] = {"default", "cudnn", "fa2", 
 static const char *const elementwise_names[] = {"fused", "eager", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 static const char *const ep_dispatch_names[] = {"alltoall", "deepep", NULL};
+static const char *const grad_reduce_names[] = {"bf16", "fp32", NULL};
 
 const char *
 ppsim_p2p_name(PpsimP2p p2p)
@@ -227,6 +228,8 @@ static const SchemaKey parallel_keys[] = {
     {"tp_async_backward", KEY_BOOL, OFF(parallel.tp_async_backward), NULL, FALSE, 0, 0},
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
     {"overlap_param_gather", KEY_BOOL, OFF(parallel.overlap_param_gather), NULL, FALSE, 0, 0},
+    {"grad_reduce_dtype", KEY_ENUM, OFF(parallel.grad_reduce_dtype), NULL, FALSE, 0, 0,
+     grad_reduce_names},
     {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
     {"ep_dispatch", KEY_ENUM, OFF(parallel.ep_dispatch), NULL, FALSE, 0, 0, ep_dispatch_names},
     {"ep_comm_sms", KEY_INT, OFF(parallel.ep_comm_sms), NULL, FALSE, 0, 0},
@@ -345,6 +348,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                                               "tp_async_backward",
                                               "overlap_grad_reduce",
                                               "overlap_param_gather",
+                                              "grad_reduce_dtype",
                                               "ep_dispatch",
                                               "ep_comm_sms",
                                               NULL};

@@ -110,6 +110,13 @@ typedef enum {
                            * sender's next op of that direction waits */
 } PpsimP2p;
 
+/* parallel.grad_reduce_dtype: the dtype the DP gradient reduction moves */
+typedef enum {
+    PPSIM_GRAD_REDUCE_BF16, /* 2 bytes (default): Apex's grad_sync_dtype bf16, NeMo 2 and
+                             * Megatron-Bridge performance recipes, 16-bit DeepSpeed */
+    PPSIM_GRAD_REDUCE_FP32, /* 4 bytes: Megatron-Core with --bf16, PyTorch FSDP2's default */
+} PpsimGradReduce;
+
 /* How an MoE layer's tokens reach their experts across nodes (parallel.ep_dispatch). */
 typedef enum {
     PPSIM_EP_DISPATCH_ALLTOALL, /* NCCL's all-to-all: every routed copy to its expert's GPU */
@@ -140,10 +147,11 @@ typedef struct {
     gboolean overlap_grad_reduce; /* DP reduction in buckets during the backward */
     /* ZeRO 1-2: the updated weights' all-gather before the next iteration's forwards */
     gboolean overlap_param_gather;
-    PpsimP2p p2p;                /* pipeline sends: async (default), blocking, overlapped */
-    PpsimEpDispatch ep_dispatch; /* MoE all-to-alls: alltoall (default) or deepep */
-    int ep_comm_sms;             /* SMs the MoE all-to-alls hold while an F&B pair runs compute
-                                  * beside them; -1 (unwritten): by dispatch (moe.h) */
+    PpsimGradReduce grad_reduce_dtype; /* the gradients' reduction: bf16 (default) or fp32 */
+    PpsimP2p p2p;                      /* pipeline sends: async (default), blocking, overlapped */
+    PpsimEpDispatch ep_dispatch;       /* MoE all-to-alls: alltoall (default) or deepep */
+    int ep_comm_sms; /* SMs the MoE all-to-alls hold while an F&B pair runs compute
+                      * beside them; -1 (unwritten): by dispatch (moe.h) */
 } PpsimParallel;
 
 /* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has

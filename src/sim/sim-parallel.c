@@ -198,7 +198,7 @@ void
 ppsim_sim_add_param_gathers(Replay *r)
 {
     const PpsimScenario *sc = r->sc;
-    if (r->costs->explicit_mode || r->topo == NULL || ppsim_par_param_gather_share(sc) <= 0)
+    if (r->costs->explicit_mode || r->topo == NULL || !ppsim_scenario_overlaps_param_gather(sc))
         return;
     const PpsimSchedule *sched = r->sched;
     int S = sched->n_stages;

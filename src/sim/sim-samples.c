@@ -31,7 +31,6 @@
  * shares, the dp carry) and computes the slack.
  */
 #include "sim-samples-internal.h"
-#include "cost/parallel.h"
 #include "util/ppsim-error.h"
 #include "util/prng.h"
 
@@ -240,7 +239,7 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
                     "sampled replay does not model (use parallel.zero <= 2 or explicit costs)");
         return FALSE;
     }
-    if (!res->explicit_mode && ppsim_par_param_gather_share(sc) > 0 &&
+    if (!res->explicit_mode && ppsim_scenario_overlaps_param_gather(sc) &&
         sc->parallel.dp * sc->parallel.cp > 1) {
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
                     "--samples: 'parallel.overlap_param_gather' makes the weights' all-gathers "
