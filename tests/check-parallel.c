@@ -18,6 +18,18 @@ parse(const char *yaml, const char *const *overrides, GError **error)
     return ppsim_scenario_parse(yaml, strlen(yaml), "t.yaml", ".", overrides, error);
 }
 
+/* @yaml with @overrides, parsed into *@sc, and its costs for @p devices (no error either). */
+static PpsimCosts *
+costs_of(const char *yaml, const char *const *overrides, int p, PpsimScenario **sc)
+{
+    g_autoptr(GError) error = NULL;
+    *sc = parse(yaml, overrides, &error);
+    ppsim_assert_no_error(error);
+    PpsimCosts *c = ppsim_costs_new(*sc, p, &error);
+    ppsim_assert_no_error(error);
+    return c;
+}
+
 static PpsimModel
 llama70b_layer(void)
 {
@@ -633,14 +645,10 @@ START_TEST(test_param_gather_overlap)
         const char *const off[] = {closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL};
         const char *const on[] = {"parallel.overlap_param_gather=true",
                                   closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL};
-        g_autoptr(PpsimScenario) sc0 = parse(yaml, off, &error);
-        ppsim_assert_no_error(error);
-        g_autoptr(PpsimScenario) sc = parse(yaml, on, &error);
-        ppsim_assert_no_error(error);
-        g_autoptr(PpsimCosts) c0 = ppsim_costs_new(sc0, 1, &error);
-        ppsim_assert_no_error(error);
-        g_autoptr(PpsimCosts) c = ppsim_costs_new(sc, 1, &error);
-        ppsim_assert_no_error(error);
+        g_autoptr(PpsimScenario) sc0 = NULL;
+        g_autoptr(PpsimScenario) sc = NULL;
+        g_autoptr(PpsimCosts) c0 = costs_of(yaml, off, 1, &sc0);
+        g_autoptr(PpsimCosts) c = costs_of(yaml, on, 1, &sc);
         const PpsimStageCost *st0 = &c0->stage[0], *st = &c->stage[0];
         ck_assert_int_eq(st0->pg_ps, 0);
         ck_assert_int_eq(st0->pg_bytes, 0);
@@ -738,14 +746,10 @@ START_TEST(test_grad_reduce_dtype)
                     n++;
                 }
                 o32[n] = "parallel.grad_reduce_dtype=fp32";
-                g_autoptr(PpsimScenario) s16 = parse(yaml, o16, &error);
-                ppsim_assert_no_error(error);
-                g_autoptr(PpsimScenario) s32 = parse(yaml, o32, &error);
-                ppsim_assert_no_error(error);
-                g_autoptr(PpsimCosts) c16 = ppsim_costs_new(s16, 1, &error);
-                ppsim_assert_no_error(error);
-                g_autoptr(PpsimCosts) c32 = ppsim_costs_new(s32, 1, &error);
-                ppsim_assert_no_error(error);
+                g_autoptr(PpsimScenario) s16 = NULL;
+                g_autoptr(PpsimScenario) s32 = NULL;
+                g_autoptr(PpsimCosts) c16 = costs_of(yaml, o16, 1, &s16);
+                g_autoptr(PpsimCosts) c32 = costs_of(yaml, o32, 1, &s32);
                 const PpsimStageCost *a = &c16->stage[0], *b = &c32->stage[0];
                 ck_assert_int_eq(a->static_mem, b->static_mem);
                 ck_assert_int_eq(a->zero_gather_ps, b->zero_gather_ps);
