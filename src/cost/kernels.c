@@ -1134,8 +1134,11 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
          * next iteration) */
         double g = ppsim_par_grad_reduce_bytes(sc);
         double red_g = hier_allreduce_s(hw, g * st->params, group, local);
-        double red_w = g == EL ? red_g : hier_allreduce_s(hw, EL * st->params, group, local);
-        double rs = par->zero == 0 ? red_g : red_g / 2, ag = par->zero == 0 ? 0.0 : red_w / 2;
+        double rs = red_g, ag = 0.0;
+        if (par->zero > 0) {
+            rs = red_g / 2;
+            ag = (g == EL ? red_g : hier_allreduce_s(hw, EL * st->params, group, local)) / 2;
+        }
         gboolean apart = ppsim_scenario_overlaps_param_gather(sc);
         double red = apart ? rs : rs + ag;
         double exposed =

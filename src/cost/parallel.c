@@ -334,9 +334,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->pg_bytes = 0;
     if (par->zero == 3) { /* the gradients' reduce-scatter */
         st->dp_bytes = (guint64)ppsim_round_clamped(ring_g / local);
-        st->dp_comm_ps = grad_bytes == weight_bytes
-                             ? gather
-                             : dp_gather_ps(sc, grad_bytes, group, dp_bw, dp_lat);
+        st->dp_comm_ps = dp_gather_ps(sc, grad_bytes, group, dp_bw, dp_lat);
     } else if (par->zero == 0) { /* an all-reduce of the gradients */
         st->dp_bytes = (guint64)ppsim_round_clamped(2.0 * ring_g);
         st->dp_comm_ps = ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);

@@ -124,12 +124,20 @@ needs_weights(const PpsimOp *op)
     return op->kind == PPSIM_OP_F || op->kind == PPSIM_OP_B || op->kind == PPSIM_OP_BW;
 }
 
-/* The gather of device @d's op @i: its first layer's share (@head[2]: send, receive) and the
- * rest (@rest[2]), each a pair of flows on the device's "zero" streams. */
-static void
-add_gather(Replay *r, const int stream[2], int d, int peer, guint64 bytes, int units,
-           PpsimTaskId head[2], PpsimTaskId rest[2])
+/* A gather of @bytes before device @d's op @i (@base: its compute list's index base), as flows
+ * on the pair @stream: its first layer's share (@head[2]: send, receive), then the rest
+ * (@rest[2]), layer by layer as FSDP gathers its units. The op starts once the first share has
+ * arrived and computes layer l while layer l+1's share flows, so it ends no sooner than the
+ * last share plus one layer's compute: the device's next op waits for the rest plus that
+ * layer (returned; with one layer @rest is @head). Recorded in r->zero_task for the
+ * metrics. */
+static PpsimTime
+add_gather_before(Replay *r, const int stream[2], int d, int peer, guint64 bytes, guint32 base,
+                  guint i, PpsimTaskId head[2], PpsimTaskId rest[2])
 {
+    const GArray *ops = r->sched->compute[d];
+    const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+    int units = MAX(1, r->costs->stage[op->stage].layers);
     guint64 first = units > 1 ? bytes / (guint64)units : bytes;
     for (int k = 0; k < 2; k++) {
         int src = k ? peer : d, dst = k ? d : peer;
@@ -137,6 +145,15 @@ add_gather(Replay *r, const int stream[2], int d, int peer, guint64 bytes, int u
         rest[k] = units > 1 ? ppsim_exec_add_transfer(r->exec, stream[k], src, dst, bytes - first)
                             : head[k];
     }
+    PpsimTime layer = units > 1 ? ppsim_sim_duration(r, op) / units : 0;
+    for (int k = 0; k < 2; k++) {
+        ppsim_exec_add_dep(r->exec, head[k], base + i, 0);
+        if (units > 1 && i + 1 < ops->len)
+            ppsim_exec_add_dep(r->exec, rest[k], base + i + 1, layer);
+    }
+    guint32 rec[5] = {(guint32)d, head[0], head[1], rest[0], rest[1]};
+    g_array_append_vals(r->zero_task, rec, 5);
+    return layer;
 }
 
 void
@@ -163,31 +180,20 @@ ppsim_sim_add_zero_gathers(Replay *r)
                 continue;
             /* ring all-gather: each GPU sends and receives (dp-1)/dp of the stage's bf16
              * weights (across nodes its NIC 1/local of it: ppsim_par_dp_local), the same
-             * bytes as ZeRO-3's whole gradient reduce-scatter, layer by layer as FSDP
-             * gathers its units: the op starts once its first layer's
-             * share has arrived and computes layer i while layer i+1's share flows, so
-             * it ends no sooner than the last share plus one layer's compute */
-            const PpsimStageCost *st = &r->costs->stage[op->stage];
-            int units = MAX(1, st->layers);
+             * bytes as ZeRO-3's whole gradient reduce-scatter */
             PpsimTaskId head[2], rest[2];
-            add_gather(r, stream, d, peer, st->zero_bytes, units, head, rest);
-            PpsimTime layer = ppsim_sim_duration(r, op) / units;
+            PpsimTime layer = add_gather_before(
+                r, stream, d, peer, r->costs->stage[op->stage].zero_bytes, base, i, head, rest);
             for (int k = 0; k < 2; k++) {
                 if (before[0] >= 0)
                     ppsim_exec_add_dep(r->exec, base + (guint32)before[0], head[k], 0);
-                ppsim_exec_add_dep(r->exec, head[k], base + i, 0);
-                if (units == 1)
-                    continue;
-                /* what waits for this op's end: the device's next op, or after its last
-                 * the stage's gradient reduction */
-                if (i + 1 < ops->len)
-                    ppsim_exec_add_dep(r->exec, rest[k], base + i + 1, layer);
-                for (int j = 0; i + 1 == ops->len && r->dp_task != NULL && j < 2; j++)
+                /* after the device's last op the stage's gradient reduction waits for the
+                 * rest as the next op would */
+                for (int j = 0;
+                     rest[k] != head[k] && i + 1 == ops->len && r->dp_task != NULL && j < 2; j++)
                     if (r->dp_task[j * S + op->stage] != G_MAXUINT32)
                         ppsim_exec_add_dep(r->exec, rest[k], r->dp_task[j * S + op->stage], layer);
             }
-            guint32 rec[5] = {(guint32)d, head[0], head[1], rest[0], rest[1]};
-            g_array_append_vals(r->zero_task, rec, 5);
             before[0] = before[1];
             before[1] = i;
         }
@@ -226,18 +232,9 @@ ppsim_sim_add_param_gathers(Replay *r)
                 continue;
             if (stream[0] < 0)
                 add_stream_pair(r, d, ".pg", stream);
-            /* layer by layer, as the forward reaches each (the ZeRO-3 gather's flow shop) */
-            int units = MAX(1, st->layers);
+            /* layer by layer, as the forward reaches each */
             PpsimTaskId head[2], rest[2];
-            add_gather(r, stream, d, peer, st->pg_bytes, units, head, rest);
-            PpsimTime layer = ppsim_sim_duration(r, op) / units;
-            for (int k = 0; k < 2; k++) {
-                ppsim_exec_add_dep(r->exec, head[k], base + i, 0);
-                if (units > 1 && i + 1 < ops->len)
-                    ppsim_exec_add_dep(r->exec, rest[k], base + i + 1, layer);
-            }
-            guint32 rec[5] = {(guint32)d, head[0], head[1], rest[0], rest[1]};
-            g_array_append_vals(r->zero_task, rec, 5);
+            add_gather_before(r, stream, d, peer, st->pg_bytes, base, i, head, rest);
         }
     }
 }
