@@ -779,6 +779,60 @@ START_TEST(test_grad_reduce_dtype)
 }
 END_TEST
 
+/* FP8 weights (training.fp8_weights) all-gather their linear layers' weights in FP8, 1 byte
+ * each, the embedding and the LM head in bf16; the gradients' reduction is unchanged. */
+START_TEST(test_fp8_weight_gather)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 2, overlap_grad_reduce: false,\n"
+                       "           overlap_param_gather: true}\n"
+                       "training: {microbatches: 1, dtype: fp8}\n"
+                       "schedule: 1f1b\n";
+    for (int closed = 0; closed < 2; closed++)
+        for (int zero = 1; zero <= 3; zero += 2) {
+            const char *o16[4] = {zero == 1 ? "parallel.zero=1" : "parallel.zero=3"};
+            const char *o8[4] = {o16[0]};
+            int n = 1;
+            if (closed) {
+                o16[n] = o8[n] = "hardware.gpu.efficiency=0.5";
+                n++;
+            }
+            o8[n] = "training.fp8_weights=true";
+            g_autoptr(PpsimScenario) s16 = NULL;
+            g_autoptr(PpsimScenario) s8 = NULL;
+            g_autoptr(PpsimCosts) c16 = costs_of(yaml, o16, 1, &s16);
+            g_autoptr(PpsimCosts) c8 = costs_of(yaml, o8, 1, &s8);
+            const PpsimStageCost *a = &c16->stage[0], *b = &c8->stage[0];
+            ck_assert_int_eq(a->dp_comm_ps, b->dp_comm_ps);
+            ck_assert_int_eq(a->dp_bytes, b->dp_bytes);
+            /* 2P bytes against P + 2 V h / t: the stage holds the embedding and the head */
+            double P = a->params, ends = 2.0 * s16->model.vocab * s16->model.hidden / 8.0;
+            ck_assert_double_eq_tol(ppsim_par_weight_gather_bytes(a, s16), 2.0 * P, 0.5);
+            ck_assert_double_eq_tol(ppsim_par_weight_gather_bytes(b, s8), P + ends, 0.5);
+            if (zero == 3) {
+                ck_assert_int_lt(b->zero_gather_ps, a->zero_gather_ps);
+                ck_assert_int_lt(b->zero_bytes, a->zero_bytes);
+            } else {
+                ck_assert_int_lt(b->pg_ps, a->pg_ps);
+                ck_assert_int_lt(b->pg_bytes, a->pg_bytes);
+            }
+            if (!closed)
+                continue;
+            double bw = 0;
+            PpsimTime lat = 0;
+            ppsim_par_group_link(&s8->hardware, 2, ppsim_par_dp_stride(s8), &bw, &lat);
+            if (zero == 1) {
+                PpsimTime r = ppsim_ring_allreduce_ps(P + ends, 2, bw, lat);
+                ck_assert_int_eq(b->pg_ps, r - r / 2);
+                ck_assert(llabs((gint64)b->pg_bytes - llround((P + ends) / 2)) <= 1);
+            } else {
+                ck_assert_int_eq(b->zero_gather_ps, ppsim_ring_gather_ps(P + ends, 2, bw, lat));
+            }
+        }
+}
+END_TEST
+
 /* The text report of every schedule of @sc, run (transfer full). */
 static GString *
 text_of_runs(const PpsimScenario *sc)
@@ -850,6 +904,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zero3_gathers_layer_by_layer);
     tcase_add_test(tc, test_param_gather_overlap);
     tcase_add_test(tc, test_grad_reduce_dtype);
+    tcase_add_test(tc, test_fp8_weight_gather);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

@@ -1129,15 +1129,16 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         const PpsimHardware *hw = &sc->hardware;
         int stride = ppsim_par_dp_stride(sc) / c.cp; /* cp ranks sit inside the device */
         int local = ppsim_par_group_per_node(hw, group, stride);
-        /* the gradients in parallel.grad_reduce_dtype; with ZeRO 1-2 the bf16 weights'
-         * all-gather is the ring's second half (with overlap_param_gather it waits for the
-         * next iteration) */
-        double g = ppsim_par_grad_reduce_bytes(sc);
-        double red_g = hier_allreduce_s(hw, g * st->params, group, local);
+        /* the gradients in parallel.grad_reduce_dtype; with ZeRO 1-2 the weights' all-gather
+         * (bf16, or FP8 weights in FP8) is the ring's second half (with
+         * overlap_param_gather it waits for the next iteration) */
+        double gb = ppsim_par_grad_reduce_bytes(sc) * st->params;
+        double wb = ppsim_par_weight_gather_bytes(st, sc);
+        double red_g = hier_allreduce_s(hw, gb, group, local);
         double rs = red_g, ag = 0.0;
         if (par->zero > 0) {
             rs = red_g / 2;
-            ag = (g == EL ? red_g : hier_allreduce_s(hw, EL * st->params, group, local)) / 2;
+            ag = (wb == gb ? red_g : hier_allreduce_s(hw, wb, group, local)) / 2;
         }
         gboolean apart = ppsim_scenario_overlaps_param_gather(sc);
         double red = apart ? rs : rs + ag;

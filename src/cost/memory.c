@@ -124,10 +124,8 @@ ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation)
     return a;
 }
 
-/* The stage's linear-layer weights on one GPU: its parameters less the 16-bit embedding and
- * LM head (the norms and a router's few are counted with them). */
-static double
-fp8_cached_params(const PpsimStageCost *st, const PpsimScenario *sc)
+double
+ppsim_mem_linear_params(const PpsimStageCost *st, const PpsimScenario *sc)
 {
     const PpsimModel *m = &sc->model;
     double t = sc->parallel.present ? MAX(1, sc->parallel.tp) : 1;
@@ -158,7 +156,8 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
      * (training.fp8_weights) the weight itself is FP8 and the transpose takes the bf16 copy's
      * place. Under ZeRO-3 the copies of the two whole units it holds. */
     if (sc->training.dtype == PPSIM_DTYPE_FP8 && !sc->training.fp8_weights)
-        st->weights_mem += 2.0 * (zero >= 3 ? 2.0 * st->unit_params : fp8_cached_params(st, sc));
+        st->weights_mem +=
+            2.0 * (zero >= 3 ? 2.0 * st->unit_params : ppsim_mem_linear_params(st, sc));
     st->grads_mem = ms.gradients + ex.gradients;
     st->opt_mem = ms.optimizer + ex.optimizer;
     st->static_mem = ppsim_round_clamped(st->weights_mem + st->grads_mem + st->opt_mem);

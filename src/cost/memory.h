@@ -81,6 +81,10 @@ gint64 ppsim_mem_total(gint64 allocated, gint64 fixed, double fragmentation);
  * not even the fixed part fits, so that a limit stays one); @limit 0 (no limit) gives 0. */
 gint64 ppsim_mem_allocatable(gint64 limit, gint64 fixed, double fragmentation);
 
+/* The stage's linear-layer weights on one GPU (@st->params less the 16-bit embedding and LM
+ * head; the norms and a router's few are counted with them): those FP8 casts or stores. */
+double ppsim_mem_linear_params(const PpsimStageCost *st, const PpsimScenario *sc);
+
 /* The cost model's hook (hardware mode): sets @st's static memory from its params (per GPU)
  * as ppsim_mem_model_state splits it under the scenario's ZeRO stage over dp x cp (the
  * routed experts' over dp x cp / ep), and

@@ -189,6 +189,19 @@ ppsim_par_grad_reduce_bytes(const PpsimScenario *sc)
     return sc->parallel.grad_reduce_dtype == PPSIM_GRAD_REDUCE_FP32 ? 4.0 : ACT_BYTES;
 }
 
+double
+ppsim_par_weight_gather_bytes(const PpsimStageCost *st, const PpsimScenario *sc)
+{
+    /* FP8 weights: Megatron's --fp8-param-gather all-gathers the FP8 parameters ([MEG]
+     * `megatron/training/arguments.py`), NeMo's distributed Adam with fp8_params syncs them as
+     * bytes ([NEMO] `nemo/core/optim/distributed_adam.py`: param_sync_dtype uint8); the
+     * embedding and the LM head, never FP8, gather in bf16 */
+    double bytes = ACT_BYTES * st->params;
+    if (sc->training.dtype == PPSIM_DTYPE_FP8 && sc->training.fp8_weights)
+        bytes -= (ACT_BYTES - 1.0) * ppsim_mem_linear_params(st, sc);
+    return bytes;
+}
+
 void
 ppsim_par_set_dp_halves(PpsimStageCost *st, const PpsimScenario *sc, PpsimTime rs, PpsimTime ag,
                         double rs_bytes, double ag_bytes)
@@ -320,8 +333,10 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     double dp_bw = 0;
     PpsimTime dp_lat = 0;
     ppsim_par_group_link(hw, group, ppsim_par_dp_stride(sc) / cp, &dp_bw, &dp_lat);
-    /* the bf16 weights gathered, the gradients reduced (parallel.grad_reduce_dtype) */
-    double weight_bytes = ACT_BYTES * params_gpu;
+    /* the weights gathered (bf16, FP8 weights in FP8), the gradients reduced
+     * (parallel.grad_reduce_dtype) */
+    st->params = params_gpu;
+    double weight_bytes = ppsim_par_weight_gather_bytes(st, sc);
     double grad_bytes = ppsim_par_grad_reduce_bytes(sc) * params_gpu;
     PpsimTime gather = dp_gather_ps(sc, weight_bytes, group, dp_bw, dp_lat);
     st->zero_gather_ps = par->zero == 3 ? gather : 0;
@@ -353,7 +368,6 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->est.r_ps = time_of(fwd / split, r) + tp_f;
     st->est.act = ppsim_round_clamped(act / cp);
     st->est.act_w = ppsim_round_clamped(MIN(act_w, act) / cp);
-    st->params = params_gpu;
     st->static_mem = ppsim_round_clamped(
         ppsim_zero_static_bytes(params_gpu, sc->training.bytes_per_param, par->zero, group));
     st->p2p_bytes = (guint64)ppsim_round_clamped(ACT_BYTES * tokens / t);

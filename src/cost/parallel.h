@@ -56,6 +56,10 @@ int ppsim_par_dp_stride(const PpsimScenario *sc);
 /* Bytes per gradient the DP reduction moves (parallel.grad_reduce_dtype: 2 or 4). */
 double ppsim_par_grad_reduce_bytes(const PpsimScenario *sc);
 
+/* Bytes of @st's weights (@st->params of them) one GPU's shard all-gathers: 2 a parameter,
+ * but the linear layers' 1 with training.fp8_weights (the gathers move the FP8 weights). */
+double ppsim_par_weight_gather_bytes(const PpsimStageCost *st, const PpsimScenario *sc);
+
 /* A ZeRO-1/2 stage's DP collectives from the times (@rs, @ag) and the bytes each GPU sends
  * (@rs_bytes, @ag_bytes) of the gradients' reduce-scatter and the updated weights'
  * all-gather: both in dp_comm_ps and dp_bytes, or with parallel.overlap_param_gather the
