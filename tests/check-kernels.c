@@ -2,7 +2,8 @@
  * hand computations: tile and wave quantization of small GEMMs on a 4-SM GPU, the roofline's
  * switch between compute- and memory-bound, causal halving of FlashAttention, the attention
  * kernels' efficiencies (model.attention_kernel), PyTorch's eager elementwise kernels
- * (model.elementwise), model.head_dim's query and K/V widths, the bytes of
+ * (model.elementwise), model.head_dim's query and K/V widths, MLA's linears and widths
+ * (model.mla), the bytes of
  * Megatron's unfused cross-entropy and of its fused and Transformer Engine forms, the NCCL-style
  * collective formulas, the hardware.gpu.efficiency override reproducing the closed-form
  * FLOPs / (peak x efficiency) times exactly, compute_breakdown summing to the busy time, the
@@ -533,6 +534,114 @@ START_TEST(test_head_dim)
     g_autoptr(PpsimScenario) z = parse(yaml, zero, &error);
     ck_assert_ptr_null(z);
     ck_assert_ptr_nonnull(strstr(error->message, "model.head_dim"));
+}
+END_TEST
+
+/* model.mla: multi-head latent attention ([DSV3] §2.1.1) as Megatron-Core builds it. A layer
+ * of hidden 2048, 16 heads, query rank 512, KV rank 256, heads of 128 + 64 rotary for the
+ * queries and keys and 128 for the values, by hand: its GEMMs are the query down- and
+ * up-projections T x 512 x h and T x 16 (128 + 64) x 512, the KV ones T x (256 + 64) x h and
+ * T x 16 (128 + 128) x 256, the output T x h x 16 x 128; the attention core's FLOPs 2 s^2 (16
+ * x 192 + 16 x 128), halved causal; parameters and activations count the latents; with tp = 2
+ * and sequence parallelism the down-projections run whole on the GPU's T / 2 tokens, the
+ * others split; Megatron-Core's FLOPs count ([MEG] `training.py`
+ * num_floating_point_operations, multi_latent_attention) is 6 x the parameters. */
+START_TEST(test_mla)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 4096,\n"
+                       "        ffn_hidden: 6144, mlp: swiglu,\n"
+                       "        mla: {q_lora_rank: 512, kv_lora_rank: 256, qk_nope_head_dim: 128,\n"
+                       "              qk_rope_head_dim: 64, v_head_dim: 128}}\n"
+                       "training: {pp: 2, microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    double T = 4096, s = 4096, h = 2048, a = 16, ql = 512, kl = 256, dr = 64, dn = 128, dv = 128,
+           f = 6144;
+    double qk = a * (dn + dr), vw = a * dv;
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(&sc->model, &sh);
+    ck_assert_int_eq(sh.n_linear, 5);
+    ck_assert_double_eq(sh.qk, qk);
+    ck_assert_double_eq(sh.k, qk);
+    ck_assert_double_eq(sh.v, vw);
+    ck_assert_double_eq(sh.out, vw);
+    double linears = h * ql + ql * qk + h * (kl + dr) + kl * a * (dn + dv) + vw * h;
+    ck_assert_double_eq(sh.params, linears + ql + kl);
+    /* Megatron-Core's bracket, q_term + kv term + rotary key + output, is the parameters */
+    double mcore = ql * (h + a * (dn + dr) + 1) + kl * (h + a * (dn + dv) + 1) + h * dr + vw * h;
+    ck_assert_double_eq(sh.params, mcore);
+    ck_assert_double_eq(ppsim_model_attn_linear_flops(&sc->model), 2 * linears);
+    ck_assert_double_eq(ppsim_par_layer_params(&sc->model), sh.params + 3 * h * f + 2 * h);
+    ck_assert_double_eq_tol(ppsim_par_layer_gemm_flops(&sc->model, 1),
+                            2 * T * (linears + 3 * h * f), 1);
+    /* activations: the two norms' inputs and the layer's GEMM inputs (8h), Q, K, V and the
+     * output, the latents and their normed copies, the rotary key, the MLP's 6f */
+    ck_assert_double_eq_tol(ppsim_par_layer_act_bytes(&sc->model, 1, 1, FALSE),
+                            T * (8 * h + 2 * (2 * qk + 2 * vw) + 2 * (2 * (ql + kl) + dr) + 6 * f),
+                            1e-3);
+    PpsimStageCost st = {.layers = 1};
+    ppsim_kernels_fill_stage(&st, sc);
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&sc->hardware, &g);
+    g.attn_eff = ppsim_attention_efficiency(&sc->hardware, sc->model.attention_kernel, NULL);
+    double gemm_f = ppsim_gemm_seconds(&g, T, ql, h, 1) + ppsim_gemm_seconds(&g, T, qk, ql, 1) +
+                    ppsim_gemm_seconds(&g, T, kl + dr, h, 1) +
+                    ppsim_gemm_seconds(&g, T, a * (dn + dv), kl, 1) +
+                    ppsim_gemm_seconds(&g, T, h, vw, 1) + ppsim_gemm_seconds(&g, T, 2 * f, h, 1) +
+                    ppsim_gemm_seconds(&g, T, h, f, 1);
+    ck_assert(llabs(st.kern_f_ps[PPSIM_KERN_GEMM] - ppsim_time_from_seconds(gemm_f)) <= 8);
+    double flops = 2 * T * s * (qk + vw) * 0.5, io = 2 * T * (qk + vw + qk + vw);
+    ck_assert(llabs(st.kern_f_ps[PPSIM_KERN_ATTENTION] -
+                    ppsim_time_from_seconds(ppsim_kernel_seconds(&g, flops, g.attn_eff, io))) <= 1);
+    /* without query compression the queries come from h: T x 16 x 192 x h */
+    const char *const noq[] = {"model.mla.q_lora_rank=0", NULL};
+    g_autoptr(PpsimScenario) nq = parse(yaml, noq, &error);
+    ppsim_assert_no_error(error);
+    ppsim_model_attn_shape(&nq->model, &sh);
+    ck_assert_int_eq(sh.n_linear, 4);
+    ck_assert_double_eq(sh.params, h * qk + h * (kl + dr) + kl * a * (dn + dv) + vw * h + kl);
+    ck_assert_double_eq(sh.gather, h + kl + dr);
+    /* tp = 2, sequence parallelism: the down-projections whole on T / 2 tokens */
+    const char *const tp2[] = {"parallel.tp=2", "parallel.sequence_parallel=true", "parallel.dp=2",
+                               NULL};
+    g_autoptr(PpsimScenario) t2 = parse(yaml, tp2, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost st2 = {.layers = 1};
+    ppsim_kernels_fill_stage(&st2, t2);
+    double gemm_f2 = ppsim_gemm_seconds(&g, T / 2, ql, h, 1) +
+                     ppsim_gemm_seconds(&g, T, qk / 2, ql, 1) +
+                     ppsim_gemm_seconds(&g, T / 2, kl + dr, h, 1) +
+                     ppsim_gemm_seconds(&g, T, a * (dn + dv) / 2, kl, 1) +
+                     ppsim_gemm_seconds(&g, T, h, vw / 2, 1) + ppsim_gemm_seconds(&g, T, f, h, 1) +
+                     ppsim_gemm_seconds(&g, T, h, f / 2, 1);
+    ck_assert(llabs(st2.kern_f_ps[PPSIM_KERN_GEMM] - ppsim_time_from_seconds(gemm_f2)) <= 8);
+    /* MLA gives every head's widths: kv_heads and head_dim with it are errors naming them */
+    const char *const bad[][2] = {{"model.kv_heads=4", NULL}, {"model.head_dim=64", NULL}};
+    const char *const key[] = {"model.kv_heads", "model.head_dim"};
+    for (int i = 0; i < 2; i++) {
+        g_clear_error(&error);
+        g_autoptr(PpsimScenario) b = parse(yaml, bad[i], &error);
+        ck_assert_ptr_null(b);
+        ck_assert_msg(strstr(error->message, key[i]) != NULL, "%s", error->message);
+    }
+    /* a section without the KV rank is an error naming it; eager kernels are not MLA's */
+    g_clear_error(&error);
+    const char *no_kv = "hardware: {preset: dgx-h100-80gb}\n"
+                        "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 4096,\n"
+                        "        mla: {qk_nope_head_dim: 128, qk_rope_head_dim: 64,\n"
+                        "              v_head_dim: 128}}\n"
+                        "training: {pp: 2, microbatches: 4}\n";
+    g_autoptr(PpsimScenario) nk = parse(no_kv, NULL, &error);
+    ck_assert_ptr_null(nk);
+    ck_assert_msg(strstr(error->message, "model.mla.kv_lora_rank") != NULL, "%s", error->message);
+    g_clear_error(&error);
+    const char *const eager[] = {"model.elementwise=eager", NULL};
+    g_autoptr(PpsimScenario) e = parse(yaml, eager, &error);
+    ck_assert_ptr_null(e);
+    ck_assert_msg(strstr(error->message, "model.mla") != NULL, "%s", error->message);
 }
 END_TEST
 
@@ -1226,6 +1335,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_dropout_rotary);
     tcase_add_test(tc, test_eager_elementwise);
     tcase_add_test(tc, test_head_dim);
+    tcase_add_test(tc, test_mla);
     tcase_add_test(tc, test_collectives);
     tcase_add_test(tc, test_efficiency_override);
     tcase_add_test(tc, test_breakdown_sums);

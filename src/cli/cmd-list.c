@@ -110,12 +110,20 @@ list_models(void)
     for (const PpsimModelPreset *const *p = ppsim_model_presets(); *p; p++) {
         const PpsimModel *m = &(*p)->model;
         g_autoptr(GString) line = g_string_new(NULL);
-        g_string_append_printf(line,
-                               "%-16s %s\n%-16s %s, %d layers, hidden %d, ffn %d, %d heads, %d KV "
-                               "heads, seq %d, vocab %d, ",
+        g_string_append_printf(line, "%-16s %s\n%-16s %s, %d layers, hidden %d, ffn %d, %d heads, ",
                                (*p)->name, (*p)->summary, "",
                                m->mlp == PPSIM_MLP_SWIGLU ? "swiglu" : "gelu", m->layers, m->hidden,
-                               m->ffn_hidden, m->heads, m->kv_heads, m->seq_len, m->vocab);
+                               m->ffn_hidden, m->heads);
+        const PpsimMla *mla = &m->mla;
+        if (mla->kv_lora_rank > 0)
+            g_string_append_printf(line,
+                                   "MLA (query rank %d, KV rank %d, query/key heads %d + %d "
+                                   "rotary, value heads %d), ",
+                                   mla->q_lora_rank, mla->kv_lora_rank, mla->qk_nope_head_dim,
+                                   mla->qk_rope_head_dim, mla->v_head_dim);
+        else
+            g_string_append_printf(line, "%d KV heads, ", m->kv_heads);
+        g_string_append_printf(line, "seq %d, vocab %d, ", m->seq_len, m->vocab);
         if (m->head_dim > 0)
             g_string_append_printf(line, "head_dim %d, ", m->head_dim);
         if (m->moe.experts > 0) { /* every expert, and what one token passes */

@@ -22,23 +22,24 @@
 /* Token ids: 64-bit integers. */
 #define TOKEN_BYTES 8.0
 
-/* FLOPs of the GEMMs of one layer's forward: QKV (with GQA), output projection, MLP; q and
- * kv the query and K/V widths (hidden and hidden x kv_heads / heads unless model.head_dim
- * says otherwise). */
+/* FLOPs of the GEMMs of one layer's forward: the attention's linears (QKV with GQA and the
+ * output projection, or MLA's, ppsim_model_attn_shape), the MLP. */
 static double
 layer_gemm_flops(const PpsimModel *model, int b)
 {
     double s = model->seq_len, h = model->hidden, f = model->ffn_hidden;
-    double q = ppsim_model_q_width(model), kv = ppsim_model_kv_width(model);
-    return 2.0 * b * s * h * (q + 2.0 * kv) + 2.0 * b * s * q * h + 4.0 * b * s * h * f;
+    return b * s * ppsim_model_attn_linear_flops(model) + 4.0 * b * s * h * f;
 }
 
-/* FLOPs of QK^T and attention x V: 2bs^2h each ([NAR21] App.; q for h with model.head_dim). */
+/* FLOPs of QK^T and attention x V: 2bs^2h each ([NAR21] App.), over the queries' and the
+ * output's widths (model.head_dim, MLA's heads). */
 static double
 layer_attn_flops(const PpsimModel *model, int b)
 {
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(model, &sh);
     double s = model->seq_len;
-    return 4.0 * b * s * s * ppsim_model_q_width(model);
+    return 2.0 * b * s * s * (sh.qk + sh.out);
 }
 
 double
@@ -65,14 +66,18 @@ double
 ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
 {
     double s = model->seq_len, h = model->hidden, f = model->ffn_hidden, a = model->heads;
-    double q = ppsim_model_q_width(model), kv = ppsim_model_kv_width(model);
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(model, &sh);
     double b = microbatch_size;
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         return 2.0 * s * b * h;                            /* [KOR] Table 2 */
     double masks = ppsim_model_dropout(model) ? 2.0 : 0.0; /* model.dropout: false, none */
-    double act = s * b * h * (8.0 + masks + 4.0 * q / h + 4.0 * kv / h + 4.0 * f / h);
+    /* Q, K, V and the projection's input (4q + 4kv with MHA or GQA); MLA's latents and their
+     * normed copies, and its rotary key */
+    double attn = 2.0 * (sh.qk + sh.k + sh.v + sh.out) + 2.0 * (2.0 * sh.latent + sh.rope_k);
+    double act = s * b * (h * (8.0 + masks) + attn + 4.0 * f);
     if (model->recompute == PPSIM_RECOMPUTE_LIGHT) /* [PO] App. C: 34sbh -> 20sbh */
-        act -= s * b * h * (4.0 + masks + 2.0 * f / h);
+        act -= s * b * (h * (4.0 + masks) + 2.0 * sh.latent + 2.0 * f);
     if (!model->flash_attention && model->recompute != PPSIM_RECOMPUTE_SELECTIVE)
         act += (masks > 0 ? 5.0 : 2.0) * a * s * s * b; /* without dropout: the softmax only */
     return act;
@@ -96,8 +101,11 @@ double
 ppsim_cost_layer_params(const PpsimModel *model)
 {
     double h = model->hidden, f = model->ffn_hidden;
-    double q = ppsim_model_q_width(model), kv = ppsim_model_kv_width(model);
-    return h * (q + 2.0 * kv) + (q + 2.0 * kv) + q * h + h + 2.0 * h * f + f + h + 4.0 * h;
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(model, &sh);
+    /* the QKV and projection biases (MLA has none) */
+    double bias = model->mla.kv_lora_rank > 0 ? 0.0 : sh.linear[0].out + sh.linear[1].out;
+    return sh.params + bias + 2.0 * h * f + f + h + 4.0 * h;
 }
 
 double

@@ -185,6 +185,12 @@ typedef struct {
     int t, cp;
     gboolean sp;
     double b, s, sl, T, Tn, h, f, a, d, q, kv, V;
+    PpsimAttnShape att; /* the attention block's linears and widths (MLA's or not) */
+    gboolean mla;       /* model.mla */
+    double dqk, dv;     /* a head's query/key and value widths (d, d without MLA) */
+    double col_out;     /* the column-split and whole linears' outputs on one GPU ((q + 2kv)/t) */
+    double col_w;       /* ... and their weights (h (q + 2kv) / t) */
+    double o_in;        /* the output projection's input on one GPU (q / t) */
     gboolean swiglu, dropout, rotary;
     gboolean eager;    /* model.elementwise: eager (eager_* below) */
     gboolean fp8;      /* training.dtype: fp8 with its cast / transpose / scaling kernels */
@@ -280,6 +286,20 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->q = ppsim_model_q_width(m);
     c->d = c->q / c->a;
     c->kv = ppsim_model_kv_width(m);
+    ppsim_model_attn_shape(m, &c->att);
+    c->mla = m->mla.kv_lora_rank > 0;
+    c->dqk = c->mla ? c->att.qk / c->a : c->d;
+    c->dv = c->mla ? c->att.out / c->a : c->d;
+    c->o_in = c->att.out / c->t;
+    c->col_out = c->col_w = 0.0;
+    for (int i = 0; i < c->att.n_linear; i++) {
+        const double out = c->att.linear[i].out, in = c->att.linear[i].in;
+        if (c->att.linear[i].split == PPSIM_ATTN_ROW)
+            continue;
+        double o = c->att.linear[i].split == PPSIM_ATTN_COLUMN ? out / c->t : out;
+        c->col_out += o;
+        c->col_w += in * o;
+    }
     c->V = m->vocab;
     c->swiglu = m->mlp == PPSIM_MLP_SWIGLU;
     c->dropout = ppsim_model_dropout(m);
@@ -302,27 +322,28 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
     double heads = c->a / c->t, batch = c->b * heads;
     if (m->flash_attention) {
         /* queries of this rank against every key of the sequence (cp ranks share it) */
-        double flops = 4.0 * c->b * c->sl * c->s * c->d * heads * (m->causal ? 0.5 : 1.0);
-        double io = EL * c->T * (2.0 * c->d * heads + 2.0 * c->kv / c->t);
+        double flops =
+            2.0 * c->b * c->sl * c->s * (c->dqk + c->dv) * heads * (m->causal ? 0.5 : 1.0);
+        double io = EL * c->T * ((c->dqk + c->dv) * heads + (c->att.k + c->att.v) / c->t);
         f->k[PPSIM_KERN_ATTENTION] += ppsim_kernel_seconds(&c->gpu, flops, c->gpu.attn_eff, io);
         b->k[PPSIM_KERN_ATTENTION] +=
             ppsim_kernel_seconds(&c->gpu, 2.5 * flops, c->gpu.attn_eff, 2.0 * io);
         return;
     }
-    double sl = c->sl, s = c->s, d = c->d, scores = batch * sl * s;
+    double sl = c->sl, s = c->s, dk = c->dqk, dv = c->dv, scores = batch * sl * s;
     double *fa = &f->k[PPSIM_KERN_ATTENTION], *ba = &b->k[PPSIM_KERN_ATTENTION];
-    *fa += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);  /* QK^T */
+    *fa += ppsim_gemm_seconds(&c->gpu, sl, s, dk, batch); /* QK^T */
     *fa += ppsim_mem_seconds(&c->gpu, 2.0 * EL * scores); /* scale, mask, softmax */
     if (c->dropout)
         *fa += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout */
-    *fa += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);            /* AV */
-    *ba += ppsim_gemm_seconds(&c->gpu, sl, s, d, batch);            /* dP = dO V^T */
-    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);            /* dV = P^T dO */
+    *fa += ppsim_gemm_seconds(&c->gpu, sl, dv, s, batch);           /* AV */
+    *ba += ppsim_gemm_seconds(&c->gpu, sl, s, dv, batch);           /* dP = dO V^T */
+    *ba += ppsim_gemm_seconds(&c->gpu, s, dv, sl, batch);           /* dV = P^T dO */
     if (c->dropout)
         *ba += ppsim_mem_seconds(&c->gpu, (2.0 * EL + 1) * scores); /* dropout backward */
     *ba += ppsim_mem_seconds(&c->gpu, 3.0 * EL * scores);           /* softmax backward */
-    *ba += ppsim_gemm_seconds(&c->gpu, sl, d, s, batch);            /* dQ = dS K */
-    *ba += ppsim_gemm_seconds(&c->gpu, s, d, sl, batch);            /* dK = dS^T Q */
+    *ba += ppsim_gemm_seconds(&c->gpu, sl, dk, s, batch);           /* dQ = dS K */
+    *ba += ppsim_gemm_seconds(&c->gpu, s, dk, sl, batch);           /* dK = dS^T Q */
 }
 
 /* FP8 with Transformer Engine 1.x's delayed scaling ([TE] v1.10, that of the NeMo 24.09
@@ -403,7 +424,7 @@ static void
 fp8_block_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
 {
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
-    double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
+    double qkv = c->col_out, fo = (c->swiglu ? 2.0 : 1.0) * ft;
     const double Q = FP8_BLOCK_Q;
     int norms = mlp ? 2 : 1;   /* an MoE layer's MLP norm feeds the router in bf16 */
     int linears = mlp ? 2 : 1; /* attention output, fc2 */
@@ -419,7 +440,7 @@ fp8_block_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
         k->b[k->nb++] = Q * T * fo;
     /* Linear (attention output, fc2): its input quantized; backward, the output gradient
      * (the local shard with sp, then the gathered column-wise copy transposed) */
-    double in[2] = {c->q / t, ft};
+    double in[2] = {c->o_in, ft};
     for (int i = 0; i < linears; i++) {
         k->f[k->nf++] = Q * T * in[i];
         k->b[k->nb++] = Q * (c->sp ? Tn : T) * h;
@@ -427,8 +448,8 @@ fp8_block_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
             k->b[k->nb++] = 2.0 * T * h;
     }
     /* weights, once a step, in 128 x 128 blocks */
-    k->weight[0] = Q * h * qkv;
-    k->weight[1] = Q * (c->q / t) * h;
+    k->weight[0] = Q * c->col_w;
+    k->weight[1] = Q * c->o_in * h;
     k->weight[2] = Q * h * fo;
     k->weight[3] = Q * ft * h;
 }
@@ -444,7 +465,7 @@ fp8_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
         return;
     }
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = mlp ? c->f / t : 0.0;
-    double qkv = (c->q + 2.0 * c->kv) / t, fo = (c->swiglu ? 2.0 : 1.0) * ft;
+    double qkv = c->col_out, fo = (c->swiglu ? 2.0 : 1.0) * ft;
     gboolean cs = c->fp8_cs;
     int norms = mlp ? 2 : 1;   /* an MoE layer's MLP norm feeds the router in bf16 */
     int linears = mlp ? 2 : 1; /* attention output, fc2 */
@@ -466,7 +487,7 @@ fp8_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
         k->w[k->nw++] = 2.0 * T * h;
     }
     /* Linear (attention output, fc2) */
-    double in[2] = {c->q / t, ft};
+    double in[2] = {c->o_in, ft};
     for (int i = 0; i < linears; i++) {
         fp8_amax(k->f, &k->nf, cs, T * in[i]);
         if (c->sp) {
@@ -484,8 +505,8 @@ fp8_kernels(const Ctx *c, gboolean mlp, PpsimFp8Kernels *k)
     /* weights, once a step: QKV, attention output, fc1, fc2 (current scaling reads each
      * weight once more for its amax) */
     double wb = cs ? 4.0 + EL : 4.0;
-    k->weight[0] = wb * h * qkv;
-    k->weight[1] = wb * (c->q / t) * h;
+    k->weight[0] = wb * c->col_w;
+    k->weight[1] = wb * c->o_in * h;
     k->weight[2] = wb * h * fo;
     k->weight[3] = wb * ft * h;
     if (cs) /* no amax history to update */
@@ -596,10 +617,15 @@ gemm_seconds(const Pass *p)
  * efficiency: cuBLAS picks their tiles, and gemm.c's one-tile quantization would overstate
  * what a GEMM 1/tp as high loses. */
 static double
+tp_split_s(const Ctx *c, double comm, double whole)
+{
+    return MAX(0.0, comm - whole * (c->t - 1) / c->t) + (c->t - 1) * c->lin.launch_s;
+}
+
+static double
 tp_split(const Ctx *c, double comm, double M, double N, double K)
 {
-    double whole = ppsim_gemm_seconds(&c->lin, M, N, K, 1);
-    return MAX(0.0, comm - whole * (c->t - 1) / c->t) + (c->t - 1) * c->lin.launch_s;
+    return tp_split_s(c, comm, ppsim_gemm_seconds(&c->lin, M, N, K, 1));
 }
 
 /* Pipelined: the GEMM in 4 chunks on all but 16 SMs, each chunk's share of the
@@ -769,11 +795,46 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
  * dgrad GEMM, its input gradient sent beside its wgrad GEMM (reduce-scatter @crs; without
  * sequence parallelism all-reduce @car). What shows of the two. */
 static double
+column_backward_s(const Ctx *c, double dgrad, double wgrad, double cag, double crs, double car)
+{
+    return c->sp ? MAX(0.0, cag - dgrad) + MAX(0.0, crs - wgrad) : MAX(0.0, car - wgrad);
+}
+
+static double
 column_backward(const Ctx *c, double N, double cag, double crs, double car)
 {
     double dgrad = ppsim_gemm_seconds(&c->lin, c->T, c->h, N, 1);
     double wgrad = ppsim_gemm_seconds(&c->lin, c->h, N, c->T, 1);
-    return c->sp ? MAX(0.0, cag - dgrad) + MAX(0.0, crs - wgrad) : MAX(0.0, car - wgrad);
+    return column_backward_s(c, dgrad, wgrad, cag, crs, car);
+}
+
+/* The attention block's linears (ppsim_model_attn_shape) into @f, @b, @w: the column-split
+ * ones on every token with out / tp outputs, the row-split one with in / tp inputs, MLA's whole
+ * down-projections on the GPU's own tokens (its sequence-parallel share, else all of them).
+ * Sets the column-split linears' forward, dgrad and wgrad seconds (what TP collectives may
+ * hide behind). */
+static void
+attn_linears(Ctx *c, Pass *f, Pass *b, Pass *w, double *col_f, double *col_d, double *col_w)
+{
+    *col_f = *col_d = *col_w = 0.0;
+    for (int i = 0; i < c->att.n_linear; i++) {
+        double N = c->att.linear[i].out, K = c->att.linear[i].in, M = c->T;
+        switch (c->att.linear[i].split) {
+        case PPSIM_ATTN_COLUMN:
+            N /= c->t;
+            *col_f += ppsim_gemm_seconds(&c->lin, M, N, K, 1);
+            *col_d += ppsim_gemm_seconds(&c->lin, M, K, N, 1);
+            *col_w += ppsim_gemm_seconds(&c->lin, K, N, M, 1);
+            break;
+        case PPSIM_ATTN_ROW:
+            K /= c->t;
+            break;
+        case PPSIM_ATTN_DUPLICATED:
+            M = c->Tn;
+            break;
+        }
+        add_linear(c, f, b, w, M, N, K);
+    }
 }
 
 static void
@@ -782,10 +843,10 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     *lt = (LayerTimes){0};
     Pass *f = &lt->f, *b = &lt->b, *w = &lt->w;
     double T = c->T, Tn = c->Tn, h = c->h, t = c->t, ft = c->f / t;
-    double qkv = (c->q + 2.0 * c->kv) / t, up = (c->swiglu ? 2.0 : 1.0) * ft;
+    double up = (c->swiglu ? 2.0 : 1.0) * ft;
     /* GEMMs */
-    add_linear(c, f, b, w, T, qkv, h);
-    add_linear(c, f, b, w, T, h, c->q / t);
+    double col_f, col_d, col_w;
+    attn_linears(c, f, b, w, &col_f, &col_d, &col_w);
     double attn_gemm_f = gemm_seconds(f), attn_gemm_b = gemm_seconds(b);
     double moe_tp = 0.0;
     if (moe) {
@@ -807,6 +868,10 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     /* delayed FP8: the norm writes the GEMM's FP8 input (current and block scaling: bf16,
      * fp8_kernels) */
     double norm_out = c->fp8 && !c->fp8_cs && !c->fp8_bw ? 1.0 : EL;
+    if (c->mla) { /* MLA's query and KV latents, normed on the GPU's own tokens */
+        add_mem(c, f, M, 2.0 * EL * Tn * c->att.latent);
+        add_mem(c, b, M, 3.0 * EL * Tn * c->att.latent);
+    }
     for (int i = 0; i < 2; i++) { /* two norms */
         if (c->eager) {
             eager_norm(c, f, b, act, h);
@@ -830,6 +895,14 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     if (c->rotary && c->eager) {
         eager_rotary(c, f, b, T * c->q / t);
         eager_rotary(c, f, b, T * c->kv / t);
+    } else if (c->rotary && c->mla) {
+        /* Megatron-Core's fused MLA rotary kernels: the queries read and written; the KV
+         * up-projection's output and the shared rotary key read, K and V written */
+        const PpsimAttnShape *at = &c->att;
+        double kv_up = at->k - at->rope_k * c->a + at->v;
+        double rot = EL * T * ((2.0 * at->qk + kv_up + at->k + at->v) / t + at->rope_k);
+        add_mem(c, f, M, rot);
+        add_mem(c, b, M, rot);
     } else if (c->rotary) {
         double rot = 2.0 * EL * T * (c->q + c->kv) / t; /* q and k, read and written */
         add_mem(c, f, M, rot);
@@ -855,34 +928,46 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     for (int i = 0; c->fp8 && i < 4; i++)
         f->k[M] += ppsim_mem_seconds(&c->gpu, k8.weight[i]) / c->m;
     /* TP collectives: two per pass of the full activation (an MoE layer: the attention's, and
-     * moe_mlp's) */
+     * moe_mlp's); MLA's column-split linears gather the latents and the rotary key (their
+     * input gradients reduced the same), which the attention's collectives move instead */
     const PpsimParallel *par = &c->sc->parallel;
     if (c->t > 1) {
-        double bytes = EL * c->T * h;
+        double bytes = EL * c->T * h, bytes_a = EL * c->T * c->att.gather;
         /* FP8: the all-gathers move the FP8 norm output (forward) and the FP8 output gradient
          * (backward) ([TE]: `gather_along_first_dim` after the cast); reduce-scatters bf16 */
-        double ag = c->fp8 && !c->fp8_bw ? c->T * h : bytes; /* block: both copies */
-        double cag = ppsim_coll_allgather_s(&c->tp_link, ag, c->t);
+        gboolean ag8 = c->fp8 && !c->fp8_bw; /* block: both copies */
+        double cag = ppsim_coll_allgather_s(&c->tp_link, ag8 ? c->T * h : bytes, c->t);
         double crs = ppsim_coll_reduce_scatter_s(&c->tp_link, bytes, c->t);
         double car = ppsim_coll_allreduce_s(&c->tp_link, bytes, c->t);
+        double cag_a =
+            ppsim_coll_allgather_s(&c->tp_link, ag8 ? c->T * c->att.gather : bytes_a, c->t);
+        double crs_a = ppsim_coll_reduce_scatter_s(&c->tp_link, bytes_a, c->t);
+        double car_a = ppsim_coll_allreduce_s(&c->tp_link, bytes_a, c->t);
         double blocks = moe ? 1.0 : 2.0;
+        /* the attention block's forward (the column side's gather, the projection's
+         * reduction) and backward (the projection's output gradient gathered, the column
+         * side's input gradient reduced); the MLP's the same, h wide both ways */
+        double attn_f = c->sp ? cag_a + crs : car, attn_b = c->sp ? cag + crs_a : car_a;
+        double mlp_pass = moe ? 0.0 : c->sp ? cag + crs : car;
+        double attn_back = column_backward_s(c, col_d, col_w, cag_a, crs_a, car_a);
         if (!par->tp_comm_overlap) {
             lt->moe_tp_f = moe_tp;
-            lt->tp_f = lt->tp_b = blocks * (c->sp ? cag + crs : car) + moe_tp;
+            lt->tp_f = attn_f + mlp_pass + moe_tp;
+            lt->tp_b = attn_b + mlp_pass + moe_tp;
             if (par->tp_async_backward) {
                 /* the row-parallel linears (projection, fc2) all-gather their output
                  * gradient before their dgrad (without sp they send nothing backward) */
                 double row = c->sp ? cag : 0.0;
-                lt->tp_b = row + column_backward(c, qkv, cag, crs, car) + moe_tp;
+                lt->tp_b = row + attn_back + moe_tp;
                 if (!moe)
                     lt->tp_b += row + column_backward(c, up, cag, crs, car);
             }
         } else {
-            /* forward: the all-gather split under the QKV GEMM, the output projection's
-             * reduce-scatter under its GEMM; backward: the output gradient's all-gather under
-             * the projection's dgrad, QKV's in bulk */
-            lt->tp_f = tp_split(c, cag, T, qkv, h) + tp_pipeline(c, crs, T, h, c->q / t);
-            lt->tp_b = tp_split(c, cag, T, c->q / t, h) + column_backward(c, qkv, cag, crs, car);
+            /* forward: the all-gather split under the QKV GEMM (MLA: its up-projections), the
+             * output projection's reduce-scatter under its GEMM; backward: the output
+             * gradient's all-gather under the projection's dgrad, QKV's in bulk */
+            lt->tp_f = tp_split_s(c, cag_a, col_f) + tp_pipeline(c, crs, T, h, c->o_in);
+            lt->tp_b = tp_split(c, cag, T, c->o_in, h) + attn_back;
             if (moe) { /* the MoE block's collectives behind its own GEMMs, in bulk */
                 lt->moe_tp_f = MAX(0.0, moe_tp - (gemm_seconds(f) - attn_gemm_f));
                 lt->tp_f += lt->moe_tp_f;
@@ -903,7 +988,7 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     }
     /* ring attention: cp - 1 steps of this rank's K and V block */
     if (c->cp > 1) {
-        double block = 2.0 * EL * T * c->kv / t;
+        double block = EL * T * (c->att.k + c->att.v) / t;
         double step = ppsim_coll_allgather_s(&c->cp_link, block * c->cp, c->cp) / (c->cp - 1);
         double fa = pass_total(&lt->attn_f) / c->cp;
         lt->cp_f = (c->cp - 1) * MAX(0.0, step - fa);

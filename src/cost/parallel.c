@@ -67,19 +67,21 @@ double
 ppsim_par_layer_gemm_flops(const PpsimModel *m, int b)
 {
     double s = m->seq_len, h = m->hidden, f = m->ffn_hidden;
-    double q = ppsim_model_q_width(m), kv = ppsim_model_kv_width(m);
     double mlp = (swiglu(m) ? 6.0 : 4.0) * b * s * h * f;
-    return 2.0 * b * s * h * (q + 2.0 * kv) + 2.0 * b * s * q * h + mlp;
+    return b * s * ppsim_model_attn_linear_flops(m) + mlp;
 }
 
 double
 ppsim_par_layer_params(const PpsimModel *m)
 {
     double h = m->hidden, f = m->ffn_hidden;
-    double q = ppsim_model_q_width(m), kv = ppsim_model_kv_width(m);
-    if (swiglu(m)) /* QKV, projection, gate/up/down, two RMSNorm weights */
-        return h * (q + 2.0 * kv) + q * h + 3.0 * h * f + 2.0 * h;
-    return h * (q + 2.0 * kv) + (q + 2.0 * kv) + q * h + h + 2.0 * h * f + f + h + 4.0 * h;
+    if (swiglu(m)) { /* the attention's linears (MLA: and its latent norms), gate/up/down,
+                      * two RMSNorm weights */
+        PpsimAttnShape sh;
+        ppsim_model_attn_shape(m, &sh);
+        return sh.params + 3.0 * h * f + 2.0 * h;
+    }
+    return ppsim_cost_layer_params(m);
 }
 
 double
@@ -98,11 +100,13 @@ ppsim_par_layer_act_bytes(const PpsimModel *m, int b, int t, gboolean sp)
     if (m->recompute == PPSIM_RECOMPUTE_FULL) /* layer input only, [KOR] Table 2 */
         return 2.0 * sbh / (sp ? t : 1);
     double masks = ppsim_model_dropout(m) ? 2.0 : 0.0; /* two dropout masks, sbh each */
-    double rep = 8.0 + masks;
-    double q = ppsim_model_q_width(m), kv = ppsim_model_kv_width(m);
-    double split = 4.0 * q / h + 4.0 * kv / h + (swiglu(m) ? 6.0 : 4.0) * f / h;
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(m, &sh);
+    /* MLA's latents, normed, and its rotary key: projected from each rank's own tokens */
+    double rep = 8.0 + masks + 2.0 * (2.0 * sh.latent + sh.rope_k) / h;
+    double split = 2.0 * (sh.qk + sh.k + sh.v + sh.out) / h + (swiglu(m) ? 6.0 : 4.0) * f / h;
     if (m->recompute == PPSIM_RECOMPUTE_LIGHT) { /* norm outputs, masks, MLP activation */
-        rep -= 4.0 + masks;
+        rep -= 4.0 + masks + 2.0 * sh.latent / h;
         split -= 2.0 * f / h;
     }
     double act = sp ? sbh * (rep + split) / t : sbh * (rep + split / t);
@@ -121,8 +125,11 @@ ppsim_par_layer_fp8_saved_bytes(const PpsimModel *m, int b, int t, gboolean sp)
         return 0.0;
     double sbh = (double)m->seq_len * b * m->hidden, h = m->hidden;
     gboolean light = m->recompute == PPSIM_RECOMPUTE_LIGHT;
-    double rep = light ? 0.0 : 2.0; /* the two norm outputs: re-run under light */
-    double split = ppsim_model_q_width(m) / h + (light ? 0.0 : m->ffn_hidden / h);
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(m, &sh);
+    /* the two norm outputs (and MLA's normed latents): re-run under light */
+    double rep = light ? 0.0 : 2.0 + sh.latent / h;
+    double split = sh.out / h + (light ? 0.0 : m->ffn_hidden / h);
     return sp ? sbh * (rep + split) / t : sbh * (rep + split / t);
 }
 
@@ -275,7 +282,9 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
      * of the sequence's; each GPU's TP collectives and boundary sends carry its s/cp tokens */
     double tokens = sbh / cp;
     double gemm = n * ppsim_par_layer_gemm_flops(model, b);
-    double attn = n * 4.0 * b * s * s * ppsim_model_q_width(model);
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(model, &sh);
+    double attn = n * 2.0 * b * s * s * (sh.qk + sh.out);
     double fwd = gemm + attn, bwd_in = gemm + 2.0 * attn, bwd_w = gemm;
     double act = n * ppsim_par_layer_act_bytes(model, b, t, sp);
     PpsimModel plain = *model;

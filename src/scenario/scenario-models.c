@@ -12,11 +12,9 @@
  * (FFN 18432), the others mixture of experts with 1 shared and 256 routed experts of FFN
  * width 2048, 8 routed per token, SwiGLU, vocabulary 129,280 (the released configuration),
  * 4096-token pre-training sequences; 671B parameters in all, 37B active per token.
- * Multi-head latent attention is approximated by multi-head attention of the model's width
- * (128 heads, no GQA): its projections hold 4h^2 = 206M parameters per layer where MLA's
- * low-rank ones hold about 187M, and its attention core counts 4bs^2h FLOPs where MLA's
- * wider heads (192 for QK, 128 for V, 128 of them) do about 2.9 times that; the
- * multi-token-prediction module is left out. ppsim counts 672.2B parameters, 38.7B active.
+ * Multi-head latent attention (model.mla, [DSV3] §2.1.1) with §4.2's ranks: 187M parameters
+ * a layer, 671.03B in all, 37.55B active; the multi-token-prediction module is left out, as
+ * the 671B leaves it.
  * Mixtral 8x7B ([MIXTRAL] Table 1): 32 layers, dim 4096, FFN 14336, 32 heads, 8 KV heads,
  * 8 experts, 2 per token, vocabulary 32,000, context 32,768 (a training run usually sets a
  * shorter seq_len).
@@ -71,8 +69,11 @@ static const PpsimModelPreset llama3_70b = {"llama3-70b", "Llama 3 70B, GQA [L3]
 static const PpsimModelPreset llama3_405b = {"llama3-405b", "Llama 3 405B, GQA [L3] Table 3",
                                              LLAMA(126, 16384, 53248, 128, 8, 8192, 128256)};
 
+/* [DSV3] §4.2: 61 layers, hidden 7168, 128 heads of 128 (d_h), KV compression d_c 512, query
+ * compression d'_c 1536, decoupled rotary queries and key of 64 (d^R_h); the first three
+ * layers dense; 1 shared and 256 routed experts of 2048, 8 a token. */
 static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
-                                             "DeepSeek-V3 671B MoE (37B active; MLA as MHA) [DSV3]",
+                                             "DeepSeek-V3 671B MoE (37B active, MLA) [DSV3]",
                                              {.mlp = PPSIM_MLP_SWIGLU,
                                               .layers = 61,
                                               .hidden = 7168,
@@ -86,7 +87,12 @@ static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                                       .expert_ffn_hidden = 2048,
                                                       .shared_experts = 1,
                                                       .dense_layers = 3,
-                                                      .imbalance = 1.0}}};
+                                                      .imbalance = 1.0},
+                                              .mla = {.q_lora_rank = 1536,
+                                                      .kv_lora_rank = 512,
+                                                      .qk_nope_head_dim = 128,
+                                                      .qk_rope_head_dim = 64,
+                                                      .v_head_dim = 128}}};
 /* Mixtral (and Grok-1): every layer 8 experts of the FFN's width, 2 per token, 8 KV heads */
 #define MIXTRAL(l, h, f, a, s, v)                                                                  \
     {                                                                                              \

@@ -375,6 +375,7 @@ apply_model_preset(Parser *P, int map, GError **error)
     m->seq_len = src->seq_len;
     m->vocab = src->vocab;
     m->moe = src->moe;
+    m->mla = src->mla;
     m->dropout = src->dropout;
     m->rotary = src->rotary;
     g_free(m->preset);
@@ -509,6 +510,14 @@ parser_run(Parser *P, const char *const *overrides, GError **error)
     if (g_hash_table_contains(P->seen, "model") &&
         !check_required(P, ppsim_scenario_schema[2].section, "model", error))
         return FALSE;
+    /* a written section of model (moe, mla) with its own required keys */
+    for (const SchemaKey *k = ppsim_scenario_schema[2].section; k->name; k++) {
+        if (k->type != KEY_SECTION)
+            continue;
+        g_autofree char *path = g_strdup_printf("model.%s", k->name);
+        if (g_hash_table_contains(P->seen, path) && !check_required(P, k->section, path, error))
+            return FALSE;
+    }
     ppsim_scenario_finish_defaults(P->sc, P->seen);
     if (P->values_only)
         return TRUE;

@@ -122,6 +122,55 @@ ppsim_model_kv_width(const PpsimModel *m)
     return (double)m->hidden * ((double)m->kv_heads / (double)m->heads);
 }
 
+void
+ppsim_model_attn_shape(const PpsimModel *m, PpsimAttnShape *out)
+{
+    *out = (PpsimAttnShape){0};
+    double h = m->hidden, a = m->heads;
+    const PpsimMla *mla = &m->mla;
+#define LINEAR(o, i, how)                                                                          \
+    out->linear[out->n_linear].out = (o);                                                          \
+    out->linear[out->n_linear].in = (i);                                                           \
+    out->linear[out->n_linear++].split = (how)
+    if (mla->kv_lora_rank <= 0) {
+        double q = ppsim_model_q_width(m), kv = ppsim_model_kv_width(m);
+        LINEAR(q + 2.0 * kv, h, PPSIM_ATTN_COLUMN);
+        LINEAR(h, q, PPSIM_ATTN_ROW);
+        out->qk = out->out = q;
+        out->k = out->v = kv;
+        out->gather = h;
+    } else {
+        double ql = mla->q_lora_rank, kl = mla->kv_lora_rank, dr = mla->qk_rope_head_dim;
+        double dqk = mla->qk_nope_head_dim + dr, dv = mla->v_head_dim;
+        if (ql > 0) {
+            LINEAR(ql, h, PPSIM_ATTN_DUPLICATED);
+            LINEAR(a * dqk, ql, PPSIM_ATTN_COLUMN);
+        } else {
+            LINEAR(a * dqk, h, PPSIM_ATTN_COLUMN);
+        }
+        LINEAR(kl + dr, h, PPSIM_ATTN_DUPLICATED);
+        LINEAR(a * (mla->qk_nope_head_dim + dv), kl, PPSIM_ATTN_COLUMN);
+        LINEAR(h, a * dv, PPSIM_ATTN_ROW);
+        out->qk = out->k = a * dqk;
+        out->v = out->out = a * dv;
+        out->latent = ql + kl;
+        out->rope_k = dr;
+        out->gather = (ql > 0 ? ql : h) + kl + dr;
+    }
+#undef LINEAR
+    for (int i = 0; i < out->n_linear; i++)
+        out->params += out->linear[i].out * out->linear[i].in;
+    out->params += out->latent;
+}
+
+double
+ppsim_model_attn_linear_flops(const PpsimModel *m)
+{
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(m, &sh);
+    return 2.0 * (sh.params - sh.latent);
+}
+
 gboolean
 ppsim_model_rotary(const PpsimModel *m)
 {
@@ -173,6 +222,13 @@ static const SchemaKey moe_keys[] = {
     {"capacity_factor", KEY_DOUBLE, OFF(model.moe.capacity_factor), NULL, FALSE, 0, 0},
     {"imbalance", KEY_DOUBLE, OFF(model.moe.imbalance), NULL, FALSE, 1, 0},
     {NULL}};
+static const SchemaKey mla_keys[] = {
+    {"q_lora_rank", KEY_INT, OFF(model.mla.q_lora_rank), NULL, FALSE, 0, 0},
+    REQ_INT("kv_lora_rank", model.mla.kv_lora_rank),
+    REQ_INT("qk_nope_head_dim", model.mla.qk_nope_head_dim),
+    {"qk_rope_head_dim", KEY_INT, OFF(model.mla.qk_rope_head_dim), NULL, TRUE, 0, 0},
+    REQ_INT("v_head_dim", model.mla.v_head_dim),
+    {NULL}};
 static const char *const main_grads_names[] = {"fp32", "bf16", NULL};
 
 static const SchemaKey model_keys[] = {
@@ -198,6 +254,7 @@ static const SchemaKey model_keys[] = {
     {"stage_layers", KEY_INT_LIST, OFF(model.stage_layers), NULL, FALSE, 0, 0},
     {"stage_recompute", KEY_RECOMPUTE_LIST, OFF(model.stage_recompute), NULL, FALSE, 0, 0},
     SECTION("moe", moe_keys),
+    SECTION("mla", mla_keys),
     {NULL}};
 
 static const SchemaKey training_keys[] = {
@@ -566,14 +623,24 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
             "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
         return check_fail(error, where_of, data, "model.kv_heads", msg);
     }
+    if (g_hash_table_contains(seen, "model.mla") && m->mla.kv_lora_rank <= 0)
+        return check_fail(error, where_of, data, "model.mla",
+                          "'model.mla' needs 'model.mla.kv_lora_rank' (the KV latent's width; "
+                          "the model preset has no MLA to take it from)");
+    if (m->mla.kv_lora_rank > 0 && (m->kv_heads != m->heads || m->head_dim > 0))
+        return check_fail(error, where_of, data,
+                          m->head_dim > 0 ? "model.head_dim" : "model.kv_heads",
+                          "'model.mla' gives the heads' widths and shares one latent over every "
+                          "head: drop 'model.kv_heads' and 'model.head_dim'");
     if (m->attention_kernel != PPSIM_ATTN_DEFAULT && !m->flash_attention)
         return check_fail(error, where_of, data, "model.attention_kernel",
                           "'model.attention_kernel' names a fused attention kernel, but "
                           "'model.flash_attention' is false (the standard kernels); drop one");
-    if (m->elementwise == PPSIM_ELEMENTWISE_EAGER && m->mlp != PPSIM_MLP_SWIGLU)
+    if (m->elementwise == PPSIM_ELEMENTWISE_EAGER &&
+        (m->mlp != PPSIM_MLP_SWIGLU || m->mla.kv_lora_rank > 0))
         return check_fail(error, where_of, data, "model.elementwise",
                           "'model.elementwise: eager' is modelled for the Llama layer only "
-                          "('model.mlp: swiglu': RMSNorm, rotary, SwiGLU)");
+                          "('model.mlp: swiglu': RMSNorm, rotary, SwiGLU; no 'model.mla')");
     if (m->elementwise == PPSIM_ELEMENTWISE_EAGER && sc->training.dtype == PPSIM_DTYPE_FP8)
         return check_fail(error, where_of, data, "model.elementwise",
                           "'model.elementwise: eager' is modelled in bf16 only; FP8 "

@@ -168,6 +168,21 @@ typedef struct {
     double imbalance;       /* >= 1: the busiest EP rank's routed tokens over the mean */
 } PpsimMoe;
 
+/* Multi-head latent attention (model.mla; [DSV2] §2.1, [DSV3] §2.1.1), as Megatron-Core's
+ * MLASelfAttention builds it: the hidden state is projected down to a query latent of
+ * q_lora_rank (0: none, the queries projected from the hidden state directly) and a KV latent
+ * of kv_lora_rank plus one shared rotary key of qk_rope_head_dim; each latent is normed and
+ * projected up to the heads' queries (qk_nope_head_dim + qk_rope_head_dim wide), keys (the
+ * same, the rotary part shared) and values (v_head_dim wide). kv_lora_rank = 0: the model's
+ * own multi-head or grouped-query attention. */
+typedef struct {
+    int q_lora_rank;
+    int kv_lora_rank;
+    int qk_nope_head_dim;
+    int qk_rope_head_dim;
+    int v_head_dim;
+} PpsimMla;
+
 /* The loss's kernels (model.cross_entropy), as Megatron-Core runs the vocabulary-parallel
  * cross-entropy: unfused (eager PyTorch kernels, Megatron's default), native
  * (cross_entropy_loss_fusion with cross_entropy_fusion_impl native: the same steps in three
@@ -235,6 +250,7 @@ typedef struct {
                                      * the rest `recompute`; -1: all of them */
     PpsimMark stage_recompute_mark;
     PpsimMoe moe;
+    PpsimMla mla;
 } PpsimModel;
 
 /* Precision of the transformer layers' linear GEMMs: FP8 runs them at the FP8 peak with
@@ -437,6 +453,47 @@ gboolean ppsim_model_rotary(const PpsimModel *m);
  * Gemma set it wider or narrower. */
 double ppsim_model_q_width(const PpsimModel *m);
 double ppsim_model_kv_width(const PpsimModel *m);
+
+/* How a linear layer of the attention block is split over a TP group: by its output columns
+ * (QKV, MLA's up-projections), by its input rows (the output projection), or held whole by
+ * every rank (MLA's down-projections: Megatron-Core's `parallel_mode="duplicated"`, each rank
+ * projecting its own sequence-parallel tokens). */
+typedef enum {
+    PPSIM_ATTN_COLUMN,
+    PPSIM_ATTN_ROW,
+    PPSIM_ATTN_DUPLICATED,
+} PpsimAttnSplit;
+
+#define PPSIM_ATTN_LINEARS_MAX 5
+
+/* The attention block of one layer, per token (element widths), whole (before TP):
+ * - linear[]: its linear layers, out x in each: QKV and the output projection; with MLA the
+ *   query down- and up-projection (or the query projection), the KV down- and up-projection,
+ *   the output projection;
+ * - qk, k, v: the queries, keys and values the attention core reads (heads x head width:
+ *   with GQA k and v are kv_heads wide; with MLA the queries and keys are qk_nope_head_dim +
+ *   qk_rope_head_dim a head, the values v_head_dim);
+ * - out: the attention's output, the output projection's input (heads x the value head);
+ * - latent: MLA's query and KV latents (q_lora_rank + kv_lora_rank), each normed; 0 without;
+ * - rope_k: MLA's shared rotary key (qk_rope_head_dim); 0 without;
+ * - gather: what sequence parallelism all-gathers a token before the column-split linears:
+ *   the normed hidden state (h), with MLA the latents and the rotary key instead (the hidden
+ *   state too when the queries are not compressed);
+ * - params: the linears' weights plus MLA's latent norms (no biases: those are the MLP
+ *   family's, ppsim_par_layer_params). */
+typedef struct {
+    int n_linear;
+    struct {
+        double out, in;
+        PpsimAttnSplit split;
+    } linear[PPSIM_ATTN_LINEARS_MAX];
+    double qk, k, v, out, latent, rope_k, gather, params;
+} PpsimAttnShape;
+
+void ppsim_model_attn_shape(const PpsimModel *m, PpsimAttnShape *out);
+
+/* Forward FLOPs of the attention block's linears, a token: 2 x their weights. */
+double ppsim_model_attn_linear_flops(const PpsimModel *m);
 
 /* The name model.attention_kernel is written with ("default", "cudnn", "fa2", "fa3"). */
 const char *ppsim_attention_kernel_name(PpsimAttentionKernel k);
