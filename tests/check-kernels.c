@@ -596,6 +596,48 @@ START_TEST(test_mla)
     double flops = 2 * T * s * (qk + vw) * 0.5, io = 2 * T * (qk + vw + qk + vw);
     ck_assert(llabs(st.kern_f_ps[PPSIM_KERN_ATTENTION] -
                     ppsim_time_from_seconds(ppsim_kernel_seconds(&g, flops, g.attn_eff, io))) <= 1);
+    /* recompute: mla_up_proj keeps the latents, not Q, K and V: 2 (qk + k + v) bytes a token
+     * fewer; each B re-runs the up-projections' GEMMs and the MLA rotary kernels (the queries
+     * read and written; the KV up-projection's output and the rotary key read, K and V
+     * written); F is unchanged */
+    const char *const upr[] = {"model.recompute=mla_up_proj", NULL};
+    g_autoptr(PpsimScenario) ur = parse(yaml, upr, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq_tol(ppsim_par_layer_act_bytes(&sc->model, 1, 1, FALSE) -
+                                ppsim_par_layer_act_bytes(&ur->model, 1, 1, FALSE),
+                            T * 2 * (qk + qk + vw), 1e-3);
+    PpsimStageCost su = {.layers = 1};
+    ppsim_kernels_fill_stage(&su, ur);
+    ck_assert_int_eq(su.est.f_ps, st.est.f_ps);
+    double rerun = ppsim_gemm_seconds(&g, T, qk, ql, 1) +
+                   ppsim_gemm_seconds(&g, T, a * (dn + dv), kl, 1) +
+                   ppsim_mem_seconds(&g, 2 * T * (2 * qk + a * (dn + dv) + qk + vw + dr));
+    ck_assert(llabs(su.est.b_ps - st.est.b_ps - ppsim_time_from_seconds(rerun)) <= 4);
+    /* the closed form: B re-runs the up-projections' 2 T (512 x 3072 + 256 x 4096) FLOPs */
+    const char *const upc[] = {"model.recompute=mla_up_proj", "hardware.gpu.efficiency=0.5", NULL};
+    const char *const nonec[] = {"hardware.gpu.efficiency=0.5", NULL};
+    g_autoptr(PpsimScenario) uc = parse(yaml, upc, &error);
+    g_autoptr(PpsimScenario) nc = parse(yaml, nonec, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq(ppsim_model_mla_up_params(&uc->model), ql * qk + kl * a * (dn + dv));
+    g_autoptr(PpsimCosts) cu = ppsim_costs_new(uc, 2, &error);
+    g_autoptr(PpsimCosts) cn = ppsim_costs_new(nc, 2, &error);
+    ppsim_assert_no_error(error);
+    double up_s = 4.0 * 2 * T * (ql * qk + kl * a * (dn + dv)) / (989e12 * 0.5);
+    ck_assert(
+        llabs(cu->stage[0].est.b_ps - cn->stage[0].est.b_ps - ppsim_time_from_seconds(up_s)) <= 2);
+    /* the mode without MLA is an error naming the key */
+    g_clear_error(&error);
+    const char *const noml[] = {"model.recompute=mla_up_proj", NULL};
+    const char *dense = "hardware: {preset: dgx-h100-80gb}\n"
+                        "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 4096}\n"
+                        "training: {pp: 2, microbatches: 4}\n";
+    g_autoptr(PpsimScenario) nm = parse(dense, noml, &error);
+    ck_assert_ptr_null(nm);
+    ck_assert_msg(strstr(error->message, "model.recompute") != NULL &&
+                      strstr(error->message, "model.mla") != NULL,
+                  "%s", error->message);
+    g_clear_error(&error);
     /* without query compression the queries come from h: T x 16 x 192 x h */
     const char *const noq[] = {"model.mla.q_lora_rank=0", NULL};
     g_autoptr(PpsimScenario) nq = parse(yaml, noq, &error);

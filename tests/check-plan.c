@@ -417,6 +417,38 @@ START_TEST(test_untied_chunks_balanced)
 }
 END_TEST
 
+/* Multi-head latent attention: the planner offers mla_up_proj (its up-projections re-run)
+ * after none, before moe and full, a layer in it keeping less and taking longer in B than in
+ * none, its F unchanged. */
+START_TEST(test_mla_modes)
+{
+    const char *yaml = "name: tinymla\n"
+                       "hardware: {preset: dgx-h100-80gb}\n"
+                       "model: {layers: 7, hidden: 2048, heads: 16, seq_len: 4096, vocab: 32000,\n"
+                       "        mlp: swiglu, moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024,\n"
+                       "                           dense_layers: 2},\n"
+                       "        mla: {q_lora_rank: 512, kv_lora_rank: 256, qk_nope_head_dim: 128,\n"
+                       "              qk_rope_head_dim: 64, v_head_dim: 128}}\n"
+                       "training: {pp: 3, microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc =
+        ppsim_scenario_parse(yaml, strlen(yaml), "mla.yaml", ".", NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimPlanProblem) pb = ppsim_plan_problem_new(sc, "1f1b", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(pb->n_modes, 4);
+    ck_assert_int_eq(pb->mode[0], PPSIM_RECOMPUTE_NONE);
+    ck_assert_int_eq(pb->mode[1], PPSIM_RECOMPUTE_MLA_UP);
+    ck_assert_int_eq(pb->mode[2], PPSIM_RECOMPUTE_MOE);
+    ck_assert_int_eq(pb->mode[3], PPSIM_RECOMPUTE_FULL);
+    const PpsimPlanUnit *none = &pb->layer[0], *up = &pb->layer[1];
+    ck_assert_double_lt(up->act, none->act);
+    ck_assert_double_gt(up->b_ms, none->b_ms);
+    ck_assert_double_eq_tol(up->f_ms, none->f_ms, 1e-9);
+}
+END_TEST
+
 /* A small mixture of experts: 7 layers, the first 2 dense, on 3 stages. */
 static PpsimScenario *
 moe_scenario(const char *schedule, const char *limit)
@@ -863,6 +895,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_stage_recompute_costs);
     tcase_add_test(tc, test_units_match_cost_model);
     tcase_add_test(tc, test_moe_units_match_cost_model);
+    tcase_add_test(tc, test_mla_modes);
     tcase_add_test(tc, test_even_split_exact);
     suite_add_tcase(s, tc);
     tc = tcase_create("bubbles");

@@ -78,6 +78,8 @@ ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size)
     double act = s * b * (h * (8.0 + masks) + attn + 4.0 * f);
     if (model->recompute == PPSIM_RECOMPUTE_LIGHT) /* [PO] App. C: 34sbh -> 20sbh */
         act -= s * b * (h * (4.0 + masks) + 2.0 * sh.latent + 2.0 * f);
+    if (model->recompute == PPSIM_RECOMPUTE_MLA_UP) /* MLA's Q, K and V, re-created in B */
+        act -= s * b * 2.0 * (sh.qk + sh.k + sh.v);
     if (!model->flash_attention && model->recompute != PPSIM_RECOMPUTE_SELECTIVE)
         act += (masks > 0 ? 5.0 : 2.0) * a * s * s * b; /* without dropout: the softmax only */
     return act;
@@ -265,6 +267,8 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         bwd_in += attn; /* attention core re-run: [KOR] §5. With FlashAttention there is no
                          * stored s^2 term to drop, so selective recompute is a no-op (as in
                          * Megatron-LM, which skips it then); the runner warns. */
+    else if (model->recompute == PPSIM_RECOMPUTE_MLA_UP) /* MLA's up-projections re-run */
+        bwd_in += n * 2.0 * b * s * ppsim_model_mla_up_params(model);
     if (st->has_embedding) {
         params += V * h + (ppsim_model_rotary(model) ? 0.0 : s * h); /* [NAR21] Eq. (2) */
         if (ppsim_model_dropout(model))

@@ -173,6 +173,8 @@ typedef struct {
     Pass attn_f;       /* the attention core's forward: what selective recompute re-runs */
     Pass moe_f;        /* an MoE layer's MLP block forward: what recompute: moe re-runs */
     double moe_tp_f;   /* ... and its exposed TP collectives (s) */
+    Pass mla_up_f;     /* MLA's up-projections and rotary: what recompute: mla_up_proj re-runs */
+    double mla_up_tp;  /* ... and the latents' all-gather that shows (s) */
     double tp_f, tp_b; /* exposed TP collectives (s) */
     double cp_f, cp_b; /* exposed ring-attention transfers (s) */
 } LayerTimes;
@@ -847,6 +849,8 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     /* GEMMs */
     double col_f, col_d, col_w;
     attn_linears(c, f, b, w, &col_f, &col_d, &col_w);
+    if (c->mla) /* the column-split linears are MLA's up-projections */
+        lt->mla_up_f.k[PPSIM_KERN_GEMM] = col_f;
     double attn_gemm_f = gemm_seconds(f), attn_gemm_b = gemm_seconds(b);
     double moe_tp = 0.0;
     if (moe) {
@@ -903,6 +907,7 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         double rot = EL * T * ((2.0 * at->qk + kv_up + at->k + at->v) / t + at->rope_k);
         add_mem(c, f, M, rot);
         add_mem(c, b, M, rot);
+        add_mem(c, &lt->mla_up_f, M, rot);
     } else if (c->rotary) {
         double rot = 2.0 * EL * T * (c->q + c->kv) / t; /* q and k, read and written */
         add_mem(c, f, M, rot);
@@ -950,6 +955,9 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         double attn_f = c->sp ? cag_a + crs : car, attn_b = c->sp ? cag + crs_a : car_a;
         double mlp_pass = moe ? 0.0 : c->sp ? cag + crs : car;
         double attn_back = column_backward_s(c, col_d, col_w, cag_a, crs_a, car_a);
+        /* re-running MLA's up-projections gathers their latents again */
+        if (c->mla && c->sp)
+            lt->mla_up_tp = par->tp_comm_overlap ? tp_split_s(c, cag_a, col_f) : cag_a;
         if (!par->tp_comm_overlap) {
             lt->moe_tp_f = moe_tp;
             lt->tp_f = attn_f + mlp_pass + moe_tp;
@@ -1029,6 +1037,8 @@ layer_times_add(LayerTimes *dst, const LayerTimes *src, double n)
     pass_scale_add(&dst->attn_f, &src->attn_f, n);
     pass_scale_add(&dst->moe_f, &src->moe_f, n);
     dst->moe_tp_f += n * src->moe_tp_f;
+    pass_scale_add(&dst->mla_up_f, &src->mla_up_f, n);
+    dst->mla_up_tp += n * src->mla_up_tp;
     dst->tp_f += n * src->tp_f;
     dst->tp_b += n * src->tp_b;
     dst->cp_f += n * src->cp_f;
@@ -1192,15 +1202,20 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         /* each MoE layer's MLP block again (its all-to-alls: moe.c) */
         b_s += pass_total(&lt.moe_f) + lt.moe_tp_f;
         pass_scale_add(&Bk, &lt.moe_f, 1.0);
+    } else if (m->recompute == PPSIM_RECOMPUTE_MLA_UP) {
+        /* MLA's up-projections and rotary again, with the latents' all-gather */
+        b_s += pass_total(&lt.mla_up_f) + lt.mla_up_tp;
+        pass_scale_add(&Bk, &lt.mla_up_f, 1.0);
     }
     st->est.f_ps = ps(f_s) + st->zero_gather_ps;
     st->est.b_ps = ps(b_s) + st->zero_gather_ps;
     st->est.w_ps = ps(w_s);
     st->est.r_ps = ps(f_s);
     st->tp_comm_f_ps = ps(tp_f);
-    st->tp_comm_b_ps = ps(tp_b + (m->recompute == PPSIM_RECOMPUTE_FULL  ? lt.tp_f
-                                  : m->recompute == PPSIM_RECOMPUTE_MOE ? lt.moe_tp_f
-                                                                        : 0));
+    st->tp_comm_b_ps = ps(tp_b + (m->recompute == PPSIM_RECOMPUTE_FULL     ? lt.tp_f
+                                  : m->recompute == PPSIM_RECOMPUTE_MOE    ? lt.moe_tp_f
+                                  : m->recompute == PPSIM_RECOMPUTE_MLA_UP ? lt.mla_up_tp
+                                                                           : 0));
     for (int k = 0; k < PPSIM_KERN_N; k++) {
         st->kern_f_ps[k] = ps(F.k[k]);
         st->kern_b_ps[k] = ps(Bk.k[k]);

@@ -109,6 +109,8 @@ ppsim_par_layer_act_bytes(const PpsimModel *m, int b, int t, gboolean sp)
         rep -= 4.0 + masks + 2.0 * sh.latent / h;
         split -= 2.0 * f / h;
     }
+    if (m->recompute == PPSIM_RECOMPUTE_MLA_UP) /* MLA's Q, K and V, re-created in B */
+        split -= 2.0 * (sh.qk + sh.k + sh.v) / h;
     double act = sp ? sbh * (rep + split) / t : sbh * (rep + split / t);
     if (!m->flash_attention && m->recompute != PPSIM_RECOMPUTE_SELECTIVE) /* [KOR] 5as^2b */
         act += (ppsim_model_dropout(m) ? 5.0 : 2.0) * a * s * s * b / t;
@@ -303,6 +305,8 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         bwd_in += fwd;
     else if (model->recompute == PPSIM_RECOMPUTE_SELECTIVE && !model->flash_attention)
         bwd_in += attn;
+    else if (model->recompute == PPSIM_RECOMPUTE_MLA_UP) /* MLA's up-projections re-run */
+        bwd_in += n * 2.0 * b * s * ppsim_model_mla_up_params(model);
 
     double tp_bw = 0;
     PpsimTime tp_lat = 0;

@@ -97,19 +97,22 @@ costs_probe(const PpsimScenario *sc, PpsimRecompute r, int dense, PpsimPlanUnit 
     return TRUE;
 }
 
-/* [HP]'s recompute set R: none, selective, for a mixture of experts moe (its MLP blocks
- * re-run), and full, in that order of time; less any mode that prices the same as an
- * earlier one (selective is a no-op with FlashAttention, [KOR] §5). A mixture of experts is
- * priced by its MoE layer, its leading dense layers in the head of each mode (plan.h). */
+/* [HP]'s recompute set R: none, for multi-head latent attention mla_up_proj (its
+ * up-projections re-run), selective, for a mixture of experts moe (its MLP blocks re-run), and
+ * full, in that order of time; less any mode that prices the same as an earlier one
+ * (selective is a no-op with FlashAttention, [KOR] §5). A mixture of experts is priced by its
+ * MoE layer, its leading dense layers in the head of each mode (plan.h). */
 static gboolean
 costs_modes(PpsimPlanProblem *pb, const PpsimScenario *sc, GError **error)
 {
     const PpsimMoe *moe = &sc->model.moe;
-    PpsimRecompute all[] = {PPSIM_RECOMPUTE_NONE, PPSIM_RECOMPUTE_SELECTIVE, PPSIM_RECOMPUTE_MOE,
-                            PPSIM_RECOMPUTE_FULL};
+    PpsimRecompute all[] = {PPSIM_RECOMPUTE_NONE, PPSIM_RECOMPUTE_MLA_UP, PPSIM_RECOMPUTE_SELECTIVE,
+                            PPSIM_RECOMPUTE_MOE, PPSIM_RECOMPUTE_FULL};
     pb->head_layers = moe->experts > 0 ? MIN(moe->dense_layers, pb->layers / pb->n_stages) : 0;
     for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
         if (all[i] == PPSIM_RECOMPUTE_MOE && moe->experts <= 0)
+            continue;
+        if (all[i] == PPSIM_RECOMPUTE_MLA_UP && sc->model.mla.kv_lora_rank <= 0)
             continue;
         PpsimPlanUnit layer, head, tail;
         if (!costs_probe(sc, all[i], pb->head_layers, &layer, &head, &tail, &pb->comm_ms, error))

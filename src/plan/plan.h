@@ -18,7 +18,7 @@
 
 G_BEGIN_DECLS
 
-#define PPSIM_PLAN_MAX_MODES 4
+#define PPSIM_PLAN_MAX_MODES 5
 
 /* Costs of one unit (a transformer layer in one recompute mode, or the embedding / head
  * extras) for one microbatch, as the cost model prices it on this scenario's hardware and

@@ -114,8 +114,9 @@ parse_recompute(Parser *P, int id, const char *path, PpsimRecompute *dst, GError
     const char *hint = text ? ppsim_suggest(text, names) : NULL;
     g_autofree char *given = scn_given(scn_node_at(P, id));
     return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                    "'%s' must be none, selective, full, light or moe, got %s%s%s%s", path, given,
-                    hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+                    "'%s' must be none, selective, full, light, moe or mla_up_proj, got %s%s%s%s",
+                    path, given, hint ? " (did you mean '" : "", hint ? hint : "",
+                    hint ? "'?)" : "");
 }
 
 /* One item of model.stage_recompute: a mode (the whole stage), or a mapping {mode: k}, k
@@ -150,7 +151,8 @@ parse_recompute_list(Parser *P, int id, const char *path, GArray **dst, GError *
     yaml_node_t *n = scn_node_at(P, id);
     if (n->type != YAML_SEQUENCE_NODE)
         return scn_fail(P, error, id, PPSIM_SCENARIO_ERROR_VALUE,
-                        "'%s' must be a list of none, selective, full, light or moe", path);
+                        "'%s' must be a list of none, selective, full, light, moe or mla_up_proj",
+                        path);
     g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(int));
     g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(int));
     gsize count = n->data.sequence.items.top - n->data.sequence.items.start;

@@ -164,6 +164,20 @@ ppsim_model_attn_shape(const PpsimModel *m, PpsimAttnShape *out)
 }
 
 double
+ppsim_model_mla_up_params(const PpsimModel *m)
+{
+    if (m->mla.kv_lora_rank <= 0)
+        return 0.0;
+    PpsimAttnShape sh;
+    ppsim_model_attn_shape(m, &sh);
+    double up = 0.0;
+    for (int i = 0; i < sh.n_linear; i++)
+        if (sh.linear[i].split == PPSIM_ATTN_COLUMN)
+            up += sh.linear[i].out * sh.linear[i].in;
+    return up;
+}
+
+double
 ppsim_model_attn_linear_flops(const PpsimModel *m)
 {
     PpsimAttnShape sh;
@@ -655,6 +669,15 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
                                                               : "model.stage_recompute",
                           "recompute mode 'moe' re-runs the MoE layers' MLP blocks: it needs a "
                           "mixture-of-experts model ('model.moe')");
+    gboolean up_mode = m->recompute == PPSIM_RECOMPUTE_MLA_UP;
+    for (guint i = 0; m->stage_recompute != NULL && i < m->stage_recompute->len; i++)
+        up_mode |= g_array_index(m->stage_recompute, int, i) == PPSIM_RECOMPUTE_MLA_UP;
+    if (up_mode && m->mla.kv_lora_rank <= 0)
+        return check_fail(error, where_of, data,
+                          m->recompute == PPSIM_RECOMPUTE_MLA_UP ? "model.recompute"
+                                                                 : "model.stage_recompute",
+                          "recompute mode 'mla_up_proj' re-runs multi-head latent attention's "
+                          "up-projections: it needs 'model.mla'");
     if (moe->experts > 0 && moe->top_k > moe->experts) {
         g_autofree char *msg =
             g_strdup_printf("'model.moe.top_k' (%d) cannot exceed 'model.moe.experts' (%d)",

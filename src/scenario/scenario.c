@@ -2,19 +2,20 @@
  * parser that fills them is scenario-parse.c). */
 #include "scenario/scenario-schema.h"
 
-const char *const ppsim_recompute_names[] = {"none", "selective", "full", "light", "moe", NULL};
+const char *const ppsim_recompute_names[] = {"none", "selective",   "full", "light",
+                                             "moe",  "mla_up_proj", NULL};
 
 const char *
 ppsim_recompute_name(PpsimRecompute r)
 {
-    return (int)r >= 0 && (int)r <= PPSIM_RECOMPUTE_MOE ? ppsim_recompute_names[r] : "?";
+    return (int)r >= 0 && (int)r <= PPSIM_RECOMPUTE_MLA_UP ? ppsim_recompute_names[r] : "?";
 }
 
 const char *
 ppsim_recompute_mark(PpsimRecompute r)
 {
-    static const char *const marks[] = {"", "s", "f", "l", "m"};
-    return (int)r >= 0 && (int)r <= PPSIM_RECOMPUTE_MOE ? marks[r] : "?";
+    static const char *const marks[] = {"", "s", "f", "l", "m", "u"};
+    return (int)r >= 0 && (int)r <= PPSIM_RECOMPUTE_MLA_UP ? marks[r] : "?";
 }
 
 PpsimScheduleSpec *

@@ -18,12 +18,14 @@ typedef enum {
     PPSIM_RECOMPUTE_LIGHT,     /* LayerNorm, GeLU, dropout re-run: [PO] App. C, 20sbh per layer */
     PPSIM_RECOMPUTE_MOE,       /* each MoE layer's MLP block re-run whole in B, its input kept
                                 * (Megatron-Core --recompute-modules moe); dense parts as none */
+    PPSIM_RECOMPUTE_MLA_UP,    /* MLA's up-projections and rotary re-run in B, Q, K, V not kept
+                                * (Megatron-Core --recompute-modules mla_up_proj, [DSV3] §3.2.3) */
 } PpsimRecompute;
 
 /* The modes' names as model.recompute spells them, in enum order, NULL-terminated. */
 extern const char *const ppsim_recompute_names[];
 
-/* "none", "selective", "full", "light", "moe"; "?" out of range. */
+/* "none", "selective", "full", "light", "moe", "mla_up_proj"; "?" out of range. */
 const char *ppsim_recompute_name(PpsimRecompute r);
 
 /* The mark `ppsim plan` and `ppsim search` print after a stage's layer count: "" for none,
@@ -494,6 +496,11 @@ void ppsim_model_attn_shape(const PpsimModel *m, PpsimAttnShape *out);
 
 /* Forward FLOPs of the attention block's linears, a token: 2 x their weights. */
 double ppsim_model_attn_linear_flops(const PpsimModel *m);
+
+/* MLA's up-projections' weights (the column-split linears: the query up-projection, or the
+ * query projection, and the KV up-projection), what recompute mode mla_up_proj re-runs; 0
+ * without model.mla. */
+double ppsim_model_mla_up_params(const PpsimModel *m);
 
 /* The name model.attention_kernel is written with ("default", "cudnn", "fa2", "fa3"). */
 const char *ppsim_attention_kernel_name(PpsimAttentionKernel k);
