@@ -6,6 +6,8 @@
  * backward; MFU). */
 #include "ppsim-test.h"
 #include "cost/parallel.h"
+#include "cost/kernels.h"
+#include "cost/gemm.h"
 #include "report/report.h"
 #include "util/ppsim-error.h"
 
@@ -833,6 +835,59 @@ START_TEST(test_fp8_weight_gather)
 }
 END_TEST
 
+/* parallel.zero3_layout: per_param adds FSDP2's copies to F and B under the kernel model, one
+ * memory-bound kernel a unit: before every F and every B the unit's gathered weights copied
+ * out (2 + 2 bytes a parameter), and once a step (over m microbatches) the gradients copied
+ * into the reduce-scatter's buffer (2 + 4 bytes with fp32 reduction); flat adds nothing, nor
+ * does per_param below ZeRO-3 or with one rank. */
+START_TEST(test_zero3_per_param)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 1, pp: 2, dp: 8, zero: 3, grad_reduce_dtype: fp32}\n"
+                       "training: {microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    const char *const flat[] = {NULL};
+    const char *const per[] = {"parallel.zero3_layout=per_param", NULL};
+    g_autoptr(PpsimScenario) sf = NULL;
+    g_autoptr(PpsimScenario) sp = NULL;
+    g_autoptr(PpsimCosts) cf = costs_of(yaml, flat, 2, &sf);
+    g_autoptr(PpsimCosts) cp = costs_of(yaml, per, 2, &sp);
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&sp->hardware, &g);
+    for (int s = 0; s < 2; s++) {
+        const PpsimStageCost *a = &cf->stage[s], *b = &cp->stage[s];
+        double units = a->layers + 1; /* the first stage's embedding, the last's head */
+        double P = a->params, out = 4 * P / units, in = 6 * P / units / 4;
+        PpsimTime f = 0, bb = 0;
+        for (int u = 0; u < (int)units; u++) {
+            f += ppsim_time_from_seconds(ppsim_mem_seconds(&g, out));
+            bb += ppsim_time_from_seconds(ppsim_mem_seconds(&g, out) + ppsim_mem_seconds(&g, in));
+        }
+        ck_assert_int_eq(b->est.f_ps - a->est.f_ps, f);
+        ck_assert_int_eq(b->est.b_ps - a->est.b_ps, bb);
+        ck_assert_int_eq(b->est.w_ps, a->est.w_ps);
+        ck_assert_int_eq(b->kern_f_ps[PPSIM_KERN_MEMORY] - a->kern_f_ps[PPSIM_KERN_MEMORY], f);
+        ck_assert_int_eq(b->zero_gather_ps, a->zero_gather_ps);
+    }
+    /* no copies below ZeRO-3, in the closed form, or with a single rank */
+    const char *const cases[][3] = {{"parallel.zero=1", NULL},
+                                    {"hardware.gpu.efficiency=0.5", NULL},
+                                    {"parallel.dp=1", "hardware.gpus_per_node=1", NULL}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *on[4] = {"parallel.zero3_layout=per_param", cases[i][0], cases[i][1]};
+        g_autoptr(PpsimScenario) s0 = NULL;
+        g_autoptr(PpsimScenario) s1 = NULL;
+        g_autoptr(PpsimCosts) c0 = costs_of(yaml, cases[i], 2, &s0);
+        g_autoptr(PpsimCosts) c1 = costs_of(yaml, on, 2, &s1);
+        for (int s = 0; s < 2; s++) {
+            ck_assert_int_eq(c1->stage[s].est.f_ps, c0->stage[s].est.f_ps);
+            ck_assert_int_eq(c1->stage[s].est.b_ps, c0->stage[s].est.b_ps);
+        }
+    }
+}
+END_TEST
+
 /* The text report of every schedule of @sc, run (transfer full). */
 static GString *
 text_of_runs(const PpsimScenario *sc)
@@ -905,6 +960,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_param_gather_overlap);
     tcase_add_test(tc, test_grad_reduce_dtype);
     tcase_add_test(tc, test_fp8_weight_gather);
+    tcase_add_test(tc, test_zero3_per_param);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

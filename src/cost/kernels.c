@@ -1012,6 +1012,35 @@ ps(double seconds)
     return ppsim_time_from_seconds(seconds);
 }
 
+void
+ppsim_kernels_fill_zero3_copies(PpsimStageCost *st, const PpsimScenario *sc)
+{
+    const PpsimParallel *par = &sc->parallel;
+    if (!ppsim_kernels_active(sc) || !par->present || par->zero < 3 ||
+        par->zero3_layout != PPSIM_ZERO3_PER_PARAM || par->dp * par->cp <= 1)
+        return;
+    /* [PT-FSDP2] `foreach_all_gather_copy_out` (split_with_sizes_copy of the gathered
+     * buffer into each parameter) and `foreach_reduce` (_chunk_cat of the gradients into the
+     * reduce-scatter input, widened to the reduce dtype), on the compute stream */
+    PpsimGpuSpec gpu;
+    ppsim_kernels_gpu(&sc->hardware, &gpu);
+    double units = st->layers + (st->has_embedding ? 1 : 0) + (st->has_head ? 1 : 0);
+    if (units <= 0 || st->params <= 0)
+        return;
+    double m = MAX(1, sc->training.microbatches);
+    double out = 2.0 * EL * st->params / units;
+    double in = (EL + ppsim_par_grad_reduce_bytes(sc)) * st->params / units / m;
+    PpsimTime f = 0, b = 0;
+    for (int u = 0; u < (int)units; u++) {
+        f += ps(ppsim_mem_seconds(&gpu, out));
+        b += ps(ppsim_mem_seconds(&gpu, out) + ppsim_mem_seconds(&gpu, in));
+    }
+    st->est.f_ps += f;
+    st->est.b_ps += b;
+    st->kern_f_ps[PPSIM_KERN_MEMORY] += f;
+    st->kern_b_ps[PPSIM_KERN_MEMORY] += b;
+}
+
 PpsimTime
 ppsim_kernels_optimizer_ps(const PpsimStageCost *st, const PpsimScenario *sc)
 {

@@ -59,6 +59,14 @@ void ppsim_kernels_fill_stage(PpsimStageCost *st, const PpsimScenario *sc);
  * it holds (ppsim_mem_local_shard), 34 bytes each, as one memory-bound pass. */
 PpsimTime ppsim_kernels_optimizer_ps(const PpsimStageCost *st, const PpsimScenario *sc);
 
+/* ZeRO-3 with parallel.zero3_layout: per_param (PyTorch FSDP2): adds to @st's F and B the
+ * copies of its gathered weights into the parameters (2 + 2 bytes a parameter, before every
+ * F and every B) and, spread over the step's microbatches, of its gradients into the
+ * reduce-scatter's buffer (2 bytes read, 2 or 4 written: parallel.grad_reduce_dtype), one
+ * kernel a unit (a layer, the embedding, the head), from @st->params as the MoE layers leave
+ * them. Nothing otherwise. */
+void ppsim_kernels_fill_zero3_copies(PpsimStageCost *st, const PpsimScenario *sc);
+
 /* ppsim_kernels_fill_stage with @fp8_scaling FALSE leaving out the kernels FP8 adds (the
  * norms then write 2 bytes): for comparisons. */
 void ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc,

@@ -93,6 +93,7 @@ static const char *const elementwise_names[] = {"fused", "eager", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 static const char *const ep_dispatch_names[] = {"alltoall", "deepep", NULL};
 static const char *const grad_reduce_names[] = {"bf16", "fp32", NULL};
+static const char *const zero3_layout_names[] = {"flat", "per_param", NULL};
 
 const char *
 ppsim_p2p_name(PpsimP2p p2p)
@@ -301,6 +302,7 @@ static const SchemaKey parallel_keys[] = {
     {"overlap_param_gather", KEY_BOOL, OFF(parallel.overlap_param_gather), NULL, FALSE, 0, 0},
     {"grad_reduce_dtype", KEY_ENUM, OFF(parallel.grad_reduce_dtype), NULL, FALSE, 0, 0,
      grad_reduce_names},
+    {"zero3_layout", KEY_ENUM, OFF(parallel.zero3_layout), NULL, FALSE, 0, 0, zero3_layout_names},
     {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
     {"ep_dispatch", KEY_ENUM, OFF(parallel.ep_dispatch), NULL, FALSE, 0, 0, ep_dispatch_names},
     {"ep_comm_sms", KEY_INT, OFF(parallel.ep_comm_sms), NULL, FALSE, 0, 0},
@@ -420,6 +422,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                                               "overlap_grad_reduce",
                                               "overlap_param_gather",
                                               "grad_reduce_dtype",
+                                              "zero3_layout",
                                               "ep_dispatch",
                                               "ep_comm_sms",
                                               NULL};

@@ -119,6 +119,16 @@ typedef enum {
     PPSIM_GRAD_REDUCE_FP32, /* 4 bytes: Megatron-Core with --bf16, PyTorch FSDP2's default */
 } PpsimGradReduce;
 
+/* parallel.zero3_layout: how ZeRO-3 holds a unit's gathered weights and reduces its
+ * gradients */
+typedef enum {
+    PPSIM_ZERO3_FLAT,      /* one flat buffer a unit that the weights are views of (FSDP1's
+                            * FlatParameter): the collectives read and write it in place */
+    PPSIM_ZERO3_PER_PARAM, /* PyTorch FSDP2's per-parameter sharding: each all-gather copied
+                            * out into every parameter, each gradient copied into the
+                            * reduce-scatter's buffer (in its reduce dtype) */
+} PpsimZero3Layout;
+
 /* How an MoE layer's tokens reach their experts across nodes (parallel.ep_dispatch). */
 typedef enum {
     PPSIM_EP_DISPATCH_ALLTOALL, /* NCCL's all-to-all: every routed copy to its expert's GPU */
@@ -150,6 +160,7 @@ typedef struct {
     /* ZeRO 1-2: the updated weights' all-gather before the next iteration's forwards */
     gboolean overlap_param_gather;
     PpsimGradReduce grad_reduce_dtype; /* the gradients' reduction: bf16 (default) or fp32 */
+    PpsimZero3Layout zero3_layout;     /* ZeRO-3's buffers: flat (default) or per_param */
     PpsimP2p p2p;                      /* pipeline sends: async (default), blocking, overlapped */
     PpsimEpDispatch ep_dispatch;       /* MoE all-to-alls: alltoall (default) or deepep */
     int ep_comm_sms; /* SMs the MoE all-to-alls hold while an F&B pair runs compute
