@@ -32,6 +32,17 @@ costs_of(const char *yaml, const char *const *overrides, int p, PpsimScenario **
     return c;
 }
 
+/* costs_of on one device with the overrides of @o that are not NULL (at most 4). */
+static PpsimCosts *
+costs_with(const char *yaml, const char *const o[4], PpsimScenario **sc)
+{
+    const char *set[5] = {NULL};
+    for (int i = 0, n = 0; i < 4; i++)
+        if (o[i] != NULL)
+            set[n++] = o[i];
+    return costs_of(yaml, set, 1, sc);
+}
+
 static PpsimModel
 llama70b_layer(void)
 {
@@ -736,22 +747,14 @@ START_TEST(test_grad_reduce_dtype)
     for (int closed = 0; closed < 2; closed++)
         for (guint z = 0; z < G_N_ELEMENTS(zeros); z++)
             for (int pg = 0; pg < 2; pg++) {
-                /* the overrides: ZeRO, then the closed form and the all-gather's overlap */
-                const char *o16[5] = {zeros[z]}, *o32[5] = {zeros[z]};
-                int n = 1;
-                if (closed) {
-                    o16[n] = o32[n] = "hardware.gpu.efficiency=0.5";
-                    n++;
-                }
-                if (pg) {
-                    o16[n] = o32[n] = "parallel.overlap_param_gather=true";
-                    n++;
-                }
-                o32[n] = "parallel.grad_reduce_dtype=fp32";
+                /* the overrides: ZeRO, the closed form, the all-gather's overlap, fp32 */
+                const char *o[4] = {zeros[z], closed ? "hardware.gpu.efficiency=0.5" : NULL,
+                                    pg ? "parallel.overlap_param_gather=true" : NULL, NULL};
                 g_autoptr(PpsimScenario) s16 = NULL;
                 g_autoptr(PpsimScenario) s32 = NULL;
-                g_autoptr(PpsimCosts) c16 = costs_of(yaml, o16, 1, &s16);
-                g_autoptr(PpsimCosts) c32 = costs_of(yaml, o32, 1, &s32);
+                g_autoptr(PpsimCosts) c16 = costs_with(yaml, o, &s16);
+                o[3] = "parallel.grad_reduce_dtype=fp32";
+                g_autoptr(PpsimCosts) c32 = costs_with(yaml, o, &s32);
                 const PpsimStageCost *a = &c16->stage[0], *b = &c32->stage[0];
                 ck_assert_int_eq(a->static_mem, b->static_mem);
                 ck_assert_int_eq(a->zero_gather_ps, b->zero_gather_ps);
@@ -793,18 +796,13 @@ START_TEST(test_fp8_weight_gather)
                        "schedule: 1f1b\n";
     for (int closed = 0; closed < 2; closed++)
         for (int zero = 1; zero <= 3; zero += 2) {
-            const char *o16[4] = {zero == 1 ? "parallel.zero=1" : "parallel.zero=3"};
-            const char *o8[4] = {o16[0]};
-            int n = 1;
-            if (closed) {
-                o16[n] = o8[n] = "hardware.gpu.efficiency=0.5";
-                n++;
-            }
-            o8[n] = "training.fp8_weights=true";
+            const char *o[4] = {zero == 1 ? "parallel.zero=1" : "parallel.zero=3",
+                                closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL, NULL};
             g_autoptr(PpsimScenario) s16 = NULL;
             g_autoptr(PpsimScenario) s8 = NULL;
-            g_autoptr(PpsimCosts) c16 = costs_of(yaml, o16, 1, &s16);
-            g_autoptr(PpsimCosts) c8 = costs_of(yaml, o8, 1, &s8);
+            g_autoptr(PpsimCosts) c16 = costs_with(yaml, o, &s16);
+            o[2] = "training.fp8_weights=true";
+            g_autoptr(PpsimCosts) c8 = costs_with(yaml, o, &s8);
             const PpsimStageCost *a = &c16->stage[0], *b = &c8->stage[0];
             ck_assert_int_eq(a->dp_comm_ps, b->dp_comm_ps);
             ck_assert_int_eq(a->dp_bytes, b->dp_bytes);
