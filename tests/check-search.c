@@ -339,6 +339,51 @@ START_TEST(test_search_moe_recompute)
 }
 END_TEST
 
+/* The ladder takes recompute mla_up_proj right after none for a model with multi-head latent
+ * attention (its up-projections re-run): under a 30 GB limit some layouts of a small MLA model
+ * fit with it, each one it is kept for fits; the same model with grouped-query attention
+ * never takes it. */
+START_TEST(test_search_mla_recompute)
+{
+    static const char *const yamls[] = {
+        "name: mla-search\n"
+        "hardware: {preset: dgx-h100-80gb}\n"
+        "model: {layers: 8, hidden: 2048, heads: 32, seq_len: 16384, ffn_hidden: 8192,\n"
+        "        mlp: swiglu, vocab: 32000,\n"
+        "        mla: {q_lora_rank: 512, kv_lora_rank: 256, qk_nope_head_dim: 128,\n"
+        "              qk_rope_head_dim: 64, v_head_dim: 128}}\n"
+        "training: {pp: 2, global_batch: 16}\n"
+        "memory: {limit: 30GB}\n"
+        "schedule: 1f1b\n",
+        "name: gqa-search\n"
+        "hardware: {preset: dgx-h100-80gb}\n"
+        "model: {layers: 8, hidden: 2048, heads: 32, kv_heads: 8, seq_len: 16384,\n"
+        "        ffn_hidden: 8192, mlp: swiglu, vocab: 32000}\n"
+        "training: {pp: 2, global_batch: 16}\n"
+        "memory: {limit: 30GB}\n"
+        "schedule: 1f1b\n",
+    };
+    for (int gqa = 0; gqa < 2; gqa++) {
+        Run r;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        JsonArray *layouts = search_layouts(yamls[gqa], "8", &r, parser);
+        int up = 0;
+        for (guint i = 0; i < json_array_get_length(layouts); i++) {
+            JsonObject *l = json_array_get_object_element(layouts, i);
+            JsonNode *rn = json_object_get_member(l, "recompute");
+            const char *rc = rn && !JSON_NODE_HOLDS_NULL(rn) ? json_node_get_string(rn) : "";
+            if (strcmp(rc, "mla_up_proj") == 0) {
+                up++;
+                ck_assert(json_object_get_boolean_member(l, "fits"));
+            }
+        }
+        ck_assert_msg(gqa ? up == 0 : up > 0, "%s: %d layouts with recompute mla_up_proj",
+                      gqa ? "gqa" : "mla", up);
+        run_clear(&r);
+    }
+}
+END_TEST
+
 /* The memory ladder tries ZeRO 1 to 3 on the scenario as written: a scenario that overlaps the
  * weights' all-gather (parallel.overlap_param_gather, which ZeRO-3 ignores) keeps its ZeRO-3
  * rungs. Under a tight limit some layouts fit only with ZeRO-3; with the option they fit
@@ -863,6 +908,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_search_layouts);
     tcase_add_test(tc, test_search_cp_ep);
     tcase_add_test(tc, test_search_moe_recompute);
+    tcase_add_test(tc, test_search_mla_recompute);
     tcase_add_test(tc, test_search_ladder_keeps_param_gather);
     tcase_add_test(tc, test_search_drops_stage_lists);
     tcase_add_test(tc, test_search_errors);

@@ -29,11 +29,11 @@ const char *const ppsim_cli_search_paths[] = {
 
 /* The ladder of memory plans, cheapest in time first: ZeRO 1 and 2 cost no time over plain
  * data parallelism (the same ring volume), ZeRO-3 adds parameter gathers, recompute adds
- * forwards (a mixture of experts' MLP blocks alone before whole layers). The first that
- * fits is kept. */
+ * forwards (multi-head latent attention's up-projections, then a mixture of experts' MLP
+ * blocks alone, before whole layers). The first that fits is kept. */
 const char *const ppsim_cli_search_rung_paths[] = {"model.recompute", "parallel.zero", NULL};
 static const char *const ladder_zero[] = {"1", "2", "3"};
-static const char *const ladder_recompute[] = {"none", "selective", "moe", "full"};
+static const char *const ladder_recompute[] = {"none", "mla_up_proj", "selective", "moe", "full"};
 /* Microbatch sizes tried, and chunk counts for the generators whose v is training.chunks. */
 static const int microbatch_sizes[] = {1, 2, 4, 8};
 static const int chunk_counts[] = {2, 4};
@@ -213,7 +213,7 @@ ppsim_cli_search_nearest_counts(const PpsimScenario *sc, int n, int batch, int *
 }
 
 /* The ladder as the sweep takes it for @sc: one GStrv of values per rung (recompute moe for
- * a mixture of experts only). */
+ * a mixture of experts only, mla_up_proj for multi-head latent attention only). */
 GPtrArray *
 ppsim_cli_search_rungs(const PpsimScenario *sc)
 {
@@ -221,6 +221,8 @@ ppsim_cli_search_rungs(const PpsimScenario *sc)
     for (guint z = 0; z < G_N_ELEMENTS(ladder_zero); z++)
         for (guint i = 0; i < G_N_ELEMENTS(ladder_recompute); i++) {
             if (strcmp(ladder_recompute[i], "moe") == 0 && sc->model.moe.experts <= 0)
+                continue;
+            if (strcmp(ladder_recompute[i], "mla_up_proj") == 0 && sc->model.mla.kv_lora_rank <= 0)
                 continue;
             char **r = g_new0(char *, 3);
             r[0] = g_strdup(ladder_recompute[i]);

@@ -7,7 +7,12 @@
  *  - GEMMs (M x N x K) forward: QKV T x (q + 2kv)/t x h, attention output T x h x q/t, fc1
  *    T x f/t x h (SwiGLU: 2f/t, gate and up in one GEMM), fc2 T x h x f/t ([NAR21] §2.3:
  *    column- then row-parallel). A forward GEMM X W (M x N x K) has a dgrad dY W^T (M x K x
- *    N) in B and a wgrad X^T dY (K x N x M) in W ([ZB] §2.3).
+ *    N) in B and a wgrad X^T dY (K x N x M) in W ([ZB] §2.3). With model.mla the attention's
+ *    linears are multi-head latent attention's (ppsim_model_attn_shape, attn_linears below):
+ *    the down-projections whole on the GPU's Tn tokens, the up-projections column-split, the
+ *    output projection row-split; its latents normed, its queries and keys d_qk wide and
+ *    values d_v wide in the attention core, its latents and rotary key what sequence
+ *    parallelism gathers.
  *  - FlashAttention ([FA2]): 4 b s^2 h / (t cp) FLOPs forward, halved when causal (the
  *    masked blocks are skipped); the backward re-computes the scores: 2.5x the forward
  *    FLOPs (5 GEMMs against 2); at the efficiency of model.attention_kernel (the GPU's
@@ -64,6 +69,8 @@
  *    vocab-parallel kernels run it ([MEG-CE], 2021 and r0.8 alike; 38 bytes per logit
  *    forward, 14 backward), the same steps fused (native: 22 and 10), or Transformer
  *    Engine's Triton kernels over the bf16 logits (te: 6 and 4).
+ *  - ZeRO-3 with parallel.zero3_layout: per_param (FSDP2): the copies out of each gather
+ *    and into each reduce-scatter (ppsim_kernels_fill_zero3_copies).
  *  - Optimizer (after the last DP reduction): Adam over the local shard (params / (dp x cp)
  *    with ZeRO >= 1, as Megatron shards, memory.h; the routed experts' over their
  *    expert-data-parallel ranks): per parameter read the fp32 main gradient, master weight,
