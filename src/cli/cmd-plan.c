@@ -153,8 +153,8 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
     g_string_append_c(out, '\n');
     if (g_array_index(rows, PlanRow, 0).res == NULL)
         return;
-    g_string_append(out,
-                    "\nreplayed (split: layers per stage, s/m/f = selective/moe/full recompute)\n");
+    g_string_append(out, "\nreplayed (split: layers per stage, s/m/f/u = "
+                         "selective/moe/full/mla_up_proj recompute)\n");
     g_string_append(out,
                     "candidate      predicted(ms)  replayed(ms)    gap  peak_mem(GiB) oom split\n");
     for (guint i = 0; i < rows->len; i++) {

@@ -129,7 +129,7 @@ ppsim_cli_search_report_text(GString *out, const PpsimScenario *sc, int n, const
     if (planned == NULL)
         return;
     g_string_append(out, "\n--plan: the planner's layers and recompute per stage for each, "
-                         "replayed (s/m/f: selective/moe/full recompute)\n");
+                         "replayed (s/m/f/u: selective/moe/full/mla_up_proj recompute)\n");
     g_string_append_printf(out, "%4s %11s %10s %4s  %s\n", "rank", "tokens/s", "peak", "fits",
                            "stage layers");
     for (guint i = 0; i < fit && i < (guint)top; i++) {
