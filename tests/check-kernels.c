@@ -638,6 +638,13 @@ START_TEST(test_mla)
                       strstr(error->message, "model.mla") != NULL,
                   "%s", error->message);
     g_clear_error(&error);
+    /* kv_lora_rank 0 turns MLA off: multi-head attention of the model's width */
+    const char *const off[] = {"model.mla.kv_lora_rank=0", NULL};
+    g_autoptr(PpsimScenario) mo = parse(yaml, off, &error);
+    ppsim_assert_no_error(error);
+    ppsim_model_attn_shape(&mo->model, &sh);
+    ck_assert_int_eq(sh.n_linear, 2);
+    ck_assert_double_eq(sh.params, 4 * h * h);
     /* without query compression the queries come from h: T x 16 x 192 x h */
     const char *const noq[] = {"model.mla.q_lora_rank=0", NULL};
     g_autoptr(PpsimScenario) nq = parse(yaml, noq, &error);

@@ -239,7 +239,7 @@ static const SchemaKey moe_keys[] = {
     {NULL}};
 static const SchemaKey mla_keys[] = {
     {"q_lora_rank", KEY_INT, OFF(model.mla.q_lora_rank), NULL, FALSE, 0, 0},
-    REQ_INT("kv_lora_rank", model.mla.kv_lora_rank),
+    {"kv_lora_rank", KEY_INT, OFF(model.mla.kv_lora_rank), NULL, TRUE, 0, 0},
     REQ_INT("qk_nope_head_dim", model.mla.qk_nope_head_dim),
     {"qk_rope_head_dim", KEY_INT, OFF(model.mla.qk_rope_head_dim), NULL, TRUE, 0, 0},
     REQ_INT("v_head_dim", model.mla.v_head_dim),
@@ -640,7 +640,8 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
             "'model.kv_heads' must divide 'model.heads' (%d), got %d", m->heads, m->kv_heads);
         return check_fail(error, where_of, data, "model.kv_heads", msg);
     }
-    if (g_hash_table_contains(seen, "model.mla") && m->mla.kv_lora_rank <= 0)
+    if (g_hash_table_contains(seen, "model.mla") &&
+        !g_hash_table_contains(seen, "model.mla.kv_lora_rank") && m->mla.kv_lora_rank <= 0)
         return check_fail(error, where_of, data, "model.mla",
                           "'model.mla' needs 'model.mla.kv_lora_rank' (the KV latent's width; "
                           "the model preset has no MLA to take it from)");
