@@ -295,6 +295,25 @@ START_TEST(test_search_cp_ep)
 }
 END_TEST
 
+/* The layouts of @layouts whose memory plan recomputes @mode; with @fit each of them must
+ * fit (the ladder keeps the last rung, full, for a layout nothing fits). */
+static int
+layouts_recomputing(JsonArray *layouts, const char *mode, gboolean fit)
+{
+    int n = 0;
+    for (guint i = 0; i < json_array_get_length(layouts); i++) {
+        JsonObject *l = json_array_get_object_element(layouts, i);
+        JsonNode *rn = json_object_get_member(l, "recompute");
+        const char *rc = rn && !JSON_NODE_HOLDS_NULL(rn) ? json_node_get_string(rn) : "";
+        if (strcmp(rc, mode) == 0) {
+            n++;
+            ck_assert_msg(!fit || json_object_get_boolean_member(l, "fits"), "recompute %s: no fit",
+                          mode);
+        }
+    }
+    return n;
+}
+
 /* The ladder of memory plans takes recompute moe between selective and full for a mixture
  * of experts (its MLP blocks re-run): under a 60 GB limit some of the Mixtral-class layouts
  * above fit only with it, and every layout it is kept for fits; a dense model of the same
@@ -320,17 +339,8 @@ START_TEST(test_search_moe_recompute)
         Run r;
         g_autoptr(JsonParser) parser = json_parser_new();
         JsonArray *layouts = search_layouts(yamls[dense], "8", &r, parser);
-        int moe = 0, full = 0;
-        for (guint i = 0; i < json_array_get_length(layouts); i++) {
-            JsonObject *l = json_array_get_object_element(layouts, i);
-            JsonNode *rn = json_object_get_member(l, "recompute");
-            const char *rc = rn && !JSON_NODE_HOLDS_NULL(rn) ? json_node_get_string(rn) : "";
-            if (strcmp(rc, "moe") == 0) {
-                moe++;
-                ck_assert(json_object_get_boolean_member(l, "fits"));
-            }
-            full += strcmp(rc, "full") == 0;
-        }
+        int moe = layouts_recomputing(layouts, "moe", TRUE);
+        int full = layouts_recomputing(layouts, "full", FALSE);
         ck_assert_msg(dense ? moe == 0 : moe > 0, "%s: %d layouts with recompute moe",
                       dense ? "dense" : "moe", moe);
         ck_assert_int_gt(full, 0);
@@ -367,16 +377,7 @@ START_TEST(test_search_mla_recompute)
         Run r;
         g_autoptr(JsonParser) parser = json_parser_new();
         JsonArray *layouts = search_layouts(yamls[gqa], "8", &r, parser);
-        int up = 0;
-        for (guint i = 0; i < json_array_get_length(layouts); i++) {
-            JsonObject *l = json_array_get_object_element(layouts, i);
-            JsonNode *rn = json_object_get_member(l, "recompute");
-            const char *rc = rn && !JSON_NODE_HOLDS_NULL(rn) ? json_node_get_string(rn) : "";
-            if (strcmp(rc, "mla_up_proj") == 0) {
-                up++;
-                ck_assert(json_object_get_boolean_member(l, "fits"));
-            }
-        }
+        int up = layouts_recomputing(layouts, "mla_up_proj", TRUE);
         ck_assert_msg(gqa ? up == 0 : up > 0, "%s: %d layouts with recompute mla_up_proj",
                       gqa ? "gqa" : "mla", up);
         run_clear(&r);
