@@ -1037,11 +1037,8 @@ ppsim_kernels_fill_zero3_copies(PpsimStageCost *st, const PpsimScenario *sc)
     double m = MAX(1, sc->training.microbatches);
     double out = 2.0 * EL * st->params / units;
     double in = (EL + ppsim_par_grad_reduce_bytes(sc)) * st->params / units / m;
-    PpsimTime f = 0, b = 0;
-    for (int u = 0; u < (int)units; u++) {
-        f += ps(ppsim_mem_seconds(&gpu, out));
-        b += ps(ppsim_mem_seconds(&gpu, out) + ppsim_mem_seconds(&gpu, in));
-    }
+    PpsimTime f = (PpsimTime)units * ps(ppsim_mem_seconds(&gpu, out));
+    PpsimTime b = (PpsimTime)units * ps(ppsim_mem_seconds(&gpu, out) + ppsim_mem_seconds(&gpu, in));
     st->est.f_ps += f;
     st->est.b_ps += b;
     st->kern_f_ps[PPSIM_KERN_MEMORY] += f;

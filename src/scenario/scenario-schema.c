@@ -501,6 +501,19 @@ ppsim_scenario_key_implied(const char *path, GHashTable *seen)
     return FALSE;
 }
 
+/* The key that asks for recompute mode @r (model.recompute, else a model.stage_recompute
+ * entry), or NULL when no layer takes it. */
+static const char *
+recompute_mode_key(const PpsimModel *m, PpsimRecompute r)
+{
+    if (m->recompute == r)
+        return "model.recompute";
+    for (guint i = 0; m->stage_recompute != NULL && i < m->stage_recompute->len; i++)
+        if (g_array_index(m->stage_recompute, int, i) == (int)r)
+            return "model.stage_recompute";
+    return NULL;
+}
+
 /* The rules of `parallel:` and `training.global_batch` (one-line errors naming keys and
  * values). */
 static gboolean
@@ -664,22 +677,14 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
                           "'model.elementwise: eager' is modelled in bf16 only; FP8 "
                           "('training.dtype: fp8') is Transformer Engine's fused kernels");
     const PpsimMoe *moe = &m->moe;
-    gboolean moe_mode = m->recompute == PPSIM_RECOMPUTE_MOE;
-    for (guint i = 0; m->stage_recompute != NULL && i < m->stage_recompute->len; i++)
-        moe_mode |= g_array_index(m->stage_recompute, int, i) == PPSIM_RECOMPUTE_MOE;
-    if (moe_mode && moe->experts == 0)
-        return check_fail(error, where_of, data,
-                          m->recompute == PPSIM_RECOMPUTE_MOE ? "model.recompute"
-                                                              : "model.stage_recompute",
+    const char *key = recompute_mode_key(m, PPSIM_RECOMPUTE_MOE);
+    if (key != NULL && moe->experts == 0)
+        return check_fail(error, where_of, data, key,
                           "recompute mode 'moe' re-runs the MoE layers' MLP blocks: it needs a "
                           "mixture-of-experts model ('model.moe')");
-    gboolean up_mode = m->recompute == PPSIM_RECOMPUTE_MLA_UP;
-    for (guint i = 0; m->stage_recompute != NULL && i < m->stage_recompute->len; i++)
-        up_mode |= g_array_index(m->stage_recompute, int, i) == PPSIM_RECOMPUTE_MLA_UP;
-    if (up_mode && m->mla.kv_lora_rank <= 0)
-        return check_fail(error, where_of, data,
-                          m->recompute == PPSIM_RECOMPUTE_MLA_UP ? "model.recompute"
-                                                                 : "model.stage_recompute",
+    key = recompute_mode_key(m, PPSIM_RECOMPUTE_MLA_UP);
+    if (key != NULL && m->mla.kv_lora_rank <= 0)
+        return check_fail(error, where_of, data, key,
                           "recompute mode 'mla_up_proj' re-runs multi-head latent attention's "
                           "up-projections: it needs 'model.mla'");
     if (moe->experts > 0 && moe->top_k > moe->experts) {
