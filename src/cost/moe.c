@@ -57,6 +57,17 @@ moe_matrices(const PpsimModel *m)
     return m->mlp == PPSIM_MLP_SWIGLU ? 3.0 : 2.0;
 }
 
+/* The probability that @held of @E experts include any of a token's @k (uniform routing):
+ * 1 - C(E - held, k) / C(E, k). */
+static double
+moe_p_holds(double E, double held, int k)
+{
+    double none = 1.0;
+    for (int i = 0; i < k; i++)
+        none *= MAX(0.0, E - held - i) / (E - i);
+    return 1.0 - none;
+}
+
 /* One layer's parameters on the path the cost model takes for @m. */
 static double
 moe_layer_params(const PpsimModel *m)
@@ -178,15 +189,17 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         gboolean across = local < ep;
         double far = across ? sent * (ep - local) / ep : 0.0; /* through the NIC */
         double near = sent * (local - 1) / ep;                /* over NVLink */
-        if (across && par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP) {
-            /* one copy a token to each other node holding any of its top_k experts (of the
-             * E / nodes there; uniform routing), then NVLink to every expert GPU on that
-             * node but the receiving one: (local - 1) / local of all top_k copies */
-            double nodes = (double)ep / local, there = E / nodes, none = 1.0;
-            for (int i = 0; i < moe->top_k; i++)
-                none *= MAX(0.0, E - there - i) / (E - i);
-            far = token * (nodes - 1.0) * (1.0 - none);
-            near = sent * (local - 1) / local;
+        if (par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP) {
+            /* DeepEP sends a token once to each GPU holding any of its top_k experts, and
+             * across nodes once to each other node holding any, to the GPU of the same index
+             * there, which forwards it over NVLink to the others ([DEEPEP] `deep_ep/buffer.py`
+             * `get_dispatch_layout`: is_token_in_rank, num_tokens_per_rdma_rank). Uniform
+             * routing: a GPU (node) holds one of a token's experts with probability
+             * 1 - C(E - E/ep, k) / C(E, k) (E/nodes); NVLink carries a copy to each holding
+             * GPU but one a node (the receiving, or the sending, GPU) */
+            double nodes = across ? (double)ep / local : 1.0;
+            far = across ? token * (nodes - 1.0) * moe_p_holds(E, E / nodes, moe->top_k) : 0.0;
+            near = token * (ep - nodes) * moe_p_holds(E, E / ep, moe->top_k);
         }
         /* the kernel model times NCCL at its bus bandwidth per transport, as every collective
          * (kernels.c); the closed form at the line rate */

@@ -41,11 +41,14 @@
  *   bandwidth of the transport (line rate x hardware.*.bus_efficiency, as every collective of
  *   the kernel model; the line rate with hardware.gpu.efficiency set).
  *   With parallel.ep_dispatch: deepep (DeepEP, HybridEP: [DSV3] §3.2.2's forwarding) a
- *   token crosses the network once to each other node holding any of its top_k experts:
+ *   token goes once to each GPU holding any of its top_k experts ([DEEPEP]
+ *   `get_dispatch_layout`), and crosses the network once to each other node holding any:
  *   (nodes - 1)(1 - C(E - E/nodes, top_k) / C(E, top_k)) copies a token under uniform
- *   routing, in place of top_k (ep - L)/ep; NVLink then carries (L - 1)/L of the top_k
- *   copies to the experts' GPUs on each node. The combine mirrors it (a node's partial sums
- *   reduced before the network hop). Within one node nothing changes.
+ *   routing, in place of top_k (ep - L)/ep, to the GPU of the same index there; NVLink then
+ *   carries a copy to each other GPU holding one, (ep - nodes)(1 - C(E - E/ep, top_k) /
+ *   C(E, top_k)) copies (one node: ep - 1 GPUs; with one expert a GPU this is the top_k
+ *   (L - 1)/L of the all-to-all). The combine mirrors it (partial sums reduced before each
+ *   hop).
  *   These times (ep_comm_f_ps, ep_comm_b_ps) are part of the F and B estimates generators
  *   see, and what the overlap model lets an F&B pair hide (overlap.h). The replay instead
  *   runs them (ep_bytes_f, ep_bytes_b; ep_near_bytes_f, ep_near_bytes_b over
