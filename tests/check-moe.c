@@ -201,6 +201,34 @@ START_TEST(test_layer_by_hand)
     ck_assert_uint_eq(dee->stage[1].ep_bytes_f, (guint64)llround(2 * 2 * dfar));
     ck_assert_uint_eq(dee->stage[1].ep_near_bytes_f, (guint64)llround(2 * 2 * dnear));
     ck_assert_int_eq(dee->stage[1].est.w_ps, moe->stage[1].est.w_ps); /* compute unchanged */
+    /* group-limited routing (model.moe.groups, group_top_k): a token's 2 experts from 2 of 4
+     * groups of 4, a node's experts one group. A node is used with probability 2/4, then
+     * holds one of the 2 drawn from the 8 of the token's groups with 1 - (4/8)(3/7): 3 x
+     * 0.393 = 1.18 copies through the NIC. A GPU's one expert is drawn with the same 2/16
+     * as before: NVLink unchanged. With 4 of 8 groups of 2 a node holds 2 whole groups, j of
+     * them used with C(2,j)C(6,4-j)/C(8,4) = 15, 40, 15 of 70, and misses the 2 drawn from
+     * the token's 8 experts with 1, (6/8)(5/7), (4/8)(3/7): 3 x 0.434 copies. */
+    struct {
+        const char *groups, *top;
+        double p_node;
+    } lim[] = {{"model.moe.groups=4", "model.moe.group_top_k=2", 0.5 * (1 - 4.0 / 8 * 3 / 7)},
+               {"model.moe.groups=8", "model.moe.group_top_k=4",
+                1 - (15.0 + 40.0 * 30 / 56 + 15.0 * 12 / 56) / 70}};
+    for (int i = 0; i < 2; i++) {
+        const char *const o[] = {closed_form, "parallel.ep_dispatch=deepep", lim[i].groups,
+                                 lim[i].top, NULL};
+        g_autoptr(PpsimCosts) gl = moe_costs(o, 4);
+        double gfar = tok * 3 * lim[i].p_node;
+        ck_assert_uint_eq(gl->stage[1].ep_bytes_f, (guint64)llround(2 * 2 * gfar));
+        ck_assert_uint_eq(gl->stage[1].ep_near_bytes_f, (guint64)llround(2 * 2 * dnear));
+        ck_assert_int_eq(gl->stage[1].ep_comm_f_ps,
+                         2 * 2 * (ppsim_time_from_seconds(gfar / 50e9) + 5 * PPSIM_PS_PER_US));
+    }
+    /* NCCL's all-to-all sends every copy whatever the routing */
+    const char *const a2a_lim[] = {closed_form, "model.moe.groups=4", "model.moe.group_top_k=2",
+                                   NULL};
+    g_autoptr(PpsimCosts) al = moe_costs(a2a_lim, 4);
+    ck_assert_int_eq(al->stage[1].ep_comm_f_ps, moe->stage[1].ep_comm_f_ps);
     /* inside one node DeepEP sends a token once to each other GPU holding any of its two
      * experts: 8 GPUs of 2 experts, a GPU holds neither with probability (14/16)(13/15), so
      * 7 x (1 - 0.758) = 1.69 copies a token over NVLink, where the all-to-all sends 2 x 7/8

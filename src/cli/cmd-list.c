@@ -135,6 +135,9 @@ list_models(void)
                                    "%d layers dense, ",
                                    e->experts, e->top_k, e->shared_experts, e->expert_ffn_hidden,
                                    e->dense_layers);
+            if (e->groups > 0)
+                g_string_append_printf(line, "a token's experts in %d of %d groups, ",
+                                       e->group_top_k, e->groups);
             ppsim_fmt_fixed(line, total / 1e9, 2);
             g_string_append(line, "B parameters, ");
             ppsim_fmt_fixed(line, active / 1e9, 2);

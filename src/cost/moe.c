@@ -4,6 +4,8 @@
 #include "cost/memory.h"
 #include "cost/parallel.h"
 
+#include <math.h>
+
 #define MOE_ACT_BYTES 2.0 /* 16-bit activations, as the dense layers' */
 
 int
@@ -57,14 +59,48 @@ moe_matrices(const PpsimModel *m)
     return m->mlp == PPSIM_MLP_SWIGLU ? 3.0 : 2.0;
 }
 
-/* The probability that @held of @E experts include any of a token's @k (uniform routing):
- * 1 - C(E - held, k) / C(E, k). */
+/* C(n - m, k) / C(n, k): the chance that k of n items, drawn uniformly, miss m of them. */
 static double
-moe_p_holds(double E, double held, int k)
+moe_miss(double n, double m, int k)
 {
     double none = 1.0;
     for (int i = 0; i < k; i++)
-        none *= MAX(0.0, E - held - i) / (E - i);
+        none *= MAX(0.0, n - m - i) / (n - i);
+    return none;
+}
+
+/* C(n, j) C(N - n, g - j) / C(N, g): the chance that g of N groups, drawn uniformly, take j
+ * of n given ones. */
+static double
+moe_hypergeom(int N, int n, int g, int j)
+{
+    if (j > n || g - j > N - n || j > g)
+        return 0.0;
+    double l = lgamma(n + 1.0) - lgamma(j + 1.0) - lgamma(n - j + 1.0) + lgamma(N - n + 1.0) -
+               lgamma(g - j + 1.0) - lgamma(N - n - g + j + 1.0) - lgamma(N + 1.0) +
+               lgamma(g + 1.0) + lgamma(N - g + 1.0);
+    return exp(l);
+}
+
+/* The probability that a GPU's or a node's @held experts include any of a token's top_k:
+ * uniform routing, 1 - C(E - held, k) / C(E, k); with group-limited routing (moe.groups,
+ * group_top_k: Megatron-Core's --moe-router-num-groups, --moe-router-group-topk) the token
+ * uses group_top_k of the groups, uniformly, and its k experts among theirs. The held
+ * experts are taken as lying in one group (held <= E / groups) or as whole groups. */
+static double
+moe_p_holds(const PpsimMoe *moe, double held)
+{
+    double E = moe->experts;
+    int k = moe->top_k, G = moe->groups, g = moe->group_top_k;
+    if (G <= 0 || g <= 0 || g >= G)
+        return 1.0 - moe_miss(E, held, k);
+    double per = E / G, pool = g * per;
+    if (held <= per) /* in one group: that group used, then any of the k among them */
+        return (double)g / G * (1.0 - moe_miss(pool, held, k));
+    int n = (int)lround(held / per);
+    double none = 0.0;
+    for (int j = 0; j <= MIN(n, g); j++) /* j of its n groups used, none hit */
+        none += moe_hypergeom(G, n, g, j) * moe_miss(pool, j * per, k);
     return 1.0 - none;
 }
 
@@ -198,8 +234,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
              * 1 - C(E - E/ep, k) / C(E, k) (E/nodes); NVLink carries a copy to each holding
              * GPU but one a node (the receiving, or the sending, GPU) */
             double nodes = across ? (double)ep / local : 1.0;
-            far = across ? token * (nodes - 1.0) * moe_p_holds(E, E / nodes, moe->top_k) : 0.0;
-            near = token * (ep - nodes) * moe_p_holds(E, E / ep, moe->top_k);
+            far = across ? token * (nodes - 1.0) * moe_p_holds(moe, E / nodes) : 0.0;
+            near = token * (ep - nodes) * moe_p_holds(moe, E / ep);
         }
         /* the kernel model times NCCL at its bus bandwidth per transport, as every collective
          * (kernels.c); the closed form at the line rate */

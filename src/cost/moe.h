@@ -48,14 +48,16 @@
  *   carries a copy to each other GPU holding one, (ep - nodes)(1 - C(E - E/ep, top_k) /
  *   C(E, top_k)) copies (one node: ep - 1 GPUs; with one expert a GPU this is the top_k
  *   (L - 1)/L of the all-to-all). The combine mirrors it (partial sums reduced before each
- *   hop).
+ *   hop). With group-limited routing (model.moe.groups, group_top_k) the token's experts
+ *   are top_k of its group_top_k groups' (uniform over both), which a node or GPU holds
+ *   with the probability moe.c's moe_p_holds gives.
  *   These times (ep_comm_f_ps, ep_comm_b_ps) are part of the F and B estimates generators
  *   see, and what the overlap model lets an F&B pair hide (overlap.h). The replay instead
  *   runs them (ep_bytes_f, ep_bytes_b; ep_near_bytes_f, ep_near_bytes_b over
  *   NVLink beside them when the group spans nodes: the bytes over the bus efficiency, what
  *   the line rate carries in NCCL's time) as flows sharing the links with the
  *   pipeline's sends and the DP reduction (sim-parallel.c), before each op's compute, or
- *   beside an F&B pair's. Not modelled: node-limited routing, FP8 dispatch, the split of
+ *   beside an F&B pair's. Not modelled: FP8 dispatch, the split of
  *   each all-to-all around the expert compute inside an op, the SMs DeepEP's kernels keep.
  */
 #pragma once

@@ -71,7 +71,10 @@ static const PpsimModelPreset llama3_405b = {"llama3-405b", "Llama 3 405B, GQA [
 
 /* [DSV3] §4.2: 61 layers, hidden 7168, 128 heads of 128 (d_h), KV compression d_c 512, query
  * compression d'_c 1536, decoupled rotary queries and key of 64 (d^R_h); the first three
- * layers dense; 1 shared and 256 routed experts of 2048, 8 a token. */
+ * layers dense; 1 shared and 256 routed experts of 2048, 8 a token, from at most 4 of 8
+ * groups ("each token will be sent to at most 4 nodes", the groups a node's experts;
+ * Megatron-Core's --moe-router-num-groups 8 --moe-router-group-topk 4 in [MOE-ZOO]'s
+ * DeepSeek-V3 config). */
 static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                              "DeepSeek-V3 671B MoE (37B active, MLA) [DSV3]",
                                              {.mlp = PPSIM_MLP_SWIGLU,
@@ -87,7 +90,9 @@ static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                                       .expert_ffn_hidden = 2048,
                                                       .shared_experts = 1,
                                                       .dense_layers = 3,
-                                                      .imbalance = 1.0},
+                                                      .imbalance = 1.0,
+                                                      .groups = 8,
+                                                      .group_top_k = 4},
                                               .mla = {.q_lora_rank = 1536,
                                                       .kv_lora_rank = 512,
                                                       .qk_nope_head_dim = 128,

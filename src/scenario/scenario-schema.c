@@ -236,6 +236,8 @@ static const SchemaKey moe_keys[] = {
     {"dense_layers", KEY_INT, OFF(model.moe.dense_layers), NULL, FALSE, 0, 0},
     {"capacity_factor", KEY_DOUBLE, OFF(model.moe.capacity_factor), NULL, FALSE, 0, 0},
     {"imbalance", KEY_DOUBLE, OFF(model.moe.imbalance), NULL, FALSE, 1, 0},
+    {"groups", KEY_INT, OFF(model.moe.groups), NULL, FALSE, 0, 0},
+    {"group_top_k", KEY_INT, OFF(model.moe.group_top_k), NULL, FALSE, 0, 0},
     {NULL}};
 static const SchemaKey mla_keys[] = {
     {"q_lora_rank", KEY_INT, OFF(model.mla.q_lora_rank), NULL, FALSE, 0, 0},
@@ -692,6 +694,29 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
             g_strdup_printf("'model.moe.top_k' (%d) cannot exceed 'model.moe.experts' (%d)",
                             moe->top_k, moe->experts);
         return check_fail(error, where_of, data, "model.moe.top_k", msg);
+    }
+    /* group-limited routing: on with both keys above 0 (either 0 turns a preset's off) */
+    const char *one = moe->groups > 0 ? "model.moe.groups" : "model.moe.group_top_k";
+    if (moe->experts > 0 && (moe->groups > 0) != (moe->group_top_k > 0) &&
+        g_hash_table_contains(seen, one))
+        return check_fail(error, where_of, data, one,
+                          "group-limited routing needs both 'model.moe.groups' (the expert "
+                          "groups) and 'model.moe.group_top_k' (the groups a token may use)");
+    gboolean grouped = moe->groups > 0 && moe->group_top_k > 0;
+    if (moe->experts > 0 && grouped && moe->experts % moe->groups != 0) {
+        g_autofree char *msg =
+            g_strdup_printf("'model.moe.groups' (%d) must divide 'model.moe.experts' (%d)",
+                            moe->groups, moe->experts);
+        return check_fail(error, where_of, data, "model.moe.groups", msg);
+    }
+    if (moe->experts > 0 && grouped &&
+        (moe->group_top_k > moe->groups ||
+         (long)moe->group_top_k * (moe->experts / moe->groups) < moe->top_k)) {
+        g_autofree char *msg = g_strdup_printf(
+            "'model.moe.group_top_k' (%d) must be at most 'model.moe.groups' (%d) and its groups "
+            "of %d experts must hold a token's 'model.moe.top_k' (%d)",
+            moe->group_top_k, moe->groups, moe->experts / moe->groups, moe->top_k);
+        return check_fail(error, where_of, data, "model.moe.group_top_k", msg);
     }
     if (moe->experts > 0 && moe->dense_layers > m->layers) {
         g_autofree char *msg =

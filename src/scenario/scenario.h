@@ -179,6 +179,9 @@ typedef struct {
     double capacity_factor; /* > 0: each expert computes capacity_factor x its fair share of
                              * slots (padded; tokens beyond are dropped); 0: dropless */
     double imbalance;       /* >= 1: the busiest EP rank's routed tokens over the mean */
+    int groups;             /* group-limited routing: the experts in this many equal groups,
+                             * a token's top_k from its group_top_k best (0: no limit) */
+    int group_top_k;
 } PpsimMoe;
 
 /* Multi-head latent attention (model.mla; [DSV2] §2.1, [DSV3] §2.1.1), as Megatron-Core's
