@@ -641,6 +641,14 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
     return TRUE;
 }
 
+/* The key to blame for a conflict between @key and @other: @key when the file or a --set
+ * wrote it, or when @other was not written either (both a preset's); else @other. */
+static const char *
+written_or(GHashTable *seen, const char *key, const char *other)
+{
+    return g_hash_table_contains(seen, key) || !g_hash_table_contains(seen, other) ? key : other;
+}
+
 gboolean
 ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, gpointer data,
                      GError **error)
@@ -707,7 +715,8 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
         g_autofree char *msg =
             g_strdup_printf("'model.moe.groups' (%d) must divide 'model.moe.experts' (%d)",
                             moe->groups, moe->experts);
-        return check_fail(error, where_of, data, "model.moe.groups", msg);
+        return check_fail(error, where_of, data,
+                          written_or(seen, "model.moe.groups", "model.moe.experts"), msg);
     }
     if (moe->experts > 0 && grouped &&
         (moe->group_top_k > moe->groups ||
@@ -716,7 +725,8 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
             "'model.moe.group_top_k' (%d) must be at most 'model.moe.groups' (%d) and its groups "
             "of %d experts must hold a token's 'model.moe.top_k' (%d)",
             moe->group_top_k, moe->groups, moe->experts / moe->groups, moe->top_k);
-        return check_fail(error, where_of, data, "model.moe.group_top_k", msg);
+        return check_fail(error, where_of, data,
+                          written_or(seen, "model.moe.group_top_k", "model.moe.top_k"), msg);
     }
     if (moe->experts > 0 && moe->dense_layers > m->layers) {
         g_autofree char *msg =
