@@ -833,6 +833,53 @@ START_TEST(test_fp8_weight_gather)
 }
 END_TEST
 
+/* parallel.grad_sync: all_reduce (DeepSpeed's BF16_Optimizer) reduces the gradients over the
+ * whole ring before the weights' all-gather, where ZeRO 1-2 reduce-scatter them (its first
+ * half). Two ranks, the reduction after the backward, the weights' all-gather apart
+ * (overlap_param_gather): in the closed form the gradients' part is the whole fp32 ring
+ * all-reduce, twice the reduce-scatter's bytes; under the kernel model (no overlap of the
+ * reduction) twice the reduce-scatter's time; the all-gather the same. An error with ZeRO-3. */
+START_TEST(test_grad_sync_all_reduce)
+{
+    const char *yaml = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                       "model: {preset: llama3-8b, seq_len: 2048}\n"
+                       "parallel: {tp: 8, pp: 1, dp: 2, zero: 1, overlap_grad_reduce: false,\n"
+                       "           overlap_param_gather: true, grad_reduce_dtype: fp32}\n"
+                       "training: {microbatches: 1}\n"
+                       "schedule: 1f1b\n";
+    for (int closed = 0; closed < 2; closed++) {
+        const char *o[4] = {closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL, NULL, NULL};
+        g_autoptr(PpsimScenario) srs = NULL;
+        g_autoptr(PpsimScenario) sar = NULL;
+        g_autoptr(PpsimCosts) crs = costs_with(yaml, o, &srs);
+        o[1] = "parallel.grad_sync=all_reduce";
+        g_autoptr(PpsimCosts) car = costs_with(yaml, o, &sar);
+        const PpsimStageCost *a = &crs->stage[0], *b = &car->stage[0];
+        ck_assert_int_eq(a->pg_ps, b->pg_ps); /* the weights' all-gather unchanged */
+        ck_assert_uint_eq(a->pg_bytes, b->pg_bytes);
+        ck_assert_int_eq(a->est.f_ps, b->est.f_ps);
+        if (!closed) { /* kernel model: twice the reduce-scatter's seconds, to a picosecond */
+            ck_assert(llabs(b->dp_comm_ps - 2 * a->dp_comm_ps) <= 1);
+            continue;
+        }
+        double bw = 0;
+        PpsimTime lat = 0;
+        ppsim_par_group_link(&sar->hardware, 2, ppsim_par_dp_stride(sar), &bw, &lat);
+        double G = 4.0 * b->params; /* fp32 gradients */
+        PpsimTime r = ppsim_ring_allreduce_ps(G, 2, bw, lat);
+        ck_assert_int_eq(a->dp_comm_ps, r / 2);
+        ck_assert_int_eq(b->dp_comm_ps, r);
+        ck_assert(llabs((gint64)a->dp_bytes - llround(G / 2)) <= 1);
+        ck_assert(llabs((gint64)b->dp_bytes - llround(G)) <= 1);
+    }
+    g_autoptr(GError) error = NULL;
+    const char *const z3[] = {"parallel.zero=3", "parallel.grad_sync=all_reduce", NULL};
+    g_autoptr(PpsimScenario) bad = parse(yaml, z3, &error);
+    ck_assert_ptr_null(bad);
+    ck_assert_ptr_nonnull(strstr(error->message, "parallel.grad_sync"));
+}
+END_TEST
+
 /* parallel.zero3_layout: per_param adds FSDP2's copies to F and B under the kernel model, one
  * memory-bound kernel a unit: before every F and every B the unit's gathered weights copied
  * out (2 + 2 bytes a parameter), and once a step (over m microbatches) the gradients copied
@@ -959,6 +1006,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_grad_reduce_dtype);
     tcase_add_test(tc, test_fp8_weight_gather);
     tcase_add_test(tc, test_zero3_per_param);
+    tcase_add_test(tc, test_grad_sync_all_reduce);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

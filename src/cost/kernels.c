@@ -1269,8 +1269,8 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         double wb = ppsim_par_weight_gather_bytes(st, sc);
         double red_g = hier_allreduce_s(hw, gb, group, local);
         double rs = red_g, ag = 0.0;
-        if (par->zero > 0) {
-            rs = red_g / 2;
+        if (par->zero > 0) { /* grad_sync: all_reduce keeps the gradients' whole ring */
+            rs = par->grad_sync == PPSIM_GRAD_SYNC_ALL_REDUCE ? red_g : red_g / 2;
             ag = (wb == gb ? red_g : hier_allreduce_s(hw, wb, group, local)) / 2;
         }
         gboolean apart = ppsim_scenario_overlaps_param_gather(sc);

@@ -366,10 +366,13 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     } else if (par->zero == 0) { /* an all-reduce of the gradients */
         st->dp_bytes = (guint64)ppsim_round_clamped(2.0 * ring_g);
         st->dp_comm_ps = ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);
-    } else { /* the gradients' reduce-scatter, the weights' all-gather: a ring's halves */
+    } else { /* the gradients' reduce-scatter, the weights' all-gather: a ring's halves (with
+              * grad_sync: all_reduce the gradients' whole ring, DeepSpeed's BF16_Optimizer) */
         PpsimTime rs = ppsim_ring_allreduce_ps(grad_bytes, group, dp_bw, dp_lat);
         PpsimTime ag = ppsim_ring_allreduce_ps(weight_bytes, group, dp_bw, dp_lat);
-        ppsim_par_set_dp_halves(st, sc, rs / 2, ag - ag / 2, ring_g, ring);
+        gboolean whole = par->grad_sync == PPSIM_GRAD_SYNC_ALL_REDUCE;
+        ppsim_par_set_dp_halves(st, sc, whole ? rs : rs / 2, ag - ag / 2,
+                                whole ? 2.0 * ring_g : ring_g, ring);
     }
     st->tp_comm_f_ps = tp_f;
     st->tp_comm_b_ps = tp_b;

@@ -94,6 +94,7 @@ static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL}
 static const char *const ep_dispatch_names[] = {"alltoall", "deepep", NULL};
 static const char *const grad_reduce_names[] = {"bf16", "fp32", NULL};
 static const char *const zero3_layout_names[] = {"flat", "per_param", NULL};
+static const char *const grad_sync_names[] = {"reduce_scatter", "all_reduce", NULL};
 
 const char *
 ppsim_p2p_name(PpsimP2p p2p)
@@ -305,6 +306,7 @@ static const SchemaKey parallel_keys[] = {
     {"grad_reduce_dtype", KEY_ENUM, OFF(parallel.grad_reduce_dtype), NULL, FALSE, 0, 0,
      grad_reduce_names},
     {"zero3_layout", KEY_ENUM, OFF(parallel.zero3_layout), NULL, FALSE, 0, 0, zero3_layout_names},
+    {"grad_sync", KEY_ENUM, OFF(parallel.grad_sync), NULL, FALSE, 0, 0, grad_sync_names},
     {"p2p", KEY_ENUM, OFF(parallel.p2p), NULL, FALSE, 0, 0, p2p_names},
     {"ep_dispatch", KEY_ENUM, OFF(parallel.ep_dispatch), NULL, FALSE, 0, 0, ep_dispatch_names},
     {"ep_comm_sms", KEY_INT, OFF(parallel.ep_comm_sms), NULL, FALSE, 0, 0},
@@ -425,6 +427,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                                               "overlap_param_gather",
                                               "grad_reduce_dtype",
                                               "zero3_layout",
+                                              "grad_sync",
                                               "ep_dispatch",
                                               "ep_comm_sms",
                                               NULL};
@@ -533,6 +536,11 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
                               par->pp, tr->pp);
         return check_fail(error, where_of, data, "parallel.pp", msg);
     }
+    if (par->grad_sync == PPSIM_GRAD_SYNC_ALL_REDUCE && par->zero == 3)
+        return check_fail(error, where_of, data, "parallel.grad_sync",
+                          "'parallel.grad_sync: all_reduce' is how ZeRO 1 and 2 reduce the "
+                          "gradients before each rank steps its shard; ZeRO-3 reduce-scatters "
+                          "them ('parallel.zero' 3)");
     if (g_hash_table_contains(seen, "training.global_batch")) {
         int per = par->dp * tr->microbatch_size;
         if (tr->global_batch % per != 0) {

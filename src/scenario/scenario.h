@@ -119,6 +119,14 @@ typedef enum {
     PPSIM_GRAD_REDUCE_FP32, /* 4 bytes: Megatron-Core with --bf16, PyTorch FSDP2's default */
 } PpsimGradReduce;
 
+/* parallel.grad_sync: how ZeRO 1-2 reduce the gradients before each rank steps its shard */
+typedef enum {
+    PPSIM_GRAD_SYNC_REDUCE_SCATTER, /* each rank receives its shard's sum (default: Megatron's
+                                     * distributed optimizer, DeepSpeed ZeRO's reduce_scatter) */
+    PPSIM_GRAD_SYNC_ALL_REDUCE,     /* every rank receives the whole sum (DeepSpeed's
+                                     * BF16_Optimizer under its pipeline engine) */
+} PpsimGradSync;
+
 /* parallel.zero3_layout: how ZeRO-3 holds a unit's gathered weights and reduces its
  * gradients */
 typedef enum {
@@ -161,6 +169,7 @@ typedef struct {
     gboolean overlap_param_gather;
     PpsimGradReduce grad_reduce_dtype; /* the gradients' reduction: bf16 (default) or fp32 */
     PpsimZero3Layout zero3_layout;     /* ZeRO-3's buffers: flat (default) or per_param */
+    PpsimGradSync grad_sync;           /* ZeRO 1-2: reduce_scatter (default) or all_reduce */
     PpsimP2p p2p;                      /* pipeline sends: async (default), blocking, overlapped */
     PpsimEpDispatch ep_dispatch;       /* MoE all-to-alls: alltoall (default) or deepep */
     int ep_comm_sms; /* SMs the MoE all-to-alls hold while an F&B pair runs compute
