@@ -224,6 +224,33 @@ START_TEST(test_layer_by_hand)
         ck_assert_int_eq(gl->stage[1].ep_comm_f_ps,
                          2 * 2 * (ppsim_time_from_seconds(gfar / 50e9) + 5 * PPSIM_PS_PER_US));
     }
+    /* parallel.ep_fp8_dispatch: each pass's dispatch-direction all-to-all carries FP8 values
+     * and an fp32 scale per 128, (1 + 4/128) / 2 of the 16-bit bytes; the other stays
+     * 16-bit. Per F (two MoE layers): two pairs of one of each; B alike. FP8 GEMMs change
+     * the compute, so only the all-to-alls are compared, against BF16 dispatch in FP8. */
+    const char *const f8[] = {closed_form, "parallel.ep_dispatch=deepep", "training.dtype=fp8",
+                              "parallel.ep_fp8_dispatch=true", NULL};
+    const char *const f16[] = {closed_form, "parallel.ep_dispatch=deepep", "training.dtype=fp8",
+                               NULL};
+    g_autoptr(PpsimCosts) d8 = moe_costs(f8, 4);
+    g_autoptr(PpsimCosts) d16 = moe_costs(f16, 4);
+    double w8 = (1 + 4.0 / 128) / 2;
+    PpsimTime da2a8 = ppsim_time_from_seconds(dfar * w8 / 50e9) + 5 * PPSIM_PS_PER_US;
+    ck_assert_int_eq(d16->stage[1].ep_comm_f_ps, 2 * 2 * da2a);
+    ck_assert_int_eq(d8->stage[1].ep_comm_f_ps, 2 * (da2a + da2a8));
+    ck_assert_int_eq(d8->stage[1].ep_comm_b_ps, 2 * (da2a + da2a8));
+    ck_assert_uint_eq(d8->stage[1].ep_bytes_f, (guint64)llround(2 * (1 + w8) * dfar));
+    ck_assert_uint_eq(d8->stage[1].ep_near_bytes_f, (guint64)llround(2 * (1 + w8) * dnear));
+    /* without DeepEP, or in BF16, an error naming the key */
+    const char *const bad[][3] = {
+        {"parallel.ep_fp8_dispatch=true", "training.dtype=fp8", NULL},
+        {"parallel.ep_fp8_dispatch=true", "parallel.ep_dispatch=deepep", NULL}};
+    for (int i = 0; i < 2; i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(PpsimScenario) no = parse(moe_yaml, bad[i], &err);
+        ck_assert_ptr_null(no);
+        ck_assert_ptr_nonnull(strstr(err->message, "parallel.ep_fp8_dispatch"));
+    }
     /* NCCL's all-to-all sends every copy whatever the routing */
     const char *const a2a_lim[] = {closed_form, "model.moe.groups=4", "model.moe.group_top_k=2",
                                    NULL};

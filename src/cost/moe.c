@@ -104,6 +104,22 @@ moe_p_holds(const PpsimMoe *moe, double held)
     return 1.0 - none;
 }
 
+/* One all-to-all's time: @near bytes over NVLink, and beside them, with @across, @far through
+ * the NIC, at each transport's line rate times its bus efficiency, plus its latency. */
+static PpsimTime
+moe_a2a_ps(const PpsimHardware *hw, double near, double far, gboolean across, double nv_eff,
+           double net_eff)
+{
+    PpsimTime t = 0;
+    if (near > 0)
+        t = ppsim_time_from_seconds(near / (hw->nvlink_bytes_per_s * nv_eff)) +
+            hw->nvlink_latency_ps;
+    if (across)
+        t = MAX(t, ppsim_time_from_seconds(far / (hw->network_bytes_per_s * net_eff)) +
+                       hw->network_latency_ps);
+    return t;
+}
+
 /* One layer's parameters on the path the cost model takes for @m. */
 static double
 moe_layer_params(const PpsimModel *m)
@@ -242,23 +258,25 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         gboolean nccl = ppsim_kernels_active(sc);
         double nv_eff = nccl ? hw->nvlink_bus_efficiency : 1.0;
         double net_eff = nccl ? hw->network_bus_efficiency : 1.0;
-        PpsimTime a2a = 0;
-        if (near > 0)
-            a2a = ppsim_time_from_seconds(near / (hw->nvlink_bytes_per_s * nv_eff)) +
-                  hw->nvlink_latency_ps;
-        if (across)
-            a2a = MAX(a2a, ppsim_time_from_seconds(far / (hw->network_bytes_per_s * net_eff)) +
-                               hw->network_latency_ps);
+        PpsimTime a2a = moe_a2a_ps(hw, near, far, across, nv_eff, net_eff);
+        /* parallel.ep_fp8_dispatch: each pass's dispatch-direction all-to-all (F's dispatch,
+         * B's combine gradient) carries FP8 values and an fp32 scale per 128 ([DSV3] §3.3.3;
+         * [DEEPEP] `dispatch`: an FP8 tensor with [tokens, hidden / 128] fp32 scales), the
+         * combine direction stays 16-bit */
+        double w8 = par->ep_fp8_dispatch ? (1.0 + 4.0 / 128.0) / MOE_ACT_BYTES : 1.0;
+        PpsimTime a2a8 = par->ep_fp8_dispatch
+                             ? moe_a2a_ps(hw, near * w8, far * w8, across, nv_eff, net_eff)
+                             : a2a;
         /* an F&B pair's compute beside them runs on the SMs they leave (kernel model) */
         int sms = hw->gpu_sms, held = ppsim_moe_comm_sms(sc);
         if (nccl && sms > 0 && held > 0 && held < sms)
             st->ep_pair_slow = (double)held / (double)(sms - held);
-        int calls_b = rerun ? 4 * n : 2 * n; /* all-to-alls in one B */
-        double per_f = 2.0 * n, per_b = calls_b;
-        st->ep_comm_f_ps = ppsim_mul_clamped(2 * n, a2a);
-        st->ep_comm_b_ps = ppsim_mul_clamped(calls_b, a2a);
+        int pairs_b = rerun ? 2 * n : n; /* dispatch-combine pairs in one B */
+        st->ep_comm_f_ps = ppsim_mul_clamped(n, a2a + a2a8);
+        st->ep_comm_b_ps = ppsim_mul_clamped(pairs_b, a2a + a2a8);
         /* the replay's links run at line rate: the bytes they carry in the NCCL time */
         double path = across ? far / net_eff : near / nv_eff, beside = across ? near / nv_eff : 0.0;
+        double per_f = n * (1.0 + w8), per_b = pairs_b * (1.0 + w8);
         st->ep_bytes_f = (guint64)ppsim_round_clamped(per_f * path);
         st->ep_bytes_b = (guint64)ppsim_round_clamped(per_b * path);
         st->ep_near_bytes_f = (guint64)ppsim_round_clamped(per_f * beside);

@@ -57,8 +57,10 @@
  *   NVLink beside them when the group spans nodes: the bytes over the bus efficiency, what
  *   the line rate carries in NCCL's time) as flows sharing the links with the
  *   pipeline's sends and the DP reduction (sim-parallel.c), before each op's compute, or
- *   beside an F&B pair's. Not modelled: FP8 dispatch, the split of
- *   each all-to-all around the expert compute inside an op, the SMs DeepEP's kernels keep.
+ *   beside an F&B pair's. With parallel.ep_fp8_dispatch the dispatch direction (F's
+ *   dispatch, B's combine gradient) carries (1 + 4/128) / 2 of those bytes (FP8 values, an
+ *   fp32 scale per 128). Not modelled: the split of each all-to-all around the expert
+ *   compute inside an op; the quantizing kernels around an FP8 dispatch.
  */
 #pragma once
 

@@ -300,6 +300,7 @@ static const SchemaKey parallel_keys[] = {
     POS_INT("etp", parallel.etp),
     POS_INT("cp", parallel.cp),
     {"tp_comm_overlap", KEY_BOOL, OFF(parallel.tp_comm_overlap), NULL, FALSE, 0, 0},
+    {"ep_fp8_dispatch", KEY_BOOL, OFF(parallel.ep_fp8_dispatch), NULL, FALSE, 0, 0},
     {"tp_async_backward", KEY_BOOL, OFF(parallel.tp_async_backward), NULL, FALSE, 0, 0},
     {"overlap_grad_reduce", KEY_BOOL, OFF(parallel.overlap_grad_reduce), NULL, FALSE, 0, 0},
     {"overlap_param_gather", KEY_BOOL, OFF(parallel.overlap_param_gather), NULL, FALSE, 0, 0},
@@ -429,6 +430,7 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                                               "zero3_layout",
                                               "grad_sync",
                                               "ep_dispatch",
+                                              "ep_fp8_dispatch",
                                               "ep_comm_sms",
                                               NULL};
         gboolean layout = FALSE;
@@ -560,6 +562,12 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
     }
     if (!par->present)
         return TRUE;
+    if (par->ep_fp8_dispatch &&
+        (par->ep_dispatch != PPSIM_EP_DISPATCH_DEEPEP || tr->dtype != PPSIM_DTYPE_FP8))
+        return check_fail(error, where_of, data, "parallel.ep_fp8_dispatch",
+                          "'parallel.ep_fp8_dispatch' sends the experts' FP8 inputs through "
+                          "DeepEP: it needs 'parallel.ep_dispatch: deepep' and "
+                          "'training.dtype: fp8'");
     if (par->tp > 1 && par->tp_comm_overlap && !par->sequence_parallel)
         return check_fail(error, where_of, data, "parallel.tp_comm_overlap",
                           "'parallel.tp_comm_overlap' needs 'parallel.sequence_parallel: true': "

@@ -172,8 +172,10 @@ typedef struct {
     PpsimGradSync grad_sync;           /* ZeRO 1-2: reduce_scatter (default) or all_reduce */
     PpsimP2p p2p;                      /* pipeline sends: async (default), blocking, overlapped */
     PpsimEpDispatch ep_dispatch;       /* MoE all-to-alls: alltoall (default) or deepep */
-    int ep_comm_sms; /* SMs the MoE all-to-alls hold while an F&B pair runs compute
-                      * beside them; -1 (unwritten): by dispatch (moe.h) */
+    gboolean ep_fp8_dispatch; /* deepep: the dispatch-direction all-to-alls (F's dispatch, B's
+                               * combine gradient) carry FP8 values and their scales */
+    int ep_comm_sms;          /* SMs the MoE all-to-alls hold while an F&B pair runs compute
+                               * beside them; -1 (unwritten): by dispatch (moe.h) */
 } PpsimParallel;
 
 /* Mixture of experts (model.moe; src/cost/moe.h): every layer from dense_layers on has
