@@ -43,6 +43,34 @@ costs_with(const char *yaml, const char *const o[4], PpsimScenario **sc)
     return costs_of(yaml, set, 1, sc);
 }
 
+/* One device's costs without and with one more override: @a with @o, @b with @o[@slot] set
+ * to @value too (the scenarios in @sa, @sb). */
+typedef struct {
+    PpsimScenario *sa, *sb;
+    PpsimCosts *ca, *cb;
+    const PpsimStageCost *a, *b;
+} Toggle;
+
+static void
+toggle_clear(Toggle *t)
+{
+    g_clear_pointer(&t->ca, ppsim_costs_free);
+    g_clear_pointer(&t->cb, ppsim_costs_free);
+    g_clear_pointer(&t->sa, ppsim_scenario_free);
+    g_clear_pointer(&t->sb, ppsim_scenario_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Toggle, toggle_clear)
+
+static void
+toggle_run(Toggle *t, const char *yaml, const char *o[4], int slot, const char *value)
+{
+    t->ca = costs_with(yaml, o, &t->sa);
+    o[slot] = value;
+    t->cb = costs_with(yaml, o, &t->sb);
+    t->a = &t->ca->stage[0];
+    t->b = &t->cb->stage[0];
+}
+
 static PpsimModel
 llama70b_layer(void)
 {
@@ -750,12 +778,10 @@ START_TEST(test_grad_reduce_dtype)
                 /* the overrides: ZeRO, the closed form, the all-gather's overlap, fp32 */
                 const char *o[4] = {zeros[z], closed ? "hardware.gpu.efficiency=0.5" : NULL,
                                     pg ? "parallel.overlap_param_gather=true" : NULL, NULL};
-                g_autoptr(PpsimScenario) s16 = NULL;
-                g_autoptr(PpsimScenario) s32 = NULL;
-                g_autoptr(PpsimCosts) c16 = costs_with(yaml, o, &s16);
-                o[3] = "parallel.grad_reduce_dtype=fp32";
-                g_autoptr(PpsimCosts) c32 = costs_with(yaml, o, &s32);
-                const PpsimStageCost *a = &c16->stage[0], *b = &c32->stage[0];
+                g_auto(Toggle) t = {0};
+                toggle_run(&t, yaml, o, 3, "parallel.grad_reduce_dtype=fp32");
+                const PpsimStageCost *a = t.a, *b = t.b;
+                PpsimScenario *s16 = t.sa;
                 ck_assert_int_eq(a->static_mem, b->static_mem);
                 ck_assert_int_eq(a->zero_gather_ps, b->zero_gather_ps);
                 ck_assert_int_eq(a->pg_ps, b->pg_ps);
@@ -798,12 +824,10 @@ START_TEST(test_fp8_weight_gather)
         for (int zero = 1; zero <= 3; zero += 2) {
             const char *o[4] = {zero == 1 ? "parallel.zero=1" : "parallel.zero=3",
                                 closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL, NULL};
-            g_autoptr(PpsimScenario) s16 = NULL;
-            g_autoptr(PpsimScenario) s8 = NULL;
-            g_autoptr(PpsimCosts) c16 = costs_with(yaml, o, &s16);
-            o[2] = "training.fp8_weights=true";
-            g_autoptr(PpsimCosts) c8 = costs_with(yaml, o, &s8);
-            const PpsimStageCost *a = &c16->stage[0], *b = &c8->stage[0];
+            g_auto(Toggle) t = {0};
+            toggle_run(&t, yaml, o, 2, "training.fp8_weights=true");
+            const PpsimStageCost *a = t.a, *b = t.b;
+            PpsimScenario *s16 = t.sa, *s8 = t.sb;
             ck_assert_int_eq(a->dp_comm_ps, b->dp_comm_ps);
             ck_assert_int_eq(a->dp_bytes, b->dp_bytes);
             /* 2P bytes against P + 2 V h / t: the stage holds the embedding and the head */
@@ -849,12 +873,10 @@ START_TEST(test_grad_sync_all_reduce)
                        "schedule: 1f1b\n";
     for (int closed = 0; closed < 2; closed++) {
         const char *o[4] = {closed ? "hardware.gpu.efficiency=0.5" : NULL, NULL, NULL, NULL};
-        g_autoptr(PpsimScenario) srs = NULL;
-        g_autoptr(PpsimScenario) sar = NULL;
-        g_autoptr(PpsimCosts) crs = costs_with(yaml, o, &srs);
-        o[1] = "parallel.grad_sync=all_reduce";
-        g_autoptr(PpsimCosts) car = costs_with(yaml, o, &sar);
-        const PpsimStageCost *a = &crs->stage[0], *b = &car->stage[0];
+        g_auto(Toggle) t = {0};
+        toggle_run(&t, yaml, o, 1, "parallel.grad_sync=all_reduce");
+        const PpsimStageCost *a = t.a, *b = t.b;
+        PpsimScenario *sar = t.sb;
         ck_assert_int_eq(a->pg_ps, b->pg_ps); /* the weights' all-gather unchanged */
         ck_assert_uint_eq(a->pg_bytes, b->pg_bytes);
         ck_assert_int_eq(a->est.f_ps, b->est.f_ps);
