@@ -622,6 +622,14 @@ START_TEST(test_json_keys)
     ppsim_assert_no_error(error);
     g_autoptr(GString) dtext = ppsim_test_report_one(sd, vd, FALSE);
     ck_assert_ptr_nonnull(strstr(dtext->str, ", ep 16 (deepep dispatch)\n"));
+    const char *const deep8[] = {"parallel.ep_dispatch=deepep", "training.dtype=fp8",
+                                 "parallel.ep_fp8_dispatch=true", NULL};
+    g_autoptr(PpsimScenario) s8 = parse(moe_yaml, deep8, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) v8 = ppsim_test_run_option(s8, "1f1b", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) text8 = ppsim_test_report_one(s8, v8, FALSE);
+    ck_assert_ptr_nonnull(strstr(text8->str, ", ep 16 (deepep dispatch, FP8)\n"));
     /* and an expert-tensor-parallel size other than tp */
     const char *const folded[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=1", NULL};
     g_autoptr(PpsimScenario) sf = parse(moe_yaml, folded, &error);

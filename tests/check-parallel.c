@@ -895,6 +895,15 @@ START_TEST(test_grad_sync_all_reduce)
         ck_assert(llabs((gint64)b->dp_bytes - llround(G)) <= 1);
     }
     g_autoptr(GError) error = NULL;
+    /* the report's layout line says so */
+    const char *const ar[] = {"parallel.grad_sync=all_reduce", NULL};
+    g_autoptr(PpsimScenario) sc = parse(yaml, ar, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(GString) text = g_string_new(NULL);
+    ppsim_report_text(text, sc, results);
+    ck_assert_ptr_nonnull(strstr(text->str, ", zero 1 (gradients all-reduced), placement "));
     const char *const z3[] = {"parallel.zero=3", "parallel.grad_sync=all_reduce", NULL};
     g_autoptr(PpsimScenario) bad = parse(yaml, z3, &error);
     ck_assert_ptr_null(bad);
@@ -986,6 +995,7 @@ START_TEST(test_reports)
         ck_assert_int_eq(strstr(text->str, "     mfu ") != NULL, with);
         ck_assert_int_eq(strstr(text->str, "3D parallelism: tp=2 pp=4 dp=2, 16 GPUs") != NULL,
                          with);
+        ck_assert_ptr_null(strstr(text->str, "all-reduced"));
         ck_assert_ptr_nonnull(strstr(json->str, "\"dp_comm_exposed\":"));
         ck_assert_ptr_nonnull(strstr(json->str, "\"mfu\":0."));
         ck_assert_ptr_nonnull(strstr(json->str, with ? "\"gpus\":16" : "\"gpus\":4"));

@@ -221,18 +221,22 @@ text_parallel(GString *out, const PpsimScenario *sc, const GPtrArray *results, i
     if (!first->parallel || first->explicit_mode)
         return;
     const PpsimParallel *par = &sc->parallel;
+    /* parallel.grad_sync: all_reduce (ZeRO 1-2 only; a no-op with ZeRO 0) */
+    gboolean whole =
+        (par->zero == 1 || par->zero == 2) && par->grad_sync == PPSIM_GRAD_SYNC_ALL_REDUCE;
     g_string_append_printf(out,
                            "\n3D parallelism: tp=%d pp=%d dp=%d, %d GPUs, sequence_parallel %s, "
-                           "zero %d, placement %s",
+                           "zero %d%s, placement %s",
                            par->tp, sc->training.pp, par->dp, first->gpus,
                            par->sequence_parallel ? "on" : "off", par->zero,
+                           whole ? " (gradients all-reduced)" : "",
                            par->placement == PPSIM_PLACEMENT_TP_DP_PP ? "tp-dp-pp" : "tp-pp-dp");
     if (par->cp > 1)
         g_string_append_printf(out, ", cp %d", par->cp);
     if (par->ep > 1)
-        g_string_append_printf(out, ", ep %d (%s dispatch)", par->ep,
-                               par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP ? "deepep"
-                                                                            : "alltoall");
+        g_string_append_printf(out, ", ep %d (%s dispatch%s)", par->ep,
+                               par->ep_dispatch == PPSIM_EP_DISPATCH_DEEPEP ? "deepep" : "alltoall",
+                               par->ep_fp8_dispatch ? ", FP8" : "");
     if (par->etp != par->tp)
         g_string_append_printf(out, ", etp %d", par->etp);
     g_string_append_c(out, '\n');
