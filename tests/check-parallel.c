@@ -964,6 +964,68 @@ START_TEST(test_zero3_per_param)
 }
 END_TEST
 
+/* training.grad_accumulation adds to W, under the kernel model, one memory-bound kernel a unit
+ * over its parameters: autograd 3 x 2 bytes a parameter from the second microbatch on
+ * ((m - 1) / m of it a microbatch), add 2 + 2 x 4 with fp32 main gradients (2 + 2 x 2 with
+ * 16-bit ones), cast_add 2 + 4 + 4 + 4 + 4; fused (the default) nothing, nor anything F, B or
+ * the closed form. */
+START_TEST(test_grad_accumulation)
+{
+    const char *yaml = "hardware: {preset: dgx-a100-80gb, nodes: 2}\n"
+                       "model: {preset: llama2-7b, seq_len: 2048}\n"
+                       "parallel: {tp: 2, pp: 2, dp: 4}\n"
+                       "training: {microbatches: 4}\n"
+                       "schedule: 1f1b\n";
+    const struct {
+        const char *mode, *grads;
+        double bytes;
+    } cases[] = {{"training.grad_accumulation=autograd", NULL, 6.0 * 3 / 4},
+                 {"training.grad_accumulation=add", NULL, 10.0},
+                 {"training.grad_accumulation=add", "training.main_grads=bf16", 6.0},
+                 {"training.grad_accumulation=cast_add", NULL, 18.0}};
+    const char *const none[] = {NULL};
+    g_autoptr(PpsimScenario) s0 = NULL;
+    g_autoptr(PpsimCosts) c0 = costs_of(yaml, none, 2, &s0);
+    PpsimGpuSpec g;
+    ppsim_kernels_gpu(&s0->hardware, &g);
+    ck_assert_double_eq(ppsim_kernels_grad_accum_bytes(s0), 0.0);
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *on[3] = {cases[i].mode, cases[i].grads, NULL};
+        g_autoptr(PpsimScenario) s1 = NULL;
+        g_autoptr(PpsimCosts) c1 = costs_of(yaml, on, 2, &s1);
+        ck_assert_double_eq_tol(ppsim_kernels_grad_accum_bytes(s1), cases[i].bytes, 1e-12);
+        for (int s = 0; s < 2; s++) {
+            const PpsimStageCost *a = &c0->stage[s], *b = &c1->stage[s];
+            double units = a->layers + 1; /* the first stage's embedding, the last's head */
+            PpsimTime w = 0;
+            for (int u = 0; u < (int)units; u++)
+                w += ppsim_time_from_seconds(
+                    ppsim_mem_seconds(&g, cases[i].bytes * a->params / units));
+            ck_assert_int_eq(b->est.w_ps - a->est.w_ps, w);
+            ck_assert_int_eq(b->kern_w_ps[PPSIM_KERN_MEMORY] - a->kern_w_ps[PPSIM_KERN_MEMORY], w);
+            ck_assert_int_eq(b->est.f_ps, a->est.f_ps);
+            ck_assert_int_eq(b->est.b_ps, a->est.b_ps);
+        }
+    }
+    /* the closed form has no kernels to add */
+    const char *const closed[] = {"hardware.gpu.efficiency=0.5", NULL};
+    const char *const closed_on[] = {"hardware.gpu.efficiency=0.5",
+                                     "training.grad_accumulation=cast_add", NULL};
+    g_autoptr(PpsimScenario) s2 = NULL;
+    g_autoptr(PpsimScenario) s3 = NULL;
+    g_autoptr(PpsimCosts) c2 = costs_of(yaml, closed, 2, &s2);
+    g_autoptr(PpsimCosts) c3 = costs_of(yaml, closed_on, 2, &s3);
+    for (int s = 0; s < 2; s++)
+        ck_assert_int_eq(c3->stage[s].est.w_ps, c2->stage[s].est.w_ps);
+    /* a bad value names the key */
+    g_autoptr(GError) error = NULL;
+    const char *const bad[] = {"training.grad_accumulation=sometimes", NULL};
+    g_autoptr(PpsimScenario) sb = parse(yaml, bad, &error);
+    ck_assert_ptr_null(sb);
+    ck_assert_ptr_nonnull(strstr(error->message, "grad_accumulation"));
+}
+END_TEST
+
 /* The text report of every schedule of @sc, run (transfer full). */
 static GString *
 text_of_runs(const PpsimScenario *sc)
@@ -1039,6 +1101,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_fp8_weight_gather);
     tcase_add_test(tc, test_zero3_per_param);
     tcase_add_test(tc, test_grad_sync_all_reduce);
+    tcase_add_test(tc, test_grad_accumulation);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

@@ -350,6 +350,7 @@ costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
      * Their compute is the FLOPs at @rate, or under the kernel model kernels.c's. */
     ppsim_moe_fill_stage(st, sc, rate);
     ppsim_kernels_fill_zero3_copies(st, sc); /* FSDP2's, from the parameters with experts */
+    ppsim_kernels_fill_grad_accumulation(st, sc); /* likewise */
 }
 
 /* {mode: k} in model.stage_recompute: @st was filled with the model's mode; the first k of

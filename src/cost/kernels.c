@@ -1045,6 +1045,45 @@ ppsim_kernels_fill_zero3_copies(PpsimStageCost *st, const PpsimScenario *sc)
     st->kern_b_ps[PPSIM_KERN_MEMORY] += b;
 }
 
+double
+ppsim_kernels_grad_accum_bytes(const PpsimScenario *sc)
+{
+    const PpsimTraining *tr = &sc->training;
+    double m = MAX(1, tr->microbatches);
+    switch (tr->grad_accumulation) {
+    case PPSIM_GRAD_ACCUM_AUTOGRAD:
+        /* AccumulateGrad: the first microbatch's gradient becomes .grad; each later one is
+         * added in place (read both, write one), so (m - 1) / m of a pass a microbatch */
+        return 3.0 * EL * (m - 1.0) / m;
+    case PPSIM_GRAD_ACCUM_ADD:
+        /* main_grad.add_(grad): read the 16-bit gradient, read and write the main one */
+        return EL + 2.0 * ppsim_mem_grad_bytes_per_param(tr);
+    case PPSIM_GRAD_ACCUM_CAST_ADD:
+        /* [DS-BF16] bf16_optimizer.py `update_hp_grads`: hp_grad.add_(lp.grad.to(fp32)), the
+         * cast into an fp32 temporary (read 2, write 4), then the add (read 4 + 4, write 4) */
+        return EL + 4.0 + 4.0 + 4.0 + 4.0;
+    default:
+        return 0.0;
+    }
+}
+
+void
+ppsim_kernels_fill_grad_accumulation(PpsimStageCost *st, const PpsimScenario *sc)
+{
+    double per_param = ppsim_kernels_grad_accum_bytes(sc);
+    double units = st->layers + (st->has_embedding ? 1 : 0) + (st->has_head ? 1 : 0);
+    if (!ppsim_kernels_active(sc) || per_param <= 0 || units <= 0 || st->params <= 0)
+        return;
+    /* one pass a unit (a layer, the embedding, the head) over its parameters, in W: the
+     * gradients exist once the wgrad GEMMs have run (ZeRO-3 shards nothing here: FSDP
+     * reduce-scatters instead, and a scenario says what its stack does) */
+    PpsimGpuSpec gpu;
+    ppsim_kernels_gpu(&sc->hardware, &gpu);
+    PpsimTime w = (PpsimTime)units * ps(ppsim_mem_seconds(&gpu, per_param * st->params / units));
+    st->est.w_ps += w;
+    st->kern_w_ps[PPSIM_KERN_MEMORY] += w;
+}
+
 PpsimTime
 ppsim_kernels_optimizer_ps(const PpsimStageCost *st, const PpsimScenario *sc)
 {

@@ -66,6 +66,10 @@ PpsimTime ppsim_kernels_optimizer_ps(const PpsimStageCost *st, const PpsimScenar
  * kernel a unit (a layer, the embedding, the head), from @st->params as the MoE layers leave
  * them. Nothing otherwise. */
 void ppsim_kernels_fill_zero3_copies(PpsimStageCost *st, const PpsimScenario *sc);
+/* training.grad_accumulation: bytes a parameter moves, a microbatch, to accumulate its
+ * gradient (0 when fused), and that pass added to @st's W (kernel model only). */
+double ppsim_kernels_grad_accum_bytes(const PpsimScenario *sc);
+void ppsim_kernels_fill_grad_accumulation(PpsimStageCost *st, const PpsimScenario *sc);
 
 /* ppsim_kernels_fill_stage with @fp8_scaling FALSE leaving out the kernels FP8 adds (the
  * norms then write 2 bytes): for comparisons. */

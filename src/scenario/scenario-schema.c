@@ -248,6 +248,7 @@ static const SchemaKey mla_keys[] = {
     REQ_INT("v_head_dim", model.mla.v_head_dim),
     {NULL}};
 static const char *const main_grads_names[] = {"fp32", "bf16", NULL};
+static const char *const grad_accumulation_names[] = {"fused", "autograd", "add", "cast_add", NULL};
 
 static const SchemaKey model_keys[] = {
     {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
@@ -286,6 +287,8 @@ static const SchemaKey training_keys[] = {
     {"fp8_recipe", KEY_ENUM, OFF(training.fp8_recipe), NULL, FALSE, 0, 0, fp8_recipe_names},
     {"fp8_weights", KEY_BOOL, OFF(training.fp8_weights), NULL, FALSE, 0, 0},
     {"main_grads", KEY_ENUM, OFF(training.main_grads), NULL, FALSE, 0, 0, main_grads_names},
+    {"grad_accumulation", KEY_ENUM, OFF(training.grad_accumulation), NULL, FALSE, 0, 0,
+     grad_accumulation_names},
     {NULL}};
 
 static const SchemaKey parallel_keys[] = {
@@ -378,6 +381,7 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->training.chunks = 1;
     sc->training.microbatch_size = 1;
     sc->training.main_grads = PPSIM_MAIN_GRADS_FP32;
+    sc->training.grad_accumulation = PPSIM_GRAD_ACCUM_FUSED;
     sc->memory_fragmentation = PPSIM_MEMORY_FRAGMENTATION_DEFAULT;
     sc->memory_reserved_bytes = PPSIM_MEMORY_RESERVED_DEFAULT;
     sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = sc->parallel.etp = sc->parallel.cp = 1;

@@ -316,6 +316,20 @@ typedef enum {
     PPSIM_MAIN_GRADS_BF16,
 } PpsimMainGrads;
 
+/* training.grad_accumulation: how each microbatch's weight gradients join the gradients
+ * accumulated over the step (kernel model: a memory-bound pass over the stage's parameters in
+ * its W, src/cost/kernels.h). */
+typedef enum {
+    PPSIM_GRAD_ACCUM_FUSED,    /* the wgrad GEMMs accumulate into the main gradients (default:
+                                * Megatron's gradient_accumulation_fusion, Transformer Engine) */
+    PPSIM_GRAD_ACCUM_AUTOGRAD, /* PyTorch adds each gradient into the 16-bit .grad in place,
+                                * from the second microbatch on */
+    PPSIM_GRAD_ACCUM_ADD,      /* the 16-bit .grad added into main_grads' buffer after each
+                                * microbatch (Megatron's DDP hook without the fusion) */
+    PPSIM_GRAD_ACCUM_CAST_ADD, /* cast to an fp32 temporary, then added into fp32 gradients
+                                * (DeepSpeed's BF16_Optimizer under its pipeline engine) */
+} PpsimGradAccum;
+
 typedef struct {
     int pp;              /* p */
     int chunks;          /* v */
@@ -327,6 +341,7 @@ typedef struct {
                                    * weights and Adam's two moments, [ZERO] 3.1) unless written */
     gboolean bytes_per_param_set; /* training.bytes_per_param written */
     PpsimMainGrads main_grads;    /* default fp32, as Megatron-LM with bf16 ([MEGDO]) */
+    PpsimGradAccum grad_accumulation; /* default fused */
     int dtype;                    /* PpsimDtype of the linear layers' GEMMs (kernel model) */
     int fp8_recipe;               /* PpsimFp8Recipe (dtype fp8 only) */
     gboolean fp8_weights;         /* training.fp8_weights: the weights stored in FP8 (dtype fp8
