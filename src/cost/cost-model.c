@@ -349,8 +349,10 @@ costs_fill_one(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     /* MoE layers (moe.c): parameters, memory and the all-to-alls; nothing for a dense model.
      * Their compute is the FLOPs at @rate, or under the kernel model kernels.c's. */
     ppsim_moe_fill_stage(st, sc, rate);
-    ppsim_kernels_fill_zero3_copies(st, sc); /* FSDP2's, from the parameters with experts */
-    ppsim_kernels_fill_grad_accumulation(st, sc); /* likewise */
+    /* FSDP2's copies and a gradient accumulation apart from the GEMMs: from the parameters
+     * with experts */
+    ppsim_kernels_fill_zero3_copies(st, sc);
+    ppsim_kernels_fill_grad_accumulation(st, sc);
 }
 
 /* {mode: k} in model.stage_recompute: @st was filled with the model's mode; the first k of

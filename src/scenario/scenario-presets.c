@@ -12,7 +12,7 @@
 /* The two constants fitted on measured runs (results/measured.md states on which rows):
  * the large-GEMM efficiency of the A100 and the share of HBM bandwidth memory-bound
  * kernels achieve. */
-#define A100_GEMM_EFF 0.74
+#define A100_GEMM_EFF 0.76
 #define A100_MEM_EFF 0.65
 /* H100, fitted on six measured H100 runs whose every layout key is published
  * (results/measured.md: the six [DGXC] BF16 recipes at their fewest GPUs; the page's other

@@ -341,7 +341,7 @@ typedef struct {
                                    * weights and Adam's two moments, [ZERO] 3.1) unless written */
     gboolean bytes_per_param_set; /* training.bytes_per_param written */
     PpsimMainGrads main_grads;    /* default fp32, as Megatron-LM with bf16 ([MEGDO]) */
-    PpsimGradAccum grad_accumulation; /* default fused */
+    int grad_accumulation;        /* PpsimGradAccum; default fused */
     int dtype;                    /* PpsimDtype of the linear layers' GEMMs (kernel model) */
     int fp8_recipe;               /* PpsimFp8Recipe (dtype fp8 only) */
     gboolean fp8_weights;         /* training.fp8_weights: the weights stored in FP8 (dtype fp8
