@@ -1017,6 +1017,18 @@ START_TEST(test_grad_accumulation)
     g_autoptr(PpsimCosts) c3 = costs_of(yaml, closed_on, 2, &s3);
     for (int s = 0; s < 2; s++)
         ck_assert_int_eq(c3->stage[s].est.w_ps, c2->stage[s].est.w_ps);
+    /* ... and says so, where the kernel model says nothing */
+    const char *const kernel_on[] = {"training.grad_accumulation=cast_add", NULL};
+    g_autoptr(PpsimScenario) s4 = NULL;
+    g_autoptr(PpsimCosts) c4 = costs_of(yaml, kernel_on, 2, &s4);
+    for (int closed_form = 0; closed_form < 2; closed_form++) {
+        g_autoptr(GPtrArray) no_results = g_ptr_array_new();
+        g_autoptr(GPtrArray) warns = ppsim_sim_warnings(closed_form ? s3 : s4, no_results);
+        gboolean said = FALSE;
+        for (guint k = 0; k < warns->len; k++)
+            said |= strstr(g_ptr_array_index(warns, k), "'training.grad_accumulation'") != NULL;
+        ck_assert_int_eq(said, closed_form);
+    }
     /* a bad value names the key */
     g_autoptr(GError) error = NULL;
     const char *const bad[] = {"training.grad_accumulation=sometimes", NULL};

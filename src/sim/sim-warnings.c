@@ -1,6 +1,7 @@
 /* sim-warnings.c: settings that silently do nothing, or less than a user would think; see
  * sim.h. Pure: messages out, the CLI prints them. */
 #include "sim.h"
+#include "cost/kernels.h"
 #include "sched/registry.h"
 
 #include <string.h>
@@ -131,6 +132,11 @@ ppsim_sim_warnings(const PpsimScenario *sc, const GPtrArray *results)
              "%s: 'hardware.gpu.memory' is 0 bytes: every device is out of memory (the limit "
              "is reported as 1 byte)",
              path);
+    if (sc->training.grad_accumulation != PPSIM_GRAD_ACCUM_FUSED && !ppsim_kernels_active(sc))
+        warn(out,
+             "%s: 'training.grad_accumulation' is a pass of the kernel model: it does nothing "
+             "with %s",
+             path, sc->costs.present ? "'costs' given" : "'hardware.gpu.efficiency' set");
     const PpsimParallel *par = &sc->parallel;
     if (par->present && par->sequence_parallel && par->tp == 1)
         warn(out, "%s: 'parallel.sequence_parallel' does nothing with tp = 1", path);
