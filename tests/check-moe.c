@@ -584,6 +584,19 @@ START_TEST(test_expert_tensor_parallel)
 }
 END_TEST
 
+/* moe_yaml with @overrides run as 1F1B: the result, and its text report into *@text. */
+static PpsimRunResult *
+run_with_text(const char *const *overrides, GString **text)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(moe_yaml, overrides, &error);
+    ppsim_assert_no_error(error);
+    PpsimRunResult *r = ppsim_test_run_option(sc, "1f1b", NULL, NULL, &error);
+    ppsim_assert_no_error(error);
+    *text = ppsim_test_report_one(sc, r, FALSE);
+    return r;
+}
+
 /* JSON: the F&B pairs of dualpipev hide part of the all-to-alls (ep_comm_hidden <= fb_hidden
  * <= ep_comm, all > 0); 1F1B has no pairs; explicit mode: each pair saves F + B + W - F&B. */
 START_TEST(test_json_keys)
@@ -616,27 +629,18 @@ START_TEST(test_json_keys)
     /* the layout line names the EP group and its dispatch */
     ck_assert_ptr_nonnull(strstr(text->str, "placement tp-pp-dp, ep 16 (alltoall dispatch)\n"));
     const char *const deep[] = {"parallel.ep_dispatch=deepep", NULL};
-    g_autoptr(PpsimScenario) sd = parse(moe_yaml, deep, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(PpsimRunResult) vd = ppsim_test_run_option(sd, "1f1b", NULL, NULL, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(GString) dtext = ppsim_test_report_one(sd, vd, FALSE);
+    g_autoptr(GString) dtext = NULL;
+    g_autoptr(PpsimRunResult) vd = run_with_text(deep, &dtext);
     ck_assert_ptr_nonnull(strstr(dtext->str, ", ep 16 (deepep dispatch)\n"));
     const char *const deep8[] = {"parallel.ep_dispatch=deepep", "training.dtype=fp8",
                                  "parallel.ep_fp8_dispatch=true", NULL};
-    g_autoptr(PpsimScenario) s8 = parse(moe_yaml, deep8, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(PpsimRunResult) v8 = ppsim_test_run_option(s8, "1f1b", NULL, NULL, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(GString) text8 = ppsim_test_report_one(s8, v8, FALSE);
+    g_autoptr(GString) text8 = NULL;
+    g_autoptr(PpsimRunResult) v8 = run_with_text(deep8, &text8);
     ck_assert_ptr_nonnull(strstr(text8->str, ", ep 16 (deepep dispatch, FP8)\n"));
     /* and an expert-tensor-parallel size other than tp */
     const char *const folded[] = {"parallel.tp=2", "parallel.dp=8", "parallel.etp=1", NULL};
-    g_autoptr(PpsimScenario) sf = parse(moe_yaml, folded, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(PpsimRunResult) vf = ppsim_test_run_option(sf, "1f1b", NULL, NULL, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(GString) ftext = ppsim_test_report_one(sf, vf, FALSE);
+    g_autoptr(GString) ftext = NULL;
+    g_autoptr(PpsimRunResult) vf = run_with_text(folded, &ftext);
     ck_assert_ptr_nonnull(strstr(ftext->str, ", ep 16 (alltoall dispatch), etp 1\n"));
     ck_assert_ptr_null(strstr(dtext->str, "etp"));
     /* fewer bytes over the NICs: the all-to-alls end sooner than NCCL's */

@@ -857,6 +857,18 @@ START_TEST(test_fp8_weight_gather)
 }
 END_TEST
 
+/* The text report of every schedule of @sc, run (transfer full). */
+static GString *
+text_of_runs(const PpsimScenario *sc)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
+    ppsim_assert_no_error(error);
+    GString *text = g_string_new(NULL);
+    ppsim_report_text(text, sc, results);
+    return text;
+}
+
 /* parallel.grad_sync: all_reduce (DeepSpeed's BF16_Optimizer) reduces the gradients over the
  * whole ring before the weights' all-gather, where ZeRO 1-2 reduce-scatter them (its first
  * half). Two ranks, the reduction after the backward, the weights' all-gather apart
@@ -899,10 +911,7 @@ START_TEST(test_grad_sync_all_reduce)
     const char *const ar[] = {"parallel.grad_sync=all_reduce", NULL};
     g_autoptr(PpsimScenario) sc = parse(yaml, ar, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(GString) text = g_string_new(NULL);
-    ppsim_report_text(text, sc, results);
+    g_autoptr(GString) text = text_of_runs(sc);
     ck_assert_ptr_nonnull(strstr(text->str, ", zero 1 (gradients all-reduced), placement "));
     const char *const z3[] = {"parallel.zero=3", "parallel.grad_sync=all_reduce", NULL};
     g_autoptr(PpsimScenario) bad = parse(yaml, z3, &error);
@@ -1037,18 +1046,6 @@ START_TEST(test_grad_accumulation)
     ck_assert_ptr_nonnull(strstr(error->message, "grad_accumulation"));
 }
 END_TEST
-
-/* The text report of every schedule of @sc, run (transfer full). */
-static GString *
-text_of_runs(const PpsimScenario *sc)
-{
-    g_autoptr(GError) error = NULL;
-    g_autoptr(GPtrArray) results = ppsim_sim_run_all(sc, 0, &error);
-    ppsim_assert_no_error(error);
-    GString *text = g_string_new(NULL);
-    ppsim_report_text(text, sc, results);
-    return text;
-}
 
 /* The text shows mfu and the communication table only for 3D scenarios; JSON always has
  * the keys. */

@@ -1019,6 +1019,14 @@ ps(double seconds)
     return ppsim_time_from_seconds(seconds);
 }
 
+/* The units a stage's per-unit passes run one kernel each for: its layers, the embedding, the
+ * head. */
+static double
+stage_units(const PpsimStageCost *st)
+{
+    return st->layers + (st->has_embedding ? 1 : 0) + (st->has_head ? 1 : 0);
+}
+
 void
 ppsim_kernels_fill_zero3_copies(PpsimStageCost *st, const PpsimScenario *sc)
 {
@@ -1031,7 +1039,7 @@ ppsim_kernels_fill_zero3_copies(PpsimStageCost *st, const PpsimScenario *sc)
      * reduce-scatter input, widened to the reduce dtype), on the compute stream */
     PpsimGpuSpec gpu;
     ppsim_kernels_gpu(&sc->hardware, &gpu);
-    double units = st->layers + (st->has_embedding ? 1 : 0) + (st->has_head ? 1 : 0);
+    double units = stage_units(st);
     if (units <= 0 || st->params <= 0)
         return;
     double m = MAX(1, sc->training.microbatches);
@@ -1071,7 +1079,7 @@ void
 ppsim_kernels_fill_grad_accumulation(PpsimStageCost *st, const PpsimScenario *sc)
 {
     double per_param = ppsim_kernels_grad_accum_bytes(sc);
-    double units = st->layers + (st->has_embedding ? 1 : 0) + (st->has_head ? 1 : 0);
+    double units = stage_units(st);
     if (!ppsim_kernels_active(sc) || per_param <= 0 || units <= 0 || st->params <= 0)
         return;
     /* one pass a unit (a layer, the embedding, the head) over its parameters, in W: the
