@@ -1047,6 +1047,73 @@ START_TEST(test_grad_accumulation)
 }
 END_TEST
 
+/* model.tied_embeddings: on one stage the head is the embedding (V x h / tp fewer parameters
+ * a GPU, and their model states); across two nodes the first and the last stage all-reduce
+ * its gradient after the pipeline's last op, a flow of V/tp x h 2-byte values each way over
+ * the NIC that lengthens 1F1B's iteration by exactly its duration; a V-shape, whose first and
+ * last stage share device 0, sends nothing. */
+START_TEST(test_tied_embeddings)
+{
+    g_autoptr(GError) error = NULL;
+    const char *one = "hardware: {preset: dgx-h100-80gb, nodes: 1}\n"
+                      "model: {layers: 4, hidden: 2048, heads: 16, seq_len: 2048, vocab: 50304}\n"
+                      "parallel: {tp: 2, pp: 1, dp: 4}\n"
+                      "training: {microbatches: 4}\n"
+                      "schedule: 1f1b\n";
+    const char *const tie[] = {"model.tied_embeddings=true", NULL};
+    const char *const none[] = {NULL};
+    g_autoptr(PpsimScenario) su = NULL;
+    g_autoptr(PpsimScenario) st = NULL;
+    g_autoptr(PpsimCosts) cu = costs_of(one, none, 1, &su);
+    g_autoptr(PpsimCosts) ct = costs_of(one, tie, 1, &st);
+    double head = 50304.0 * 2048 / 2;
+    ck_assert_double_eq_tol(cu->stage[0].params - ct->stage[0].params, head, 1e-6);
+    ck_assert_int_eq(cu->stage[0].static_mem - ct->stage[0].static_mem,
+                     (gint64)(head * su->training.bytes_per_param + 0.5));
+    ck_assert(ct->stage[0].dp_bytes < cu->stage[0].dp_bytes);
+    ck_assert_int_eq(ct->tied_grad_bytes, 0); /* one stage: nothing to all-reduce */
+    ck_assert_int_eq(cu->stage[0].est.f_ps, ct->stage[0].est.f_ps); /* same kernels */
+
+    const char *two = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                      "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 2048, vocab: 51200}\n"
+                      "parallel: {tp: 8, pp: 2, dp: 1}\n"
+                      "training: {microbatches: 8}\n"
+                      "schedule: [1f1b, zb-v]\n";
+    g_autoptr(PpsimScenario) s0 = parse(two, none, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) s1 = parse(two, tie, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) c1 = ppsim_costs_new(s1, 2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(c1->tied_grad_bytes, 51200 * 4096 / 8 * 2);
+    const PpsimHardware *hw = &s1->hardware;
+    double nic = MIN(hw->network_bytes_per_s, hw->pcie_bytes_per_s);
+    PpsimTime alone = ppsim_time_from_seconds((double)c1->tied_grad_bytes / nic);
+    for (guint k = 0; k < 2; k++) {
+        g_autoptr(PpsimRunResult) r0 = ppsim_sim_run_spec(s0, s0->schedules->pdata[k], 0, &error);
+        ppsim_assert_no_error(error);
+        g_autoptr(PpsimRunResult) r1 = ppsim_sim_run_spec(s1, s1->schedules->pdata[k], 0, &error);
+        ppsim_assert_no_error(error);
+        PpsimTime more = r1->makespan_ps - r0->makespan_ps;
+        if (k == 1) { /* zb-v: device 0 holds the embedding and the head */
+            ck_assert_int_eq(more, 0);
+            ck_assert_int_eq(r1->tied_grad_ps, 0);
+            ck_assert_int_eq(r1->devices[0].dp_comm_ps, 0);
+            continue;
+        }
+        ck_assert_int_ge(r1->tied_grad_ps, alone);
+        ck_assert_int_le(r1->tied_grad_ps, alone + 2 * hw->network_latency_ps);
+        ck_assert_int_eq(more, r1->tied_grad_ps);
+        for (int d = 0; d < 2; d++) {
+            ck_assert_int_eq(r1->devices[d].dp_comm_ps, r1->tied_grad_ps);
+            ck_assert_int_eq(r0->devices[d].dp_comm_ps, 0);
+        }
+        /* device 0 runs 1F1B's last op: none of it hides */
+        ck_assert_int_eq(r1->devices[0].dp_exposed_ps, r1->tied_grad_ps);
+    }
+}
+END_TEST
+
 /* The text shows mfu and the communication table only for 3D scenarios; JSON always has
  * the keys. */
 START_TEST(test_reports)
@@ -1111,6 +1178,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_zero3_per_param);
     tcase_add_test(tc, test_grad_sync_all_reduce);
     tcase_add_test(tc, test_grad_accumulation);
+    tcase_add_test(tc, test_tied_embeddings);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

@@ -141,10 +141,12 @@ list_models(void)
             ppsim_fmt_fixed(line, total / 1e9, 2);
             g_string_append(line, "B parameters, ");
             ppsim_fmt_fixed(line, active / 1e9, 2);
-            g_string_append(line, "B active (untied embeddings)\n");
+            g_string_append_printf(line, "B active (%s embeddings)\n",
+                                   m->tied_embeddings ? "tied" : "untied");
         } else {
             ppsim_fmt_fixed(line, ppsim_par_model_params(m) / 1e9, 2);
-            g_string_append(line, "B parameters (untied embeddings)\n");
+            g_string_append_printf(line, "B parameters (%s embeddings)\n",
+                                   m->tied_embeddings ? "tied" : "untied");
         }
         fputs(line->str, stdout);
     }

@@ -110,6 +110,12 @@ ppsim_cost_layer_params(const PpsimModel *model)
     return sh.params + bias + 2.0 * h * f + f + h + 4.0 * h;
 }
 
+gboolean
+ppsim_cost_head_is_embedding(const PpsimStageCost *st, const PpsimModel *model)
+{
+    return model->tied_embeddings && st->has_embedding && st->has_head;
+}
+
 double
 ppsim_cost_offload_ratio(int hidden, int seq_len, double compute_flops_per_s,
                          double offload_bytes_per_s)
@@ -279,7 +285,8 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         fwd += head;
         bwd_in += head;
         bwd_w += head;
-        params += V * h + 2.0 * h; /* untied LM head + final LayerNorm */
+        /* the LM head (unless it is this stage's embedding) + final LayerNorm */
+        params += (ppsim_cost_head_is_embedding(st, model) ? 0.0 : V * h) + 2.0 * h;
         act += ppsim_mem_logits_kept_bytes(sc) + 2.0 * s * b * h; /* + final LN input */
         act_w += 2.0 * s * b * h;
     }
@@ -440,6 +447,13 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         double group = sc->parallel.present ? (double)sc->parallel.tp * sc->parallel.cp : 1.0;
         if (t > 0 && st->fwd_flops > 0)
             rate = 3.0 * st->fwd_flops / group / (t / PPSIM_PS_PER_S);
+    }
+    if (sc->model.tied_embeddings && c->n_stages > 1) {
+        /* [MEG] finalize_model_grads (2021: training.py): the first and the last stage
+         * all-reduce the shared matrix's gradient, V/tp x h a GPU */
+        double t = sc->parallel.present ? MAX(1, sc->parallel.tp) : 1;
+        c->tied_grad_bytes = (guint64)ppsim_round_clamped(ppsim_par_grad_reduce_bytes(sc) *
+                                                          sc->model.vocab * sc->model.hidden / t);
     }
     c->p2p_latency_ps = hw->nvlink_latency_ps;
     c->mem_scale = 1.0;

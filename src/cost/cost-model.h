@@ -88,6 +88,11 @@ typedef struct {
      * buffers, and memory.fragmentation */
     gint64 memory_fixed;
     double memory_fragmentation;
+    /* hardware mode, model.tied_embeddings with more than one stage: the bytes each GPU of
+     * the first stage and of the last sends the other in the all-reduce of the word
+     * embedding's gradient (its V/tp x h main gradient in parallel.grad_reduce_dtype); the
+     * replay runs it when the two stages sit on different devices. 0: none. */
+    guint64 tied_grad_bytes;
 } PpsimCosts;
 
 /* Builds the costs of @scenario split into @n_stages stages (S = p * v). Fails with
@@ -111,6 +116,9 @@ double ppsim_cost_layer_act_bytes(const PpsimModel *model, int microbatch_size);
 double ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size);
 /* Parameters of one transformer layer: 12h^2 + 13h generalised for GQA/FFN width. */
 double ppsim_cost_layer_params(const PpsimModel *model);
+/* Whether stage @st's LM head is its own embedding matrix (model.tied_embeddings, one stage
+ * holding both), so that the head adds no parameters. */
+gboolean ppsim_cost_head_is_embedding(const PpsimStageCost *st, const PpsimModel *model);
 /* What a stage's R recomputes its activation from, the stage's input for one microbatch:
  * the token ids (8 bytes each) on the stage with the embedding, else the 2sbh-byte layer
  * input (divided by @split: the TP size with sequence parallelism, else 1), 0 for a stage

@@ -129,8 +129,9 @@ ppsim_mem_linear_params(const PpsimStageCost *st, const PpsimScenario *sc)
 {
     const PpsimModel *m = &sc->model;
     double t = sc->parallel.present ? MAX(1, sc->parallel.tp) : 1;
-    double ends = ((st->has_embedding ? 1.0 : 0.0) + (st->has_head ? 1.0 : 0.0)) *
-                  (double)m->vocab * m->hidden / t;
+    double matrices = (st->has_embedding ? 1.0 : 0.0) +
+                      (st->has_head && !ppsim_cost_head_is_embedding(st, m) ? 1.0 : 0.0);
+    double ends = matrices * (double)m->vocab * m->hidden / t;
     return MAX(0.0, st->params - ends);
 }
 

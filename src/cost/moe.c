@@ -132,7 +132,7 @@ ppsim_moe_model_params(const PpsimModel *model, double *total, double *active)
 {
     double h = model->hidden, V = model->vocab, L = model->layers;
     double dense = L * moe_layer_params(model);
-    double outer = 2.0 * V * h + h; /* embedding, untied head, final norm */
+    double outer = (model->tied_embeddings ? 1.0 : 2.0) * V * h + h; /* embedding, head, norm */
     if (model->mlp != PPSIM_MLP_SWIGLU)
         outer += model->seq_len * h + h; /* learned positions; LayerNorm bias */
     int n = ppsim_moe_layers_in(model, 0, model->layers);

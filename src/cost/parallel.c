@@ -89,7 +89,7 @@ ppsim_par_model_params(const PpsimModel *m)
 {
     double h = m->hidden, V = m->vocab, s = m->seq_len;
     double embed = V * h + (ppsim_model_rotary(m) ? 0.0 : s * h); /* rotary: no weights */
-    double head = V * h + (swiglu(m) ? h : 2.0 * h);              /* untied LM head + final norm */
+    double head = (m->tied_embeddings ? 0.0 : V * h) + (swiglu(m) ? h : 2.0 * h); /* + norm */
     return embed + m->layers * ppsim_par_layer_params(m) + head;
 }
 
@@ -327,7 +327,8 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         fwd += head;
         bwd_in += head;
         bwd_w += head;
-        params += V * h + (model->mlp == PPSIM_MLP_SWIGLU ? h : 2.0 * h);
+        params += (ppsim_cost_head_is_embedding(st, model) ? 0.0 : V * h) +
+                  (model->mlp == PPSIM_MLP_SWIGLU ? h : 2.0 * h);
         act += ppsim_mem_logits_kept_bytes(sc) + 2.0 * sbh / rep_div; /* + final norm input */
         act_w += 2.0 * sbh / rep_div;
         tp_b += ar;

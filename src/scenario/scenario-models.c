@@ -1,7 +1,9 @@
 /* scenario-models.c: model presets, published shapes only.
  *
  * GPT-3 175B: [GPT3] Table 2.1 (96 layers, d_model 12288, 96 heads, context 2048) with the
- * 51,200-token padded vocabulary of [NAR21] §5.1. Llama 2: [LLAMA2] §2.2 and Table 1
+ * 51,200-token padded vocabulary of [NAR21] §5.1; the LM head is the input embedding, as in
+ * GPT-2, whose architecture [GPT3] §2.1 keeps, and in Megatron-LM's GPT ([MEG] gpt_model.py:
+ * the logits use word_embeddings_weight()). Llama 2: [LLAMA2] §2.2 and Table 1
  * (context 4096; grouped-query attention for 70B) with the released configurations' widths
  * (7B: 4096 / 11008 / 32 heads; 70B: 8192 / 28672 / 64 heads, 8 KV heads; vocabulary 32,000).
  * Llama 3: [L3] Table 3 (8B: 32 layers, 4096, FFN 14336, 32 heads; 70B: 80, 8192, 28672, 64;
@@ -25,8 +27,8 @@
  * Grok-1 ([GROK1-REPO] `run.py`, `model.py`): 64 layers, hidden 48 x 128 = 6144, 48 heads of
  * 128, 8 KV heads, FFN int(8 x 6144) x 2 // 3 = 32,768 (gated: three matrices, as SwiGLU), 8
  * experts, 2 per token, vocabulary 128 x 1024 = 131,072, context 8192; 314B parameters.
- * Its input and output embeddings are one matrix; ppsim counts an untied head (+0.8B):
- * 316.49B in all (315.68B tied, 0.5% above the published 314B), 84.6B active.
+ * Its input and output embeddings are one matrix (model.tied_embeddings): 315.68B in all,
+ * 0.5% above the published 314B, 84.6B active.
  * Nemotron-4 15B and 340B ([NT4-15B] Table 1, [NT4-340B] Table 1): 32 and 96 layers, hidden
  * 6144 and 18432, 48 and 96 heads, 8 KV heads, squared-ReLU FFN of 4h (two matrices: the
  * GELU family's shape), rotary positions, no dropout, untied embeddings, vocabulary 256,000,
@@ -46,7 +48,7 @@
 #define GPT(l, h, a, s, v)                                                                         \
     {                                                                                              \
         .mlp = PPSIM_MLP_GELU, .layers = l, .hidden = h, .ffn_hidden = 4 * (h), .heads = a,        \
-        .kv_heads = a, .seq_len = s, .vocab = v                                                    \
+        .kv_heads = a, .seq_len = s, .vocab = v, .tied_embeddings = TRUE                           \
     }
 #define LLAMA(l, h, f, a, g, s, v)                                                                 \
     {                                                                                              \
@@ -99,10 +101,10 @@ static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                                       .qk_rope_head_dim = 64,
                                                       .v_head_dim = 128}}};
 /* Mixtral (and Grok-1): every layer 8 experts of the FFN's width, 2 per token, 8 KV heads */
-#define MIXTRAL(l, h, f, a, s, v)                                                                  \
+#define MIXTRAL(l, h, f, a, s, v, tied)                                                            \
     {                                                                                              \
         .mlp = PPSIM_MLP_SWIGLU, .layers = l, .hidden = h, .ffn_hidden = f, .heads = a,            \
-        .kv_heads = 8, .seq_len = s, .vocab = v, .moe = {                                          \
+        .kv_heads = 8, .seq_len = s, .vocab = v, .tied_embeddings = tied, .moe = {                 \
             .experts = 8,                                                                          \
             .top_k = 2,                                                                            \
             .expert_ffn_hidden = f,                                                                \
@@ -111,14 +113,14 @@ static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
     }
 static const PpsimModelPreset mixtral_8x7b = {"mixtral-8x7b",
                                               "Mixtral 8x7B MoE, GQA [MIXTRAL] Table 1",
-                                              MIXTRAL(32, 4096, 14336, 32, 32768, 32000)};
+                                              MIXTRAL(32, 4096, 14336, 32, 32768, 32000, FALSE)};
 
 static const PpsimModelPreset mixtral_8x22b = {"mixtral-8x22b",
                                                "Mixtral 8x22B MoE, GQA [MIXTRAL-8X22B]",
-                                               MIXTRAL(56, 6144, 16384, 48, 65536, 32000)};
+                                               MIXTRAL(56, 6144, 16384, 48, 65536, 32000, FALSE)};
 
 static const PpsimModelPreset grok_1 = {"grok-1", "Grok-1 314B MoE, GQA [GROK1-REPO]",
-                                        MIXTRAL(64, 6144, 32768, 48, 8192, 131072)};
+                                        MIXTRAL(64, 6144, 32768, 48, 8192, 131072, TRUE)};
 
 /* Nemotron-4: a two-matrix squared-ReLU FFN of 4h (the GELU family's shape), RoPE, no
  * dropout */

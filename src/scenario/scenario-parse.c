@@ -380,6 +380,7 @@ apply_model_preset(Parser *P, int map, GError **error)
     m->mla = src->mla;
     m->dropout = src->dropout;
     m->rotary = src->rotary;
+    m->tied_embeddings = src->tied_embeddings;
     g_free(m->preset);
     m->preset = g_strdup(preset->name);
     return TRUE;

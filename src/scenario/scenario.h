@@ -267,6 +267,9 @@ typedef struct {
     int elementwise;          /* PpsimElementwise, default fused */
     int dropout;              /* PpsimModelFlag, model.dropout (ppsim_model_dropout) */
     int rotary;               /* PpsimModelFlag, model.rotary (ppsim_model_rotary) */
+    gboolean tied_embeddings; /* the LM head is the input embedding's matrix (default FALSE):
+                               * one copy when one stage holds both, else its gradient
+                               * all-reduced between the first and the last stage */
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;

@@ -71,8 +71,10 @@ typedef struct {
     double optimizer_overlap;
     /* 3D parallelism (zero without it): time of TP collectives inside this device's F/B/R
      * (on the critical path: never hidden), of ZeRO-3 parameter gathers (likewise), of its
-     * stages' DP gradient reductions, and the part of those that ran past the last
-     * compute op of the whole pipeline (not hidden behind the cool-down). */
+     * stages' DP gradient reductions (on the devices of the first and the last stage with
+     * model.tied_embeddings, their all-reduce of the embedding's gradient too), and the part
+     * of those that ran past the last compute op of the whole pipeline (not hidden behind
+     * the cool-down). */
     PpsimTime tp_comm_ps, zero_gather_ps, dp_comm_ps, dp_exposed_ps;
     /* MoE expert parallelism: the all-to-alls inside this device's F/B/R (src/cost/moe.h);
      * F&B pairs (schedule.h PPSIM_OP_FLAG_OVERLAP): the time the pairs saved against running
@@ -152,6 +154,10 @@ typedef struct {
     double offload_ratio_k_scenario; /* the same for this scenario's stored bytes per layer */
 
     PpsimTime makespan_ps;
+    /* model.tied_embeddings: the all-reduce of the embedding's gradient between the devices
+     * of the first and the last stage, first byte to last (0 without one): --samples replays
+     * it with this length */
+    PpsimTime tied_grad_ps;
     gboolean parallel; /* the scenario has a `parallel:` section: show the 3D lines */
     int tp, dp, zero, gpus;
     double model_flops; /* per iteration, all GPUs: 3 x forward ([KOR] Eq. (7)) */

@@ -34,6 +34,11 @@ typedef struct {
      * op in its compute list, send task, receive task) per op or F&B pair; else FALSE/NULL */
     gboolean ep_flows;
     GArray *ep_task; /* guint32 quadruples */
+    /* sim-parallel.c, model.tied_embeddings: the devices of the first and the last stage and
+     * the two flows of their all-reduce of the embedding's gradient (each sends to the
+     * other); tied_dev[0] == tied_dev[1] without one */
+    int tied_dev[2];
+    PpsimTaskId tied_task[2];
 } Replay;
 
 /* The memory changes of one op (src/README.md "Semantics"), in the order the executor applies
@@ -126,6 +131,11 @@ void ppsim_sim_add_dp_tasks(Replay *r);
  * as flows on the device's "pg" streams from the iteration's start, layer by layer, before
  * the stage's first forward. */
 void ppsim_sim_add_param_gathers(Replay *r);
+/* model.tied_embeddings (costs->tied_grad_bytes > 0) with the first and the last stage on
+ * two devices: their all-reduce of the word embedding's gradient, one flow each way on the
+ * devices' ".emb" streams, once each device's forward-backward and DP reductions are done
+ * ([MEG] finalize_model_grads) and before any optimizer step of those two stages. */
+void ppsim_sim_add_tied_grads(Replay *r);
 /* Per stage, the index in @ops (one device's compute list) of the op after which the stage's
  * gradient reduction starts: its last W/BW, else its last B; -1 for a stage not on the list.
  * @last has @n_stages entries. Shared by the replay and the Monte-Carlo sampler. */

@@ -239,6 +239,65 @@ ppsim_sim_add_param_gathers(Replay *r)
     }
 }
 
+/* The task after which device @d may join the all-reduce of the tied embedding's gradient:
+ * its last gradient op, then (waited on through @out's dependencies) its DP reductions. */
+static void
+tied_ready(Replay *r, int d, PpsimTaskId out[2])
+{
+    const PpsimSchedule *sched = r->sched;
+    int S = sched->n_stages;
+    const GArray *ops = sched->compute[d];
+    g_autofree gint64 *last = g_new(gint64, S);
+    ppsim_sim_last_grad_ops(ops, S, last);
+    gint64 ready = -1;
+    for (int s = 0; s < S; s++)
+        ready = MAX(ready, last[s]);
+    guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
+    for (int k = 0; k < 2; k++) {
+        if (ready >= 0)
+            ppsim_exec_add_dep(r->exec, base + (guint32)ready, out[k], 0);
+        for (int s = 0; r->dp_task != NULL && s < S; s++)
+            for (int j = 0; j < 2; j++)
+                if (sched->stage_device[s] == d && r->dp_task[j * S + s] != G_MAXUINT32)
+                    ppsim_exec_add_dep(r->exec, r->dp_task[j * S + s], out[k], 0);
+    }
+}
+
+void
+ppsim_sim_add_tied_grads(Replay *r)
+{
+    const PpsimSchedule *sched = r->sched;
+    if (r->costs->explicit_mode || r->topo == NULL || r->costs->tied_grad_bytes == 0)
+        return;
+    /* with two pipelines (DualPipe) the model is one of them: its first and last stage */
+    int last = (sched->pipe_stages > 0 ? sched->pipe_stages : sched->n_stages) - 1;
+    int dev[2] = {sched->stage_device[0], sched->stage_device[last]};
+    if (dev[0] == dev[1])
+        return; /* one GPU holds both copies: nothing crosses a link */
+    for (int k = 0; k < 2; k++) {
+        char name[48];
+        int stream =
+            ppsim_exec_add_stream(r->exec, ppsim_sim_stream_name(name, "gpu", dev[k], ".emb"));
+        /* a two-rank ring: each GPU sends the other half the gradient twice, all of it */
+        r->tied_task[k] =
+            ppsim_exec_add_transfer(r->exec, stream, dev[k], dev[1 - k], r->costs->tied_grad_bytes);
+        r->tied_dev[k] = dev[k];
+    }
+    for (int k = 0; k < 2; k++)
+        tied_ready(r, dev[k], r->tied_task);
+    /* an optimizer step the schedule places itself, of either stage, waits for the sum */
+    for (int k = 0; k < 2; k++) {
+        const GArray *ops = sched->compute[dev[k]];
+        guint32 base = ppsim_schedule_index_base(r->idx, dev[k], 0);
+        for (guint i = 0; i < ops->len; i++) {
+            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+            if (op->kind == PPSIM_OP_OPT && (op->stage == 0 || op->stage == last))
+                for (int j = 0; j < 2; j++)
+                    ppsim_exec_add_dep(r->exec, r->tied_task[j], base + i, 0);
+        }
+    }
+}
+
 gboolean
 ppsim_sim_ep_flows(const Replay *r)
 {
@@ -535,10 +594,11 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
         PpsimTime end = MAX(ppsim_exec_task_end(r->exec, z[3]), ppsim_exec_task_end(r->exec, z[4]));
         res->devices[z[0]].zero_gather_ps += end - start;
     }
-    if (r->dp_task != NULL) {
+    gboolean tied = r->tied_dev[0] != r->tied_dev[1];
+    if (r->dp_task != NULL || tied) {
         PpsimTime *dp_end = g_new0(PpsimTime, sched->n_devices);
         int S = sched->n_stages;
-        for (int s = 0; s < S; s++) {
+        for (int s = 0; r->dp_task != NULL && s < S; s++) {
             if (r->dp_task[s] == G_MAXUINT32)
                 continue;
             int d = sched->stage_device[s];
@@ -548,6 +608,16 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
                 MAX(ppsim_exec_task_end(r->exec, out), ppsim_exec_task_end(r->exec, in));
             res->devices[d].dp_comm_ps += end - start;
             dp_end[d] = MAX(dp_end[d], end);
+        }
+        /* the tied embedding's all-reduce counts as the two devices' gradient reduction */
+        for (int k = 0; tied && k < 2; k++) {
+            PpsimTime start = MIN(ppsim_exec_task_start(r->exec, r->tied_task[0]),
+                                  ppsim_exec_task_start(r->exec, r->tied_task[1]));
+            PpsimTime end = MAX(ppsim_exec_task_end(r->exec, r->tied_task[0]),
+                                ppsim_exec_task_end(r->exec, r->tied_task[1]));
+            res->devices[r->tied_dev[k]].dp_comm_ps += end - start;
+            dp_end[r->tied_dev[k]] = MAX(dp_end[r->tied_dev[k]], end);
+            res->tied_grad_ps = end - start;
         }
         /* hidden = done before the last device's compute ends: only the rest lengthens
          * the iteration */

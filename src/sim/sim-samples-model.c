@@ -221,7 +221,9 @@ compile_windows(SampModel *m, const PpsimVariability *v)
 }
 
 /* The gradient reductions, as sim-parallel.c adds them: after each stage's last W/BW (else
- * its last B), in the device's list order, lasting the stage's dp_comm. */
+ * its last B), in the device's list order, lasting the stage's dp_comm; then on the devices
+ * of the first and the last stage the tied embedding's all-reduce, with the length it had in
+ * the deterministic replay (each device waits for its own side only). */
 static void
 compile_reductions(SampModel *m, const PpsimScenario *sc, const PpsimRunResult *res,
                    const PpsimScheduleIndex *idx, const PpsimCosts *costs)
@@ -233,20 +235,28 @@ compile_reductions(SampModel *m, const PpsimScenario *sc, const PpsimRunResult *
     GArray *ps_out = g_array_new(FALSE, FALSE, sizeof(PpsimTime));
     g_autofree gint64 *last = g_new(gint64, MAX(S, 1));
     gboolean overlap = sc->parallel.overlap_grad_reduce;
+    int tail = (sched->pipe_stages > 0 ? sched->pipe_stages : S) - 1;
     for (int d = 0; d < m->p; d++) {
         m->red_first[d] = (int)ops_out->len;
-        if (m->dp <= 1)
+        gboolean tied = res->tied_grad_ps > 0 &&
+                        (sched->stage_device[0] == d || sched->stage_device[tail] == d);
+        if (m->dp <= 1 && !tied)
             continue;
         const GArray *ops = sched->compute[d];
         ppsim_sim_last_grad_ops(ops, S, last);
         guint32 base = ppsim_schedule_index_base(idx, d, 0);
-        for (guint i = 0; i < ops->len; i++) {
+        for (guint i = 0; i < ops->len && m->dp > 1; i++) {
             const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
             if (last[op->stage] != (gint64)i)
                 continue;
             guint32 id = base + (guint32)ppsim_sim_grad_ready_op(last, S, op->stage, overlap);
             g_array_append_val(ops_out, id);
             g_array_append_val(ps_out, costs->stage[op->stage].dp_comm_ps);
+        }
+        if (tied) {
+            guint32 id = base + (guint32)ppsim_sim_grad_ready_op(last, S, 0, FALSE);
+            g_array_append_val(ops_out, id);
+            g_array_append_val(ps_out, res->tied_grad_ps);
         }
     }
     m->red_first[m->p] = (int)ops_out->len;

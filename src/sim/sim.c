@@ -336,6 +336,7 @@ replay_build(Replay *r)
     ppsim_sim_add_zero_gathers(r);
     ppsim_sim_add_param_gathers(r);
     ppsim_sim_add_ep_flows(r);
+    ppsim_sim_add_tied_grads(r);
 }
 
 /* Whether each of the schedule's lists becomes exactly one executor stream, in the same
