@@ -69,18 +69,23 @@ START_TEST(test_preset_params)
         ck_assert_msg(fabs(active / 39e9 - 1) < 0.01, "active %.4g", active);
     }
     /* Grok-1 ([GROK1-REPO]) as Mixtral's shape: 64 layers of 6144, 48 heads (8 for K and
-     * V), 8 experts of 32,768, vocabulary 131,072: 316,489,340,928 with the untied head
-     * ppsim counts (Grok-1 ties it: 315.7B, its "314B") */
+     * V), 8 experts of 32,768, vocabulary 131,072, the head tied to the embedding:
+     * 315,684,034,560 (its "314B"), and one V x h more untied */
     const PpsimModelPreset *grok = ppsim_model_preset_lookup("grok-1");
     ck_assert(grok != NULL);
     {
         double h = 6144, f = 32768, V = 131072, L = 64;
         double per = 2 * h * h + 2 * h * (h / 6) + 2 * h + 8 * h;
         ppsim_moe_model_params(&grok->model, &total, &active);
-        ck_assert_double_eq(total, 316489340928.0);
-        ck_assert_double_eq_tol(total, 2 * V * h + h + L * (per + 8 * 3 * h * f), 1);
-        ck_assert_double_eq_tol(active, 2 * V * h + h + L * (per + 2 * 3 * h * f), 1);
-        ck_assert_msg(fabs((total - V * h) / 314e9 - 1) < 0.01, "total %.4g", total);
+        ck_assert_double_eq(total, 315684034560.0);
+        ck_assert_double_eq_tol(total, V * h + h + L * (per + 8 * 3 * h * f), 1);
+        ck_assert_double_eq_tol(active, V * h + h + L * (per + 2 * 3 * h * f), 1);
+        ck_assert_msg(fabs(total / 314e9 - 1) < 0.01, "total %.4g", total);
+        PpsimModel untied = grok->model;
+        untied.tied_embeddings = FALSE;
+        double total_untied = 0;
+        ppsim_moe_model_params(&untied, &total_untied, &active);
+        ck_assert_double_eq(total_untied - total, V * h);
     }
     /* Qwen3 ([MEG-QWEN3]): by hand, embedding and untied head 2 V h, final norm h, per layer
      * QKV h (q + 2kv) and output q h with q = 32 (64) heads x 128 and kv = 4 x 128, two norms,
