@@ -1111,6 +1111,25 @@ START_TEST(test_tied_embeddings)
         /* device 0 runs 1F1B's last op: none of it hides */
         ck_assert_int_eq(r1->devices[0].dp_exposed_ps, r1->tied_grad_ps);
     }
+    /* T-Offload's CPU optimizer steps, placed by the schedule as each stage's gradients are
+     * ready, do not wait for it: the all-reduce runs beside them and the iteration ends no
+     * sooner than both */
+    const char *tp = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                     "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 2048, vocab: 51200}\n"
+                     "parallel: {tp: 8, pp: 2, dp: 1}\n"
+                     "training: {microbatches: 8}\n"
+                     "schedule: {name: tpipe, offload_optimizer: t-offload}\n";
+    g_autoptr(PpsimScenario) s2 = parse(tp, tie, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) s3 = parse(tp, none, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) t1 = ppsim_sim_run_spec(s2, s2->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) t0 = ppsim_sim_run_spec(s3, s3->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_gt(t1->tied_grad_ps, 0);
+    ck_assert_int_ge(t1->makespan_ps, t0->makespan_ps);
+    ck_assert_int_le(t1->makespan_ps, t0->makespan_ps + t1->tied_grad_ps);
 }
 END_TEST
 

@@ -134,7 +134,8 @@ void ppsim_sim_add_param_gathers(Replay *r);
 /* model.tied_embeddings (costs->tied_grad_bytes > 0) with the first and the last stage on
  * two devices: their all-reduce of the word embedding's gradient, one flow each way on the
  * devices' ".emb" streams, once each device's forward-backward and DP reductions are done
- * ([MEG] finalize_model_grads) and before any optimizer step of those two stages. */
+ * ([MEG] finalize_model_grads); the optimizer step that follows the pipeline comes after it
+ * (an OPT op a schedule places itself does not wait). */
 void ppsim_sim_add_tied_grads(Replay *r);
 /* Per stage, the index in @ops (one device's compute list) of the op after which the stage's
  * gradient reduction starts: its last W/BW, else its last B; -1 for a stage not on the list.

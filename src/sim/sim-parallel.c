@@ -283,19 +283,11 @@ ppsim_sim_add_tied_grads(Replay *r)
             ppsim_exec_add_transfer(r->exec, stream, dev[k], dev[1 - k], r->costs->tied_grad_bytes);
         r->tied_dev[k] = dev[k];
     }
+    /* An optimizer step the schedule places itself (T-Offload's, as each stage's gradients
+     * are ready) is left where it is: the all-reduce holds back only the embedding's share
+     * of it, which is not split off. */
     for (int k = 0; k < 2; k++)
         tied_ready(r, dev[k], r->tied_task);
-    /* an optimizer step the schedule places itself, of either stage, waits for the sum */
-    for (int k = 0; k < 2; k++) {
-        const GArray *ops = sched->compute[dev[k]];
-        guint32 base = ppsim_schedule_index_base(r->idx, dev[k], 0);
-        for (guint i = 0; i < ops->len; i++) {
-            const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
-            if (op->kind == PPSIM_OP_OPT && (op->stage == 0 || op->stage == last))
-                for (int j = 0; j < 2; j++)
-                    ppsim_exec_add_dep(r->exec, r->tied_task[j], base + i, 0);
-        }
-    }
 }
 
 gboolean
