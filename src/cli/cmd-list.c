@@ -71,6 +71,11 @@ list_presets(void)
             ppsim_fmt_fixed(line, hw->gpu_hbm_bytes_per_s / 1e9, 0);
             g_string_append(line, " GB/s, GEMM x ");
             ppsim_fmt_fixed(line, hw->gpu_gemm_efficiency, 3);
+            if (hw->gpu_gemm_k_overhead > 0) {
+                g_string_append(line, " x K/(K+");
+                ppsim_fmt_fixed(line, hw->gpu_gemm_k_overhead, 0);
+                g_string_append(line, ")");
+            }
             g_string_append(line, ", attention x ");
             ppsim_fmt_fixed(line, hw->gpu_attention_efficiency, 2);
             /* the kernels model.attention_kernel may name on this GPU */

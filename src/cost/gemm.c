@@ -5,7 +5,9 @@
  * that is not a multiple of the tile wastes the rest of the last tile (tile quantization);
  * the tiles run in waves of one tile per SM, and a last partial wave leaves SMs idle (wave
  * quantization). What one SM achieves on a full tile is the large-GEMM efficiency, a
- * measured constant per GPU ([MAMF]).
+ * measured constant per GPU ([MAMF]). A tile also pays a fixed cost (filling its pipeline,
+ * writing its output) that a deep K amortizes: the GEMM runs at K / (K + k_overhead) of the
+ * rate, the form OpenXLA's measured sm_90 table fits ([XLA-MM]).
  */
 #include "cost/gemm.h"
 
@@ -64,7 +66,8 @@ ppsim_gemm_seconds(const PpsimGpuSpec *gpu, double M, double N, double K, double
     }
     double eb = gpu->elem_bytes > 0 ? gpu->elem_bytes : 2.0;
     double bytes = batch * (eb * (M * K + K * N) + 2.0 * M * N);
-    return ppsim_kernel_seconds(gpu, flops, gpu->gemm_eff * q, bytes);
+    double depth = K / (K + MAX(gpu->k_overhead, 0.0)); /* each tile's fixed cost */
+    return ppsim_kernel_seconds(gpu, flops, gpu->gemm_eff * q * depth, bytes);
 }
 
 double

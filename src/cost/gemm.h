@@ -3,8 +3,10 @@
  * Pure functions of a small GPU description (PpsimGpuSpec, filled from the scenario's
  * hardware.gpu section). A GEMM C(M x N) = A(M x K) B(K x N) runs as output tiles of
  * tile_m x tile_n, one tile per SM at a time ([NV-GEMM] "Tile quantization", "Wave
- * quantization"); its time is max(FLOPs / (peak x large-GEMM efficiency x quantization),
- * bytes / (HBM bandwidth x memory efficiency)) + one launch overhead. Memory-bound kernels
+ * quantization"); each tile also pays a fixed cost (filling its pipeline, writing its
+ * output) worth k_overhead elements of K, so a GEMM runs at K / (K + k_overhead) of its
+ * rate ([XLA-MM]); its time is max(FLOPs / (peak x large-GEMM efficiency x quantization x
+ * K / (K + k_overhead)), bytes / (HBM bandwidth x memory efficiency)) + one launch overhead. Memory-bound kernels
  * (norms, activations, dropout, softmax, the optimizer) are bytes / (HBM x efficiency) +
  * launch.
  */
@@ -20,6 +22,7 @@ typedef struct {
     double attn_eff;        /* FlashAttention kernels: achieved / peak */
     int sms;                /* streaming multiprocessors */
     int tile_m, tile_n;     /* output tile of a large cuBLAS kernel */
+    double k_overhead;      /* a tile's fixed cost, in elements of K (0: none) */
     double hbm_bytes_per_s; /* HBM bandwidth */
     double mem_eff;         /* achieved / HBM bandwidth of a streaming kernel */
     double launch_s;        /* per kernel: launch and ramp (s) */

@@ -110,6 +110,7 @@ ppsim_kernels_gpu(const PpsimHardware *hw, PpsimGpuSpec *out)
         .sms = hw->gpu_sms,
         .tile_m = hw->gpu_tile_m,
         .tile_n = hw->gpu_tile_n,
+        .k_overhead = hw->gpu_gemm_k_overhead,
         .hbm_bytes_per_s = hw->gpu_hbm_bytes_per_s,
         .mem_eff = hw->gpu_memory_efficiency,
         .launch_s = (double)hw->gpu_launch_ps / PPSIM_PS_PER_S,

@@ -44,6 +44,7 @@ static const SchemaKey gpu_keys[] = {
     {"memory_efficiency", KEY_DOUBLE, OFF(hardware.gpu_memory_efficiency), NULL, FALSE, 0, 1},
     {"tile_m", KEY_INT, OFF(hardware.gpu_tile_m), NULL, FALSE, 0, 0},
     {"tile_n", KEY_INT, OFF(hardware.gpu_tile_n), NULL, FALSE, 0, 0},
+    {"gemm_k_overhead", KEY_DOUBLE, OFF(hardware.gpu_gemm_k_overhead), NULL, FALSE, 0, 0},
     QTY("launch_overhead", KEY_TIME, hardware.gpu_launch_ps),
     {NULL}};
 
