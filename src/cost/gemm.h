@@ -6,9 +6,9 @@
  * quantization"); each tile also pays a fixed cost (filling its pipeline, writing its
  * output) worth k_overhead elements of K, so a GEMM runs at K / (K + k_overhead) of its
  * rate ([XLA-MM]); its time is max(FLOPs / (peak x large-GEMM efficiency x quantization x
- * K / (K + k_overhead)), bytes / (HBM bandwidth x memory efficiency)) + one launch overhead. Memory-bound kernels
- * (norms, activations, dropout, softmax, the optimizer) are bytes / (HBM x efficiency) +
- * launch.
+ * K / (K + k_overhead)), bytes / (HBM bandwidth x memory efficiency)) + one launch
+ * overhead. Memory-bound kernels (norms, activations, dropout, softmax, the optimizer) are
+ * bytes / (HBM x efficiency) + launch.
  */
 #pragma once
 
