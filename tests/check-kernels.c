@@ -100,8 +100,8 @@ START_TEST(test_k_overhead)
     g.k_overhead = 144;
     for (int K = 1024; K <= 4096; K *= 4) {
         double c = 2.0 * 512 * 512 * K / 80e12;
-        ck_assert_double_eq_tol(ppsim_gemm_seconds(&g, 512, 512, K, 1),
-                                c * (K + 144.0) / K + 1e-6, 1e-18);
+        ck_assert_double_eq_tol(ppsim_gemm_seconds(&g, 512, 512, K, 1), c * (K + 144.0) / K + 1e-6,
+                                1e-18);
     }
     /* at K = 256 the fixed cost makes a memory-bound GEMM (test_roofline_switch)
      * compute-bound: 400/256 of 1.68 us against 2.10 us of bytes */

@@ -75,8 +75,9 @@ static const PpsimPreset preset_a100 = {
         .gpu_memory_efficiency = A100_MEM_EFF, /* fitted: achieved / HBM bandwidth */
         .gpu_tile_m = 256,                     /* large cuBLAS tile 256 x 128 [NV-GEMM] */
         .gpu_tile_n = 128,
-        .gpu_gemm_k_overhead = GEMM_K_OVERHEAD, /* the H100's [XLA-MM] figure, assumed */
-        .gpu_launch_ps = 3 * US,                /* per kernel: assumption (a few us) */
+        /* the H100's [XLA-MM] figure, assumed (no A100 table of GEMMs by shape was found) */
+        .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,
+        .gpu_launch_ps = 3 * US,            /* per kernel: assumption (a few us) */
         .nvlink_bus_efficiency = 0.775,     /* all_reduce busbw 232.5 GB/s of 300 [NCCL-T175] */
         .network_bus_efficiency = 0.91,     /* 91 of 100 GB/s busbw over 4 HDR NICs [NCCL-T100] */
         .copy_streams = 1,                  /* one shared D2H/H2D stream, [PO] §4.2 */

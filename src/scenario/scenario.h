@@ -64,10 +64,11 @@ typedef struct {
     double gpu_attention_efficiency_fa3;   /* FlashAttention-3 (Hopper) */
     double gpu_memory_efficiency;          /* streaming kernels achieved / HBM bandwidth */
     int gpu_tile_m, gpu_tile_n;            /* output tile of a large GEMM kernel */
-    double gpu_gemm_k_overhead; /* a tile's fixed cost in elements of K: a GEMM of inner
-                                 * dimension K runs at K / (K + this) of its rate (0: none) */
-    PpsimTime gpu_launch_ps;               /* per kernel */
-    int copy_streams; /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
+    /* a GEMM tile's fixed cost in elements of K: a GEMM of inner dimension K runs at
+     * K / (K + this) of its rate (0: none) */
+    double gpu_gemm_k_overhead;
+    PpsimTime gpu_launch_ps; /* per kernel */
+    int copy_streams;        /* 1: one shared D2H/H2D stream ([PO] 4.2); 2: one per direction */
 
     double nvlink_bytes_per_s; /* per direction, per GPU */
     PpsimTime nvlink_latency_ps;
