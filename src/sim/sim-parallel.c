@@ -239,8 +239,9 @@ ppsim_sim_add_param_gathers(Replay *r)
     }
 }
 
-/* The task after which device @d may join the all-reduce of the tied embedding's gradient:
- * its last gradient op, then (waited on through @out's dependencies) its DP reductions. */
+/* Makes the all-reduce of the tied embedding's gradient (@out, its two flows) wait for
+ * device @d: its last gradient op over all its stages and every DP reduction of its stages
+ * (Megatron's finalize_model_grads runs after the whole forward-backward). */
 static void
 tied_ready(Replay *r, int d, PpsimTaskId out[2])
 {
@@ -278,7 +279,8 @@ ppsim_sim_add_tied_grads(Replay *r)
         char name[48];
         int stream =
             ppsim_exec_add_stream(r->exec, ppsim_sim_stream_name(name, "gpu", dev[k], ".emb"));
-        /* a two-rank ring: each GPU sends the other half the gradient twice, all of it */
+        /* a two-rank ring: each GPU sends the other half of the gradient in the
+         * reduce-scatter and half in the all-gather, all of it */
         r->tied_task[k] =
             ppsim_exec_add_transfer(r->exec, stream, dev[k], dev[1 - k], r->costs->tied_grad_bytes);
         r->tied_dev[k] = dev[k];
