@@ -28,7 +28,7 @@
  * 128, 8 KV heads, FFN int(8 x 6144) x 2 // 3 = 32,768 (gated: three matrices, as SwiGLU), 8
  * experts, 2 per token, vocabulary 128 x 1024 = 131,072, context 8192; 314B parameters.
  * Its input and output embeddings are one matrix (model.tied_embeddings): 315.68B in all,
- * 0.5% above the published 314B, 84.6B active.
+ * 0.5% above the published 314B, 83.8B active.
  * Nemotron-4 15B and 340B ([NT4-15B] Table 1, [NT4-340B] Table 1): 32 and 96 layers, hidden
  * 6144 and 18432, 48 and 96 heads, 8 KV heads, squared-ReLU FFN of 4h (two matrices: the
  * GELU family's shape), rotary positions, no dropout, untied embeddings, vocabulary 256,000,
