@@ -1082,10 +1082,8 @@ START_TEST(test_tied_embeddings)
                       "schedule: [1f1b, zb-v, {name: tpipe, offload_optimizer: t-offload}]\n";
     g_autoptr(PpsimScenario) s0 = parse(two, none, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(PpsimScenario) s1 = parse(two, tie, &error);
-    ppsim_assert_no_error(error);
-    g_autoptr(PpsimCosts) c1 = ppsim_costs_new(s1, 2, &error);
-    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) s1 = NULL;
+    g_autoptr(PpsimCosts) c1 = costs_of(two, tie, 2, &s1);
     ck_assert_int_eq(c1->tied_grad_bytes, 51200 * 4096 / 8 * 2);
     const PpsimHardware *hw = &s1->hardware;
     double nic = MIN(hw->network_bytes_per_s, hw->pcie_bytes_per_s);

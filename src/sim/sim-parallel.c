@@ -250,9 +250,7 @@ tied_ready(Replay *r, int d, PpsimTaskId out[2])
     const GArray *ops = sched->compute[d];
     g_autofree gint64 *last = g_new(gint64, S);
     ppsim_sim_last_grad_ops(ops, S, last);
-    gint64 ready = -1;
-    for (int s = 0; s < S; s++)
-        ready = MAX(ready, last[s]);
+    gint64 ready = ppsim_sim_grad_ready_op(last, S, 0, FALSE); /* the device's last of all */
     guint32 base = ppsim_schedule_index_base(r->idx, d, 0);
     for (int k = 0; k < 2; k++) {
         if (ready >= 0)
@@ -604,14 +602,16 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
             dp_end[d] = MAX(dp_end[d], end);
         }
         /* the tied embedding's all-reduce counts as the two devices' gradient reduction */
-        for (int k = 0; tied && k < 2; k++) {
+        if (tied) {
             PpsimTime start = MIN(ppsim_exec_task_start(r->exec, r->tied_task[0]),
                                   ppsim_exec_task_start(r->exec, r->tied_task[1]));
             PpsimTime end = MAX(ppsim_exec_task_end(r->exec, r->tied_task[0]),
                                 ppsim_exec_task_end(r->exec, r->tied_task[1]));
-            res->devices[r->tied_dev[k]].dp_comm_ps += end - start;
-            dp_end[r->tied_dev[k]] = MAX(dp_end[r->tied_dev[k]], end);
             res->tied_grad_ps = end - start;
+            for (int k = 0; k < 2; k++) {
+                res->devices[r->tied_dev[k]].dp_comm_ps += end - start;
+                dp_end[r->tied_dev[k]] = MAX(dp_end[r->tied_dev[k]], end);
+            }
         }
         /* hidden = done before the last device's compute ends: only the rest lengthens
          * the iteration */
