@@ -8,6 +8,7 @@
 #include "cost/parallel.h"
 #include "cost/kernels.h"
 #include "cost/gemm.h"
+#include "cost/memory.h"
 #include "report/report.h"
 #include "util/ppsim-error.h"
 
@@ -1118,6 +1119,101 @@ START_TEST(test_tied_embeddings)
 }
 END_TEST
 
+/* Multi-token prediction (model.mtp_layers, [DSV3] §2.2): on the last stage each depth is one
+ * more layer, eh_proj's 2h x h GEMM and a second pass of the head and the loss; the stage
+ * keeps a copy of the untied embedding, all-reduced with the first stage's; an MoE model's
+ * MTP layer is an MoE layer. */
+START_TEST(test_mtp)
+{
+    g_autoptr(GError) error = NULL;
+    const char *two = "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+                      "model: {mlp: swiglu, layers: 8, hidden: 4096, heads: 32, kv_heads: 8,\n"
+                      "        seq_len: 4096, vocab: 128256, stage_layers: [4, 4]}\n"
+                      "parallel: {tp: 4, pp: 2, dp: 2, sequence_parallel: true}\n"
+                      "training: {microbatches: 8}\n"
+                      "schedule: 1f1b\n";
+    const char *const none[] = {NULL};
+    const char *const mtp[] = {"model.mtp_layers=1", NULL};
+    const char *const more[] = {"model.layers=9", "model.stage_layers=[4,5]", NULL};
+    g_autoptr(PpsimScenario) s0 = NULL;
+    g_autoptr(PpsimScenario) s1 = NULL;
+    g_autoptr(PpsimScenario) s9 = NULL;
+    g_autoptr(PpsimCosts) c0 = costs_of(two, none, 2, &s0);
+    g_autoptr(PpsimCosts) c1 = costs_of(two, mtp, 2, &s1);
+    g_autoptr(PpsimCosts) c9 = costs_of(two, more, 2, &s9); /* one more decoder layer */
+    ck_assert_int_eq(c1->stage[0].mtp, 0);
+    ck_assert_int_eq(c1->stage[1].mtp, 1);
+    /* the first stage does not change */
+    ck_assert_int_eq(c1->stage[0].est.f_ps, c0->stage[0].est.f_ps);
+    ck_assert_double_eq(c1->stage[0].params, c0->stage[0].params);
+    const PpsimStageCost *a = &c0->stage[1], *b = &c1->stage[1], *l = &c9->stage[1];
+    double h = 4096, V = 128256, t = 4, sbh = 4096.0 * h;
+    /* beyond the layer: eh_proj (2 x T x 2h x h) and the head (2 x T x h x V), tp group's */
+    ck_assert_double_eq_tol(b->fwd_flops - l->fwd_flops, 2 * sbh * 2 * h + 2 * sbh * V, 1e3);
+    /* eh_proj, enorm + hnorm + final RMSNorm, the embedding's copy; / tp */
+    ck_assert_double_eq_tol(b->params - l->params, (2 * h * h + 3 * h + V * h) / t, 1e-3);
+    /* kept: two norms' inputs, the concatenation, the final norm's input (10 sbh / tp with
+     * sequence parallelism) and the logits */
+    double logits = ppsim_mem_logits_kept_bytes(s1);
+    ck_assert(llabs((b->est.act - l->est.act) - (gint64)(10 * sbh / t + logits)) <= 1);
+    ck_assert_int_eq(b->logits_mem, 2 * a->logits_mem);
+    /* the kernels: more than one more layer */
+    ck_assert_int_gt(b->est.f_ps, l->est.f_ps);
+    ck_assert_int_gt(b->est.b_ps, l->est.b_ps);
+    ck_assert_int_gt(b->est.w_ps, l->est.w_ps);
+    /* the embedding's gradient all-reduced between the two stages, as a tied one */
+    ck_assert_int_eq(c0->tied_grad_bytes, 0);
+    ck_assert_int_eq(c1->tied_grad_bytes,
+                     (guint64)(ppsim_par_grad_reduce_bytes(s1) * V / t * h + 0.5));
+    /* one stage: the embedding is there already, nothing to all-reduce */
+    const char *const one[] = {"model.mtp_layers=1", "model.stage_layers=[8]", "parallel.pp=1",
+                               "parallel.dp=4", NULL};
+    g_autoptr(PpsimScenario) so = NULL;
+    g_autoptr(PpsimCosts) co = costs_of(two, one, 1, &so);
+    ck_assert_int_eq(co->tied_grad_bytes, 0);
+    const char *const one0[] = {"model.stage_layers=[8]", "parallel.pp=1",          "parallel.dp=4",
+                                "model.layers=9",         "model.stage_layers=[9]", NULL};
+    g_autoptr(PpsimScenario) so9 = NULL;
+    g_autoptr(PpsimCosts) co9 = costs_of(two, one0, 1, &so9);
+    ck_assert_double_eq_tol(co->stage[0].params - co9->stage[0].params, (2 * h * h + 3 * h) / t,
+                            1e-3);
+    /* MFU counts the MTP depth's FLOPs as the model's */
+    g_autoptr(PpsimRunResult) r0 = ppsim_sim_run_spec(s0, s0->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimRunResult) r1 = ppsim_sim_run_spec(s1, s1->schedules->pdata[0], 0, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_double_eq_tol(r1->model_flops - r0->model_flops,
+                            3.0 * (b->fwd_flops - a->fwd_flops) * 8 * 2, 1e6);
+    ck_assert_int_gt(r1->makespan_ps, r0->makespan_ps);
+
+    /* an MoE model: the MTP layer is an MoE layer, its all-to-alls with the stage's */
+    const char *moe =
+        "hardware: {preset: dgx-h100-80gb, nodes: 2}\n"
+        "model: {mlp: swiglu, layers: 4, hidden: 2048, heads: 16, seq_len: 4096,\n"
+        "        vocab: 32000, stage_layers: [2, 2],\n"
+        "        moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024, dense_layers: 1}}\n"
+        "parallel: {tp: 1, pp: 2, dp: 8, ep: 8}\n"
+        "training: {microbatches: 8}\n"
+        "schedule: 1f1b\n";
+    const char *const moe5[] = {"model.layers=5", "model.stage_layers=[2,3]", NULL};
+    g_autoptr(PpsimScenario) m1 = NULL;
+    g_autoptr(PpsimScenario) m5 = NULL;
+    g_autoptr(PpsimCosts) cm1 = costs_of(moe, mtp, 2, &m1);
+    g_autoptr(PpsimCosts) cm5 = costs_of(moe, moe5, 2, &m5);
+    ck_assert_int_gt(cm1->stage[1].ep_comm_f_ps, 0);
+    ck_assert_int_eq(cm1->stage[1].ep_comm_f_ps, cm5->stage[1].ep_comm_f_ps);
+    ck_assert_int_eq(cm1->stage[1].ep_comm_b_ps, cm5->stage[1].ep_comm_b_ps);
+    ck_assert_double_eq_tol(cm1->stage[1].expert_params, cm5->stage[1].expert_params, 1e-6);
+
+    /* a negative depth is an error naming the key */
+    const char *const bad[] = {"model.mtp_layers=-1", NULL};
+    g_autoptr(PpsimScenario) sb = parse(two, bad, &error);
+    ck_assert_ptr_null(sb);
+    ck_assert_ptr_nonnull(error);
+    ck_assert_ptr_nonnull(strstr(error->message, "model.mtp_layers"));
+}
+END_TEST
+
 /* The text shows mfu and the communication table only for 3D scenarios; JSON always has
  * the keys. */
 START_TEST(test_reports)
@@ -1183,6 +1279,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_grad_sync_all_reduce);
     tcase_add_test(tc, test_grad_accumulation);
     tcase_add_test(tc, test_tied_embeddings);
+    tcase_add_test(tc, test_mtp);
     tcase_add_test(tc, test_reports);
     suite_add_tcase(s, tc);
     return s;

@@ -12,6 +12,7 @@
 #include "cost/parallel.h"
 #include "cost/kernels.h"
 #include "cost/memory.h"
+#include "cost/mtp.h"
 #include "hw/topology.h"
 #include "util/ppsim-error.h"
 
@@ -108,12 +109,6 @@ ppsim_cost_layer_params(const PpsimModel *model)
     /* the QKV and projection biases (MLA has none) */
     double bias = model->mla.kv_lora_rank > 0 ? 0.0 : sh.linear[0].out + sh.linear[1].out;
     return sh.params + bias + 2.0 * h * f + f + h + 4.0 * h;
-}
-
-gboolean
-ppsim_cost_head_is_embedding(const PpsimStageCost *st, const PpsimModel *model)
-{
-    return model->tied_embeddings && st->has_embedding && st->has_head;
 }
 
 double
@@ -254,7 +249,7 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
 {
     const PpsimModel *model = &sc->model;
     int b = sc->training.microbatch_size;
-    double s = model->seq_len, h = model->hidden, V = model->vocab, n = st->layers;
+    double s = model->seq_len, h = model->hidden, V = model->vocab, n = ppsim_cost_stage_blocks(st);
     double gemm = n * layer_gemm_flops(model, b), attn = n * layer_attn_flops(model, b);
     double fwd = gemm + attn;
     /* [ZB] Table 1: B = gemm + 2 x attention, W = gemm (per layer, B + W = 2F). */
@@ -290,6 +285,14 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         act += ppsim_mem_logits_kept_bytes(sc) + 2.0 * s * b * h; /* + final LN input */
         act_w += 2.0 * s * b * h;
     }
+    PpsimMtpExtras mtp; /* multi-token prediction beyond its layers */
+    ppsim_mtp_extras(st, sc, 1, FALSE, &mtp);
+    fwd += mtp.fwd_flops;
+    bwd_in += mtp.fwd_flops;
+    bwd_w += mtp.fwd_flops;
+    params += mtp.params;
+    act += mtp.act;
+    act_w += mtp.act_w;
     st->fwd_flops = fwd;
     st->est.f_ps = time_of(fwd, rate);
     st->est.b_ps = time_of(bwd_in, rate);
@@ -331,12 +334,13 @@ static PpsimTime
 costs_backward_recompute(const PpsimStageCost *st, const PpsimModel *model, const PpsimScenario *sc,
                          double rate)
 {
-    if (st->layers == 0)
+    if (ppsim_cost_stage_blocks(st) == 0)
         return 0;
     PpsimStageCost probe = {.first_layer = st->first_layer,
                             .layers = st->layers,
                             .has_embedding = st->has_embedding,
-                            .has_head = st->has_head};
+                            .has_head = st->has_head,
+                            .mtp = st->mtp};
     PpsimScenario tmp = *sc;
     tmp.model = *model;
     tmp.model.recompute = PPSIM_RECOMPUTE_NONE;
@@ -413,6 +417,7 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         PpsimStageCost *st = &c->stage[s];
         st->has_embedding = s == 0;
         st->has_head = s == c->n_stages - 1;
+        st->mtp = st->has_head ? sc->model.mtp_layers : 0;
         /* a per-stage recompute mode replaces the model's for this stage only (or for k of
          * its layers) */
         PpsimScenario stage_sc = *sc;
@@ -448,9 +453,10 @@ costs_fill_hardware(PpsimCosts *c, const PpsimScenario *sc, GError **error)
         if (t > 0 && st->fwd_flops > 0)
             rate = 3.0 * st->fwd_flops / group / (t / PPSIM_PS_PER_S);
     }
-    if (sc->model.tied_embeddings && c->n_stages > 1) {
+    if ((sc->model.tied_embeddings || sc->model.mtp_layers > 0) && c->n_stages > 1) {
         /* [MEG] finalize_model_grads (2021: training.py): the first and the last stage
-         * all-reduce the shared matrix's gradient, V/tp x h a GPU */
+         * all-reduce the shared matrix's gradient, V/tp x h a GPU; with MTP depths the last
+         * stage's copy of the embedding (mtp.h) is shared the same way */
         double t = sc->parallel.present ? MAX(1, sc->parallel.tp) : 1;
         c->tied_grad_bytes = (guint64)ppsim_round_clamped(ppsim_par_grad_reduce_bytes(sc) *
                                                           sc->model.vocab * sc->model.hidden / t);

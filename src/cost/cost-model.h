@@ -22,6 +22,9 @@ typedef struct {
     int layers;
     gboolean has_embedding; /* first stage */
     gboolean has_head;      /* last stage: final norm + LM head + loss */
+    int mtp;                /* multi-token prediction depths on the stage (model.mtp_layers,
+                             * on the last stage; mtp.h): each a transformer layer beyond
+                             * `layers`, a projection and a second pass of the head */
     double params;          /* parameters held by the stage */
     double expert_params;   /* moe.c: of params, the routed experts' (their gradients and
                              * optimizer states shard over dp x cp / ep ranks, memory.h) */
@@ -118,7 +121,19 @@ double ppsim_cost_layer_act_w_bytes(const PpsimModel *model, int microbatch_size
 double ppsim_cost_layer_params(const PpsimModel *model);
 /* Whether stage @st's LM head is its own embedding matrix (model.tied_embeddings, one stage
  * holding both), so that the head adds no parameters. */
-gboolean ppsim_cost_head_is_embedding(const PpsimStageCost *st, const PpsimModel *model);
+static inline gboolean
+ppsim_cost_head_is_embedding(const PpsimStageCost *st, const PpsimModel *model)
+{
+    return model->tied_embeddings && st->has_embedding && st->has_head;
+}
+/* The transformer layers stage @st computes: its layers and its MTP depths' (the layers of
+ * index layers, layers + 1, ... of the model, past the decoder's last: MoE ones in an MoE
+ * model). */
+static inline int
+ppsim_cost_stage_blocks(const PpsimStageCost *st)
+{
+    return st->layers + st->mtp;
+}
 /* What a stage's R recomputes its activation from, the stage's input for one microbatch:
  * the token ids (8 bytes each) on the stage with the embedding, else the 2sbh-byte layer
  * input (divided by @split: the TP size with sequence parallelism, else 1), 0 for a stage

@@ -1020,12 +1020,12 @@ ps(double seconds)
     return ppsim_time_from_seconds(seconds);
 }
 
-/* The units a stage's per-unit passes run one kernel each for: its layers, the embedding, the
- * head. */
+/* The units a stage's per-unit passes run one kernel each for: its layers (MTP's too), the
+ * embedding, the head. */
 static double
 stage_units(const PpsimStageCost *st)
 {
-    return st->layers + (st->has_embedding ? 1 : 0) + (st->has_head ? 1 : 0);
+    return ppsim_cost_stage_blocks(st) + (st->has_embedding ? 1 : 0) + (st->has_head ? 1 : 0);
 }
 
 void
@@ -1146,6 +1146,29 @@ bucket_exposed(double red, double back, int layers)
     return MAX(red / buckets, red - back * (1.0 - 1.0 / buckets));
 }
 
+/* The embedding's row gather (and dropout) into @F, its gradient's scatter-add into @B. */
+static void
+embedding_kernels(Ctx *c, Pass *F, Pass *B)
+{
+    int M = PPSIM_KERN_MEMORY;
+    add_mem(c, F, M, 2.0 * EL * c->T * c->h); /* gather rows */
+    if (c->dropout)
+        add_mem(c, F, M, (2.0 * EL + 1.0) * c->Tn * c->h); /* embedding dropout */
+    add_mem(c, B, M, 3.0 * EL * c->T * c->h);              /* gradient scatter-add */
+}
+
+/* A norm outside the layers (the final one, MTP's) over the GPU's Tn x h. */
+static void
+norm_kernels(Ctx *c, Pass *F, Pass *B)
+{
+    if (c->eager) {
+        eager_norm(c, F, B, c->Tn * c->h, c->h);
+    } else {
+        add_mem(c, F, PPSIM_KERN_MEMORY, 2.0 * EL * c->Tn * c->h);
+        add_mem(c, B, PPSIM_KERN_MEMORY, 3.0 * EL * c->Tn * c->h);
+    }
+}
+
 /* The loss over the stage's T x V/t logits, as @impl runs it (PpsimCrossEntropy): its
  * memory-bound kernels into @F and @B, and the seconds of its TP collectives (returned). */
 static double
@@ -1214,10 +1237,11 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     const PpsimModel *m = &sc->model;
     const PpsimParallel *par = &sc->parallel;
     /* the stage's layers summed: dense ones and MoE ones (moe_mlp) */
-    int n_moe = ppsim_moe_layers_in(m, st->first_layer, st->layers);
+    int blocks = ppsim_cost_stage_blocks(st); /* with the MTP depths' layers */
+    int n_moe = ppsim_moe_layers_in(m, st->first_layer, blocks);
     LayerTimes lt = {0}, one;
     layer_times(&c, FALSE, &one);
-    layer_times_add(&lt, &one, st->layers - n_moe);
+    layer_times_add(&lt, &one, blocks - n_moe);
     if (n_moe > 0) {
         layer_times(&c, TRUE, &one);
         layer_times_add(&lt, &one, n_moe);
@@ -1229,7 +1253,7 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
                                     : ppsim_coll_allreduce_s(&c.tp_link, EL * c.T * c.h, c.t))
                             : 0.0;
     int M = PPSIM_KERN_MEMORY;
-    if (c.fp8 && st->layers > 0) { /* the chunk's amax / scale updates, forward and backward */
+    if (c.fp8 && blocks > 0) { /* the chunk's amax / scale updates, forward and backward */
         PpsimFp8Kernels k8;
         fp8_kernels(&c, TRUE, &k8);
         for (int i = 0; i < 2; i++) {
@@ -1242,19 +1266,32 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         }
     }
     if (st->has_embedding) {
-        add_mem(&c, &F, M, 2.0 * EL * c.T * c.h); /* gather rows */
-        if (c.dropout)
-            add_mem(&c, &F, M, (2.0 * EL + 1.0) * c.Tn * c.h); /* embedding dropout */
-        add_mem(&c, &B, M, 3.0 * EL * c.T * c.h);              /* gradient scatter-add */
+        embedding_kernels(&c, &F, &B);
         tp_f += ar_act;
     }
-    if (st->has_head) {
-        if (c.eager) { /* final norm */
-            eager_norm(&c, &F, &B, c.Tn * c.h, c.h);
-        } else {
-            add_mem(&c, &F, M, 2.0 * EL * c.Tn * c.h);
-            add_mem(&c, &B, M, 3.0 * EL * c.Tn * c.h);
+    /* the head, then each MTP depth's (mtp.h): the tokens ahead embedded, enorm and hnorm,
+     * their concatenation projected by eh_proj (2h -> h, column-parallel: its input gathered
+     * over the sequence, its output over the TP group; in B the input gradient
+     * reduce-scattered, the output's sequence split gathered back), the layer (with the
+     * stage's layers above), then the final norm, the shared head and a loss again */
+    for (int k = 0; st->has_head && k <= st->mtp; k++) {
+        if (k > 0) {
+            embedding_kernels(&c, &F, &B);
+            norm_kernels(&c, &F, &B);
+            norm_kernels(&c, &F, &B);
+            add_mem(&c, &F, M, 2.0 * EL * c.Tn * 2.0 * c.h); /* torch.cat */
+            add_linear(&c, &F, &B, &W, c.T, c.h / c.t, 2.0 * c.h);
+            tp_f += ar_act;
+            if (c.t > 1) {
+                double in = EL * c.T * 2.0 * c.h, out = EL * c.T * c.h;
+                tp_f += ppsim_coll_allgather_s(&c.tp_link, out, c.t) +
+                        (c.sp ? ppsim_coll_allgather_s(&c.tp_link, in, c.t) : 0.0);
+                tp_b += c.sp ? ppsim_coll_reduce_scatter_s(&c.tp_link, in, c.t) +
+                                   ppsim_coll_allgather_s(&c.tp_link, out, c.t)
+                             : ppsim_coll_allreduce_s(&c.tp_link, in, c.t);
+            }
         }
+        norm_kernels(&c, &F, &B); /* final norm */
         add_gemm(&c, &F, &B, &W, c.T, c.V / c.t, c.h);
         tp_f += loss_kernels(&c, m->cross_entropy, &F, &B);
         /* the head is column-parallel: asynchronous, its input gradient goes beside its wgrad */
@@ -1323,21 +1360,20 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
         }
         gboolean apart = ppsim_scenario_overlaps_param_gather(sc);
         double red = apart ? rs : rs + ag;
-        double exposed =
-            par->overlap_grad_reduce ? bucket_exposed(red, b_s + w_s, st->layers) : red;
+        double exposed = par->overlap_grad_reduce ? bucket_exposed(red, b_s + w_s, blocks) : red;
         /* the replay moves these bytes over the links: what the link's line rate carries in
          * the exposed time */
         gboolean across = ppsim_par_dp_across_nodes(sc);
         double line = across ? hw->network_bytes_per_s : hw->nvlink_bytes_per_s;
         ppsim_par_set_dp_halves(st, sc, ps(exposed), apart ? ps(ag) : 0, exposed * line,
                                 apart ? ag * line : 0.0);
-    } else if (par->present && group > 1 && par->overlap_grad_reduce && st->layers > 0 &&
+    } else if (par->present && group > 1 && par->overlap_grad_reduce && blocks > 0 &&
                st->dp_comm_ps > 0) {
         /* ZeRO-3 (the closed-form ring reduce-scatter of parallel.c): FSDP reduce-scatters
          * each layer's gradients as its backward ends, so the same buckets hide behind the
          * last backward */
         double red = (double)st->dp_comm_ps / PPSIM_PS_PER_S;
-        double exposed = bucket_exposed(red, b_s + w_s, st->layers);
+        double exposed = bucket_exposed(red, b_s + w_s, blocks);
         st->dp_bytes = (guint64)ppsim_round_clamped((double)st->dp_bytes * exposed / red);
         st->dp_comm_ps = ps(exposed);
     }

@@ -1,5 +1,6 @@
 /* memory.c: the framework's memory per GPU; see memory.h. */
 #include "cost/memory.h"
+#include "cost/mtp.h"
 #include "util/ppsim-error.h"
 
 #include <math.h>
@@ -130,7 +131,8 @@ ppsim_mem_linear_params(const PpsimStageCost *st, const PpsimScenario *sc)
     const PpsimModel *m = &sc->model;
     double t = sc->parallel.present ? MAX(1, sc->parallel.tp) : 1;
     double matrices = (st->has_embedding ? 1.0 : 0.0) +
-                      (st->has_head && !ppsim_cost_head_is_embedding(st, m) ? 1.0 : 0.0);
+                      (st->has_head && !ppsim_cost_head_is_embedding(st, m) ? 1.0 : 0.0) +
+                      (ppsim_mtp_embedding_copy(st, m) ? 1.0 : 0.0);
     double ends = matrices * (double)m->vocab * m->hidden / t;
     return MAX(0.0, st->params - ends);
 }
@@ -162,7 +164,9 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
     st->grads_mem = ms.gradients + ex.gradients;
     st->opt_mem = ms.optimizer + ex.optimizer;
     st->static_mem = ppsim_round_clamped(st->weights_mem + st->grads_mem + st->opt_mem);
-    st->logits_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_kept_bytes(sc)) : 0;
+    /* the head's logits and each MTP depth's, all kept until the backward */
+    st->logits_mem =
+        st->has_head ? ppsim_round_clamped((1 + st->mtp) * ppsim_mem_logits_kept_bytes(sc)) : 0;
     st->logits_grad_mem = st->has_head ? ppsim_round_clamped(ppsim_mem_logits_grad_bytes(sc)) : 0;
 }
 

@@ -201,7 +201,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     st->expert_params = 0;
     st->ep_bytes_f = st->ep_bytes_b = 0;
     st->ep_near_bytes_f = st->ep_near_bytes_b = 0;
-    int n = ppsim_moe_layers_in(m, st->first_layer, st->layers);
+    int n = ppsim_moe_layers_in(m, st->first_layer, ppsim_cost_stage_blocks(st));
     if (n == 0)
         return;
     const PpsimParallel *par = &sc->parallel;
@@ -343,7 +343,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         ends = MAX(ends, m->vocab * h + (ppsim_model_rotary(m) ? 0.0 : m->seq_len * h));
     if (st->has_head)
         ends = MAX(ends, m->vocab * h);
-    st->unit_params = MAX(MAX(layer, ends / t), n < st->layers ? dense / t : 0.0);
+    st->unit_params = MAX(MAX(layer, ends / t), n < ppsim_cost_stage_blocks(st) ? dense / t : 0.0);
     if (ppsim_kernels_active(sc))
         st->opt_ps = ppsim_kernels_optimizer_ps(st, sc);
 }

@@ -34,6 +34,7 @@
  */
 #include "cost/parallel.h"
 #include "cost/memory.h"
+#include "cost/mtp.h"
 
 #include <math.h>
 
@@ -277,7 +278,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     const PpsimParallel *par = &sc->parallel;
     int b = sc->training.microbatch_size, t = par->tp, dp = par->dp, cp = MAX(1, par->cp);
     gboolean sp = par->sequence_parallel && t > 1;
-    double s = model->seq_len, h = model->hidden, V = model->vocab, n = st->layers;
+    double s = model->seq_len, h = model->hidden, V = model->vocab, n = ppsim_cost_stage_blocks(st);
     double sbh = s * b * h, rep_div = sp ? t : 1;
     /* context parallelism: a GPU holds s/cp of the tokens, and computes their queries
      * against all s keys, so each count below (linear in s, or the s x s scores) is 1/cp
@@ -312,7 +313,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     PpsimTime tp_lat = 0;
     ppsim_par_group_link(hw, t, 1, &tp_bw, &tp_lat);
     PpsimTime ar = ppsim_ring_allreduce_ps(ACT_BYTES * tokens, t, tp_bw, tp_lat);
-    PpsimTime tp_f = ppsim_mul_clamped(2 * st->layers, ar), tp_b = tp_f;
+    PpsimTime tp_f = ppsim_mul_clamped(2 * ppsim_cost_stage_blocks(st), ar), tp_b = tp_f;
     if (model->recompute == PPSIM_RECOMPUTE_FULL)
         tp_b += tp_f; /* the re-run forward's collectives */
 
@@ -333,11 +334,26 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         act_w += 2.0 * sbh / rep_div;
         tp_b += ar;
     }
+    PpsimMtpExtras mtp; /* multi-token prediction beyond its layers */
+    ppsim_mtp_extras(st, sc, t, sp, &mtp);
+    if (st->mtp > 0) {
+        fwd += mtp.fwd_flops;
+        bwd_in += mtp.fwd_flops;
+        bwd_w += mtp.fwd_flops;
+        params += mtp.params;
+        act += mtp.act;
+        act_w += mtp.act_w;
+        /* a depth: the embedding's reduction, eh_proj's input and output gathers; in B the
+         * head's and eh_proj's input gradients (all-reduce-sized, as this closed form counts
+         * every TP collective) */
+        tp_f += ppsim_mul_clamped(2 * st->mtp, ar);
+        tp_b += ppsim_mul_clamped(2 * st->mtp, ar);
+    }
     double r = rate * (t > 1 ? par->tp_efficiency : 1.0);
     double params_gpu = params / t;
     /* ZeRO-3's units, gathered one at a time: a layer, the embedding, the head */
-    double unit = st->layers > 0 ? ppsim_par_layer_params(model) : 0.0;
-    if (st->has_embedding)
+    double unit = ppsim_cost_stage_blocks(st) > 0 ? ppsim_par_layer_params(model) : 0.0;
+    if (st->has_embedding || ppsim_mtp_embedding_copy(st, model))
         unit = MAX(unit, V * h + (ppsim_model_rotary(model) ? 0.0 : s * h));
     if (st->has_head)
         unit = MAX(unit, V * h);

@@ -76,7 +76,8 @@ static const PpsimModelPreset llama3_405b = {"llama3-405b", "Llama 3 405B, GQA [
  * layers dense; 1 shared and 256 routed experts of 2048, 8 a token, from at most 4 of 8
  * groups ("each token will be sent to at most 4 nodes", the groups a node's experts;
  * Megatron-Core's --moe-router-num-groups 8 --moe-router-group-topk 4 in [MOE-ZOO]'s
- * DeepSeek-V3 config). */
+ * DeepSeek-V3 config). Trained with one multi-token-prediction module (§2.2; §5.4.3: it
+ * "predicts the next 2 tokens"): model.mtp_layers 1, outside the 671B the totals count. */
 static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                              "DeepSeek-V3 671B MoE (37B active, MLA) [DSV3]",
                                              {.mlp = PPSIM_MLP_SWIGLU,
@@ -87,6 +88,7 @@ static const PpsimModelPreset deepseek_v3 = {"deepseek-v3",
                                               .kv_heads = 128,
                                               .seq_len = 4096,
                                               .vocab = 129280,
+                                              .mtp_layers = 1,
                                               .moe = {.experts = 256,
                                                       .top_k = 8,
                                                       .expert_ffn_hidden = 2048,

@@ -381,6 +381,7 @@ apply_model_preset(Parser *P, int map, GError **error)
     m->dropout = src->dropout;
     m->rotary = src->rotary;
     m->tied_embeddings = src->tied_embeddings;
+    m->mtp_layers = src->mtp_layers;
     g_free(m->preset);
     m->preset = g_strdup(preset->name);
     return TRUE;

@@ -267,6 +267,7 @@ static const SchemaKey model_keys[] = {
     {"dropout", KEY_ENUM, OFF(model.dropout), NULL, FALSE, 0, 0, model_flag_names},
     {"rotary", KEY_ENUM, OFF(model.rotary), NULL, FALSE, 0, 0, model_flag_names},
     {"tied_embeddings", KEY_BOOL, OFF(model.tied_embeddings), NULL, FALSE, 0, 0},
+    {"mtp_layers", KEY_INT, OFF(model.mtp_layers), NULL, FALSE, 0, 0},
     {"cross_entropy", KEY_ENUM, OFF(model.cross_entropy), NULL, FALSE, 0, 0, cross_entropy_names},
     {"attention_kernel", KEY_ENUM, OFF(model.attention_kernel), NULL, FALSE, 0, 0,
      attention_kernel_names},

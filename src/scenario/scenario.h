@@ -273,6 +273,9 @@ typedef struct {
     gboolean tied_embeddings; /* the LM head is the input embedding's matrix (default FALSE):
                                * one copy when one stage holds both, else its gradient
                                * all-reduced between the first and the last stage */
+    int mtp_layers;           /* multi-token prediction depths ([DSV3] §2.2), each a layer, a
+                               * projection and a second head and loss on the last stage
+                               * (default 0) */
     PpsimRecompute recompute;
     GArray *stage_layers; /* (nullable) int per stage: explicit layer split */
     PpsimMark stage_layers_mark;
