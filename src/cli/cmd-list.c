@@ -146,8 +146,12 @@ list_models(void)
             ppsim_fmt_fixed(line, total / 1e9, 2);
             g_string_append(line, "B parameters, ");
             ppsim_fmt_fixed(line, active / 1e9, 2);
-            g_string_append_printf(line, "B active (%s embeddings)\n",
+            g_string_append_printf(line, "B active (%s embeddings",
                                    m->tied_embeddings ? "tied" : "untied");
+            if (m->mtp_layers > 0) /* outside the totals, as [DSV3] counts them */
+                g_string_append_printf(line, "; %d multi-token-prediction depth%s beyond them",
+                                       m->mtp_layers, m->mtp_layers > 1 ? "s" : "");
+            g_string_append(line, ")\n");
         } else {
             ppsim_fmt_fixed(line, ppsim_par_model_params(m) / 1e9, 2);
             g_string_append_printf(line, "B parameters (%s embeddings)\n",
