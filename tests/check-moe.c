@@ -586,6 +586,28 @@ START_TEST(test_expert_tensor_parallel)
     ck_assert_int_gt(want, 0);
     ck_assert_msg(got <= want + slack && got + slack >= want,
                   "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, got, want);
+
+    /* the dispatcher's all-gather and reduce-scatter over the etp group show whole with
+     * Transformer Engine's TP overlap too ([MEG] moe/token_dispatcher.py: plain collectives
+     * between the kernels that need them): what etp 2 adds to a stage's TP time is the same
+     * with parallel.tp_comm_overlap as without */
+    PpsimTime added[2];
+    for (int ov = 0; ov < 2; ov++) {
+        const char *sp = "parallel.sequence_parallel=true",
+                   *no_shared = "model.moe.shared_experts=0";
+        const char *overlap =
+            ov ? "parallel.tp_comm_overlap=true" : "parallel.tp_comm_overlap=false";
+        const char *o2[] = {base[0], base[1],   base[2], base[3], base[4],
+                            sp,      no_shared, overlap, NULL};
+        const char *o1[] = {one[0], one[1], one[2],    one[3],  one[4],
+                            one[5], sp,     no_shared, overlap, NULL};
+        g_autoptr(PpsimCosts) e2 = moe_costs(o2, 4);
+        g_autoptr(PpsimCosts) e1 = moe_costs(o1, 4);
+        added[ov] = e2->stage[1].tp_comm_f_ps - e1->stage[1].tp_comm_f_ps;
+        ck_assert_int_gt(added[ov], 0);
+    }
+    ck_assert_msg(llabs(added[1] - added[0]) <= 2, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
+                  added[1], added[0]);
 }
 END_TEST
 

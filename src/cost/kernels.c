@@ -737,9 +737,9 @@ moe_fp8_gemm(Ctx *c, Pass *f, Pass *b, Pass *w, double S, double in, double out)
 }
 
 /* The MLP kernels of one MoE layer into @f, @b, @w; the seconds of its TP collectives per
- * pass into *@tp. */
+ * pass: the token dispatcher's into *@tp, the shared experts' linears' into *@tp_shared. */
 static void
-moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
+moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp, double *tp_shared)
 {
     const PpsimMoe *moe = &c->sc->model.moe;
     int M = PPSIM_KERN_MEMORY;
@@ -782,7 +782,7 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
         add_linear(c, f, b, w, c->T, h, fs);
         mlp_activation(c, f, b, c->T * fs);
     }
-    *tp = 0.0;
+    *tp = *tp_shared = 0.0;
     if (etp > 1) { /* the slots gathered over the etp group and scattered back */
         PpsimCommLink link;
         link_of(&c->sc->hardware, etp, 1, &link);
@@ -793,8 +793,8 @@ moe_mlp(Ctx *c, Pass *f, Pass *b, Pass *w, double *tp)
     if (t > 1) {
         double tokens = EL * c->T * h;
         if (fs > 0)
-            *tp += ppsim_coll_allgather_s(&c->tp_link, tokens, c->t) +
-                   ppsim_coll_reduce_scatter_s(&c->tp_link, tokens, c->t);
+            *tp_shared = ppsim_coll_allgather_s(&c->tp_link, tokens, c->t) +
+                         ppsim_coll_reduce_scatter_s(&c->tp_link, tokens, c->t);
     }
 }
 
@@ -860,10 +860,11 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     if (c->mla) /* the column-split linears are MLA's up-projections */
         lt->mla_up_f.k[PPSIM_KERN_GEMM] = col_f;
     double attn_gemm_f = gemm_seconds(f), attn_gemm_b = gemm_seconds(b);
-    double moe_tp = 0.0;
+    double moe_tp = 0.0, disp_tp = 0.0, shared_tp = 0.0;
     if (moe) {
         Pass before = *f;
-        moe_mlp(c, f, b, w, &moe_tp);
+        moe_mlp(c, f, b, w, &disp_tp, &shared_tp);
+        moe_tp = disp_tp + shared_tp;
         for (int k = 0; k < PPSIM_KERN_N; k++)
             lt->moe_f.k[k] = f->k[k] - before.k[k];
     } else {
@@ -984,10 +985,16 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
              * gradient's all-gather under the projection's dgrad, QKV's in bulk */
             lt->tp_f = tp_split_s(c, cag_a, col_f) + tp_pipeline(c, crs, T, h, c->o_in);
             lt->tp_b = tp_split(c, cag, T, c->o_in, h) + attn_back;
-            if (moe) { /* the MoE block's collectives behind its own GEMMs, in bulk */
-                lt->moe_tp_f = MAX(0.0, moe_tp - (gemm_seconds(f) - attn_gemm_f));
+            if (moe) {
+                /* the token dispatcher's all-gather and reduce-scatter over the expert-TP
+                 * group are plain NCCL calls between kernels that need their data ([MEG]
+                 * `moe/token_dispatcher.py`: gather_from_sequence_parallel_region before the
+                 * experts, reduce_scatter_to_sequence_parallel_region after): Transformer
+                 * Engine's overlap does not reach them. The shared experts' linears are
+                 * Transformer Engine's, their collectives behind the block's GEMMs, in bulk */
+                lt->moe_tp_f = disp_tp + MAX(0.0, shared_tp - (gemm_seconds(f) - attn_gemm_f));
                 lt->tp_f += lt->moe_tp_f;
-                lt->tp_b += MAX(0.0, moe_tp - (gemm_seconds(b) - attn_gemm_b));
+                lt->tp_b += disp_tp + MAX(0.0, shared_tp - (gemm_seconds(b) - attn_gemm_b));
             } else { /* the MLP's: fc1 and fc2 as QKV and the projection */
                 lt->tp_f += tp_split(c, cag, T, up, h) + tp_pipeline(c, crs, T, h, ft);
                 lt->tp_b += tp_split(c, cag, T, ft, h) + column_backward(c, up, cag, crs, car);
