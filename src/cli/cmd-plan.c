@@ -134,11 +134,11 @@ plan_text(GString *out, const PpsimScenario *sc, const PpsimPlan *plan, const GA
                                                       ppsim_recompute_name(pb->mode[a->mode[s]]),
                                                       a->mixed[s], a->layers[s] - a->mixed[s])
                                     : g_strdup(ppsim_recompute_name(pb->mode[a->mode[s]]));
-        g_string_append_printf(out, "%5d %6d %6d %s%s\n", s, pb->stage_device[s], a->layers[s],
-                               mode,
-                               s == 0                 ? " (+ embedding)"
-                               : s == a->n_stages - 1 ? " (+ head)"
-                                                      : "");
+        g_string_append_printf(
+            out, "%5d %6d %6d %s%s\n", s, pb->stage_device[s], a->layers[s], mode,
+            s == 0                 ? " (+ embedding)"
+            : s == a->n_stages - 1 ? (sc->model.mtp_layers > 0 ? " (+ head, MTP)" : " (+ head)")
+                                   : "");
     }
     g_string_append(out, "predicted: makespan ");
     ppsim_fmt_fixed(out, a->makespan_ms, 3);
