@@ -287,12 +287,7 @@ costs_fill_stage_hw(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     }
     PpsimMtpExtras mtp; /* multi-token prediction beyond its layers */
     ppsim_mtp_extras(st, sc, 1, FALSE, &mtp);
-    fwd += mtp.fwd_flops;
-    bwd_in += mtp.fwd_flops;
-    bwd_w += mtp.fwd_flops;
-    params += mtp.params;
-    act += mtp.act;
-    act_w += mtp.act_w;
+    ppsim_mtp_add(&mtp, &fwd, &bwd_in, &bwd_w, &params, &act, &act_w);
     st->fwd_flops = fwd;
     st->est.f_ps = time_of(fwd, rate);
     st->est.b_ps = time_of(bwd_in, rate);

@@ -34,6 +34,19 @@ typedef struct {
  * sequence parallelism @sp (tp 1, FALSE without `parallel:`). All zero without depths. */
 void ppsim_mtp_extras(const PpsimStageCost *st, const PpsimScenario *sc, int tp, gboolean sp,
                       PpsimMtpExtras *out);
+/* Adds @x to a stage's running sums: its forward FLOPs, the backward's dgrad and wgrad ones
+ * (each as much as the forward's), parameters and kept bytes. */
+static inline void
+ppsim_mtp_add(const PpsimMtpExtras *x, double *fwd, double *bwd_in, double *bwd_w, double *params,
+              double *act, double *act_w)
+{
+    *fwd += x->fwd_flops;
+    *bwd_in += x->fwd_flops;
+    *bwd_w += x->fwd_flops;
+    *params += x->params;
+    *act += x->act;
+    *act_w += x->act_w;
+}
 /* Whether @st holds a copy of the word embedding for its MTP depths (untied, not the first
  * stage). */
 gboolean ppsim_mtp_embedding_copy(const PpsimStageCost *st, const PpsimModel *model);

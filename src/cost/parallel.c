@@ -337,12 +337,7 @@ ppsim_par_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     PpsimMtpExtras mtp; /* multi-token prediction beyond its layers */
     ppsim_mtp_extras(st, sc, t, sp, &mtp);
     if (st->mtp > 0) {
-        fwd += mtp.fwd_flops;
-        bwd_in += mtp.fwd_flops;
-        bwd_w += mtp.fwd_flops;
-        params += mtp.params;
-        act += mtp.act;
-        act_w += mtp.act_w;
+        ppsim_mtp_add(&mtp, &fwd, &bwd_in, &bwd_w, &params, &act, &act_w);
         /* a depth: the embedding's reduction, eh_proj's input and output gathers; in B the
          * head's and eh_proj's input gradients (all-reduce-sized, as this closed form counts
          * every TP collective) */
