@@ -1099,8 +1099,23 @@ START_TEST(test_tied_embeddings)
             ck_assert_int_eq(more, 0);
             ck_assert_int_eq(r1->tied_grad_ps, 0);
             ck_assert_int_eq(r1->devices[0].dp_comm_ps, 0);
+            /* ... and holds the tied matrix once: the untied head's weights, gradients and
+             * optimizer states fewer; device 1 holds neither end */
+            const PpsimStageCost *last = &c1->stage[1];
+            double copy = last->copy_weights_mem + last->copy_grads_mem + last->copy_opt_mem;
+            PpsimModelStateBytes want;
+            ppsim_mem_model_state(51200.0 * 4096 / 8, &s1->training, 0, 1, &want);
+            ck_assert_double_eq_tol(copy, want.weights + want.gradients + want.optimizer, 1e-3);
+            ck_assert_int_eq(r0->devices[0].static_memory - r1->devices[0].static_memory,
+                             ppsim_round_clamped(copy));
+            ck_assert_int_eq(r0->devices[1].static_memory, r1->devices[1].static_memory);
+            ck_assert_int_eq(r0->devices[0].mem_weights - r1->devices[0].mem_weights,
+                             ppsim_round_clamped(want.weights));
             continue;
         }
+        /* the ends on two devices: each keeps its matrix, tied or not */
+        for (int d = 0; d < 2; d++)
+            ck_assert_int_eq(r0->devices[d].static_memory, r1->devices[d].static_memory);
         ck_assert_int_ge(r1->tied_grad_ps, alone);
         ck_assert_int_le(r1->tied_grad_ps, alone + 2 * hw->network_latency_ps);
         if (k == 2) { /* tpipe with T-Offload */

@@ -71,6 +71,11 @@ typedef struct {
      * while it runs */
     double weights_mem, grads_mem, opt_mem;
     gint64 logits_mem, logits_grad_mem;
+    /* memory.c (hardware mode): of weights_mem, grads_mem and opt_mem, the last stage's copy
+     * of the word embedding (the tied head, or the MTP depths' copy, mtp.h), which a device
+     * that also holds the first stage (V-shapes) keeps once ([DSV3] §3.2.3: the "physical
+     * sharing of parameters and gradients" of the embedding and the head); 0 elsewhere */
+    double copy_weights_mem, copy_grads_mem, copy_opt_mem;
 } PpsimStageCost;
 
 typedef struct {

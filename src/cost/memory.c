@@ -163,6 +163,16 @@ ppsim_mem_fill_stage(PpsimStageCost *st, const PpsimScenario *sc)
             2.0 * (zero >= 3 ? 2.0 * st->unit_params : ppsim_mem_linear_params(st, sc));
     st->grads_mem = ms.gradients + ex.gradients;
     st->opt_mem = ms.optimizer + ex.optimizer;
+    /* the last stage's copy of the word embedding: the tied head, or the MTP depths' copy */
+    PpsimModelStateBytes copy = {0};
+    if (st->has_head && !st->has_embedding && (sc->model.tied_embeddings || st->mtp > 0)) {
+        double t = par->present ? MAX(1, par->tp) : 1;
+        ppsim_mem_model_state((double)sc->model.vocab * sc->model.hidden / t, &sc->training, zero,
+                              ppsim_mem_shard_ranks(sc), &copy);
+    }
+    st->copy_weights_mem = copy.weights;
+    st->copy_grads_mem = copy.gradients;
+    st->copy_opt_mem = copy.optimizer;
     st->static_mem = ppsim_round_clamped(st->weights_mem + st->grads_mem + st->opt_mem);
     /* the head's logits and each MTP depth's, all kept until the backward */
     st->logits_mem =

@@ -81,6 +81,10 @@ void ppsim_sim_static_saved(Replay *r);
 /* sim-memory.c: the static memory of each device (its stages' weights, gradients and
  * optimizer states, less what T-Offload keeps on the host). Returns: (transfer full) [p]. */
 gint64 *ppsim_sim_static_memory(const Replay *r);
+/* What device @d holds once of the word embedding that two of its stages hold (the first
+ * stage's and the last stage's copy, PpsimStageCost.copy_*_mem: V-shapes), by part, into
+ * @w, @g, @o (bytes; zero elsewhere). */
+void ppsim_sim_shared_copy(const Replay *r, int d, double *w, double *g, double *o);
 /* sim-memory.c: @op's memory changes into @out. */
 void ppsim_sim_mem_effects(const Replay *r, const PpsimOp *op, SimMemEffects *out);
 /* sim.c: the duration of @op in this replay. */

@@ -1,6 +1,7 @@
 /* sim-memory.c: the replay's memory: each op's allocations and frees (the memory rules of
  * src/README.md "Semantics"), and the static memory of each device, less what T-Offload
- * keeps on the host (see sim-internal.h). */
+ * keeps on the host and the second copy of the word embedding a V-shape's first device
+ * would hold (see sim-internal.h). */
 #include "sim-internal.h"
 #include "schedule/schedule-index.h"
 #include "hw/exec.h"
@@ -151,13 +152,40 @@ ppsim_sim_static_saved(Replay *r)
     }
 }
 
+void
+ppsim_sim_shared_copy(const Replay *r, int d, double *w, double *g, double *o)
+{
+    *w = *g = *o = 0.0;
+    int firsts = 0, copies = 0;
+    const PpsimStageCost *copy = NULL;
+    for (int s = 0; s < r->sched->n_stages; s++) {
+        const PpsimStageCost *st = &r->costs->stage[s];
+        if (r->sched->stage_device[s] != d)
+            continue;
+        firsts += st->has_embedding ? 1 : 0;
+        if (st->copy_weights_mem + st->copy_grads_mem + st->copy_opt_mem > 0) {
+            copies++;
+            copy = st;
+        }
+    }
+    double pairs = MIN(firsts, copies);
+    if (copy == NULL || pairs == 0)
+        return;
+    *w = pairs * copy->copy_weights_mem;
+    *g = pairs * copy->copy_grads_mem;
+    *o = pairs * copy->copy_opt_mem;
+}
+
 gint64 *
 ppsim_sim_static_memory(const Replay *r)
 {
     int p = r->sched->n_devices;
     gint64 *bytes = g_new(gint64, p);
-    for (int d = 0; d < p; d++)
-        bytes[d] = -r->static_saved[d];
+    for (int d = 0; d < p; d++) {
+        double w, g, o;
+        ppsim_sim_shared_copy(r, d, &w, &g, &o);
+        bytes[d] = -r->static_saved[d] - ppsim_round_clamped(w + g + o);
+    }
     for (int s = 0; s < r->sched->n_stages; s++)
         bytes[r->sched->stage_device[s]] += r->costs->stage[s].static_mem;
     return bytes;

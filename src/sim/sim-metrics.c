@@ -208,8 +208,11 @@ metrics_breakdown(const Replay *r, const PpsimRunResult *res, PpsimDeviceResult 
                   const PpsimPoolStats *st, int d)
 {
     const PpsimCosts *c = r->costs;
-    double w = 0, g = 0;
-    gint64 logits = 0, stat = -r->static_saved[d];
+    double w, g, o; /* the embedding a V-shape's device holds once */
+    ppsim_sim_shared_copy(r, d, &w, &g, &o);
+    gint64 logits = 0, stat = -r->static_saved[d] - ppsim_round_clamped(w + g + o);
+    w = -w;
+    g = -g;
     for (int s = 0; s < r->sched->n_stages; s++) {
         if (r->sched->stage_device[s] != d)
             continue;
