@@ -6,6 +6,7 @@
 #include "ppsim-test.h"
 #include "cost/cost-model.h"
 #include "cost/kernels.h"
+#include "cost/memory.h"
 #include "milp/milp.h"
 #include "plan/plan.h"
 #include "util/ppsim-error.h"
@@ -606,6 +607,26 @@ START_TEST(test_zbv_not_paced)
 }
 END_TEST
 
+/* A V-shape's device holds the tied embedding and the last stage's copy of it once, in the
+ * replay (sim-memory.c) and so in the planner's tail: zb-v's T keeps V x h fewer weights,
+ * gradients and optimizer states than 1f1b's. */
+START_TEST(test_vshape_tied_tail)
+{
+    g_autoptr(PpsimScenario) sc = tiny_scenario(8, 4, 16, "zb-v", NULL);
+    sc->model.tied_embeddings = TRUE;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimPlanProblem) v = ppsim_plan_problem_new(sc, "zb-v", &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimPlanProblem) one = ppsim_plan_problem_new(sc, "1f1b", &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(v->stage_device[0], v->stage_device[v->n_stages - 1]);
+    PpsimModelStateBytes copy;
+    ppsim_mem_model_state(32000.0 * 2048, &sc->training, 0, 1, &copy);
+    ck_assert_double_eq_tol(one->tail.static_mem - v->tail.static_mem,
+                            copy.weights + copy.gradients + copy.optimizer, 1.0);
+}
+END_TEST
+
 /* No plan fits: the error names a limit, and that limit (exactly as printed) does fit. */
 START_TEST(test_no_fit_names_smallest_limit)
 {
@@ -908,6 +929,7 @@ ppsim_test_suite(void)
     ppsim_test_add_cbc(tc, test_ilp_matches_brute_force);
     ppsim_test_add_cbc(tc, test_moe_ilp_matches_brute_force);
     ppsim_test_add_cbc(tc, test_zbv_not_paced);
+    tcase_add_test(tc, test_vshape_tied_tail);
     ppsim_test_add_cbc(tc, test_untied_chunks_balanced);
     tcase_add_test(tc, test_no_fit_names_smallest_limit);
     ppsim_test_add_cbc(tc, test_ilp_cut_off_keeps_start);

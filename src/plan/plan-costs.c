@@ -71,7 +71,7 @@ unit_sub_times(PpsimPlanUnit *out, const PpsimPlanUnit *a, const PpsimPlanUnit *
  * starts with, which the first stage holds (their difference to l goes into H). */
 static gboolean
 costs_probe(const PpsimScenario *sc, PpsimRecompute r, int dense, PpsimPlanUnit *layer,
-            PpsimPlanUnit *head, PpsimPlanUnit *tail, double *comm_ms, GError **error)
+            PpsimPlanUnit *head, PpsimPlanUnit *tail, double *copy, double *comm_ms, GError **error)
 {
     PpsimScenario probe = *sc;
     int counts[3] = {1 + dense, 1, 1}, modes[3] = {r, r, r};
@@ -93,6 +93,8 @@ costs_probe(const PpsimScenario *sc, PpsimRecompute r, int dense, PpsimPlanUnit 
     unit_from_stage(&last, &c->stage[2]);
     unit_sub_times(head, &first, layer, 1 + dense);
     unit_sub(tail, &last, layer);
+    const PpsimStageCost *end = &c->stage[2];
+    *copy = end->copy_weights_mem + end->copy_grads_mem + end->copy_opt_mem;
     *comm_ms = cost_ms(c->estimates.comm_ps);
     return TRUE;
 }
@@ -115,8 +117,14 @@ costs_modes(PpsimPlanProblem *pb, const PpsimScenario *sc, GError **error)
         if (all[i] == PPSIM_RECOMPUTE_MLA_UP && sc->model.mla.kv_lora_rank <= 0)
             continue;
         PpsimPlanUnit layer, head, tail;
-        if (!costs_probe(sc, all[i], pb->head_layers, &layer, &head, &tail, &pb->comm_ms, error))
+        double copy = 0;
+        if (!costs_probe(sc, all[i], pb->head_layers, &layer, &head, &tail, &copy, &pb->comm_ms,
+                         error))
             return FALSE;
+        /* a V-shape's device holds the last stage's copy of the embedding (the tied head, the
+         * MTP depths' copy) with the first stage's, once (PpsimStageCost.copy_*_mem) */
+        if (pb->stage_device[0] == pb->stage_device[pb->n_stages - 1])
+            tail.static_mem -= copy;
         gboolean dup = FALSE;
         for (int k = 0; k < pb->n_modes; k++)
             dup |= unit_equal(&pb->layer[k], &layer);
