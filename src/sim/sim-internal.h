@@ -79,7 +79,8 @@ void ppsim_sim_mem_plan(const Replay *r, int s, int j, MemPlan *m);
  * r->static_saved, r->host_static and the CPU workers' split, r->cpu_first/cpu_count). */
 void ppsim_sim_static_saved(Replay *r);
 /* sim-memory.c: the static memory of each device (its stages' weights, gradients and
- * optimizer states, less what T-Offload keeps on the host). Returns: (transfer full) [p]. */
+ * optimizer states, less what T-Offload keeps on the host and the embedding's second copy,
+ * ppsim_sim_shared_copy). Returns: (transfer full) [p]. */
 gint64 *ppsim_sim_static_memory(const Replay *r);
 /* What device @d holds once of the word embedding that two of its stages hold (the first
  * stage's and the last stage's copy, PpsimStageCost.copy_*_mem: V-shapes), by part, into

@@ -163,7 +163,9 @@ ppsim_sim_shared_copy(const Replay *r, int d, double *w, double *g, double *o)
         if (r->sched->stage_device[s] != d)
             continue;
         firsts += st->has_embedding ? 1 : 0;
-        if (st->copy_weights_mem + st->copy_grads_mem + st->copy_opt_mem > 0) {
+        /* (a stage whose optimizer step T-Offload runs on the CPU keeps its own count) */
+        gboolean on_cpu = r->cpu_count != NULL && r->cpu_count[s] > 0;
+        if (!on_cpu && st->copy_weights_mem + st->copy_grads_mem + st->copy_opt_mem > 0) {
             copies++;
             copy = st;
         }
