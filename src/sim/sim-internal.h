@@ -82,6 +82,8 @@ void ppsim_sim_static_saved(Replay *r);
  * optimizer states, less what T-Offload keeps on the host and the embedding's second copy,
  * ppsim_sim_shared_copy). Returns: (transfer full) [p]. */
 gint64 *ppsim_sim_static_memory(const Replay *r);
+/* sim-memory.c: that static memory for device @d alone. */
+gint64 ppsim_sim_device_static(const Replay *r, int d);
 /* What device @d holds once of the word embedding that two of its stages hold (the first
  * stage's and the last stage's copy, PpsimStageCost.copy_*_mem: V-shapes), by part, into
  * @w, @g, @o (bytes; zero elsewhere). */

@@ -178,17 +178,24 @@ ppsim_sim_shared_copy(const Replay *r, int d, double *w, double *g, double *o)
     *o = pairs * copy->copy_opt_mem;
 }
 
+gint64
+ppsim_sim_device_static(const Replay *r, int d)
+{
+    double w, g, o;
+    ppsim_sim_shared_copy(r, d, &w, &g, &o);
+    gint64 bytes = -r->static_saved[d] - ppsim_round_clamped(w + g + o);
+    for (int s = 0; s < r->sched->n_stages; s++)
+        if (r->sched->stage_device[s] == d)
+            bytes += r->costs->stage[s].static_mem;
+    return bytes;
+}
+
 gint64 *
 ppsim_sim_static_memory(const Replay *r)
 {
     int p = r->sched->n_devices;
     gint64 *bytes = g_new(gint64, p);
-    for (int d = 0; d < p; d++) {
-        double w, g, o;
-        ppsim_sim_shared_copy(r, d, &w, &g, &o);
-        bytes[d] = -r->static_saved[d] - ppsim_round_clamped(w + g + o);
-    }
-    for (int s = 0; s < r->sched->n_stages; s++)
-        bytes[r->sched->stage_device[s]] += r->costs->stage[s].static_mem;
+    for (int d = 0; d < p; d++)
+        bytes[d] = ppsim_sim_device_static(r, d);
     return bytes;
 }

@@ -208,17 +208,15 @@ metrics_breakdown(const Replay *r, const PpsimRunResult *res, PpsimDeviceResult 
                   const PpsimPoolStats *st, int d)
 {
     const PpsimCosts *c = r->costs;
-    double w, g, o; /* the embedding a V-shape's device holds once */
-    ppsim_sim_shared_copy(r, d, &w, &g, &o);
-    gint64 logits = 0, stat = -r->static_saved[d] - ppsim_round_clamped(w + g + o);
-    w = -w;
-    g = -g;
+    gint64 logits = 0, stat = ppsim_sim_device_static(r, d);
+    double shared_w, shared_g, shared_o; /* the embedding a V-shape's device holds once */
+    ppsim_sim_shared_copy(r, d, &shared_w, &shared_g, &shared_o);
+    double w = -shared_w, g = -shared_g;
     for (int s = 0; s < r->sched->n_stages; s++) {
         if (r->sched->stage_device[s] != d)
             continue;
         w += c->stage[s].weights_mem;
         g += c->stage[s].grads_mem;
-        stat += c->stage[s].static_mem;
     }
     logits = metrics_logits_at(r, res, d, dev->peak_time_ps);
     gint64 active = st->at_peak[PPSIM_MEM_ACTIVATION] + st->at_peak[PPSIM_MEM_BUFFER] +
