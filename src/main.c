@@ -21,6 +21,7 @@ static const PpsimCommand commands[] = {
     {"merge", ppsim_cmd_merge, "join the CSV parts of a sharded sweep"},
     {"search", ppsim_cmd_search, "rank the layouts of N GPUs (tp, pp, dp, schedule) by tokens/s"},
     {"plan", ppsim_cmd_plan, "plan layers and recompute per stage (ILP) and replay the plan"},
+    {"calibrate", ppsim_cmd_calibrate, "fit a hardware efficiency to measured runs of your stack"},
     {"help", cmd_help, "show help for ppsim or for a command"},
     {"version", cmd_version, "print the version"},
 };

@@ -3,6 +3,7 @@
 #include "ppsim-test.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
@@ -532,6 +533,108 @@ START_TEST(test_svg_window_past_makespan)
 }
 END_TEST
 
+/* The number after "KEY": in @json (the first), failing the test without one. */
+static double
+json_number(const char *json, const char *key)
+{
+    g_autofree char *pat = g_strdup_printf("\"%s\":", key);
+    const char *at = strstr(json, pat);
+    ck_assert_msg(at != NULL, "no %s in %s", key, json);
+    return g_ascii_strtod(at + strlen(pat), NULL);
+}
+
+/* ppsim's own iteration time (s) of @scenario's schedule @schedule with @set. */
+static double
+run_seconds(const char *scenario, const char *schedule, const char *set)
+{
+    Run r = ppsim(NULL, "run", scenario, "-s", schedule, "--set", set, "--no-artifacts", "-q",
+                  "--format", "json", NULL);
+    ck_assert_int_eq(r.status, 0);
+    double s = json_number(r.out, "makespan") / 1000.0;
+    run_clear(&r);
+    return s;
+}
+
+/* `ppsim calibrate` recovers the efficiency a run was simulated at (one run: exactly, to the
+ * 4 significant digits it reports; two runs simulated at one value: that value), reproduces
+ * its reported time with the --set it prints, and refuses what it cannot fit. */
+START_TEST(test_calibrate_round_trip)
+{
+    g_autofree char *a100 = ppsim_test_src_path("scenarios/a100_8gpu.yaml");
+    g_autofree char *h100 = ppsim_test_src_path("scenarios/llama70b_32xh100.yaml");
+    const char *key = "hardware.gpu.gemm_efficiency";
+    double t = run_seconds(a100, "1f1b", "hardware.gpu.gemm_efficiency=0.55");
+    g_autofree char *ts = g_strdup_printf("%.9f", t);
+    Run r = ppsim(NULL, "calibrate", a100, ts, "-s", "1f1b", "--format", "json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    double v = json_number(r.out, "value");
+    ck_assert_msg(fabs(v - 0.55) <= 5e-4, "fitted %g, simulated at 0.55", v);
+    ck_assert(fabs(json_number(r.out, "error_after")) < 0.1);
+    ck_assert(strstr(r.out, "\"key\":\"hardware.gpu.gemm_efficiency\"") != NULL);
+    ck_assert(strstr(r.out, "\"schedule\":\"1f1b\"") != NULL);
+    /* the --set it reports gives the time it reports */
+    g_autofree char *set = g_strdup_printf("%s=%.*g", key, 4, v);
+    ck_assert_double_eq_tol(run_seconds(a100, "1f1b", set), json_number(r.out, "after_s"), 1e-9);
+    Run again = ppsim(NULL, "calibrate", a100, ts, "-s", "1f1b", "--format", "json", NULL);
+    ck_assert_str_eq(again.out, r.out); /* deterministic */
+    run_clear(&again);
+    run_clear(&r);
+    /* two runs of two GPUs, both simulated at 0.6: the least mean |error| is there */
+    double ta = run_seconds(a100, "1f1b", "hardware.gpu.gemm_efficiency=0.6");
+    double th = run_seconds(h100, "1f1b", "hardware.gpu.gemm_efficiency=0.6");
+    g_autofree char *tas = g_strdup_printf("%.9f", ta);
+    g_autofree char *ths = g_strdup_printf("%.9f", th);
+    r = ppsim(NULL, "calibrate", a100, tas, h100, ths, "-s", "1f1b", "-f", "json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(fabs(json_number(r.out, "value") - 0.6) <= 1e-3, "%s", r.out);
+    ck_assert(json_number(r.out, "mean_abs_error_after") < 0.1);
+    run_clear(&r);
+    /* text: the table and the line to reuse */
+    r = ppsim(NULL, "calibrate", a100, ts, "-s", "1f1b", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "fitted hardware.gpu.gemm_efficiency = 0.55") != NULL);
+    ck_assert(strstr(r.out, "reuse it: ppsim run SCENARIO --set hardware.gpu.gemm_efficiency=") !=
+              NULL);
+    run_clear(&r);
+    /* faster than ppsim at efficiency 1: exit 1 naming the bound */
+    r = ppsim(NULL, "calibrate", a100, "0.001", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_str_eq(r.out, "");
+    ck_assert(strstr(r.err, "even at hardware.gpu.gemm_efficiency = 1") != NULL);
+    run_clear(&r);
+    /* FP8 runs: the FP8 GEMM efficiency by default; mixed with bf16 runs, --key is needed */
+    g_autofree char *fp8 = ppsim_test_src_path("scenarios/measured/mbps-l3-8b-fp8-8.yaml");
+    double t8 = run_seconds(fp8, "1f1b", "hardware.gpu.gemm_efficiency_fp8=0.5");
+    g_autofree char *t8s = g_strdup_printf("%.9f", t8);
+    r = ppsim(NULL, "calibrate", fp8, t8s, "-f", "json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert(strstr(r.out, "\"key\":\"hardware.gpu.gemm_efficiency_fp8\"") != NULL);
+    ck_assert_msg(fabs(json_number(r.out, "value") - 0.5) <= 5e-4, "%s", r.out);
+    run_clear(&r);
+    r = ppsim(NULL, "calibrate", fp8, t8s, a100, ts, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "1 of the 2 runs train in FP8") != NULL);
+    run_clear(&r);
+    r = ppsim(NULL, "calibrate", a100, "12", "--key", "model.layers", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "'model.layers' is not a hardware efficiency") != NULL);
+    run_clear(&r);
+    const char *bad[][2] = {{"abc", "must be a positive number of seconds"},
+                            {"0", "must be a positive number of seconds"},
+                            {"nan", "must be a positive number of seconds"}};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        r = ppsim(NULL, "calibrate", a100, bad[i][0], NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, bad[i][1]) != NULL, "%s", r.err);
+        run_clear(&r);
+    }
+    r = ppsim(NULL, "calibrate", a100, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(strstr(r.err, "no measured time after") != NULL);
+    run_clear(&r);
+}
+END_TEST
+
 Suite *
 ppsim_test_suite(void)
 {
@@ -550,6 +653,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_signals_leave_no_half_state);
     tcase_add_test(tc, test_flags_reject_non_finite_numbers);
     tcase_add_test(tc, test_svg_window_past_makespan);
+    tcase_add_test(tc, test_calibrate_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -30,6 +30,7 @@ int ppsim_cmd_sweep(int argc, char **argv);
 int ppsim_cmd_merge(int argc, char **argv);
 int ppsim_cmd_plan(int argc, char **argv);
 int ppsim_cmd_search(int argc, char **argv);
+int ppsim_cmd_calibrate(int argc, char **argv);
 
 /* Options of a sweep run, shared by `ppsim sweep` and `ppsim run --grid` (cmd-sweep.c). */
 typedef struct {

@@ -56,6 +56,45 @@ gboolean ppsim_sim_check_schedule_names(const GPtrArray *specs, GError **error);
  * each once. Returns: (transfer full) a GPtrArray of char*. */
 GPtrArray *ppsim_sim_warnings(const PpsimScenario *scenario, const GPtrArray *results);
 
+/* `ppsim calibrate` (sim-calibrate.c): one hardware efficiency fitted to measured runs. */
+typedef struct {
+    const char *path;  /* a scenario file */
+    double measured_s; /* its measured seconds per iteration, > 0 */
+} PpsimCalibrateRun;
+
+typedef struct {
+    const char *key;              /* a hardware.* key naming an efficiency; NULL: the GEMM
+                                   * efficiency of the runs' dtype, bf16's or FP8's */
+    const char *schedule;         /* nullable: each scenario's first schedule */
+    const char *const *overrides; /* nullable: --set values, applied before the key */
+} PpsimCalibrateOptions;
+
+typedef struct {
+    char *schedule;      /* the label of the schedule replayed */
+    double value_before; /* the scenario's own value of the key */
+    double before_s;     /* ppsim's seconds per iteration as the scenario gives it */
+    double after_s;      /* at the fitted value */
+} PpsimCalibratedRun;
+
+typedef struct {
+    char *key;          /* the key fitted */
+    double value;       /* the fitted value, to 4 significant digits, in [0.01, 1] */
+    double mean_before; /* mean |relative error| %, as given and fitted */
+    double mean_after;
+    int replays; /* replays the search ran (the "as given" ones included) */
+    PpsimCalibratedRun *runs;
+    int n_runs;
+} PpsimCalibration;
+
+/* The value of @o->key that makes the @n @runs' simulated iterations take their measured
+ * times: exactly for one run (an error when no value in [0.01, 1] reaches it, naming the
+ * bound), the least mean |relative error| for several. Returns: (transfer full)
+ * (nullable). */
+PpsimCalibration *ppsim_calibrate(const PpsimCalibrateRun *runs, int n,
+                                  const PpsimCalibrateOptions *o, GError **error);
+void ppsim_calibration_free(PpsimCalibration *cal);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PpsimCalibration, ppsim_calibration_free)
+
 /* `ppsim run --samples N --seed S -j T` (sim-samples.c, scenarios/README.md "Variability"). */
 typedef struct {
     int samples;  /* N >= 1 */
