@@ -1,5 +1,6 @@
 /* cli-common.c: error printing and option parsing shared by the subcommands. */
 #include "cli/cli.h"
+#include "scenario/scenario.h"
 #include "util/file-replace.h"
 #include "util/quote.h"
 
@@ -147,4 +148,21 @@ ppsim_cli_write_file(const char *path, const char *data, gsize len, GError **err
     }
     /* a regular file (or none yet): replaced whole, so readers never see it half-written */
     return ppsim_file_replace(path, data, len, error);
+}
+
+gboolean
+ppsim_cli_with_overrides(char **with, char ***sets, GError **error)
+{
+    g_autoptr(GStrvBuilder) all = g_strv_builder_new();
+    for (char **f = with; f && *f; f++) {
+        g_auto(GStrv) frag = ppsim_scenario_fragment_overrides(*f, error);
+        if (frag == NULL)
+            return FALSE;
+        g_strv_builder_addv(all, (const char **)frag);
+    }
+    if (*sets)
+        g_strv_builder_addv(all, (const char **)*sets);
+    g_strfreev(*sets);
+    *sets = g_strv_builder_end(all);
+    return TRUE;
 }

@@ -66,6 +66,9 @@ int ppsim_cli_usage_io(const char *what);
 /* Parses options; on error prints the message and a hint and returns FALSE. With --help,
  * GLib prints the help to stdout and exits 0. */
 gboolean ppsim_cli_parse(GOptionContext *ctx, int *argc, char ***argv);
+/* --with FILE.yaml...: each fragment's keys (ppsim_scenario_fragment_overrides) become
+ * overrides, in order, before those of --set already in *@sets, which is replaced. */
+gboolean ppsim_cli_with_overrides(char **with, char ***sets, GError **error);
 /* Writes @data to @path: "-" is stdout; a regular file (or a new one) is replaced
  * atomically (temporary file + rename); a symbolic link is followed and its target replaced;
  * a FIFO or a device is written through, never replaced; a directory is an error. */

@@ -164,16 +164,8 @@ static int
 cal_main(CalOptions *o, int n, char **args)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GStrvBuilder) all = g_strv_builder_new();
-    for (char **f = o->with; f && *f; f++) {
-        g_auto(GStrv) sets = ppsim_scenario_fragment_overrides(*f, &error);
-        if (sets == NULL)
-            return ppsim_cli_fail(error);
-        g_strv_builder_addv(all, (const char **)sets);
-    }
-    if (o->sets)
-        g_strv_builder_addv(all, (const char **)o->sets);
-    g_auto(GStrv) sets = g_strv_builder_end(all);
+    if (!ppsim_cli_with_overrides(o->with, &o->sets, &error))
+        return ppsim_cli_fail(error);
     g_autofree PpsimCalibrateRun *runs = g_new0(PpsimCalibrateRun, n);
     for (int i = 0; i < n; i++) {
         runs[i].path = args[2 * i];
@@ -185,7 +177,7 @@ cal_main(CalOptions *o, int n, char **args)
         }
     }
     PpsimCalibrateOptions co = {
-        .key = o->key, .schedule = o->schedule, .overrides = (const char *const *)sets};
+        .key = o->key, .schedule = o->schedule, .overrides = (const char *const *)o->sets};
     g_autoptr(PpsimCalibration) cal = ppsim_calibrate(runs, n, &co, &error);
     if (cal == NULL)
         return ppsim_cli_fail(error);

@@ -57,23 +57,6 @@ run_options_clear(RunOptions *o)
     g_free(o->plot);
 }
 
-/* One name of --schedule: the scenario's spec of that name or label when it has one (with
- * its options), else a plain spec of a registered generator. */
-static PpsimScheduleSpec *
-run_pick_named(PpsimScenario *sc, const char *name, GError **error)
-{
-    for (guint i = 0; i < sc->schedules->len; i++) {
-        PpsimScheduleSpec *s = g_ptr_array_index(sc->schedules, i);
-        if (g_strcmp0(s->label, name) == 0 || g_strcmp0(s->name, name) == 0)
-            return g_ptr_array_steal_index(sc->schedules, i);
-    }
-    if (strcmp(name, "custom") != 0 && !ppsim_sched_registry_find(name, error)) {
-        g_prefix_error(error, "--schedule: ");
-        return NULL;
-    }
-    return ppsim_schedule_spec_new(name);
-}
-
 /* --schedule A --schedule B (or "A,B"), or an inline spec as the scenario's `schedule` key
  * takes it: '{name: po-h, co_schedule: independent}' or a '[...]' list. */
 static gboolean
@@ -99,7 +82,7 @@ run_select_schedules(PpsimScenario *sc, char **names, GError **error)
             const char *name = g_strstrip(*part);
             if (*name == '\0')
                 continue;
-            PpsimScheduleSpec *found = run_pick_named(sc, name, error);
+            PpsimScheduleSpec *found = ppsim_sim_take_schedule(sc, name, error);
             if (found == NULL)
                 return FALSE;
             g_ptr_array_add(chosen, found);
@@ -471,24 +454,6 @@ run_grid(RunOptions *o, const char *path)
     return ppsim_cli_sweep(sweep, &so);
 }
 
-/* --with: each fragment's keys become overrides, in order, before those of --set. */
-static gboolean
-run_apply_with(RunOptions *o, GError **error)
-{
-    g_autoptr(GStrvBuilder) all = g_strv_builder_new();
-    for (char **f = o->with; f && *f; f++) {
-        g_auto(GStrv) sets = ppsim_scenario_fragment_overrides(*f, error);
-        if (sets == NULL)
-            return FALSE;
-        g_strv_builder_addv(all, (const char **)sets);
-    }
-    if (o->sets)
-        g_strv_builder_addv(all, (const char **)o->sets);
-    g_strfreev(o->sets);
-    o->sets = g_strv_builder_end(all);
-    return TRUE;
-}
-
 int
 ppsim_cmd_run(int argc, char **argv)
 {
@@ -525,7 +490,7 @@ ppsim_cmd_run(int argc, char **argv)
     else if (o.jobs < 0)
         rc = ppsim_cli_usage("--jobs must be >= 1, got %d", o.jobs);
     else {
-        if (o.with != NULL && !run_apply_with(&o, &error))
+        if (o.with != NULL && !ppsim_cli_with_overrides(o.with, &o.sets, &error))
             rc = ppsim_cli_fail(error);
         else if (o.grid != NULL)
             rc = run_grid(&o, argv[1]);

@@ -224,3 +224,18 @@ ppsim_sim_check_schedule_names(const GPtrArray *specs, GError **error)
     }
     return TRUE;
 }
+
+PpsimScheduleSpec *
+ppsim_sim_take_schedule(PpsimScenario *scenario, const char *name, GError **error)
+{
+    for (guint i = 0; i < scenario->schedules->len; i++) {
+        PpsimScheduleSpec *s = g_ptr_array_index(scenario->schedules, i);
+        if (g_strcmp0(s->label, name) == 0 || g_strcmp0(s->name, name) == 0)
+            return g_ptr_array_steal_index(scenario->schedules, i);
+    }
+    if (strcmp(name, "custom") != 0 && !ppsim_sched_registry_find(name, error)) {
+        g_prefix_error(error, "--schedule: ");
+        return NULL;
+    }
+    return ppsim_schedule_spec_new(name);
+}

@@ -11,7 +11,6 @@
  * randomness, no wall time in the result.
  */
 #include "sim/sim.h"
-#include "sched/registry.h"
 #include "util/ppsim-error.h"
 #include "util/units.h"
 
@@ -39,31 +38,19 @@ key_is_efficiency(const char *key)
     return g_str_has_prefix(key, "hardware.") && strstr(leaf, "efficiency") != NULL;
 }
 
-/* The spec @name names in @sc (by label, then name; a registered generator the scenario
- * does not list runs plain), or without @name the scenario's first; taken out of @sc.
- * Returns: (transfer full) (nullable). */
+/* The spec @name names in @sc (ppsim_sim_take_schedule), or without @name the scenario's
+ * first; taken out of @sc. Returns: (transfer full) (nullable). */
 static PpsimScheduleSpec *
 take_spec(PpsimScenario *sc, const char *name, GError **error)
 {
-    if (name == NULL) {
-        if (sc->schedules->len == 0) {
-            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
-                        "%s: no schedule to calibrate", sc->path ? sc->path : "scenario");
-            return NULL;
-        }
-        return g_ptr_array_steal_index(sc->schedules, 0);
-    }
-    for (int pass = 0; pass < 2; pass++)
-        for (guint i = 0; i < sc->schedules->len; i++) {
-            const PpsimScheduleSpec *s = g_ptr_array_index(sc->schedules, i);
-            if (g_strcmp0(pass == 0 ? s->label : s->name, name) == 0)
-                return g_ptr_array_steal_index(sc->schedules, i);
-        }
-    if (strcmp(name, "custom") != 0 && !ppsim_sched_registry_find(name, error)) {
-        g_prefix_error(error, "--schedule: ");
+    if (name != NULL)
+        return ppsim_sim_take_schedule(sc, name, error);
+    if (sc->schedules->len == 0) {
+        g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                    "%s: no schedule to calibrate", sc->path ? sc->path : "scenario");
         return NULL;
     }
-    return ppsim_schedule_spec_new(name);
+    return g_ptr_array_steal_index(sc->schedules, 0);
 }
 
 /* Run @r with the key at @x (@x < 0: as the scenario gives it): its makespan in seconds,

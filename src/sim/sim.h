@@ -51,6 +51,12 @@ GPtrArray *ppsim_sim_run_all(const PpsimScenario *scenario, PpsimSimFlags flags,
  * schedule values with it at load). */
 gboolean ppsim_sim_check_schedule_names(const GPtrArray *specs, GError **error);
 
+/* The schedule `--schedule NAME` names: @scenario's spec of that label or name (with its
+ * options), taken out of @scenario, else a plain spec of a registered generator; an error
+ * ("--schedule: unknown schedule ...") otherwise. Returns: (transfer full) (nullable). */
+PpsimScheduleSpec *ppsim_sim_take_schedule(PpsimScenario *scenario, const char *name,
+                                           GError **error);
+
 /* Settings of @scenario that do nothing or less than they seem (sim-warnings.c), given the
  * @results of its run (nullable: only what the scenario alone shows): one message per trap,
  * each once. Returns: (transfer full) a GPtrArray of char*. */
