@@ -615,6 +615,12 @@ START_TEST(test_calibrate_round_trip)
     ck_assert_int_eq(r.status, 1);
     ck_assert(strstr(r.err, "1 of the 2 runs train in FP8") != NULL);
     run_clear(&r);
+    /* a run the key does not move (explicit costs): nothing to calibrate */
+    g_autofree char *expl = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
+    r = ppsim(NULL, "calibrate", expl, "10", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.err, "does not change its iteration time") != NULL);
+    run_clear(&r);
     r = ppsim(NULL, "calibrate", a100, "12", "--key", "model.layers", NULL);
     ck_assert_int_eq(r.status, 1);
     ck_assert(strstr(r.err, "'model.layers' is not a hardware efficiency") != NULL);

@@ -106,16 +106,33 @@ mean_error_at(Cal *c, double x, double *mean, double *secs, GError **error)
     return TRUE;
 }
 
-/* One run: the x of t(x) = measured by bisection, or an error naming the bound that the
- * measured time lies beyond. */
+/* Every run's time at both ends of the range; an error for a run the key does not move
+ * (explicit costs, or no kernel the key scales). */
 static gboolean
-solve_one(Cal *c, double *x_out, GError **error)
+check_ends(Cal *c, double *t_lo, double *t_hi, GError **error)
+{
+    for (int i = 0; i < c->n; i++) {
+        const PpsimCalibrateRun *r = &c->runs[i];
+        if (!replay_at(c, r, CAL_LO, &t_lo[i], NULL, NULL, error) ||
+            !replay_at(c, r, CAL_HI, &t_hi[i], NULL, NULL, error))
+            return FALSE;
+        if (t_lo[i] - t_hi[i] <= 1e-9 * t_hi[i]) {
+            g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
+                        "%s: %s does not change its iteration time (%.6g s from %g to %g: "
+                        "explicit costs, or no kernel the key scales): nothing to calibrate",
+                        r->path, c->o->key, t_hi[i], CAL_LO, CAL_HI);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* One run: the x of t(x) = measured by bisection, or an error naming the bound that the
+ * measured time lies beyond (@t_lo, @t_hi: its times at the ends). */
+static gboolean
+solve_one(Cal *c, double t_lo, double t_hi, double *x_out, GError **error)
 {
     const PpsimCalibrateRun *r = &c->runs[0];
-    double t_lo, t_hi;
-    if (!replay_at(c, r, CAL_LO, &t_lo, NULL, NULL, error) ||
-        !replay_at(c, r, CAL_HI, &t_hi, NULL, NULL, error))
-        return FALSE;
     if (r->measured_s < t_hi) {
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: even at %s = %g its iteration takes %.6g s in ppsim, longer than the "
@@ -256,8 +273,11 @@ ppsim_calibrate(const PpsimCalibrateRun *runs, int n, const PpsimCalibrateOption
         cal->mean_before += fabs(out->before_s - runs[i].measured_s) / runs[i].measured_s;
     }
     cal->mean_before *= 100.0 / n;
+    g_autofree double *t_lo = g_new(double, n);
+    g_autofree double *t_hi = g_new(double, n);
     double x;
-    if (!(n == 1 ? solve_one(&c, &x, error) : solve_many(&c, &x, error)))
+    if (!check_ends(&c, t_lo, t_hi, error) ||
+        !(n == 1 ? solve_one(&c, t_lo[0], t_hi[0], &x, error) : solve_many(&c, &x, error)))
         return NULL;
     double scale = pow(10.0, CAL_DIGITS - 1 - floor(log10(x))); /* CAL_DIGITS significant */
     cal->value = MIN(CAL_HI, MAX(CAL_LO, round(x * scale) / scale));
