@@ -2,13 +2,14 @@
  *
  * One hardware efficiency (a share of a peak, in (0, 1]) is chosen so that measured runs'
  * simulated iterations take their measured seconds: the replay is a function t(x) of the
- * key's value x, non-increasing (a higher efficiency never slows a kernel), so for one run
- * a bisection on [CAL_LO, 1] finds t(x) = measured to CAL_TOL in x; for several runs the
- * value minimises the mean |relative error| over them (a scan of the range in steps of
- * CAL_SCAN, then a golden-section search around the best point). The value is rounded to
- * CAL_DIGITS significant digits and every run is replayed once more at the rounded value,
- * so that what is reported is what `--set KEY=VALUE` reproduces. Deterministic: no
- * randomness, no wall time in the result.
+ * key's value x, non-increasing (a higher efficiency never slows a kernel; a generator that
+ * plans on the costs may change its schedule along the way, and the bisection then returns
+ * one crossing), so for one run a bisection on [CAL_LO, 1] finds t(x) = measured to CAL_TOL
+ * in x; for several runs the value minimises the mean |relative error| over them (a scan of
+ * the range in steps of CAL_SCAN, then a golden-section search around the best point). The
+ * value is rounded to CAL_DIGITS significant digits and every run is replayed once more at
+ * the rounded value, so that what is reported is what `--set KEY=VALUE` reproduces.
+ * Deterministic: no randomness, no wall time in the result.
  */
 #include "sim/sim.h"
 #include "util/ppsim-error.h"
