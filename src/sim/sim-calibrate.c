@@ -90,6 +90,13 @@ replay_at(Cal *c, const PpsimCalibrateRun *r, double x, double *seconds, char **
     return TRUE;
 }
 
+/* |@t - @measured| / @measured, in %. */
+static double
+abs_error_pct(double t, double measured)
+{
+    return fabs(t - measured) / measured * 100.0;
+}
+
 /* The mean |relative error| (%) of every run at @x; @secs (nullable) receives each time. */
 static gboolean
 mean_error_at(Cal *c, double x, double *mean, double *secs, GError **error)
@@ -101,7 +108,7 @@ mean_error_at(Cal *c, double x, double *mean, double *secs, GError **error)
             return FALSE;
         if (secs != NULL)
             secs[i] = t;
-        sum += fabs(t - c->runs[i].measured_s) / c->runs[i].measured_s * 100.0;
+        sum += abs_error_pct(t, c->runs[i].measured_s);
     }
     *mean = sum / c->n;
     return TRUE;
@@ -271,9 +278,8 @@ ppsim_calibrate(const PpsimCalibrateRun *runs, int n, const PpsimCalibrateOption
         PpsimCalibratedRun *out = &cal->runs[i];
         if (!replay_at(&c, &runs[i], -1, &out->before_s, &out->schedule, &out->value_before, error))
             return NULL;
-        cal->mean_before += fabs(out->before_s - runs[i].measured_s) / runs[i].measured_s;
+        cal->mean_before += abs_error_pct(out->before_s, runs[i].measured_s) / n;
     }
-    cal->mean_before *= 100.0 / n;
     g_autofree double *t_lo = g_new(double, n);
     g_autofree double *t_hi = g_new(double, n);
     double x;
