@@ -737,6 +737,64 @@ START_TEST(test_pair_sms)
 }
 END_TEST
 
+/* An F&B pair layer by layer (overlap.h), timelines worked by hand (ms).
+ * attention {0.5, 0.5, 0}, MLP {4, 4, 0}, all-to-alls {2, 2}: the combine gradient 0-2 beside
+ * attention F 0-0.5; MLP B 2-6 (after it) beside the dispatch 2-4; MLP F 6-10 beside the
+ * dispatch gradient 6-8 (after MLP B); attention B 10-10.5 and the combine 10-12 (after MLP
+ * F): 12, where the whole-stage model hides every all-to-all (4.5 + 4.5 of compute against 4
+ * + 4): 9. Two layers: the second's attention F waits for the first's combine, 24.
+ * attention {2, 0, 0}, all-to-alls {1, 0}, no MLP: the combine gradient 0-1, attention F 0-2,
+ * the dispatch after it 2-3: 3; with slow 1 attention F runs at half speed beside the combine
+ * gradient, 0.5 done at 1, the rest 1-2.5, the dispatch 2.5-3.5. Without all-to-alls the
+ * compute in a row. */
+START_TEST(test_pair_layers)
+{
+    PpsimTime ms = PPSIM_PS_PER_MS;
+    PpsimTime attn[3] = {ms / 2, ms / 2, 0}, mlp[3] = {4 * ms, 4 * ms, 0},
+              a2a[2] = {2 * ms, 2 * ms};
+    ck_assert_int_eq(ppsim_cost_overlap_layers(1, attn, mlp, a2a, 0.0), 12 * ms);
+    ck_assert_int_eq(ppsim_cost_overlap_layers(2, attn, mlp, a2a, 0.0), 24 * ms);
+    PpsimTime fo, bwo;
+    ppsim_cost_overlap_halves(9 * ms / 2 + 4 * ms, 9 * ms / 2 + 4 * ms, 4 * ms, 4 * ms, &fo, &bwo);
+    ck_assert_int_eq(fo + bwo, 9 * ms);
+
+    PpsimTime a2[3] = {2 * ms, 0, 0}, none[3] = {0, 0, 0}, x[2] = {ms, 0};
+    ck_assert_int_eq(ppsim_cost_overlap_layers(1, a2, none, x, 0.0), 3 * ms);
+    ck_assert_int_eq(ppsim_cost_overlap_layers(1, a2, none, x, 1.0), 7 * ms / 2);
+
+    PpsimTime at[3] = {ms, 2 * ms, 3 * ms}, ml[3] = {4 * ms, 5 * ms, 6 * ms}, zero[2] = {0, 0};
+    ck_assert_int_eq(ppsim_cost_overlap_layers(3, at, ml, zero, 0.5), 3 * 21 * ms);
+    ck_assert_int_eq(ppsim_cost_overlap_layers(0, at, ml, a2a, 0.0), 0);
+
+    /* moe_yaml in 2 stages: stage 0 holds the 2 dense layers and 2 MoE layers, stage 1 four
+     * MoE layers; each pair is its layers' schedule plus the rest of its compute (at least
+     * that compute, in this example more); the layers' parts fit in the stage's. recompute:
+     * moe (B re-runs the all-to-alls) and no EP keep the whole-stage model. */
+    g_autoptr(PpsimCosts) c = moe_costs(NULL, 2);
+    for (int s = 0; s < 2; s++) {
+        const PpsimStageCost *st = &c->stage[s];
+        ck_assert_int_eq(st->pair_layers, s == 0 ? 2 : 4);
+        PpsimTime cf = st->est.f_ps - st->ep_comm_f_ps;
+        PpsimTime cbw = st->est.b_ps + st->est.w_ps - st->ep_comm_b_ps, per = 0;
+        for (int i = 0; i < 3; i++)
+            per += st->pl_attn_ps[i] + st->pl_mlp_ps[i];
+        ck_assert_int_le(st->pair_layers * per, cf + cbw);
+        ck_assert_int_eq(st->ep_comm_f_ps, st->pair_layers * (st->pl_a2a_ps[0] + st->pl_a2a_ps[1]));
+        PpsimTime pair = ppsim_cost_overlap_layers(st->pair_layers, st->pl_attn_ps, st->pl_mlp_ps,
+                                                   st->pl_a2a_ps, st->ep_pair_slow) +
+                         cf + cbw - st->pair_layers * per;
+        ck_assert_int_eq(st->est.fo_ps + st->est.bwo_ps, pair);
+        ck_assert_int_gt(pair, cf + cbw);
+    }
+    const char *rc[] = {"model.recompute=moe", NULL};
+    g_autoptr(PpsimCosts) r = moe_costs(rc, 2);
+    ck_assert_int_eq(r->stage[1].pair_layers, 0);
+    const char *one[] = {"parallel.ep=1", NULL};
+    g_autoptr(PpsimCosts) e1 = moe_costs(one, 2);
+    ck_assert_int_eq(e1->stage[1].pair_layers, 0);
+}
+END_TEST
+
 /* recompute: moe (Megatron-Core --recompute-modules moe): each MoE layer's MLP block runs
  * again in B, its all-to-alls too (twice the B all-to-alls of mode none), its forward
  * kernels unchanged and its B kernels longer by less than its whole F; it keeps the block's
@@ -945,6 +1003,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_json_keys);
     tcase_add_test(tc, test_ep_flows);
     tcase_add_test(tc, test_pair_sms);
+    tcase_add_test(tc, test_pair_layers);
     tcase_add_test(tc, test_recompute_moe);
     tcase_add_test(tc, test_recompute_mixed_moe);
     tcase_add_test(tc, test_offload_ratio_moe);

@@ -62,6 +62,15 @@ typedef struct {
     PpsimRecompute recompute; /* the stage's mode: model.stage_recompute, else model.recompute */
     PpsimTime b_recompute_ps; /* hardware mode: of est.b_ps, the forward re-run that the
                                * stage's recompute mode folds into each B (no R op) */
+    /* kernel model, MoE layers (overlap.h ppsim_cost_overlap_layers): an F&B pair runs the
+     * stage's pair_layers MoE layers sub-module by sub-module, each layer's compute split in
+     * two parts, F, B and W of each (ps, its exposed TP collectives included): pl_attn_ps
+     * everything but the MLP block (attention, norms, residuals), pl_mlp_ps the MLP block
+     * (kernels.c moe_mlp: router, permutation, experts, shared experts); pl_a2a_ps one
+     * all-to-all of each direction (moe.c: [0] F's dispatch, B's combine gradient; [1] F's
+     * combine, B's dispatch gradient). pair_layers 0: the whole-stage model (overlap.h). */
+    int pair_layers;
+    PpsimTime pl_attn_ps[3], pl_mlp_ps[3], pl_a2a_ps[2];
     /* hardware mode, kernel model (cost/kernels.h): compute time of one F, one B (with the
      * re-run its recompute mode folds in) and one W by kernel class: GEMM, attention core,
      * memory-bound (ps; TP/CP collectives excluded); zero otherwise */

@@ -181,6 +181,8 @@ typedef struct {
     Pass attn_f;       /* the attention core's forward: what selective recompute re-runs */
     Pass moe_f;        /* an MoE layer's MLP block forward: what recompute: moe re-runs */
     double moe_tp_f;   /* ... and its exposed TP collectives (s) */
+    Pass moe_b, moe_w; /* the block's backward and wgrad (an F&B pair's parts, overlap.h) */
+    double moe_tp_b;   /* ... and the backward's exposed TP collectives (s) */
     Pass mla_up_f;     /* MLA's up-projections and rotary: what recompute: mla_up_proj re-runs */
     double mla_up_tp;  /* ... and the latents' all-gather that shows (s) */
     double tp_f, tp_b; /* exposed TP collectives (s) */
@@ -862,11 +864,14 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
     double attn_gemm_f = gemm_seconds(f), attn_gemm_b = gemm_seconds(b);
     double moe_tp = 0.0, disp_tp = 0.0, shared_tp = 0.0;
     if (moe) {
-        Pass before = *f;
+        Pass before = *f, before_b = *b, before_w = *w;
         moe_mlp(c, f, b, w, &disp_tp, &shared_tp);
         moe_tp = disp_tp + shared_tp;
-        for (int k = 0; k < PPSIM_KERN_N; k++)
+        for (int k = 0; k < PPSIM_KERN_N; k++) {
             lt->moe_f.k[k] = f->k[k] - before.k[k];
+            lt->moe_b.k[k] = b->k[k] - before_b.k[k];
+            lt->moe_w.k[k] = w->k[k] - before_w.k[k];
+        }
     } else {
         add_linear(c, f, b, w, T, up, h);
         add_linear(c, f, b, w, T, h, ft);
@@ -968,7 +973,7 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
         if (c->mla && c->sp)
             lt->mla_up_tp = par->tp_comm_overlap ? tp_split_s(c, cag_a, col_f) : cag_a;
         if (!par->tp_comm_overlap) {
-            lt->moe_tp_f = moe_tp;
+            lt->moe_tp_f = lt->moe_tp_b = moe_tp;
             lt->tp_f = attn_f + mlp_pass + moe_tp;
             lt->tp_b = attn_b + mlp_pass + moe_tp;
             if (par->tp_async_backward) {
@@ -994,7 +999,8 @@ layer_times(Ctx *c, gboolean moe, LayerTimes *lt)
                  * Transformer Engine's, their collectives behind the block's GEMMs, in bulk */
                 lt->moe_tp_f = disp_tp + MAX(0.0, shared_tp - (gemm_seconds(f) - attn_gemm_f));
                 lt->tp_f += lt->moe_tp_f;
-                lt->tp_b += disp_tp + MAX(0.0, shared_tp - (gemm_seconds(b) - attn_gemm_b));
+                lt->moe_tp_b = disp_tp + MAX(0.0, shared_tp - (gemm_seconds(b) - attn_gemm_b));
+                lt->tp_b += lt->moe_tp_b;
             } else { /* the MLP's: fc1 and fc2 as QKV and the projection */
                 lt->tp_f += tp_split(c, cag, T, up, h) + tp_pipeline(c, crs, T, h, ft);
                 lt->tp_b += tp_split(c, cag, T, ft, h) + column_backward(c, up, cag, crs, car);
@@ -1115,6 +1121,26 @@ pass_scale_add(Pass *dst, const Pass *src, double n)
         dst->k[k] += n * src->k[k];
 }
 
+/* An F&B pair's parts of one MoE layer @one (cost-model.h pl_*): the MLP block's compute
+ * with its exposed TP collectives, and the rest of the layer's. Not with a recompute mode
+ * that re-runs the block (its all-to-alls too: moe.c) or the whole layer in B. */
+static void
+pair_parts(PpsimStageCost *st, const PpsimScenario *sc, const LayerTimes *one, int n_moe)
+{
+    PpsimRecompute rc = sc->model.recompute;
+    if (rc == PPSIM_RECOMPUTE_FULL || rc == PPSIM_RECOMPUTE_MOE)
+        return;
+    double mlp[3] = {pass_total(&one->moe_f) + one->moe_tp_f,
+                     pass_total(&one->moe_b) + one->moe_tp_b, pass_total(&one->moe_w)};
+    double all[3] = {pass_total(&one->f) + one->tp_f + one->cp_f,
+                     pass_total(&one->b) + one->tp_b + one->cp_b, pass_total(&one->w)};
+    for (int i = 0; i < 3; i++) {
+        st->pl_mlp_ps[i] = ps(mlp[i]);
+        st->pl_attn_ps[i] = MAX(0, ps(all[i]) - st->pl_mlp_ps[i]);
+    }
+    st->pair_layers = n_moe;
+}
+
 /* @dst += @n layers of @src */
 static void
 layer_times_add(LayerTimes *dst, const LayerTimes *src, double n)
@@ -1125,6 +1151,9 @@ layer_times_add(LayerTimes *dst, const LayerTimes *src, double n)
     pass_scale_add(&dst->attn_f, &src->attn_f, n);
     pass_scale_add(&dst->moe_f, &src->moe_f, n);
     dst->moe_tp_f += n * src->moe_tp_f;
+    pass_scale_add(&dst->moe_b, &src->moe_b, n);
+    pass_scale_add(&dst->moe_w, &src->moe_w, n);
+    dst->moe_tp_b += n * src->moe_tp_b;
     pass_scale_add(&dst->mla_up_f, &src->mla_up_f, n);
     dst->mla_up_tp += n * src->mla_up_tp;
     dst->tp_f += n * src->tp_f;
@@ -1249,9 +1278,11 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     LayerTimes lt = {0}, one;
     layer_times(&c, FALSE, &one);
     layer_times_add(&lt, &one, blocks - n_moe);
+    st->pair_layers = 0;
     if (n_moe > 0) {
         layer_times(&c, TRUE, &one);
         layer_times_add(&lt, &one, n_moe);
+        pair_parts(st, sc, &one, n_moe);
     }
     Pass F = lt.f, B = lt.b, W = lt.w;
     double tp_f = lt.tp_f, tp_b = lt.tp_b;

@@ -198,6 +198,7 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
     const PpsimMoe *moe = &m->moe;
     st->ep_comm_f_ps = st->ep_comm_b_ps = 0;
     st->ep_pair_slow = 0;
+    st->pl_a2a_ps[0] = st->pl_a2a_ps[1] = 0;
     st->expert_params = 0;
     st->ep_bytes_f = st->ep_bytes_b = 0;
     st->ep_near_bytes_f = st->ep_near_bytes_b = 0;
@@ -271,6 +272,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         int sms = hw->gpu_sms, held = ppsim_moe_comm_sms(sc);
         if (nccl && sms > 0 && held > 0 && held < sms)
             st->ep_pair_slow = (double)held / (double)(sms - held);
+        st->pl_a2a_ps[0] = a2a8; /* F's dispatch, B's combine gradient */
+        st->pl_a2a_ps[1] = a2a;
         int pairs_b = rerun ? 2 * n : n; /* dispatch-combine pairs in one B */
         st->ep_comm_f_ps = ppsim_mul_clamped(n, a2a + a2a8);
         st->ep_comm_b_ps = ppsim_mul_clamped(pairs_b, a2a + a2a8);
@@ -281,6 +284,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
         st->ep_bytes_b = (guint64)ppsim_round_clamped(per_b * path);
         st->ep_near_bytes_f = (guint64)ppsim_round_clamped(per_f * beside);
         st->ep_near_bytes_b = (guint64)ppsim_round_clamped(per_b * beside);
+    } else {
+        st->pair_layers = 0; /* no all-to-all: the whole-stage pair model (overlap.h) */
     }
     st->est.f_ps = MAX(0, st->est.f_ps + d_f) + st->ep_comm_f_ps;
     st->est.b_ps = MAX(0, st->est.b_ps + d_b) + st->ep_comm_b_ps;

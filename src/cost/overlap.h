@@ -22,6 +22,25 @@ G_BEGIN_DECLS
  * split the pair in proportion to F and B + W. */
 void ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario);
 
+/* Hardware mode under the kernel model, a stage with MoE layers and expert parallelism
+ * (cost-model.h pair_layers): the pair runs layer by layer as Megatron-Core's 1F1B
+ * all-to-all overlap schedules one forward layer and one backward layer ([MEG]
+ * `core/models/common/model_chunk_schedule_plan.py` TransformerLayerSchedulePlan.run at
+ * core_v0.15.0), on two CUDA streams:
+ *   communication: combine gradient | dispatch, dispatch gradient | combine
+ *   compute:       attention F      | MLP B, MLP W, MLP F         | attention B, attention W
+ * each op waiting for the op of the other stream whose output it takes (the MLP's backward
+ * for the combine gradient, the dispatch for the forward's attention, and so on; the next
+ * layer's attention F for this layer's combine, its combine gradient for this layer's
+ * attention B). The pair lasts those @n layers, the compute beside a running all-to-all
+ * @slow longer again (the SMs it holds, as below), plus the rest of the two halves' compute
+ * (the stage's dense layers, embedding, head, ...) after them; TP collectives stay inside
+ * the compute, on its stream. The halves split the pair in proportion to their compute. A
+ * phase's all-to-all hides only behind that phase's compute, so a pair hides less than the
+ * whole-stage model below when the phases are uneven. */
+PpsimTime ppsim_cost_overlap_layers(int n, const PpsimTime attn[3], const PpsimTime mlp[3],
+                                    const PpsimTime a2a[2], double slow);
+
 /* The two halves of an F&B pair of an F lasting @f and a full backward lasting @bw, @x_f and
  * @x_bw of which are communication, under the hardware model above. */
 void ppsim_cost_overlap_halves(PpsimTime f, PpsimTime bw, PpsimTime x_f, PpsimTime x_bw,

@@ -305,6 +305,11 @@ ppsim_sim_ep_compute(const Replay *r, const PpsimOp *op)
     PpsimTime zg = r->zero_flows ? st->zero_gather_ps : 0;
     PpsimTime f = st->est.f_ps - st->ep_comm_f_ps;
     PpsimTime bw = st->est.b_ps + st->est.w_ps - st->ep_comm_b_ps;
+    if ((op->flags & PPSIM_OP_FLAG_OVERLAP) && st->pair_layers > 0) {
+        /* layer by layer (overlap.h): the flows beside it, the pair waits where its layers'
+         * schedule waits for an all-to-all */
+        return MAX((op->kind == PPSIM_OP_F ? st->est.fo_ps : st->est.bwo_ps) - zg, 0);
+    }
     if (op->flags & PPSIM_OP_FLAG_OVERLAP) {
         /* the all-to-alls are flows beside the pair; its compute runs on the SMs they leave */
         PpsimTime fo, bwo;
@@ -417,9 +422,25 @@ ppsim_sim_add_ep_flows(Replay *r)
     }
 }
 
+/* Whether the F&B pair whose F is op @i of device @d has a half run layer by layer
+ * (overlap.h ppsim_cost_overlap_layers). */
+static gboolean
+ep_pair_by_layers(const Replay *r, int d, guint i)
+{
+    const GArray *ops = r->sched->compute[d];
+    const PpsimOp *op = &g_array_index(ops, PpsimOp, i);
+    if (r->costs->stage[op->stage].pair_layers > 0)
+        return TRUE;
+    if (i + 1 >= ops->len)
+        return FALSE;
+    const PpsimOp *mate = &g_array_index(ops, PpsimOp, i + 1);
+    return r->costs->stage[mate->stage].pair_layers > 0;
+}
+
 /* Per device, what its F&B pairs saved against running their halves apart, and of it (in
  * hardware mode) the share of the MoE all-to-alls: the pair's hidden communication with
- * them less without them (overlap.h's model). */
+ * them less without them (overlap.h's model); a pair run layer by layer hides nothing but
+ * all-to-alls, so all it saves is theirs. */
 static void
 sim_collect_overlap(const Replay *r, PpsimRunResult *res)
 {
@@ -435,6 +456,18 @@ sim_collect_overlap(const Replay *r, PpsimRunResult *res)
             const PpsimStageCost *a = &r->costs->stage[op->stage];
             const PpsimStageCost *b = &r->costs->stage[mate->stage];
             PpsimTime apart = a->est.f_ps + b->est.b_ps + b->est.w_ps;
+            if ((a->pair_layers > 0 || b->pair_layers > 0) && !r->costs->explicit_mode) {
+                /* a half layer by layer (overlap.h): what the pair saves, the all-to-alls it
+                 * hid (a half of the whole-stage model with flows: its flows beside it) */
+                PpsimTime pair = r->ep_flows
+                                     ? ppsim_sim_ep_compute(r, op) + ppsim_sim_ep_compute(r, mate)
+                                     : a->est.fo_ps + b->est.bwo_ps;
+                PpsimTime saved = apart - pair;
+                dev->fb_hidden_ps += saved;
+                dev->ep_comm_hidden_ps += saved;
+                i++;
+                continue;
+            }
             if (r->ep_flows) { /* the TP part here, the all-to-alls' from their flows */
                 dev->fb_hidden_ps += apart - a->ep_comm_f_ps - b->ep_comm_b_ps -
                                      ppsim_sim_ep_compute(r, op) - ppsim_sim_ep_compute(r, mate);
@@ -569,7 +602,8 @@ ppsim_sim_collect_parallel(const Replay *r, PpsimRunResult *res)
         PpsimDeviceResult *dev = &res->devices[q[0]];
         dev->ep_comm_ps += end - start;
         const PpsimOp *op = &g_array_index(sched->compute[q[0]], PpsimOp, q[1]);
-        if (op->kind == PPSIM_OP_F && (op->flags & PPSIM_OP_FLAG_OVERLAP)) {
+        if (op->kind == PPSIM_OP_F && (op->flags & PPSIM_OP_FLAG_OVERLAP) &&
+            !ep_pair_by_layers(r, q[0], q[1])) { /* else sim_collect_overlap */
             guint32 id = ppsim_schedule_index_base(r->idx, (int)q[0], 0) + q[1];
             PpsimTime lo = MAX(start, ppsim_exec_task_start(r->exec, id));
             PpsimTime hi = MIN(end, ppsim_exec_task_end(r->exec, id + 1));
