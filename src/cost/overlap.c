@@ -1,6 +1,8 @@
 /* overlap.c: the F&B pair's time and its split between the halves; see overlap.h. */
 #include "cost/overlap.h"
 
+#include "util/units.h"
+
 #include <math.h>
 
 PpsimTime
@@ -89,7 +91,7 @@ ppsim_cost_overlap_layers(int n, const PpsimTime attn[3], const PpsimTime mlp[3]
         if (m_on && (rm -= dt) <= 0.5 && ++mi < nm)
             rm = comm[mi].len;
     }
-    return (PpsimTime)llround(t);
+    return ppsim_round_clamped(t);
 }
 
 static void
@@ -124,19 +126,16 @@ ppsim_cost_overlap_fill(PpsimCosts *c, const PpsimScenario *scenario)
         }
         if (st->pair_layers > 0) { /* MoE layers sub-module by sub-module */
             int n = st->pair_layers;
-            PpsimTime cf = MAX(0, e->f_ps - st->ep_comm_f_ps);
-            PpsimTime cbw = MAX(0, e->b_ps + e->w_ps - st->ep_comm_b_ps);
-            PpsimTime per = 0;
+            double cf = (double)MAX(0, e->f_ps - st->ep_comm_f_ps);
+            double cbw = (double)MAX(0, e->b_ps + e->w_ps - st->ep_comm_b_ps), per = 0;
             for (int i = 0; i < 3; i++)
-                per += st->pl_attn_ps[i] + st->pl_mlp_ps[i];
-            PpsimTime rest = MAX(0, cf + cbw - (PpsimTime)n * per);
-            PpsimTime pair = ppsim_cost_overlap_layers(n, st->pl_attn_ps, st->pl_mlp_ps,
-                                                       st->pl_a2a_ps, st->ep_pair_slow) +
-                             rest;
-            e->fo_ps = cf + cbw > 0
-                           ? (PpsimTime)llround((double)pair * (double)cf / (double)(cf + cbw))
-                           : 0;
-            e->bwo_ps = pair - e->fo_ps;
+                per += (double)st->pl_attn_ps[i] + (double)st->pl_mlp_ps[i];
+            double rest = MAX(0.0, cf + cbw - n * per);
+            double pair = (double)ppsim_cost_overlap_layers(n, st->pl_attn_ps, st->pl_mlp_ps,
+                                                            st->pl_a2a_ps, st->ep_pair_slow) +
+                          rest;
+            e->fo_ps = cf + cbw > 0 ? ppsim_round_clamped(pair * cf / (cf + cbw)) : 0;
+            e->bwo_ps = ppsim_round_clamped(pair) - e->fo_ps;
             continue;
         }
         ppsim_cost_overlap_halves_sm(e->f_ps, e->b_ps + e->w_ps,
