@@ -391,8 +391,8 @@ costs_mix_layers(PpsimStageCost *st, const PpsimScenario *sc, PpsimRecompute mod
     /* the MoE all-to-alls a re-run block repeats in B (moe.c), which the replay sends as
      * flows beside the compute */
     st->ep_comm_b_ps += other.ep_comm_b_ps - base.ep_comm_b_ps;
-    if (other.ep_comm_b_ps != base.ep_comm_b_ps || other.pair_layers != base.pair_layers)
-        st->pair_layers = 0; /* B re-runs all-to-alls: the whole-stage pair model */
+    if (other.pair_layers != base.pair_layers) /* B re-runs all-to-alls in one mode */
+        st->pair_layers = 0;                   /* the whole-stage pair model */
     st->ep_bytes_b += other.ep_bytes_b - base.ep_bytes_b;
     st->ep_near_bytes_b += other.ep_near_bytes_b - base.ep_near_bytes_b;
     st->offload_bytes = (guint64)st->est.act;

@@ -1122,14 +1122,11 @@ pass_scale_add(Pass *dst, const Pass *src, double n)
 }
 
 /* An F&B pair's parts of one MoE layer @one (cost-model.h pl_*): the MLP block's compute
- * with its exposed TP collectives, and the rest of the layer's. Not with a recompute mode
- * that re-runs the block (its all-to-alls too: moe.c) or the whole layer in B. */
+ * with its exposed TP collectives, and the rest of the layer's (moe.c keeps the whole-stage
+ * model where there is no all-to-all or B re-runs them). */
 static void
-pair_parts(PpsimStageCost *st, const PpsimScenario *sc, const LayerTimes *one, int n_moe)
+pair_parts(PpsimStageCost *st, const LayerTimes *one, int n_moe)
 {
-    PpsimRecompute rc = sc->model.recompute;
-    if (rc == PPSIM_RECOMPUTE_FULL || rc == PPSIM_RECOMPUTE_MOE)
-        return;
     double mlp[3] = {pass_total(&one->moe_f) + one->moe_tp_f,
                      pass_total(&one->moe_b) + one->moe_tp_b, pass_total(&one->moe_w)};
     double all[3] = {pass_total(&one->f) + one->tp_f + one->cp_f,
@@ -1282,7 +1279,7 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     if (n_moe > 0) {
         layer_times(&c, TRUE, &one);
         layer_times_add(&lt, &one, n_moe);
-        pair_parts(st, sc, &one, n_moe);
+        pair_parts(st, &one, n_moe);
     }
     Pass F = lt.f, B = lt.b, W = lt.w;
     double tp_f = lt.tp_f, tp_b = lt.tp_b;

@@ -274,6 +274,8 @@ ppsim_moe_fill_stage(PpsimStageCost *st, const PpsimScenario *sc, double rate)
             st->ep_pair_slow = (double)held / (double)(sms - held);
         st->pl_a2a_ps[0] = a2a8; /* F's dispatch, B's combine gradient */
         st->pl_a2a_ps[1] = a2a;
+        if (rerun) /* B re-runs the all-to-alls: the whole-stage pair model (overlap.h) */
+            st->pair_layers = 0;
         int pairs_b = rerun ? 2 * n : n; /* dispatch-combine pairs in one B */
         st->ep_comm_f_ps = ppsim_mul_clamped(n, a2a + a2a8);
         st->ep_comm_b_ps = ppsim_mul_clamped(pairs_b, a2a + a2a8);

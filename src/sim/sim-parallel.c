@@ -456,7 +456,7 @@ sim_collect_overlap(const Replay *r, PpsimRunResult *res)
             const PpsimStageCost *a = &r->costs->stage[op->stage];
             const PpsimStageCost *b = &r->costs->stage[mate->stage];
             PpsimTime apart = a->est.f_ps + b->est.b_ps + b->est.w_ps;
-            if ((a->pair_layers > 0 || b->pair_layers > 0) && !r->costs->explicit_mode) {
+            if (!r->costs->explicit_mode && ep_pair_by_layers(r, d, i)) {
                 /* a half layer by layer (overlap.h): what the pair saves, the all-to-alls it
                  * hid (a half of the whole-stage model with flows: its flows beside it) */
                 PpsimTime pair = r->ep_flows
