@@ -206,6 +206,14 @@ START_TEST(test_check_and_list)
     ck_assert(strstr(r.out, "attention x 0.50 (fa2 0.50)") != NULL);
     ck_assert(strstr(r.out, "attention x 0.50 (cudnn 0.50, fa2 0.31, fa3 0.55)") != NULL);
     run_clear(&r);
+    r = ppsim(NULL, "list", "frameworks", NULL);
+    ck_assert_int_eq(r.status, 0);
+    for (int i = 0; ppsim_framework_names[i] != NULL; i++)
+        ck_assert_msg(strstr(r.out, ppsim_framework_names[i]) != NULL, "%s",
+                      ppsim_framework_names[i]);
+    ck_assert(strstr(r.out, "training.main_grads: bf16") != NULL);
+    ck_assert(strstr(r.out, "(with parallel.tp > 1 and sequence parallelism)") != NULL);
+    run_clear(&r);
     r = ppsim(NULL, "list", "things", NULL);
     ck_assert_int_eq(r.status, 2);
     run_clear(&r);

@@ -116,6 +116,75 @@ START_TEST(test_preset_and_overrides)
 }
 END_TEST
 
+/* A framework sets the keys a scenario leaves out, under its conditions; a written key wins;
+ * every framework's settings name real keys and values. */
+START_TEST(test_frameworks)
+{
+    g_autofree char *path = ppsim_test_data_path("scenarios/ok/framework-nemo.yaml");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = ppsim_scenario_load_file(path, NULL, &error);
+    ppsim_assert_no_error(error);
+    const PpsimParallel *par = &sc->parallel;
+    ck_assert_int_eq(sc->framework, 2);
+    ck_assert(par->sequence_parallel);
+    ck_assert_int_eq(par->zero, 1);
+    ck_assert(!par->overlap_grad_reduce); /* written */
+    ck_assert(par->overlap_param_gather);
+    ck_assert(par->tp_comm_overlap);
+    ck_assert_int_eq(sc->training.main_grads, PPSIM_MAIN_GRADS_BF16);
+    ck_assert_double_eq(sc->training.bytes_per_param, 2.0 + 2.0 + 12.0); /* follows main_grads */
+    /* tp 1: no sequence parallelism, so no TP overlap either, even unwritten */
+    const char *tp1[] = {"parallel.tp=1", "parallel.dp=8", NULL};
+    g_autoptr(PpsimScenario) one = ppsim_scenario_load_file(path, tp1, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!one->parallel.sequence_parallel);
+    ck_assert(!one->parallel.tp_comm_overlap);
+    ck_assert_int_eq(one->parallel.zero, 1);
+    /* ZeRO-3 written: the weights' all-gather of ZeRO 1 and 2 is not set */
+    const char *z3[] = {"parallel.zero=3", NULL};
+    g_autoptr(PpsimScenario) three = ppsim_scenario_load_file(path, z3, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!three->parallel.overlap_param_gather);
+    /* none: ppsim's defaults */
+    const char *none[] = {"framework=none", NULL};
+    g_autoptr(PpsimScenario) plain = ppsim_scenario_load_file(path, none, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!plain->parallel.sequence_parallel);
+    ck_assert_int_eq(plain->parallel.zero, 0);
+    ck_assert_int_eq(plain->training.main_grads, PPSIM_MAIN_GRADS_FP32);
+    /* every framework loads, and sets each of its unconditional keys */
+    int checked = 0;
+    for (int i = 1; ppsim_framework_nth(i) != NULL; i++) {
+        const PpsimFramework *fw = ppsim_framework_nth(i);
+        g_autofree char *set = g_strdup_printf("framework=%s", fw->name);
+        const char *sets[] = {set, NULL};
+        g_autoptr(PpsimScenario) each = ppsim_scenario_load_file(path, sets, &error);
+        ppsim_assert_no_error(error);
+        ck_assert_str_eq(ppsim_framework_names[each->framework], fw->name);
+        for (const PpsimFrameworkSetting *k = fw->settings; k->key; k++) {
+            double v = 0;
+            if (k->when != PPSIM_FW_ALWAYS || strcmp(k->key, "parallel.overlap_grad_reduce") == 0 ||
+                !ppsim_scenario_lookup_number(each, k->key, &v))
+                continue; /* conditional, written, or not a number */
+            if (strcmp(k->value, "true") == 0 || strcmp(k->value, "false") == 0)
+                ck_assert_msg(v == (strcmp(k->value, "true") == 0), "%s %s", fw->name, k->key);
+            else if (g_ascii_isdigit(k->value[0]))
+                ck_assert_msg(v == g_ascii_strtod(k->value, NULL), "%s %s", fw->name, k->key);
+            checked++;
+        }
+    }
+    ck_assert_int_ge(checked, 6); /* zero and the booleans at least */
+    /* without a layout the parallel keys stay as they are; the others apply */
+    const char *flat[] = {"parallel={}", "hardware.nodes=1", "training={pp: 1, microbatches: 4}",
+                          "schedule=1f1b", NULL};
+    g_autoptr(PpsimScenario) alone = ppsim_scenario_load_file(path, flat, &error);
+    ppsim_assert_no_error(error);
+    ck_assert(!alone->parallel.present);
+    ck_assert_int_eq(alone->parallel.zero, 0);
+    ck_assert_int_eq(alone->training.main_grads, PPSIM_MAIN_GRADS_BF16);
+}
+END_TEST
+
 START_TEST(test_set_overrides)
 {
     g_autofree char *path = ppsim_test_data_path("scenarios/ok/explicit-1f1b.yaml");
@@ -287,6 +356,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_ok_files_parse);
     tcase_add_test(tc, test_explicit_values);
     tcase_add_test(tc, test_preset_and_overrides);
+    tcase_add_test(tc, test_frameworks);
     suite_add_tcase(s, tc);
     tc = tcase_create("overrides");
     tcase_add_test(tc, test_set_overrides);

@@ -1,4 +1,4 @@
-/* cmd-list.c: `ppsim list schedules|presets|models`: what the registries hold. */
+/* cmd-list.c: `ppsim list schedules|presets|models|frameworks`: what the registries hold. */
 #include "cli/cli.h"
 #include "scenario/scenario.h"
 #include "cost/moe.h"
@@ -161,29 +161,49 @@ list_models(void)
     }
 }
 
+static void
+list_frameworks(void)
+{
+    printf("%-14s %s\n", "none", "ppsim's defaults (scenarios/README.md); the default");
+    for (int i = 1; ppsim_framework_nth(i) != NULL; i++) {
+        const PpsimFramework *fw = ppsim_framework_nth(i);
+        printf("%-14s %s\n%-14s source: %s\n", fw->name, fw->summary, "", fw->source);
+        for (const PpsimFrameworkSetting *s = fw->settings; s->key; s++) {
+            const char *when = ppsim_framework_when_text(s->when);
+            printf("%-14s %s: %s%s%s%s\n", "", s->key, s->value, when ? " (" : "", when ? when : "",
+                   when ? ")" : "");
+        }
+    }
+}
+
 int
 ppsim_cmd_list(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx =
-        g_option_context_new("schedules|presets|models - list what ppsim knows");
+        g_option_context_new("schedules|presets|models|frameworks - list what ppsim knows");
     g_option_context_set_description(ctx,
                                      "  schedules  schedule generators, their sources and options\n"
                                      "  presets    hardware presets, with their sources\n"
-                                     "  models     model presets (model.preset)");
+                                     "  models     model presets (model.preset)\n"
+                                     "  frameworks training frameworks (framework) and the keys\n"
+                                     "             each sets where a scenario leaves them out");
     if (!ppsim_cli_parse(ctx, &argc, &argv))
         return PPSIM_EXIT_USAGE;
     if (argc != 2)
         return ppsim_cli_usage(
-            "expected 'schedules', 'presets' or 'models' (see 'ppsim list --help')");
+            "expected 'schedules', 'presets', 'models' or 'frameworks' (see 'ppsim list --help')");
     if (strcmp(argv[1], "schedules") == 0)
         list_schedules();
     else if (strcmp(argv[1], "presets") == 0)
         list_presets();
     else if (strcmp(argv[1], "models") == 0)
         list_models();
+    else if (strcmp(argv[1], "frameworks") == 0)
+        list_frameworks();
     else {
         g_autofree char *q = ppsim_quote(argv[1]);
-        return ppsim_cli_usage("unknown list '%s' (expected 'schedules', 'presets' or 'models')",
+        return ppsim_cli_usage("unknown list '%s' (expected 'schedules', 'presets', 'models' or "
+                               "'frameworks')",
                                q);
     }
     return PPSIM_EXIT_OK;

@@ -4,6 +4,7 @@
 #include "util/ppsim-error.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OFF(field) offsetof(PpsimScenario, field)
@@ -361,16 +362,18 @@ static const SchemaKey variability_keys[] = {
     {"dp_exact", KEY_INT, OFF(variability.dp_exact), NULL, FALSE, 1, 4096},
     {NULL}};
 
-const SchemaKey ppsim_scenario_schema[] = {{"name", KEY_STRING, OFF(name), NULL, FALSE, 0, 0},
-                                           SECTION("hardware", hardware_keys),
-                                           SECTION("model", model_keys),
-                                           SECTION("training", training_keys),
-                                           {"schedule", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
-                                           SECTION("memory", memory_keys),
-                                           SECTION("costs", costs_keys),
-                                           SECTION("parallel", parallel_keys),
-                                           SECTION("variability", variability_keys),
-                                           {NULL}};
+const SchemaKey ppsim_scenario_schema[] = {
+    {"name", KEY_STRING, OFF(name), NULL, FALSE, 0, 0},
+    SECTION("hardware", hardware_keys),
+    SECTION("model", model_keys),
+    SECTION("training", training_keys),
+    {"schedule", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
+    SECTION("memory", memory_keys),
+    SECTION("costs", costs_keys),
+    SECTION("parallel", parallel_keys),
+    SECTION("variability", variability_keys),
+    {"framework", KEY_ENUM, OFF(framework), NULL, FALSE, 0, 0, ppsim_framework_names},
+    {NULL}};
 
 void
 ppsim_scenario_set_defaults(PpsimScenario *sc)
@@ -400,6 +403,58 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     for (int k = 0; k < PPSIM_NOISE_N_KINDS; k++)
         sc->variability.cv_kind[k] = -1;
     sc->variability.dp_exact = 64;
+}
+
+/* Sets the bool, int or enum key at dotted @path to @value, written as a scenario writes
+ * it (a framework's settings: every one is checked by tests/check-scenario.c). */
+static void
+set_key_text(PpsimScenario *sc, const char *path, const char *value)
+{
+    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+    const SchemaKey *table = ppsim_scenario_schema, *k = NULL;
+    for (int i = 0; parts[i] != NULL; i++) {
+        for (k = table; k->name != NULL && strcmp(k->name, parts[i]) != 0; k++)
+            ;
+        g_assert(k->name != NULL);
+        table = k->section;
+    }
+    void *dst = (char *)sc + k->offset;
+    if (k->type == KEY_BOOL) {
+        *(gboolean *)dst = strcmp(value, "true") == 0;
+    } else if (k->type == KEY_INT) {
+        *(int *)dst = atoi(value);
+    } else {
+        g_assert(k->type == KEY_ENUM);
+        int i = 0;
+        while (k->names[i] != NULL && strcmp(k->names[i], value) != 0)
+            i++;
+        g_assert(k->names[i] != NULL);
+        *(int *)dst = i;
+    }
+}
+
+/* The scenario's framework: each of its settings whose key the scenario does not write and
+ * whose condition holds, in order (a later condition sees an earlier setting). The
+ * `parallel.` ones only with a layout. */
+static void
+apply_framework(PpsimScenario *sc, GHashTable *seen)
+{
+    const PpsimFramework *fw = ppsim_framework_nth(sc->framework);
+    const PpsimParallel *par = &sc->parallel;
+    sc->framework_applied = 0;
+    for (guint i = 0; fw != NULL && fw->settings[i].key != NULL; i++) {
+        const PpsimFrameworkSetting *s = &fw->settings[i];
+        if (g_hash_table_contains(seen, s->key) ||
+            (g_str_has_prefix(s->key, "parallel.") && !par->present))
+            continue;
+        gboolean holds = s->when == PPSIM_FW_ALWAYS || (s->when == PPSIM_FW_TP && par->tp > 1) ||
+                         (s->when == PPSIM_FW_SP && par->tp > 1 && par->sequence_parallel) ||
+                         (s->when == PPSIM_FW_ZERO_1_2 && (par->zero == 1 || par->zero == 2));
+        if (holds) {
+            set_key_text(sc, s->key, s->value);
+            sc->framework_applied |= 1u << i;
+        }
+    }
 }
 
 void
@@ -460,6 +515,8 @@ ppsim_scenario_finish_defaults(PpsimScenario *sc, GHashTable *seen)
                     break;
                 }
     }
+    if (!sc->costs.present)
+        apply_framework(sc, seen);
     if (g_hash_table_contains(seen, "parallel.pp") && !g_hash_table_contains(seen, "training.pp"))
         sc->training.pp = par->pp;
     if (g_hash_table_contains(seen, "training.global_batch") &&
@@ -788,6 +845,13 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
             g_strdup_printf("'costs.weight_activation' (%g) cannot exceed 'costs.activation' (%g)",
                             sc->costs.weight_activation, sc->costs.activation);
         return check_fail(error, where_of, data, "costs.weight_activation", msg);
+    }
+    if (sc->costs.present && sc->framework != 0) {
+        g_autofree char *msg = g_strdup_printf(
+            "'framework: %s' needs hardware mode: it sets how the kernels and collectives of "
+            "a modelled run behave, and explicit costs have none (remove 'costs' or the key)",
+            ppsim_framework_names[sc->framework]);
+        return check_fail(error, where_of, data, "framework", msg);
     }
     if (sc->costs.present && sc->parallel.p2p != PPSIM_P2P_ASYNC) {
         g_autofree char *msg = g_strdup_printf(

@@ -459,9 +459,12 @@ typedef struct {
     PpsimMark memory_reserved_mark;
     PpsimCostsSpec costs;
     PpsimVariability variability;
-    GHashTable *where; /* (nullable) dotted key path -> where it was written ("file:line:col"
-                        * or "--set key"), for messages after loading; owned, shared by
-                        * shallow copies */
+    int framework;           /* index in ppsim_framework_names; 0 none */
+    guint framework_applied; /* bit i: the framework's setting i was applied (its key not
+                              * written, its condition met) */
+    GHashTable *where;       /* (nullable) dotted key path -> where it was written ("file:line:col"
+                              * or "--set key"), for messages after loading; owned, shared by
+                              * shallow copies */
 } PpsimScenario;
 
 /* Parses a scenario from YAML @bytes. @display_name prefixes errors ("a.yaml:3:7: ...") and
@@ -617,6 +620,36 @@ typedef struct {
 /* NULL-terminated list in a stable order. */
 const PpsimModelPreset *const *ppsim_model_presets(void);
 const PpsimModelPreset *ppsim_model_preset_lookup(const char *name);
+
+/* Training frameworks (scenario-frameworks.c, scenario key `framework`): the settings a
+ * framework's published performance runs share, applied to the keys a scenario leaves
+ * unwritten. Each setting holds always or under a condition on the scenario's values. */
+typedef enum {
+    PPSIM_FW_ALWAYS,
+    PPSIM_FW_TP,       /* parallel.tp > 1 */
+    PPSIM_FW_SP,       /* parallel.tp > 1 and parallel.sequence_parallel */
+    PPSIM_FW_ZERO_1_2, /* parallel.zero 1 or 2 */
+} PpsimFrameworkWhen;
+
+typedef struct {
+    const char *key;   /* dotted path of a bool, int or enum key */
+    const char *value; /* as a scenario writes it */
+    PpsimFrameworkWhen when;
+} PpsimFrameworkSetting;
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    const char *source;                    /* citation keys (README References) */
+    const PpsimFrameworkSetting *settings; /* closed by {NULL} */
+} PpsimFramework;
+
+/* The values of `framework`, "none" (index 0) first; NULL-terminated. */
+extern const char *const ppsim_framework_names[];
+/* The framework of index @index of ppsim_framework_names (1 on), NULL past the end. */
+const PpsimFramework *ppsim_framework_nth(int index);
+/* "with parallel.tp > 1"...; NULL for PPSIM_FW_ALWAYS. */
+const char *ppsim_framework_when_text(PpsimFrameworkWhen when);
 
 /* GPUs the job uses: tp x pp x dp (pp alone without a `parallel:` section). */
 int ppsim_scenario_gpus(const PpsimScenario *scenario);

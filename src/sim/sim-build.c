@@ -122,6 +122,21 @@ sim_note_split(const PpsimScenario *sc, const PpsimCosts *costs, GArray *choices
                          "as even as %d layers over %d stages allow", sc->model.layers, S);
 }
 
+/* The keys the scenario's framework set (it did not write them): one choice, "framework". */
+static void
+sim_note_framework(const PpsimScenario *sc, GArray *choices)
+{
+    const PpsimFramework *fw = ppsim_framework_nth(sc->framework);
+    if (fw == NULL || sc->framework_applied == 0 || choices == NULL)
+        return;
+    g_autoptr(GString) set = g_string_new(NULL);
+    for (guint i = 0; fw->settings[i].key != NULL; i++)
+        if (sc->framework_applied & (1u << i))
+            g_string_append_printf(set, "%s%s %s", set->len ? ", " : "", fw->settings[i].key,
+                                   fw->settings[i].value);
+    ppsim_choice_add(choices, "framework", fw->name, "it set %s", set->str);
+}
+
 PpsimSchedule *
 ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCosts **costs_out,
                 GArray *choices, PpsimSolverReport *solver, PpsimSimFlags flags,
@@ -176,6 +191,7 @@ ppsim_sim_build(const PpsimScenario *sc, const PpsimScheduleSpec *spec, PpsimCos
     if (!made)
         return NULL;
     sim_note_split(sc, costs, choices);
+    sim_note_framework(sc, choices);
     ppsim_sim_note_parallel(sc, choices);
     g_autoptr(PpsimSchedule) sched = raw;
     g_assert(sched != NULL);
