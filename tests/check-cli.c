@@ -214,6 +214,13 @@ START_TEST(test_check_and_list)
     ck_assert(strstr(r.out, "training.main_grads: bf16") != NULL);
     ck_assert(strstr(r.out, "(with parallel.tp > 1 and sequence parallelism)") != NULL);
     run_clear(&r);
+    /* a message about a key the framework set says so */
+    g_autofree char *fw = ppsim_test_data_path("scenarios/ok/framework-nemo.yaml");
+    r = ppsim(NULL, "run", fw, "--no-artifacts", "--samples", "2", NULL);
+    ck_assert_int_ne(r.status, 0);
+    ck_assert(strstr(r.err, "'parallel.overlap_param_gather' (set by framework: nemo) makes") !=
+              NULL);
+    run_clear(&r);
     r = ppsim(NULL, "list", "things", NULL);
     ck_assert_int_eq(r.status, 2);
     run_clear(&r);

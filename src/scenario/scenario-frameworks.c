@@ -25,6 +25,8 @@
  * parameters (zero3_layout: per_param). */
 #include "scenario/scenario.h"
 
+#include <string.h>
+
 const char *const ppsim_framework_names[] = {"none",      "megatron-core", "nemo",
                                              "deepspeed", "fsdp2",         NULL};
 
@@ -86,4 +88,14 @@ ppsim_framework_when_text(PpsimFrameworkWhen when)
     default:
         return NULL;
     }
+}
+
+const char *
+ppsim_framework_that_set(const PpsimScenario *sc, const char *key)
+{
+    const PpsimFramework *fw = ppsim_framework_nth(sc->framework);
+    for (guint i = 0; fw != NULL && fw->settings[i].key != NULL; i++)
+        if ((sc->framework_applied & (1u << i)) && strcmp(fw->settings[i].key, key) == 0)
+            return fw->name;
+    return NULL;
 }

@@ -650,6 +650,9 @@ extern const char *const ppsim_framework_names[];
 const PpsimFramework *ppsim_framework_nth(int index);
 /* "with parallel.tp > 1"...; NULL for PPSIM_FW_ALWAYS. */
 const char *ppsim_framework_when_text(PpsimFrameworkWhen when);
+/* The name of @scenario's framework when it set @key (the scenario did not write it), else
+ * NULL: for messages about a key the user never wrote. */
+const char *ppsim_framework_that_set(const PpsimScenario *scenario, const char *key);
 
 /* GPUs the job uses: tp x pp x dp (pp alone without a `parallel:` section). */
 int ppsim_scenario_gpus(const PpsimScenario *scenario);

@@ -241,10 +241,12 @@ ppsim_sim_sample(const PpsimScenario *sc, PpsimRunResult *res, const PpsimSample
     }
     if (!res->explicit_mode && ppsim_scenario_overlaps_param_gather(sc) &&
         sc->parallel.dp * sc->parallel.cp > 1) {
+        const char *fw = ppsim_framework_that_set(sc, "parallel.overlap_param_gather");
         g_set_error(error, PPSIM_SIM_ERROR, PPSIM_SIM_ERROR_LIMIT,
-                    "--samples: 'parallel.overlap_param_gather' makes the weights' all-gathers "
-                    "flows of their own, which the sampled replay does not model (set it to "
-                    "false, or use explicit costs)");
+                    "--samples: 'parallel.overlap_param_gather'%s%s%s makes the weights' "
+                    "all-gathers flows of their own, which the sampled replay does not model "
+                    "(set it to false, or use explicit costs)",
+                    fw ? " (set by framework: " : "", fw ? fw : "", fw ? ")" : "");
         return FALSE;
     }
     if (sc->parallel.p2p != PPSIM_P2P_ASYNC) {
