@@ -1,5 +1,5 @@
-/* scenario-frameworks.c: training frameworks (scenario key `framework`), each the settings
- * its published performance runs share, taken from the measured runs' own configurations
+/* scenario-frameworks.c: training frameworks (scenario key `framework`), each the settings most
+ * of its published performance runs share, taken from the measured runs' own configurations
  * (scenarios/measured/ quotes each; results/measured.md). A framework sets the keys a
  * scenario leaves unwritten, so a run described by its layout alone runs as its stack runs
  * it; a written key always wins.
