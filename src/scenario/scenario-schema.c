@@ -405,19 +405,32 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->variability.dp_exact = 64;
 }
 
+/* The key (not a section) at dotted @path of the scenario tables, or NULL. */
+static const SchemaKey *
+schema_key_at(const char *path)
+{
+    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+    const SchemaKey *table = ppsim_scenario_schema;
+    for (int i = 0; parts[i] != NULL; i++) {
+        const SchemaKey *k = table;
+        while (k->name != NULL && strcmp(k->name, parts[i]) != 0)
+            k++;
+        if (k->name == NULL)
+            return NULL;
+        if (k->type != KEY_SECTION)
+            return parts[i + 1] == NULL ? k : NULL;
+        table = k->section;
+    }
+    return NULL;
+}
+
 /* Sets the bool, int or enum key at dotted @path to @value, written as a scenario writes
  * it (a framework's settings: every one is checked by tests/check-scenario.c). */
 static void
 set_key_text(PpsimScenario *sc, const char *path, const char *value)
 {
-    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
-    const SchemaKey *table = ppsim_scenario_schema, *k = NULL;
-    for (int i = 0; parts[i] != NULL; i++) {
-        for (k = table; k->name != NULL && strcmp(k->name, parts[i]) != 0; k++)
-            ;
-        g_assert(k->name != NULL);
-        table = k->section;
-    }
+    const SchemaKey *k = schema_key_at(path);
+    g_assert(k != NULL);
     void *dst = (char *)sc + k->offset;
     if (k->type == KEY_BOOL) {
         *(gboolean *)dst = strcmp(value, "true") == 0;
@@ -892,48 +905,35 @@ ppsim_scenario_lookup_number(const PpsimScenario *sc, const char *path, double *
         *out = ppsim_model_rotary(&sc->model) ? 1 : 0;
         return TRUE;
     }
-    g_auto(GStrv) parts = g_strsplit(path, ".", -1);
-    const SchemaKey *table = ppsim_scenario_schema;
-    for (int i = 0; parts[i] != NULL; i++) {
-        const SchemaKey *k = table;
-        while (k->name != NULL && strcmp(k->name, parts[i]) != 0)
-            k++;
-        if (k->name == NULL)
-            return FALSE;
-        if (k->type == KEY_SECTION) {
-            table = k->section;
-            continue;
-        }
-        if (parts[i + 1] != NULL)
-            return FALSE;
-        const char *field = (const char *)sc + k->offset;
-        switch (k->type) {
-        case KEY_INT:
-        case KEY_RECOMPUTE:
-        case KEY_ENUM:
-            *out = *(const int *)field;
-            return TRUE;
-        case KEY_BOOL:
-            *out = *(const gboolean *)field ? 1 : 0;
-            return TRUE;
-        case KEY_DOUBLE:
-        case KEY_BANDWIDTH:
-        case KEY_FLOPS:
-        case KEY_COUNT:
-            *out = *(const double *)field;
-            if (*out < 0 && g_str_has_prefix(path, "variability.cv_")) /* unset: cv's */
-                *out = sc->variability.cv;
-            return TRUE;
-        case KEY_BYTES:
-            *out = (double)*(const guint64 *)field;
-            return TRUE;
-        case KEY_TIME:
-        case KEY_TIME_MS:
-            *out = (double)*(const PpsimTime *)field / PPSIM_PS_PER_MS;
-            return TRUE;
-        default:
-            return FALSE;
-        }
+    const SchemaKey *k = schema_key_at(path);
+    if (k == NULL)
+        return FALSE;
+    const char *field = (const char *)sc + k->offset;
+    switch (k->type) {
+    case KEY_INT:
+    case KEY_RECOMPUTE:
+    case KEY_ENUM:
+        *out = *(const int *)field;
+        return TRUE;
+    case KEY_BOOL:
+        *out = *(const gboolean *)field ? 1 : 0;
+        return TRUE;
+    case KEY_DOUBLE:
+    case KEY_BANDWIDTH:
+    case KEY_FLOPS:
+    case KEY_COUNT:
+        *out = *(const double *)field;
+        if (*out < 0 && g_str_has_prefix(path, "variability.cv_")) /* unset: cv's */
+            *out = sc->variability.cv;
+        return TRUE;
+    case KEY_BYTES:
+        *out = (double)*(const guint64 *)field;
+        return TRUE;
+    case KEY_TIME:
+    case KEY_TIME_MS:
+        *out = (double)*(const PpsimTime *)field / PPSIM_PS_PER_MS;
+        return TRUE;
+    default:
+        return FALSE;
     }
-    return FALSE;
 }
