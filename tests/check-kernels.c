@@ -235,6 +235,7 @@ START_TEST(test_attention_kernels)
         double eff;
     } k[] = {{"model.attention_kernel=default", 0.5},
              {"model.attention_kernel=cudnn", 0.5},
+             {"model.attention_kernel=fa1", 0.32 * 0.31 / 0.5}, /* A100's, as fa2 scales */
              {"model.attention_kernel=fa2", 0.31},
              {"model.attention_kernel=fa3", 0.55}};
     g_autoptr(GError) error = NULL;
@@ -793,6 +794,40 @@ START_TEST(test_efficiency_override)
     ck_assert(ck->kernel_model);
     ck_assert_int_ne(ck->stage[0].est.f_ps, c->stage[0].est.f_ps);
     ck_assert_int_gt(ck->stage[0].opt_ps, 0);
+}
+END_TEST
+
+/* The optimizer step: one fused Adam pass, 34 bytes a parameter of the stage, or PyTorch's ops
+ * one pass each (training.optimizer eager), 92; first-generation FlashAttention on the A100
+ * at its own efficiency. */
+START_TEST(test_optimizer_and_fa1)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const eager[] = {"training.optimizer=eager", NULL};
+    g_autoptr(PpsimScenario) f = parse(gpt_yaml, NULL, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimScenario) e = parse(gpt_yaml, eager, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) cf = ppsim_costs_new(f, 2, &error);
+    ppsim_assert_no_error(error);
+    g_autoptr(PpsimCosts) ce = ppsim_costs_new(e, 2, &error);
+    ppsim_assert_no_error(error);
+    PpsimTime launch = f->hardware.gpu_launch_ps;
+    double pf = (double)(cf->stage[0].opt_ps - launch), pe = (double)(ce->stage[0].opt_ps - launch);
+    ck_assert_double_eq_tol(pe / pf, 92.0 / 34.0, 1e-3);
+    ck_assert_int_eq(ce->stage[0].est.f_ps, cf->stage[0].est.f_ps); /* the step only */
+    /* fa1 on the A100: its attention at 0.32 of the peak, the default (fa2) at 0.5 */
+    const char *const fa1[] = {"model.attention_kernel=fa1", NULL};
+    g_autoptr(PpsimScenario) a = parse(gpt_yaml, fa1, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost s1 = {.layers = 1}, s2 = {.layers = 1};
+    ppsim_kernels_fill_stage(&s1, a);
+    ppsim_kernels_fill_stage(&s2, f);
+    double s = 16384, h = 2048, want = 4 * s * s * h / 2 / 312e12;
+    ck_assert(llabs(s1.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
+                    ppsim_time_from_seconds(want / 0.32)) <= 1);
+    ck_assert(llabs(s2.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
+                    ppsim_time_from_seconds(want / 0.5)) <= 1);
 }
 END_TEST
 
@@ -1419,6 +1454,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_k_overhead);
     tcase_add_test(tc, test_causal_halving);
     tcase_add_test(tc, test_attention_kernels);
+    tcase_add_test(tc, test_optimizer_and_fa1);
     tcase_add_test(tc, test_h200_preset);
     tcase_add_test(tc, test_cross_entropy_bytes);
     tcase_add_test(tc, test_cross_entropy_impls);

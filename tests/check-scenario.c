@@ -152,6 +152,28 @@ START_TEST(test_frameworks)
     ck_assert(!plain->parallel.sequence_parallel);
     ck_assert_int_eq(plain->parallel.zero, 0);
     ck_assert_int_eq(plain->training.main_grads, PPSIM_MAIN_GRADS_FP32);
+    /* llm-foundry: FSDP1's ZeRO-3, the fp32 reduction, the Triton FlashAttention (with flash
+     * attention only: the standard kernels take no named one), the eager optimizer */
+    const char *lf[] = {"framework=llm-foundry", NULL};
+    g_autoptr(PpsimScenario) foundry = ppsim_scenario_load_file(path, lf, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(foundry->parallel.zero, 3);
+    ck_assert_int_eq(foundry->parallel.zero3_layout, PPSIM_ZERO3_FLAT);
+    ck_assert_int_eq(foundry->parallel.grad_reduce_dtype, PPSIM_GRAD_REDUCE_FP32);
+    ck_assert_int_eq(foundry->model.attention_kernel, PPSIM_ATTN_FA1);
+    ck_assert_int_eq(foundry->training.optimizer, PPSIM_OPTIMIZER_EAGER);
+    ck_assert_str_eq(ppsim_framework_that_set(foundry, "model.attention_kernel"), "llm-foundry");
+    const char *lf_std[] = {"framework=llm-foundry", "model.flash_attention=false", NULL};
+    g_autoptr(PpsimScenario) lstd = ppsim_scenario_load_file(path, lf_std, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(lstd->model.attention_kernel, PPSIM_ATTN_DEFAULT);
+    ck_assert_ptr_null(ppsim_framework_that_set(lstd, "model.attention_kernel"));
+    const char *lf_fa2[] = {"framework=llm-foundry", "model.attention_kernel=fa2",
+                            "parallel.zero=2", NULL};
+    g_autoptr(PpsimScenario) lfa2 = ppsim_scenario_load_file(path, lf_fa2, &error);
+    ppsim_assert_no_error(error);
+    ck_assert_int_eq(lfa2->model.attention_kernel, PPSIM_ATTN_FA2);
+    ck_assert_int_eq(lfa2->parallel.zero, 2);
     /* every framework loads, and sets each of its unconditional keys */
     int checked = 0;
     for (int i = 1; ppsim_framework_nth(i) != NULL; i++) {

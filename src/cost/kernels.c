@@ -75,7 +75,12 @@
  *    with ZeRO >= 1, as Megatron shards, memory.h; the routed experts' over their
  *    expert-data-parallel ranks): per parameter read the fp32 main gradient, master weight,
  *    m and v, write them back and the bf16 weight (30 bytes), plus 4 bytes for gradient
- *    clipping's norm.
+ *    clipping's norm. training.optimizer eager runs Adam as PyTorch ops, one pass each
+ *    (Composer's DecoupledAdamW, [MPT-BENCH]: m *= b1, m += (1 - b1) g, v *= b2,
+ *    v += (1 - b2) g g, sqrt(v), / sqrt(bc2), + eps, p -= lr m / denom: 8 + 12 + 8 + 12 +
+ *    8 + 8 + 8 + 16 = 80 bytes; the fp32 weights are the ones gathered, so no 16-bit copy)
+ *    and clipping as PyTorch FSDP's clip_grad_norm_ does (the norm, then every gradient
+ *    scaled in place: 4 + 8): 92 bytes.
  *  - DP: the stage's bf16 gradients all-reduced NCCL-style (hierarchical when the group
  *    spans nodes) over dp x cp ranks; with parallel.overlap_grad_reduce (Megatron's
  *    overlap_grad_reduce, one bucket per layer) the buckets reduce while the last
@@ -1111,7 +1116,8 @@ ppsim_kernels_optimizer_ps(const PpsimStageCost *st, const PpsimScenario *sc)
 {
     PpsimGpuSpec gpu;
     ppsim_kernels_gpu(&sc->hardware, &gpu);
-    return ps(ppsim_mem_seconds(&gpu, 34.0 * ppsim_mem_local_shard(st, sc)) + gpu.launch_s);
+    double bytes = sc->training.optimizer == PPSIM_OPTIMIZER_EAGER ? 92.0 : 34.0;
+    return ps(ppsim_mem_seconds(&gpu, bytes * ppsim_mem_local_shard(st, sc)) + gpu.launch_s);
 }
 
 static void

@@ -22,13 +22,20 @@
  * column-parallel linears' input gradient all-reduced before the backward goes on (its
  * `mpu/layers.py`), each microbatch's gradients added by autograd into .grad.
  * fsdp2: PyTorch FSDP2 ([TITAN], [AUTOMODEL]): ZeRO-3 with each gather copied out into the
- * parameters (zero3_layout: per_param). */
+ * parameters (zero3_layout: per_param).
+ * llm-foundry: MosaicML's LLM Foundry on Composer and PyTorch FSDP (the first, FlatParameter
+ * one) as its benchmark table ran it ([MPT-BENCH]): FULL_SHARD (ZeRO-3, one flat buffer a
+ * block), Composer's DEFAULT mixed precision (bf16 weights gathered, gradients reduced in fp32:
+ * composer/trainer/mosaic_fsdp_utils.py `get_mixed_precision`), and its Triton
+ * FlashAttention (`attn_impl: triton`, the model yamls' and the benchmark script's default),
+ * a first-generation FlashAttention kernel, and its optimizer, Composer's DecoupledAdamW, an
+ * Adam of PyTorch ops (composer/optim/decoupled_weight_decay.py). */
 #include "scenario/scenario.h"
 
 #include <string.h>
 
-const char *const ppsim_framework_names[] = {"none",      "megatron-core", "nemo",
-                                             "deepspeed", "fsdp2",         NULL};
+const char *const ppsim_framework_names[] = {"none",  "megatron-core", "nemo", "deepspeed",
+                                             "fsdp2", "llm-foundry",   NULL};
 
 static const PpsimFrameworkSetting megatron_core[] = {
     {"parallel.sequence_parallel", "true", PPSIM_FW_TP},
@@ -59,6 +66,14 @@ static const PpsimFrameworkSetting fsdp2[] = {
     {"parallel.zero3_layout", "per_param", PPSIM_FW_ALWAYS},
     {NULL}};
 
+static const PpsimFrameworkSetting llm_foundry[] = {
+    {"parallel.zero", "3", PPSIM_FW_ALWAYS},
+    {"parallel.zero3_layout", "flat", PPSIM_FW_ALWAYS},
+    {"parallel.grad_reduce_dtype", "fp32", PPSIM_FW_ALWAYS},
+    {"model.attention_kernel", "fa1", PPSIM_FW_FLASH},
+    {"training.optimizer", "eager", PPSIM_FW_ALWAYS},
+    {NULL}};
+
 static const PpsimFramework frameworks[] = {
     {"megatron-core", "Megatron-LM on Megatron-Core, as its scaling runs launch it",
      "[MCORE-WS], [MOE-ZOO], [MEG] arguments.py", megatron_core},
@@ -67,6 +82,9 @@ static const PpsimFramework frameworks[] = {
     {"deepspeed", "Megatron-DeepSpeed on DeepSpeed's pipeline engine",
      "[MTNLG], [NEOX], [GLM130B], [DS-P2P]", deepspeed},
     {"fsdp2", "PyTorch FSDP2 (TorchTitan, NeMo AutoModel)", "[TITAN], [AUTOMODEL]", fsdp2},
+    {"llm-foundry",
+     "MosaicML's LLM Foundry on Composer and PyTorch FSDP, as its 2023 benchmarks ran",
+     "[MPT-BENCH]", llm_foundry},
     {NULL}};
 
 const PpsimFramework *
@@ -85,6 +103,8 @@ ppsim_framework_when_text(PpsimFrameworkWhen when)
         return "with parallel.tp > 1 and sequence parallelism";
     case PPSIM_FW_ZERO_1_2:
         return "with parallel.zero 1 or 2";
+    case PPSIM_FW_FLASH:
+        return "with model.flash_attention";
     default:
         return NULL;
     }

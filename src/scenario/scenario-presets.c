@@ -36,6 +36,19 @@
 #define H100_ATTN_FA2 0.31  /* 0.30-0.33 */
 #define H100_ATTN_FA3 0.55  /* 0.55-0.58 */
 
+/* First-generation FlashAttention (model.attention_kernel: fa1): FlashAttention 1.x's CUDA
+ * kernels and the Triton FlashAttention of 2022-23 (flash_attn_triton.py) that LLM Foundry's
+ * `attn_impl: triton` runs on its pre-MLIR Triton fork ([MPT-BENCH]; its TUTORIAL.md finds it
+ * "slightly faster than flash", FlashAttention 1). [FA2]'s abstract puts FlashAttention at
+ * "25-40% of the theoretical maximum FLOPs/s" of the A100. FITTED within that range on the
+ * [MPT-BENCH] A100 80 GB rows of 16,384 to 65,536 tokens (results/measured.md; every other
+ * row of that table is a prediction). Neither kernel has a Hopper code path (the fork's LLVM
+ * does not know sm_90, TUTORIAL.md), so on Hopper it keeps its ratio to FlashAttention-2,
+ * the other Ampere-era kernel, whose A100 and H100 figures are above: DERIVED. */
+#define A100_ATTN_FA2 0.5
+#define A100_ATTN_FA1 0.32
+#define H100_ATTN_FA1 (A100_ATTN_FA1 * H100_ATTN_FA2 / A100_ATTN_FA2)
+
 /* A GEMM tile's fixed cost (its prologue filling the pipeline, its epilogue writing the
  * output) in elements of the inner dimension K: fitted with the large-GEMM efficiency and a
  * per-kernel cost on OpenXLA's measured sm_90 bf16 GEMM table ([XLA-MM]: 69 shapes with M, N,
@@ -54,26 +67,28 @@
     .gpu_gemm_efficiency = H100_GEMM_EFF, .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,            \
     .gpu_attention_efficiency = H100_ATTN_CUDNN,                                                   \
     .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN,                                             \
-    .gpu_attention_efficiency_fa2 = H100_ATTN_FA2, .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,  \
-    .gpu_memory_efficiency = A100_MEM_EFF, .gpu_tile_m = 256, .gpu_tile_n = 128,                   \
-    .gpu_gemm_k_overhead = GEMM_K_OVERHEAD, .gpu_launch_ps = 3 * US
+    .gpu_attention_efficiency_fa1 = H100_ATTN_FA1, .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,  \
+    .gpu_attention_efficiency_fa3 = H100_ATTN_FA3, .gpu_memory_efficiency = A100_MEM_EFF,          \
+    .gpu_tile_m = 256, .gpu_tile_n = 128, .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,                  \
+    .gpu_launch_ps = 3 * US
 
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
     .summary = "DGX A100: 8x A100-SXM4-80GB, NVSwitch, 2 GPUs per PCIe Gen4 switch",
     .hw = {
-        .gpus_per_node = 8,                    /* [MLP-A100] */
-        .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM2e [MLP-A100] */
-        .gpu_peak_flops = 312e12,              /* dense 16-bit, [NAR21] §5 */
-        .gpu_efficiency = 0,                   /* unset: the kernel model times ops */
-        .gpu_sms = 108,                        /* A100 SXM4: 108 SMs [NV-GEMM] */
-        .gpu_hbm_bytes_per_s = 2039 * GB,      /* 2,039 GB/s HBM2e [A100-DS] */
-        .gpu_peak_flops_fp8 = 0,               /* Ampere has no FP8 tensor cores */
-        .gpu_gemm_efficiency = A100_GEMM_EFF,  /* fitted, below [MAMF]'s 0.869 */
-        .gpu_attention_efficiency = 0.5,       /* FlashAttention-2 fwd+bwd 50-73% [FA2] §4.1 */
-        .gpu_attention_efficiency_fa2 = 0.5,   /* what TE runs on Ampere: the same kernel */
-        .gpu_memory_efficiency = A100_MEM_EFF, /* fitted: achieved / HBM bandwidth */
-        .gpu_tile_m = 256,                     /* large cuBLAS tile 256 x 128 [NV-GEMM] */
+        .gpus_per_node = 8,                        /* [MLP-A100] */
+        .gpu_memory_bytes = 80 * (guint64)GIB,     /* 80 GB HBM2e [MLP-A100] */
+        .gpu_peak_flops = 312e12,                  /* dense 16-bit, [NAR21] §5 */
+        .gpu_efficiency = 0,                       /* unset: the kernel model times ops */
+        .gpu_sms = 108,                            /* A100 SXM4: 108 SMs [NV-GEMM] */
+        .gpu_hbm_bytes_per_s = 2039 * GB,          /* 2,039 GB/s HBM2e [A100-DS] */
+        .gpu_peak_flops_fp8 = 0,                   /* Ampere has no FP8 tensor cores */
+        .gpu_gemm_efficiency = A100_GEMM_EFF,      /* fitted, below [MAMF]'s 0.869 */
+        .gpu_attention_efficiency = A100_ATTN_FA2, /* FlashAttention-2 fwd+bwd 50-73% [FA2] §4.1 */
+        .gpu_attention_efficiency_fa1 = A100_ATTN_FA1, /* above */
+        .gpu_attention_efficiency_fa2 = A100_ATTN_FA2, /* what TE runs on Ampere: the same */
+        .gpu_memory_efficiency = A100_MEM_EFF,         /* fitted: achieved / HBM bandwidth */
+        .gpu_tile_m = 256,                             /* large cuBLAS tile 256 x 128 [NV-GEMM] */
         .gpu_tile_n = 128,
         /* the H100's [XLA-MM] figure, assumed (no A100 table of GEMMs by shape was found) */
         .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,

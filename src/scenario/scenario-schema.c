@@ -38,6 +38,8 @@ static const SchemaKey gpu_keys[] = {
     {"attention_efficiency", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency), NULL, FALSE, 0, 1},
     {"attention_efficiency_cudnn", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_cudnn), NULL,
      FALSE, 0, 1},
+    {"attention_efficiency_fa1", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_fa1), NULL,
+     FALSE, 0, 1},
     {"attention_efficiency_fa2", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_fa2), NULL,
      FALSE, 0, 1},
     {"attention_efficiency_fa3", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_fa3), NULL,
@@ -90,7 +92,7 @@ static const char *const dtype_names[] = {"bf16", "fp8", NULL};
 static const char *const fp8_recipe_names[] = {"delayed", "current", "blockwise", NULL};
 static const char *const model_flag_names[] = {"default", "true", "false", NULL};
 static const char *const cross_entropy_names[] = {"unfused", "native", "te", NULL};
-static const char *const attention_kernel_names[] = {"default", "cudnn", "fa2", "fa3", NULL};
+static const char *const attention_kernel_names[] = {"default", "cudnn", "fa1", "fa2", "fa3", NULL};
 static const char *const elementwise_names[] = {"fused", "eager", NULL};
 static const char *const p2p_names[] = {"async", "blocking", "overlapped", NULL};
 static const char *const ep_dispatch_names[] = {"alltoall", "deepep", NULL};
@@ -213,6 +215,10 @@ ppsim_attention_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k, cons
         name = "hardware.gpu.attention_efficiency_cudnn";
         eff = hw->gpu_attention_efficiency_cudnn;
         break;
+    case PPSIM_ATTN_FA1:
+        name = "hardware.gpu.attention_efficiency_fa1";
+        eff = hw->gpu_attention_efficiency_fa1;
+        break;
     case PPSIM_ATTN_FA2:
         name = "hardware.gpu.attention_efficiency_fa2";
         eff = hw->gpu_attention_efficiency_fa2;
@@ -251,6 +257,7 @@ static const SchemaKey mla_keys[] = {
     {NULL}};
 static const char *const main_grads_names[] = {"fp32", "bf16", NULL};
 static const char *const grad_accumulation_names[] = {"fused", "autograd", "add", "cast_add", NULL};
+static const char *const optimizer_names[] = {"fused", "eager", NULL};
 
 static const SchemaKey model_keys[] = {
     {"preset", KEY_SPECIAL, 0, NULL, FALSE, 0, 0},
@@ -293,6 +300,7 @@ static const SchemaKey training_keys[] = {
     {"main_grads", KEY_ENUM, OFF(training.main_grads), NULL, FALSE, 0, 0, main_grads_names},
     {"grad_accumulation", KEY_ENUM, OFF(training.grad_accumulation), NULL, FALSE, 0, 0,
      grad_accumulation_names},
+    {"optimizer", KEY_ENUM, OFF(training.optimizer), NULL, FALSE, 0, 0, optimizer_names},
     {NULL}};
 
 static const SchemaKey parallel_keys[] = {
@@ -388,6 +396,7 @@ ppsim_scenario_set_defaults(PpsimScenario *sc)
     sc->training.microbatch_size = 1;
     sc->training.main_grads = PPSIM_MAIN_GRADS_FP32;
     sc->training.grad_accumulation = PPSIM_GRAD_ACCUM_FUSED;
+    sc->training.optimizer = PPSIM_OPTIMIZER_FUSED;
     sc->memory_fragmentation = PPSIM_MEMORY_FRAGMENTATION_DEFAULT;
     sc->memory_reserved_bytes = PPSIM_MEMORY_RESERVED_DEFAULT;
     sc->parallel.tp = sc->parallel.dp = sc->parallel.ep = sc->parallel.etp = sc->parallel.cp = 1;
@@ -462,7 +471,8 @@ apply_framework(PpsimScenario *sc, GHashTable *seen)
             continue;
         gboolean holds = s->when == PPSIM_FW_ALWAYS || (s->when == PPSIM_FW_TP && par->tp > 1) ||
                          (s->when == PPSIM_FW_SP && par->tp > 1 && par->sequence_parallel) ||
-                         (s->when == PPSIM_FW_ZERO_1_2 && (par->zero == 1 || par->zero == 2));
+                         (s->when == PPSIM_FW_ZERO_1_2 && (par->zero == 1 || par->zero == 2)) ||
+                         (s->when == PPSIM_FW_FLASH && sc->model.flash_attention);
         if (holds) {
             set_key_text(sc, s->key, s->value);
             sc->framework_applied |= 1u << i;

@@ -60,6 +60,7 @@ typedef struct {
     /* the same for each kernel model.attention_kernel may name; 0: not known for this GPU,
      * and naming that kernel is an error */
     double gpu_attention_efficiency_cudnn; /* cuDNN's fused attention */
+    double gpu_attention_efficiency_fa1;   /* first-generation FlashAttention (no Hopper path) */
     double gpu_attention_efficiency_fa2;   /* FlashAttention-2 */
     double gpu_attention_efficiency_fa3;   /* FlashAttention-3 (Hopper) */
     double gpu_memory_efficiency;          /* streaming kernels achieved / HBM bandwidth */
@@ -231,6 +232,7 @@ typedef enum {
 typedef enum {
     PPSIM_ATTN_DEFAULT,
     PPSIM_ATTN_CUDNN,
+    PPSIM_ATTN_FA1,
     PPSIM_ATTN_FA2,
     PPSIM_ATTN_FA3,
 } PpsimAttentionKernel;
@@ -339,6 +341,12 @@ typedef enum {
                                 * (DeepSpeed's BF16_Optimizer under its pipeline engine) */
 } PpsimGradAccum;
 
+/* How the optimizer step's elementwise work runs (training.optimizer, kernel model). */
+typedef enum {
+    PPSIM_OPTIMIZER_FUSED, /* one fused Adam kernel (Apex, Megatron, Transformer Engine) */
+    PPSIM_OPTIMIZER_EAGER, /* PyTorch ops, one pass each (Composer's DecoupledAdamW) */
+} PpsimOptimizer;
+
 typedef struct {
     int pp;              /* p */
     int chunks;          /* v */
@@ -351,6 +359,7 @@ typedef struct {
     gboolean bytes_per_param_set; /* training.bytes_per_param written */
     PpsimMainGrads main_grads;    /* default fp32, as Megatron-LM with bf16 ([MEGDO]) */
     int grad_accumulation;        /* PpsimGradAccum; default fused */
+    int optimizer;                /* PpsimOptimizer; default fused */
     int dtype;                    /* PpsimDtype of the linear layers' GEMMs (kernel model) */
     int fp8_recipe;               /* PpsimFp8Recipe (dtype fp8 only) */
     gboolean fp8_weights;         /* training.fp8_weights: the weights stored in FP8 (dtype fp8
@@ -554,11 +563,11 @@ double ppsim_model_attn_linear_flops(const PpsimModel *m);
  * without model.mla. */
 double ppsim_model_mla_up_params(const PpsimModel *m);
 
-/* The name model.attention_kernel is written with ("default", "cudnn", "fa2", "fa3"). */
+/* The name model.attention_kernel is written with ("default", "cudnn", "fa1", "fa2", "fa3"). */
 const char *ppsim_attention_kernel_name(PpsimAttentionKernel k);
 
 /* The efficiency @hw gives attention kernel @k (0: not known for this GPU) and, when @key is
- * not NULL, the key it is set with (hardware.gpu.attention_efficiency[_cudnn|_fa2|_fa3]). */
+ * not NULL, the key it is set with (hardware.gpu.attention_efficiency[_cudnn|_fa1|_fa2|_fa3]). */
 double ppsim_attention_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k,
                                   const char **key);
 
@@ -629,6 +638,7 @@ typedef enum {
     PPSIM_FW_TP,       /* parallel.tp > 1 */
     PPSIM_FW_SP,       /* parallel.tp > 1 and parallel.sequence_parallel */
     PPSIM_FW_ZERO_1_2, /* parallel.zero 1 or 2 */
+    PPSIM_FW_FLASH,    /* model.flash_attention */
 } PpsimFrameworkWhen;
 
 typedef struct {
