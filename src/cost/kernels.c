@@ -135,9 +135,9 @@ ppsim_kernels_check(const PpsimScenario *sc, GError **error)
         g_autofree char *where = ppsim_scenario_where(sc, "model.attention_kernel");
         g_set_error(error, PPSIM_SCENARIO_ERROR, PPSIM_SCENARIO_ERROR_VALUE,
                     "%s: 'model.attention_kernel' names a kernel with no efficiency on this "
-                    "GPU: '%s' is not set (0) (the presets set the kernels measured on their GPU: "
-                    "FlashAttention-2 on the A100; cuDNN, FlashAttention-2 and -3 on the H100 "
-                    "and H800); set it, or choose another kernel",
+                    "GPU: '%s' is not set (0) (the presets set these: "
+                    "FlashAttention 1 and 2 on the A100; cuDNN and FlashAttention 1, 2 and 3 on "
+                    "the H100, H800 and H200); set it, or choose another kernel",
                     where, attn_key);
         return FALSE;
     }
