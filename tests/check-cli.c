@@ -200,6 +200,8 @@ START_TEST(test_check_and_list)
     r = ppsim(NULL, "list", "presets", NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert(strstr(r.out, "dgx-a100-80gb") != NULL);
+    ck_assert(strstr(r.out, "dgx-a100-40gb") != NULL && strstr(r.out, "40.00 GiB") != NULL &&
+              strstr(r.out, "HBM 1555 GB/s") != NULL);
     ck_assert(strstr(r.out, "dgx-h200-141gb") != NULL && strstr(r.out, "140.40 GiB") != NULL &&
               strstr(r.out, "HBM 4800 GB/s") != NULL);
     /* each preset's attention kernels: the A100 knows FlashAttention-2 only */

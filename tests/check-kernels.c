@@ -173,29 +173,27 @@ START_TEST(test_causal_halving)
 }
 END_TEST
 
-/* The dgx-h200-141gb preset is the H100's with 4.8 TB/s and 143,771 MiB of HBM: a stage costs
- * exactly what dgx-h100-80gb costs with those two keys overridden, its GEMMs and attention
- * what the H100's cost, and each memory-bound kernel 3,350 / 4,800 of the H100's time. */
-START_TEST(test_h200_preset)
+/* A preset derived from another by its HBM (@derived from @base; @sets the two overrides
+ * that turn @base into it, memory @mib MiB and @bw_gbs GB/s of HBM): a stage costs exactly
+ * what @base costs with those two keys overridden, its GEMMs and attention what @base's
+ * cost, and each memory-bound kernel @base_gbs / @bw_gbs of @base's time. */
+static void
+assert_hbm_variant(const char *derived, const char *base, const char *const *sets, guint64 mib,
+                   double bw_gbs, double base_gbs)
 {
-    static const char *h200 = "hardware: {preset: dgx-h200-141gb}\n"
-                              "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 4096}\n"
+    static const char *body = "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 4096}\n"
                               "training: {pp: 2, microbatches: 4}\n"
                               "schedule: 1f1b\n";
-    static const char *h100 = "hardware: {preset: dgx-h100-80gb}\n"
-                              "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 4096}\n"
-                              "training: {pp: 2, microbatches: 4}\n"
-                              "schedule: 1f1b\n";
-    const char *const as_h200[] = {"hardware.gpu.hbm_bandwidth=4800GB/s",
-                                   "hardware.gpu.memory=143771MiB", NULL};
+    g_autofree char *text_a = g_strdup_printf("hardware: {preset: %s}\n%s", derived, body);
+    g_autofree char *text_c = g_strdup_printf("hardware: {preset: %s}\n%s", base, body);
     g_autoptr(GError) error = NULL;
-    g_autoptr(PpsimScenario) a = parse(h200, NULL, &error);
+    g_autoptr(PpsimScenario) a = parse(text_a, NULL, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(PpsimScenario) b = parse(h100, as_h200, &error);
+    g_autoptr(PpsimScenario) b = parse(text_c, sets, &error);
     ppsim_assert_no_error(error);
-    g_autoptr(PpsimScenario) c = parse(h100, NULL, &error);
+    g_autoptr(PpsimScenario) c = parse(text_c, NULL, &error);
     ppsim_assert_no_error(error);
-    ck_assert_uint_eq(a->hardware.gpu_memory_bytes, 143771ULL * 1048576ULL);
+    ck_assert_uint_eq(a->hardware.gpu_memory_bytes, mib * 1048576ULL);
     ck_assert_uint_eq(a->hardware.gpu_memory_bytes, b->hardware.gpu_memory_bytes);
     PpsimStageCost sa = {.layers = 1}, sb = {.layers = 1}, sc = {.layers = 1};
     ppsim_kernels_fill_stage(&sa, a);
@@ -208,14 +206,28 @@ START_TEST(test_h200_preset)
     }
     ck_assert_int_eq(sa.kern_f_ps[PPSIM_KERN_GEMM], sc.kern_f_ps[PPSIM_KERN_GEMM]);
     ck_assert_int_eq(sa.kern_f_ps[PPSIM_KERN_ATTENTION], sc.kern_f_ps[PPSIM_KERN_ATTENTION]);
-    ck_assert_int_gt(sc.kern_f_ps[PPSIM_KERN_MEMORY], sa.kern_f_ps[PPSIM_KERN_MEMORY]);
     /* each memory-bound kernel is bytes / (bandwidth x efficiency) + launch: the sum without
      * its launches scales by the bandwidths' ratio */
-    PpsimTime n = (sc.kern_f_ps[PPSIM_KERN_MEMORY] - sa.kern_f_ps[PPSIM_KERN_MEMORY]);
-    double body_c = (double)n / (1.0 - 3350.0 / 4800.0);
+    double ratio = base_gbs / bw_gbs;
+    PpsimTime n = sc.kern_f_ps[PPSIM_KERN_MEMORY] - sa.kern_f_ps[PPSIM_KERN_MEMORY];
+    ck_assert_int_ne(n, 0);
+    ck_assert((n > 0) == (ratio < 1.0));
+    double body_c = (double)n / (1.0 - ratio);
     double launches = ((double)sc.kern_f_ps[PPSIM_KERN_MEMORY] - body_c) / (double)launch;
     ck_assert(fabs(launches - llround(launches)) < 1e-3);
     ck_assert_int_gt(llround(launches), 0);
+}
+
+/* dgx-h200-141gb is the H100's with 4.8 TB/s and 143,771 MiB of HBM; dgx-a100-40gb the
+ * 80 GB A100's with 1,555 GB/s and 40 GiB. */
+START_TEST(test_hbm_variant_presets)
+{
+    const char *const as_h200[] = {"hardware.gpu.hbm_bandwidth=4800GB/s",
+                                   "hardware.gpu.memory=143771MiB", NULL};
+    assert_hbm_variant("dgx-h200-141gb", "dgx-h100-80gb", as_h200, 143771, 4800, 3350);
+    const char *const as_a100_40[] = {"hardware.gpu.hbm_bandwidth=1555GB/s",
+                                      "hardware.gpu.memory=40GiB", NULL};
+    assert_hbm_variant("dgx-a100-40gb", "dgx-a100-80gb", as_a100_40, 40 * 1024, 1555, 2039);
 }
 END_TEST
 
@@ -1455,7 +1467,7 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_causal_halving);
     tcase_add_test(tc, test_attention_kernels);
     tcase_add_test(tc, test_optimizer_and_fa1);
-    tcase_add_test(tc, test_h200_preset);
+    tcase_add_test(tc, test_hbm_variant_presets);
     tcase_add_test(tc, test_cross_entropy_bytes);
     tcase_add_test(tc, test_cross_entropy_impls);
     tcase_add_test(tc, test_dropout_rotary);

@@ -72,45 +72,54 @@
     .gpu_tile_m = 256, .gpu_tile_n = 128, .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,                  \
     .gpu_launch_ps = 3 * US
 
+/* The DGX A100's figures that its 80 GB and 40 GB models share. Compute: dense 16-bit 312
+ * TFLOP/s ([NAR21] §5), 108 SMs and 256 x 128 cuBLAS tiles ([NV-GEMM]), no FP8 tensor cores;
+ * the fitted GEMM efficiency (below [MAMF]'s 0.869) and memory efficiency; attention at
+ * FlashAttention-2's 0.5 (fwd+bwd 50-73% [FA2] §4.1; what Transformer Engine runs on Ampere,
+ * so also the fa2 figure) and the fitted fa1 figure above; the H100's GEMM tile cost
+ * ([XLA-MM], assumed: no A100 table of GEMMs by shape was found); 3 us a launch (assumption,
+ * a few us). NCCL: all_reduce busbw 232.5 of 300 GB/s over NVSwitch [NCCL-T175], 91 of 100
+ * GB/s over 4 HDR NICs [NCCL-T100]. Links: NVLink 600 GB/s total, 300 per direction
+ * [MLP-A100]; PCIe ~25 GB/s per direction measured solo [FORUM], two GPUs a Gen4 switch
+ * ([VENG]; [PO] App. D Fig. 17) whose uplink gives each about 15 GB/s when both transfer
+ * (DERIVED: 30), shared ideally ([PO] App. D saw worse, but its numbers are in images, not
+ * recoverable); one HDR 200 Gb/s NIC a GPU ([MLP-A100], [NAR21] §5); the latencies are
+ * assumptions. One shared D2H/H2D copy stream ([PO] §4.2). Host: 16 optimizer workers
+ * (assumption; 128 cores a node [MLP-A100]) at ~1.4e9 parameters/s a node ([DS-PR735], rough). */
+#define A100_DGX_MODEL                                                                             \
+    .gpus_per_node = 8, .gpu_peak_flops = 312e12, .gpu_efficiency = 0, .gpu_sms = 108,             \
+    .gpu_peak_flops_fp8 = 0, .gpu_gemm_efficiency = A100_GEMM_EFF,                                 \
+    .gpu_attention_efficiency = A100_ATTN_FA2, .gpu_attention_efficiency_fa1 = A100_ATTN_FA1,      \
+    .gpu_attention_efficiency_fa2 = A100_ATTN_FA2, .gpu_memory_efficiency = A100_MEM_EFF,          \
+    .gpu_tile_m = 256, .gpu_tile_n = 128, .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,                  \
+    .gpu_launch_ps = 3 * US, .nvlink_bus_efficiency = 0.775, .network_bus_efficiency = 0.91,       \
+    .copy_streams = 1, .nvlink_bytes_per_s = 300 * GB, .nvlink_latency_ps = 2 * US,                \
+    .pcie_bytes_per_s = 25 * GB, .pcie_uplink_bytes_per_s = 30 * GB, .pcie_latency_ps = 5 * US,    \
+    .pcie_gpus_per_switch = 2, .pcie_shared_efficiency = 1.0, .network_bytes_per_s = 25 * GB,      \
+    .network_latency_ps = 5 * US, .host_optimizer_workers = 16,                                    \
+    .host_adam_params_per_s = 1.4e9 / 16
+
 static const PpsimPreset preset_a100 = {
     .name = "dgx-a100-80gb",
     .summary = "DGX A100: 8x A100-SXM4-80GB, NVSwitch, 2 GPUs per PCIe Gen4 switch",
     .hw = {
-        .gpus_per_node = 8,                        /* [MLP-A100] */
-        .gpu_memory_bytes = 80 * (guint64)GIB,     /* 80 GB HBM2e [MLP-A100] */
-        .gpu_peak_flops = 312e12,                  /* dense 16-bit, [NAR21] §5 */
-        .gpu_efficiency = 0,                       /* unset: the kernel model times ops */
-        .gpu_sms = 108,                            /* A100 SXM4: 108 SMs [NV-GEMM] */
-        .gpu_hbm_bytes_per_s = 2039 * GB,          /* 2,039 GB/s HBM2e [A100-DS] */
-        .gpu_peak_flops_fp8 = 0,                   /* Ampere has no FP8 tensor cores */
-        .gpu_gemm_efficiency = A100_GEMM_EFF,      /* fitted, below [MAMF]'s 0.869 */
-        .gpu_attention_efficiency = A100_ATTN_FA2, /* FlashAttention-2 fwd+bwd 50-73% [FA2] §4.1 */
-        .gpu_attention_efficiency_fa1 = A100_ATTN_FA1, /* above */
-        .gpu_attention_efficiency_fa2 = A100_ATTN_FA2, /* what TE runs on Ampere: the same */
-        .gpu_memory_efficiency = A100_MEM_EFF,         /* fitted: achieved / HBM bandwidth */
-        .gpu_tile_m = 256,                             /* large cuBLAS tile 256 x 128 [NV-GEMM] */
-        .gpu_tile_n = 128,
-        /* the H100's [XLA-MM] figure, assumed (no A100 table of GEMMs by shape was found) */
-        .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,
-        .gpu_launch_ps = 3 * US,            /* per kernel: assumption (a few us) */
-        .nvlink_bus_efficiency = 0.775,     /* all_reduce busbw 232.5 GB/s of 300 [NCCL-T175] */
-        .network_bus_efficiency = 0.91,     /* 91 of 100 GB/s busbw over 4 HDR NICs [NCCL-T100] */
-        .copy_streams = 1,                  /* one shared D2H/H2D stream, [PO] §4.2 */
-        .nvlink_bytes_per_s = 300 * GB,     /* 600 GB/s total = 300 per direction [MLP-A100] */
-        .nvlink_latency_ps = 2 * US,        /* assumption */
-        .pcie_bytes_per_s = 25 * GB,        /* measured ~25 GB/s per direction solo [FORUM] */
-        .pcie_uplink_bytes_per_s = 30 * GB, /* ~15 GB/s each when both GPUs of a switch
-                                             * transfer: DERIVED */
-        .pcie_latency_ps = 5 * US,          /* assumption */
-        .pcie_gpus_per_switch = 2,          /* [VENG]; [PO] App. D Fig. 17 */
-        .pcie_shared_efficiency = 1.0,      /* ideal sharing: [PO] App. D saw worse, but
-                                             * its numbers are in images, not recoverable */
-        .network_bytes_per_s = 25 * GB,     /* HDR 200 Gb/s per GPU [MLP-A100], [NAR21] §5 */
-        .network_latency_ps = 5 * US,       /* assumption */
-        .host_memory_bytes = 2 * (guint64)TIB, /* 2 TB [MLP-A100] */
-        .host_optimizer_workers = 16,          /* assumption (128 cores per node [MLP-A100]) */
-        .host_adam_params_per_s = 1.4e9 / 16,  /* ~1.4e9 params/s per node [DS-PR735];
-                                                * rough, per worker */
+        A100_DGX_MODEL, .gpu_memory_bytes = 80 * (guint64)GIB, /* 80 GB HBM2e [MLP-A100] */
+        .gpu_hbm_bytes_per_s = 2039 * GB,                      /* 2,039 GB/s HBM2e [A100-DS] */
+        .host_memory_bytes = 2 * (guint64)TIB,                 /* 2 TB [MLP-A100] */
+    }};
+
+/* The first DGX A100, with the 40 GB A100: HBM2 at 1,555 GB/s [A100-DS], everything else as
+ * the 80 GB model (the same SXM4 board, NVSwitch and HDR NICs). The fitted constants are the
+ * A100's; results/measured.md's 40 GB rows (GPT-NeoX, GLM-130B, BloombergGPT, [MPT-BENCH]'s
+ * A100 40 GB table) check them. Its host memory is not in this project's sources: 1 TB, an
+ * assumption (it matters only where optimizer states are offloaded to the host). */
+static const PpsimPreset preset_a100_40 = {
+    .name = "dgx-a100-40gb",
+    .summary = "DGX A100 (40 GB): 8x A100-SXM4-40GB, HBM2 1,555 GB/s; otherwise as dgx-a100-80gb",
+    .hw = {
+        A100_DGX_MODEL, .gpu_memory_bytes = 40 * (guint64)GIB, /* 40 GB HBM2 [A100-DS] */
+        .gpu_hbm_bytes_per_s = 1555 * GB,                      /* 1,555 GB/s HBM2 [A100-DS] */
+        .host_memory_bytes = 1 * (guint64)TIB,                 /* assumption, above */
     }};
 
 static const PpsimPreset preset_h100 = {
@@ -195,8 +204,8 @@ static const PpsimPreset preset_h200 = {
         .host_adam_params_per_s = 1.4e9 / 16,
     }};
 
-static const PpsimPreset *const presets[] = {&preset_a100, &preset_h100, &preset_h800, &preset_h200,
-                                             NULL};
+static const PpsimPreset *const presets[] = {&preset_a100, &preset_a100_40, &preset_h100,
+                                             &preset_h800, &preset_h200,    NULL};
 
 const PpsimPreset *const *
 ppsim_presets(void)
