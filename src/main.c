@@ -15,7 +15,7 @@ static int cmd_version(int argc, char **argv);
 static const PpsimCommand commands[] = {
     {"run", ppsim_cmd_run, "simulate the schedules of a scenario and report"},
     {"check", ppsim_cmd_check, "validate a scenario and its schedules without simulating"},
-    {"list", ppsim_cmd_list, "list schedule generators or hardware presets"},
+    {"list", ppsim_cmd_list, "list schedules, hardware and model presets, frameworks"},
     {"validate", ppsim_cmd_validate, "check published formulas against simulated timelines"},
     {"sweep", ppsim_cmd_sweep, "run a design-space sweep: one row per point and schedule"},
     {"merge", ppsim_cmd_merge, "join the CSV parts of a sharded sweep"},
