@@ -173,6 +173,102 @@ START_TEST(test_causal_halving)
 }
 END_TEST
 
+/* A sliding window (model.sliding_window) at s = 16384: FlashAttention computes the 128 x 128
+ * tiles the window touches, so a windowed layer's attention is that share of the causal
+ * layer's. By hand, 128 query tiles; a window of 4096 keys is 32 tiles: the first 32 query
+ * tiles need 1 to 32 key tiles (528), the other 96 need 33 each (3168), against the causal
+ * mask's 128 x 129 / 2 = 8256. Which layers: model.full_attention_every. */
+START_TEST(test_sliding_window)
+{
+    g_autoptr(GError) error = NULL;
+    const char *const w4k[] = {"model.sliding_window=4096", NULL};
+    const char *const wall[] = {"model.sliding_window=16384", NULL};
+    const char *const alt[] = {"model.sliding_window=4096", "model.full_attention_every=2", NULL};
+    const char *const stdw[] = {"model.sliding_window=4096", "model.flash_attention=false", NULL};
+    const char *const stdf[] = {"model.flash_attention=false", NULL};
+    g_autoptr(PpsimScenario) causal = parse(gpt_yaml, NULL, &error);
+    g_autoptr(PpsimScenario) win = parse(gpt_yaml, w4k, &error);
+    g_autoptr(PpsimScenario) whole = parse(gpt_yaml, wall, &error);
+    g_autoptr(PpsimScenario) every2 = parse(gpt_yaml, alt, &error);
+    g_autoptr(PpsimScenario) sw = parse(gpt_yaml, stdw, &error);
+    g_autoptr(PpsimScenario) sf = parse(gpt_yaml, stdf, &error);
+    ppsim_assert_no_error(error);
+    PpsimStageCost a = {.layers = 1}, b = {.layers = 1}, c = {.layers = 1};
+    ppsim_kernels_fill_stage(&a, causal);
+    ppsim_kernels_fill_stage(&b, win);
+    ppsim_kernels_fill_stage(&c, whole);
+    PpsimTime launch = causal->hardware.gpu_launch_ps;
+    double share = (528.0 + 3168.0) / 8256.0;
+    for (int pass = 0; pass < 2; pass++) {
+        PpsimTime full = (pass ? a.kern_b_ps : a.kern_f_ps)[PPSIM_KERN_ATTENTION] - launch;
+        PpsimTime got = (pass ? b.kern_b_ps : b.kern_f_ps)[PPSIM_KERN_ATTENTION] - launch;
+        ck_assert(llabs(got - (PpsimTime)llround(share * (double)full)) <= 2);
+    }
+    /* GEMMs and memory-bound kernels do not see the mask; a window as long as the sequence
+     * is no window */
+    ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b.kern_f_ps[PPSIM_KERN_GEMM]);
+    ck_assert_int_eq(a.kern_b_ps[PPSIM_KERN_MEMORY], b.kern_b_ps[PPSIM_KERN_MEMORY]);
+    ck_assert_int_eq(a.est.f_ps, c.est.f_ps);
+    ck_assert_int_eq(a.est.b_ps, c.est.b_ps);
+    /* every second layer full (layer numbers 2, 4, ...): a stage of layers 1-4 holds two of
+     * each; one of layers 2-4 (number 3) is windowed */
+    PpsimStageCost four = {.layers = 4}, three = {.first_layer = 1, .layers = 3};
+    ppsim_kernels_fill_stage(&four, every2);
+    ppsim_kernels_fill_stage(&three, every2);
+    for (int k = 0; k < PPSIM_KERN_N; k++) {
+        ck_assert(llabs(four.kern_f_ps[k] - 2 * (a.kern_f_ps[k] + b.kern_f_ps[k])) <= 4);
+        ck_assert(llabs(three.kern_b_ps[k] - (2 * a.kern_b_ps[k] + b.kern_b_ps[k])) <= 4);
+    }
+    ck_assert_int_eq(ppsim_model_window_layers_in(&every2->model, 0, 4), 2);
+    ck_assert_int_eq(ppsim_model_window_layers_in(&every2->model, 1, 3), 1);
+    ck_assert_int_eq(ppsim_model_window_layers_in(&every2->model, 5, 1), 0); /* number 6 */
+    ck_assert_int_eq(ppsim_model_window_layers_in(&win->model, 3, 5), 5);
+    ck_assert_int_eq(ppsim_model_window_layers_in(&whole->model, 0, 8), 0);
+    every2->model.full_attention_every = 6; /* Gemma 3's five local layers to one global */
+    ck_assert_int_eq(ppsim_model_window_layers_in(&every2->model, 0, 12), 10);
+    ck_assert_int_eq(ppsim_model_window_layers_in(&every2->model, 4, 3), 2); /* 5 and 7 */
+    /* the standard kernels compute every score: a window saves them nothing */
+    PpsimStageCost d = {.layers = 1}, e = {.layers = 1};
+    ppsim_kernels_fill_stage(&d, sw);
+    ppsim_kernels_fill_stage(&e, sf);
+    ck_assert_int_eq(d.est.f_ps, e.est.f_ps);
+    ck_assert_int_eq(d.est.b_ps, e.est.b_ps);
+}
+END_TEST
+
+/* The keys' errors: the layers to keep full need a window; a window is causal; context
+ * parallelism's ring attention over a window is not modelled. */
+START_TEST(test_sliding_window_errors)
+{
+    const char *const bad[][3] = {
+        {"model.full_attention_every=2", NULL, "model.sliding_window"},
+        {"model.sliding_window=1024", "model.causal=false", "model.causal: true"},
+        {"model.sliding_window=-1", NULL, "'model.sliding_window' must be a non-negative"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) error = NULL;
+        const char *const sets[] = {bad[i][0], bad[i][1], NULL};
+        g_autoptr(PpsimScenario) sc = parse(gpt_yaml, sets, &error);
+        ck_assert_ptr_null(sc);
+        ck_assert_ptr_nonnull(error);
+        ck_assert_msg(strstr(error->message, bad[i][2]) != NULL, "%s", error->message);
+    }
+    static const char *cp_yaml =
+        "hardware: {preset: dgx-h100-80gb, nodes: 1}\n"
+        "model: {layers: 8, hidden: 2048, heads: 16, seq_len: 16384, sliding_window: 4096}\n"
+        "parallel: {tp: 1, pp: 1, cp: 2, dp: 4}\n"
+        "training: {global_batch: 8}\n"
+        "schedule: 1f1b\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(PpsimScenario) sc = parse(cp_yaml, NULL, &error);
+    ck_assert_ptr_null(sc);
+    ck_assert_ptr_nonnull(error);
+    ck_assert_msg(strstr(error->message, "t.yaml:3:") != NULL &&
+                      strstr(error->message, "'model.sliding_window'") != NULL,
+                  "%s", error->message);
+}
+END_TEST
+
 /* A preset derived from another by its HBM (@derived from @base; @sets the two overrides
  * that turn @base into it, memory @mib MiB and @bw_gbs GB/s of HBM): a stage costs exactly
  * what @base costs with those two keys overridden, its GEMMs and attention what @base's
@@ -1465,6 +1561,8 @@ ppsim_test_suite(void)
     tcase_add_test(tc, test_roofline_switch);
     tcase_add_test(tc, test_k_overhead);
     tcase_add_test(tc, test_causal_halving);
+    tcase_add_test(tc, test_sliding_window);
+    tcase_add_test(tc, test_sliding_window_errors);
     tcase_add_test(tc, test_attention_kernels);
     tcase_add_test(tc, test_optimizer_and_fa1);
     tcase_add_test(tc, test_hbm_variant_presets);

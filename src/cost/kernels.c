@@ -215,7 +215,29 @@ typedef struct {
     gboolean fp8_bw;   /* ... with block scaling (training.fp8_recipe: blockwise) */
     double m;          /* microbatches a step (what a once-a-step kernel is spread over) */
     double dev_layers; /* layers on the GPU, all its chunks: what an amax update covers */
+    double win_share;  /* a windowed layer's share of a causal layer's attention tiles */
+    gboolean windowed; /* the layer being timed attends through model.sliding_window */
 } Ctx;
+
+/* FlashAttention-style kernels compute the scores in tiles of ATTN_TILE queries by ATTN_TILE
+ * keys and skip the tiles the mask leaves empty ([FLASH-REPO] flash_fwd_kernel.h: n_block_min
+ * from the window; FlashAttention-2 tiles of 64 or 128 each way, [FA2] §3.3; 128 x 128 an
+ * assumption). */
+#define ATTN_TILE 128.0
+
+/* The tiles a causal sliding window of @w keys leaves over @s tokens, as a share of the
+ * causal mask's: a query tile starting at token i needs the key tiles from the one holding
+ * i - w + 1 to its own. Windows at least as long as the sequence give 1. */
+static double
+window_share(double s, double w)
+{
+    if (w <= 0 || w >= s)
+        return 1.0;
+    double nb = ceil(s / ATTN_TILE), tiles = 0.0;
+    for (double qb = 0; qb < nb; qb++)
+        tiles += qb - floor(MAX(0.0, qb * ATTN_TILE - w + 1.0) / ATTN_TILE) + 1.0;
+    return tiles / (nb * (nb + 1.0) / 2.0);
+}
 
 static double
 pass_total(const Pass *p)
@@ -327,6 +349,8 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->fp8_bw = c->fp8 && sc->training.fp8_recipe == PPSIM_FP8_BLOCKWISE;
     c->m = MAX(1, sc->training.microbatches);
     c->dev_layers = (double)m->layers / MAX(1, sc->training.pp);
+    c->win_share = window_share(c->s, m->sliding_window);
+    c->windowed = FALSE;
     link_of(&sc->hardware, c->t, 1, &c->tp_link);
     link_of(&sc->hardware, c->cp, c->t, &c->cp_link);
 }
@@ -339,8 +363,8 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
     double heads = c->a / c->t, batch = c->b * heads;
     if (m->flash_attention) {
         /* queries of this rank against every key of the sequence (cp ranks share it) */
-        double flops =
-            2.0 * c->b * c->sl * c->s * (c->dqk + c->dv) * heads * (m->causal ? 0.5 : 1.0);
+        double flops = 2.0 * c->b * c->sl * c->s * (c->dqk + c->dv) * heads *
+                       (m->causal ? 0.5 : 1.0) * (c->windowed ? c->win_share : 1.0);
         double io = EL * c->T * ((c->dqk + c->dv) * heads + (c->att.k + c->att.v) / c->t);
         f->k[PPSIM_KERN_ATTENTION] += ppsim_kernel_seconds(&c->gpu, flops, c->gpu.attn_eff, io);
         b->k[PPSIM_KERN_ATTENTION] +=
@@ -1278,15 +1302,29 @@ ppsim_kernels_fill_stage_scaling(PpsimStageCost *st, const PpsimScenario *sc, gb
     /* the stage's layers summed: dense ones and MoE ones (moe_mlp) */
     int blocks = ppsim_cost_stage_blocks(st); /* with the MTP depths' layers */
     int n_moe = ppsim_moe_layers_in(m, st->first_layer, blocks);
-    LayerTimes lt = {0}, one;
-    layer_times(&c, FALSE, &one);
-    layer_times_add(&lt, &one, blocks - n_moe);
+    /* each kind of layer once: dense or MoE (the MoE ones last), attending to the whole
+     * sequence or through the sliding window */
+    int moe_from = st->first_layer + blocks - n_moe;
+    int n_win[2] = {ppsim_model_window_layers_in(m, st->first_layer, blocks - n_moe),
+                    ppsim_model_window_layers_in(m, moe_from, n_moe)};
+    int n_kind[2] = {blocks - n_moe, n_moe};
+    LayerTimes lt = {0}, one, moe_avg = {0};
     st->pair_layers = 0;
-    if (n_moe > 0) {
-        layer_times(&c, TRUE, &one);
-        layer_times_add(&lt, &one, n_moe);
-        pair_parts(st, &one, n_moe);
+    for (int moe = 0; moe < 2; moe++) {
+        for (int win = 0; win < 2; win++) {
+            int n = win ? n_win[moe] : n_kind[moe] - n_win[moe];
+            if (n == 0)
+                continue;
+            c.windowed = win;
+            layer_times(&c, moe, &one);
+            layer_times_add(&lt, &one, n);
+            if (moe)
+                layer_times_add(&moe_avg, &one, (double)n / n_moe);
+        }
     }
+    c.windowed = FALSE;
+    if (n_moe > 0)
+        pair_parts(st, &moe_avg, n_moe);
     Pass F = lt.f, B = lt.b, W = lt.w;
     double tp_f = lt.tp_f, tp_b = lt.tp_b;
     double cp_f = lt.cp_f, cp_b = lt.cp_b;

@@ -191,6 +191,18 @@ ppsim_model_attn_linear_flops(const PpsimModel *m)
     return 2.0 * (sh.params - sh.latent);
 }
 
+int
+ppsim_model_window_layers_in(const PpsimModel *m, int first, int n)
+{
+    if (m->sliding_window <= 0 || m->sliding_window >= m->seq_len || n <= 0)
+        return 0;
+    int k = m->full_attention_every;
+    if (k <= 0)
+        return n;
+    /* layers numbered first + 1 .. first + n, less the multiples of k among them */
+    return n - ((first + n) / k - first / k);
+}
+
 gboolean
 ppsim_model_rotary(const PpsimModel *m)
 {
@@ -272,6 +284,8 @@ static const SchemaKey model_keys[] = {
     POS_INT("vocab", model.vocab),
     {"flash_attention", KEY_BOOL, OFF(model.flash_attention), NULL, FALSE, 0, 0},
     {"causal", KEY_BOOL, OFF(model.causal), NULL, FALSE, 0, 0},
+    {"sliding_window", KEY_INT, OFF(model.sliding_window), NULL, FALSE, 0, 0},
+    {"full_attention_every", KEY_INT, OFF(model.full_attention_every), NULL, FALSE, 0, 0},
     {"dropout", KEY_ENUM, OFF(model.dropout), NULL, FALSE, 0, 0, model_flag_names},
     {"rotary", KEY_ENUM, OFF(model.rotary), NULL, FALSE, 0, 0, model_flag_names},
     {"tied_embeddings", KEY_BOOL, OFF(model.tied_embeddings), NULL, FALSE, 0, 0},
@@ -734,6 +748,11 @@ check_parallel(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc where_of, 
                               par->cp, m->seq_len, m->heads);
         return check_fail(error, where_of, data, "parallel.cp", msg);
     }
+    if (g_hash_table_contains(seen, "model") && par->cp > 1 && m->sliding_window > 0 &&
+        m->sliding_window < m->seq_len)
+        return check_fail(error, where_of, data, "parallel.cp",
+                          "context parallelism with 'model.sliding_window' is not modelled "
+                          "(ring attention over a window passes fewer KV blocks); drop one");
     if (g_hash_table_contains(seen, "model") &&
         (m->heads % par->tp != 0 || m->kv_heads % par->tp != 0)) {
         msg = g_strdup_printf("'parallel.tp' (%d) must divide 'model.heads' (%d) and "
@@ -780,6 +799,14 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
         return check_fail(error, where_of, data, "model.attention_kernel",
                           "'model.attention_kernel' names a fused attention kernel, but "
                           "'model.flash_attention' is false (the standard kernels); drop one");
+    if (m->full_attention_every > 0 && m->sliding_window == 0)
+        return check_fail(error, where_of, data, "model.full_attention_every",
+                          "'model.full_attention_every' picks the layers a sliding window "
+                          "leaves out: set 'model.sliding_window' (its width in tokens) too");
+    if (m->sliding_window > 0 && !m->causal)
+        return check_fail(error, where_of, data, "model.sliding_window",
+                          "'model.sliding_window' is a causal window (a query sees itself and "
+                          "the tokens before it): it needs 'model.causal: true'");
     if (m->elementwise == PPSIM_ELEMENTWISE_EAGER &&
         (m->mlp != PPSIM_MLP_SWIGLU || m->mla.kv_lora_rank > 0))
         return check_fail(error, where_of, data, "model.elementwise",

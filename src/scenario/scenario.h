@@ -267,6 +267,12 @@ typedef struct {
     int vocab;
     gboolean flash_attention; /* default TRUE: the s^2 attention scores are not stored */
     gboolean causal;          /* default TRUE: FlashAttention skips the masked half */
+    int sliding_window;       /* model.sliding_window: a windowed layer's query attends to
+                               * itself and the sliding_window - 1 tokens before it (0:
+                               * every layer attends to the whole sequence) */
+    int full_attention_every; /* model.full_attention_every: with a window, the layers whose
+                               * 1-based number is a multiple of it attend to the whole
+                               * sequence (0: no layer does) */
     int cross_entropy;        /* PpsimCrossEntropy, default unfused */
     int attention_kernel;     /* PpsimAttentionKernel, default the GPU's */
     int elementwise;          /* PpsimElementwise, default fused */
@@ -509,6 +515,13 @@ gboolean ppsim_model_dropout(const PpsimModel *m);
  * position table): model.rotary, by default SwiGLU's Llama-style yes and GELU's GPT-style
  * no. */
 gboolean ppsim_model_rotary(const PpsimModel *m);
+
+/* Of the @n transformer layers from index @first (0-based), how many attend through the
+ * sliding window (model.sliding_window; none without one, or when it spans the sequence):
+ * every layer but those whose 1-based number is a multiple of model.full_attention_every,
+ * Megatron-Core's `window_attn_skip_freq` and Hugging Face's `layer_types` alike. Indices
+ * past the model's layers (multi-token prediction's) follow the same rule. */
+int ppsim_model_window_layers_in(const PpsimModel *m, int first, int n);
 
 /* The widths of the attention's projections: heads x head_dim for the queries (and the
  * attention output's input), kv_heads x head_dim for each of K and V. model.head_dim
