@@ -208,6 +208,12 @@ START_TEST(test_check_and_list)
     ck_assert(strstr(r.out, "attention x 0.50 (fa1 0.32, fa2 0.50)") != NULL);
     ck_assert(strstr(r.out, "attention x 0.50 (cudnn 0.50, fa1 0.20, fa2 0.31, fa3 0.55)") != NULL);
     run_clear(&r);
+    /* a model preset with a sliding window says which layers it covers */
+    r = ppsim(NULL, "list", "models", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "gpt-oss-120b") != NULL &&
+              strstr(r.out, "sliding window 128 (1 layer in 2 full)") != NULL);
+    run_clear(&r);
     r = ppsim(NULL, "list", "frameworks", NULL);
     ck_assert_int_eq(r.status, 0);
     for (int i = 0; ppsim_framework_names[i] != NULL; i++)

@@ -107,6 +107,22 @@ START_TEST(test_preset_params)
         ck_assert_msg(fabs(total / qt[i] - 1) < 0.02, "total %.4g", total);
         ck_assert_msg(fabs(active / qact[i] - 1) < 0.12, "active %.4g", active);
     }
+    /* GPT-OSS 120B ([GPT-OSS]: 116.8B parameters): by hand, embedding and untied head 2 V h,
+     * final norm h, per layer QKV h (64 x 64 + 2 x 8 x 64), output 4096 h, two norms, 128
+     * experts of 3 h 2880 and the router h 128; a token passes 4 experts. Every other layer
+     * (1-based numbers 1, 3, ...) attends through a 128-token window. */
+    const PpsimModelPreset *oss = ppsim_model_preset_lookup("gpt-oss-120b");
+    ck_assert(oss != NULL);
+    {
+        double h = 2880, V = 201088, attn = h * (4096 + 2 * 512) + 4096 * h + 2 * h;
+        ppsim_moe_model_params(&oss->model, &total, &active);
+        ck_assert_double_eq_tol(total, 2 * V * h + h + 36 * (attn + 128 * 3 * h * h + h * 128), 1);
+        ck_assert_double_eq_tol(active, 2 * V * h + h + 36 * (attn + 4 * 3 * h * h + h * 128), 1);
+        ck_assert_msg(fabs(total / 116.8e9 - 1) < 0.001, "total %.6g", total);
+        ck_assert_int_eq(oss->model.sliding_window, 128);
+        ck_assert_int_eq(ppsim_model_window_layers_in(&oss->model, 0, 36), 18);
+        ck_assert_int_eq(ppsim_model_window_layers_in(&oss->model, 0, 9), 5);
+    }
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 61), 58);
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 3), 0);
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 2, 4), 3);

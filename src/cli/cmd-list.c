@@ -131,6 +131,12 @@ list_models(void)
         g_string_append_printf(line, "seq %d, vocab %d, ", m->seq_len, m->vocab);
         if (m->head_dim > 0)
             g_string_append_printf(line, "head_dim %d, ", m->head_dim);
+        if (m->sliding_window > 0) {
+            g_string_append_printf(line, "sliding window %d", m->sliding_window);
+            if (m->full_attention_every > 0)
+                g_string_append_printf(line, " (1 layer in %d full)", m->full_attention_every);
+            g_string_append(line, ", ");
+        }
         if (m->moe.experts > 0) { /* every expert, and what one token passes */
             const PpsimMoe *e = &m->moe;
             double total = 0, active = 0;

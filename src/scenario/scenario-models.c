@@ -40,6 +40,14 @@
  * untied embeddings, vocabulary 151,936, 4096-token sequences. ppsim counts 30.53B
  * parameters (3.35B active) and 235.09B (22.19B active), the models' names' 30B (3B) and
  * 235B (22B). Their per-head RMSNorm on q and k (qk-layernorm) is not modelled.
+ * GPT-OSS 120B ([GPT-OSS]; [MB-PS] gpt_oss_provider.py): 36 layers, hidden 2880, 64 query
+ * heads of 64 and 8 KV heads, every layer mixture of experts with 128 experts of FFN 2880, 4
+ * per token, gated (three matrices, as SwiGLU; its activation is a clamped quick-GELU), no
+ * shared expert, RMSNorm, rotary positions, untied embeddings, vocabulary 201,088; the
+ * attention alternates a banded window of 128 tokens (the odd layers, 1-based) with the whole
+ * sequence (the even ones: Megatron-Core's window_attn_skip_freq 2); 4096-token sequences, as
+ * [MB-PS]'s pre-training runs. ppsim counts 116.79B parameters, [GPT-OSS]'s 116.8B (its
+ * biases and attention sinks, 0.04B, not modelled).
  */
 #include "scenario/scenario.h"
 
@@ -156,10 +164,26 @@ static const PpsimModelPreset qwen3_235b_a22b = {
     "qwen3-235b-a22b", "Qwen3 235B-A22B MoE (22B active), GQA [MEG-QWEN3]",
     QWEN3_MOE(94, 4096, 64, 1536)};
 
+static const PpsimModelPreset gpt_oss_120b = {
+    "gpt-oss-120b",
+    "GPT-OSS 120B MoE, GQA, a 128-token window in every other layer [GPT-OSS]",
+    {.mlp = PPSIM_MLP_SWIGLU,
+     .layers = 36,
+     .hidden = 2880,
+     .ffn_hidden = 2880,
+     .heads = 64,
+     .kv_heads = 8,
+     .head_dim = 64,
+     .seq_len = 4096,
+     .vocab = 201088,
+     .sliding_window = 128,
+     .full_attention_every = 2,
+     .moe = {.experts = 128, .top_k = 4, .expert_ffn_hidden = 2880, .imbalance = 1.0}}};
+
 static const PpsimModelPreset *const presets[] = {
-    &gpt3_175b,   &llama2_7b,     &llama2_13b,      &llama2_70b,  &llama3_8b,    &llama3_70b,
-    &llama3_405b, &nemotron4_15b, &nemotron4_340b,  &deepseek_v3, &mixtral_8x7b, &mixtral_8x22b,
-    &grok_1,      &qwen3_30b_a3b, &qwen3_235b_a22b, NULL};
+    &gpt3_175b,   &llama2_7b,     &llama2_13b,      &llama2_70b,   &llama3_8b,    &llama3_70b,
+    &llama3_405b, &nemotron4_15b, &nemotron4_340b,  &deepseek_v3,  &mixtral_8x7b, &mixtral_8x22b,
+    &grok_1,      &qwen3_30b_a3b, &qwen3_235b_a22b, &gpt_oss_120b, NULL};
 
 const PpsimModelPreset *const *
 ppsim_model_presets(void)

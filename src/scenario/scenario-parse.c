@@ -376,6 +376,8 @@ apply_model_preset(Parser *P, int map, GError **error)
     m->head_dim = src->head_dim;
     m->seq_len = src->seq_len;
     m->vocab = src->vocab;
+    m->sliding_window = src->sliding_window;
+    m->full_attention_every = src->full_attention_every;
     m->moe = src->moe;
     m->mla = src->mla;
     m->dropout = src->dropout;

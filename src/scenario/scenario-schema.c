@@ -799,7 +799,8 @@ ppsim_scenario_check(const PpsimScenario *sc, GHashTable *seen, WhereOfFunc wher
         return check_fail(error, where_of, data, "model.attention_kernel",
                           "'model.attention_kernel' names a fused attention kernel, but "
                           "'model.flash_attention' is false (the standard kernels); drop one");
-    if (m->full_attention_every > 0 && m->sliding_window == 0)
+    if (m->full_attention_every > 0 && m->sliding_window == 0 &&
+        g_hash_table_contains(seen, "model.full_attention_every"))
         return check_fail(error, where_of, data, "model.full_attention_every",
                           "'model.full_attention_every' picks the layers a sliding window "
                           "leaves out: set 'model.sliding_window' (its width in tokens) too");
