@@ -205,8 +205,10 @@ START_TEST(test_check_and_list)
     ck_assert(strstr(r.out, "dgx-h200-141gb") != NULL && strstr(r.out, "140.40 GiB") != NULL &&
               strstr(r.out, "HBM 4800 GB/s") != NULL);
     /* each preset's attention kernels: the A100 knows FlashAttention-2 only */
-    ck_assert(strstr(r.out, "attention x 0.50 (fa1 0.32, fa2 0.50)") != NULL);
-    ck_assert(strstr(r.out, "attention x 0.50 (cudnn 0.50, fa1 0.20, fa2 0.31, fa3 0.55)") != NULL);
+    ck_assert(strstr(r.out, "attention x 0.50 (fa1 0.53 forward / 0.26 backward, fa2 0.50)") !=
+              NULL);
+    ck_assert(strstr(r.out, "attention x 0.50 (cudnn 0.50, fa1 0.33 forward / 0.16 backward, "
+                            "fa2 0.31, fa3 0.55)") != NULL);
     run_clear(&r);
     /* a model preset with a sliding window says which layers it covers */
     r = ppsim(NULL, "list", "models", NULL);

@@ -340,12 +340,13 @@ START_TEST(test_attention_kernels)
                               "schedule: 1f1b\n";
     static const struct {
         const char *set;
-        double eff;
-    } k[] = {{"model.attention_kernel=default", 0.5},
-             {"model.attention_kernel=cudnn", 0.5},
-             {"model.attention_kernel=fa1", 0.32 * 0.31 / 0.5}, /* A100's, as fa2 scales */
-             {"model.attention_kernel=fa2", 0.31},
-             {"model.attention_kernel=fa3", 0.55}};
+        double eff, bwd; /* forward, backward */
+    } k[] = {{"model.attention_kernel=default", 0.5, 0.5},
+             {"model.attention_kernel=cudnn", 0.5, 0.5},
+             /* the A100's pair, as fa2 scales */
+             {"model.attention_kernel=fa1", 0.53 * 0.31 / 0.5, 0.26 * 0.31 / 0.5},
+             {"model.attention_kernel=fa2", 0.31, 0.31},
+             {"model.attention_kernel=fa3", 0.55, 0.55}};
     g_autoptr(GError) error = NULL;
     g_autoptr(PpsimScenario) base = parse(h100, NULL, &error);
     ppsim_assert_no_error(error);
@@ -359,11 +360,11 @@ START_TEST(test_attention_kernels)
         ppsim_assert_no_error(error);
         PpsimStageCost a = {.layers = 1};
         ppsim_kernels_fill_stage(&a, sc);
-        double want = 4 * s * s * h / 2 / (989e12 * k[i].eff);
-        ck_assert(
-            llabs(a.kern_f_ps[PPSIM_KERN_ATTENTION] - launch - ppsim_time_from_seconds(want)) <= 1);
+        double want = 4 * s * s * h / 2 / 989e12;
+        ck_assert(llabs(a.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
+                        ppsim_time_from_seconds(want / k[i].eff)) <= 1);
         ck_assert(llabs(a.kern_b_ps[PPSIM_KERN_ATTENTION] - launch -
-                        ppsim_time_from_seconds(2.5 * want)) <= 1);
+                        ppsim_time_from_seconds(2.5 * want / k[i].bwd)) <= 1);
         ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_GEMM], b0.kern_f_ps[PPSIM_KERN_GEMM]);
         ck_assert_int_eq(a.kern_f_ps[PPSIM_KERN_MEMORY], b0.kern_f_ps[PPSIM_KERN_MEMORY]);
     }
@@ -907,7 +908,8 @@ END_TEST
 
 /* The optimizer step: one fused Adam pass, 34 bytes a parameter of the stage, or PyTorch's ops
  * one pass each (training.optimizer eager), 92; first-generation FlashAttention on the A100
- * at its own efficiency. */
+ * at its own efficiencies, the forward's and the backward's (with the backward's 0, the
+ * forward's for both; the backward key moves no other kernel). */
 START_TEST(test_optimizer_and_fa1)
 {
     g_autoptr(GError) error = NULL;
@@ -924,18 +926,33 @@ START_TEST(test_optimizer_and_fa1)
     double pf = (double)(cf->stage[0].opt_ps - launch), pe = (double)(ce->stage[0].opt_ps - launch);
     ck_assert_double_eq_tol(pe / pf, 92.0 / 34.0, 1e-3);
     ck_assert_int_eq(ce->stage[0].est.f_ps, cf->stage[0].est.f_ps); /* the step only */
-    /* fa1 on the A100: its attention at 0.32 of the peak, the default (fa2) at 0.5 */
+    /* fa1 on the A100: its attention's forward at 0.53 of the peak, its backward at 0.26; the
+     * default (fa2) at 0.5 both ways, whatever the fa1 backward key says */
     const char *const fa1[] = {"model.attention_kernel=fa1", NULL};
+    const char *const one[] = {"model.attention_kernel=fa1",
+                               "hardware.gpu.attention_efficiency_fa1_backward=0", NULL};
+    const char *const other[] = {"hardware.gpu.attention_efficiency_fa1_backward=0.1", NULL};
     g_autoptr(PpsimScenario) a = parse(gpt_yaml, fa1, &error);
+    g_autoptr(PpsimScenario) a1 = parse(gpt_yaml, one, &error);
+    g_autoptr(PpsimScenario) o = parse(gpt_yaml, other, &error);
     ppsim_assert_no_error(error);
-    PpsimStageCost s1 = {.layers = 1}, s2 = {.layers = 1};
+    PpsimStageCost s1 = {.layers = 1}, s2 = {.layers = 1}, s3 = {.layers = 1}, s4 = {.layers = 1};
     ppsim_kernels_fill_stage(&s1, a);
     ppsim_kernels_fill_stage(&s2, f);
+    ppsim_kernels_fill_stage(&s3, a1);
+    ppsim_kernels_fill_stage(&s4, o);
     double s = 16384, h = 2048, want = 4 * s * s * h / 2 / 312e12;
     ck_assert(llabs(s1.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
-                    ppsim_time_from_seconds(want / 0.32)) <= 1);
+                    ppsim_time_from_seconds(want / 0.53)) <= 1);
+    ck_assert(llabs(s1.kern_b_ps[PPSIM_KERN_ATTENTION] - launch -
+                    ppsim_time_from_seconds(2.5 * want / 0.26)) <= 1);
+    ck_assert(llabs(s3.kern_b_ps[PPSIM_KERN_ATTENTION] - launch -
+                    ppsim_time_from_seconds(2.5 * want / 0.53)) <= 1);
     ck_assert(llabs(s2.kern_f_ps[PPSIM_KERN_ATTENTION] - launch -
                     ppsim_time_from_seconds(want / 0.5)) <= 1);
+    ck_assert(llabs(s2.kern_b_ps[PPSIM_KERN_ATTENTION] - launch -
+                    ppsim_time_from_seconds(2.5 * want / 0.5)) <= 1);
+    ck_assert_int_eq(s4.est.b_ps, s2.est.b_ps);
 }
 END_TEST
 

@@ -87,6 +87,11 @@ list_presets(void)
                 g_string_append_printf(line, "%s%s ", any ? ", " : " (",
                                        ppsim_attention_kernel_name(k));
                 ppsim_fmt_fixed(line, eff, 2);
+                if (k == PPSIM_ATTN_FA1 && hw->gpu_attention_efficiency_fa1_backward > 0) {
+                    g_string_append(line, " forward / ");
+                    ppsim_fmt_fixed(line, hw->gpu_attention_efficiency_fa1_backward, 2);
+                    g_string_append(line, " backward");
+                }
                 any = TRUE;
             }
             if (any)

@@ -20,6 +20,7 @@ typedef struct {
     double peak_flops;      /* dense 16-bit tensor FLOP/s */
     double gemm_eff;        /* large-GEMM efficiency: achieved / peak on a well-shaped GEMM */
     double attn_eff;        /* FlashAttention kernels: achieved / peak */
+    double attn_eff_bwd;    /* ... in their backward (0: attn_eff) */
     int sms;                /* streaming multiprocessors */
     int tile_m, tile_n;     /* output tile of a large cuBLAS kernel */
     double k_overhead;      /* a tile's fixed cost, in elements of K (0: none) */

@@ -305,6 +305,11 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->sc = sc;
     ppsim_kernels_gpu(&sc->hardware, &c->gpu);
     c->gpu.attn_eff = ppsim_attention_efficiency(&sc->hardware, m->attention_kernel, NULL);
+    c->gpu.attn_eff_bwd = m->attention_kernel == PPSIM_ATTN_FA1
+                              ? sc->hardware.gpu_attention_efficiency_fa1_backward
+                              : 0.0;
+    if (c->gpu.attn_eff_bwd <= 0)
+        c->gpu.attn_eff_bwd = c->gpu.attn_eff;
     c->lin = c->gpu;
     if (sc->training.dtype == PPSIM_DTYPE_FP8) {
         c->lin.peak_flops = sc->hardware.gpu_peak_flops_fp8;
@@ -368,7 +373,7 @@ layer_attention(Ctx *c, Pass *f, Pass *b)
         double io = EL * c->T * ((c->dqk + c->dv) * heads + (c->att.k + c->att.v) / c->t);
         f->k[PPSIM_KERN_ATTENTION] += ppsim_kernel_seconds(&c->gpu, flops, c->gpu.attn_eff, io);
         b->k[PPSIM_KERN_ATTENTION] +=
-            ppsim_kernel_seconds(&c->gpu, 2.5 * flops, c->gpu.attn_eff, 2.0 * io);
+            ppsim_kernel_seconds(&c->gpu, 2.5 * flops, c->gpu.attn_eff_bwd, 2.0 * io);
         return;
     }
     double sl = c->sl, s = c->s, dk = c->dqk, dv = c->dv, scores = batch * sl * s;

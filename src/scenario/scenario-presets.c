@@ -39,15 +39,23 @@
 /* First-generation FlashAttention (model.attention_kernel: fa1): FlashAttention 1.x's CUDA
  * kernels and the Triton FlashAttention of 2022-23 (flash_attn_triton.py) that LLM Foundry's
  * `attn_impl: triton` runs on its pre-MLIR Triton fork ([MPT-BENCH]; its TUTORIAL.md finds it
- * "slightly faster than flash", FlashAttention 1). [FA2]'s abstract puts FlashAttention at
- * "25-40% of the theoretical maximum FLOPs/s" of the A100. FITTED within that range on the
- * [MPT-BENCH] A100 80 GB rows of 16,384 to 65,536 tokens (results/measured.md; every other
- * row of that table is a prediction). Neither kernel has a Hopper code path (the fork's LLVM
- * does not know sm_90, TUTORIAL.md), so on Hopper it keeps its ratio to FlashAttention-2,
- * the other Ampere-era kernel, whose A100 and H100 figures are above: DERIVED. */
+ * "slightly faster than flash", FlashAttention 1). Its passes differ: "Triton forward is
+ * generally faster than CUDA forward, while Triton backward is generally slower than CUDA
+ * backward" ([FLASH-REPO] flash_attn_triton.py), so the forward and the backward have a figure
+ * each. FITTED, the two together, on the [MPT-BENCH] A100 80 GB rows of 16,384 to 65,536
+ * tokens (results/measured.md; every other row of that table is a prediction): those with
+ * activation checkpointing run the forward twice, those without once. Over a step without
+ * recompute (the backward's 2.5x FLOPs) they make 0.30 of peak, inside the "25-40% of the
+ * theoretical maximum FLOPs/s" [FA2]'s abstract gives FlashAttention on the A100. Neither
+ * kernel has a Hopper code path (the fork's LLVM does not know sm_90, TUTORIAL.md), so on
+ * Hopper both keep their ratio to FlashAttention-2, the other Ampere-era kernel, whose A100
+ * and H100 figures are above: DERIVED. The CUDA kernels (FlashAttention 1.x: MLPerf round
+ * 3.0's) take the Triton kernel's figures. */
 #define A100_ATTN_FA2 0.5
-#define A100_ATTN_FA1 0.32
+#define A100_ATTN_FA1 0.53
+#define A100_ATTN_FA1_BWD 0.26
 #define H100_ATTN_FA1 (A100_ATTN_FA1 * H100_ATTN_FA2 / A100_ATTN_FA2)
+#define H100_ATTN_FA1_BWD (A100_ATTN_FA1_BWD * H100_ATTN_FA2 / A100_ATTN_FA2)
 
 /* A GEMM tile's fixed cost (its prologue filling the pipeline, its epilogue writing the
  * output) in elements of the inner dimension K: fitted with the large-GEMM efficiency and a
@@ -67,10 +75,11 @@
     .gpu_gemm_efficiency = H100_GEMM_EFF, .gpu_gemm_efficiency_fp8 = H100_GEMM_EFF_FP8,            \
     .gpu_attention_efficiency = H100_ATTN_CUDNN,                                                   \
     .gpu_attention_efficiency_cudnn = H100_ATTN_CUDNN,                                             \
-    .gpu_attention_efficiency_fa1 = H100_ATTN_FA1, .gpu_attention_efficiency_fa2 = H100_ATTN_FA2,  \
-    .gpu_attention_efficiency_fa3 = H100_ATTN_FA3, .gpu_memory_efficiency = A100_MEM_EFF,          \
-    .gpu_tile_m = 256, .gpu_tile_n = 128, .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,                  \
-    .gpu_launch_ps = 3 * US
+    .gpu_attention_efficiency_fa1 = H100_ATTN_FA1,                                                 \
+    .gpu_attention_efficiency_fa1_backward = H100_ATTN_FA1_BWD,                                    \
+    .gpu_attention_efficiency_fa2 = H100_ATTN_FA2, .gpu_attention_efficiency_fa3 = H100_ATTN_FA3,  \
+    .gpu_memory_efficiency = A100_MEM_EFF, .gpu_tile_m = 256, .gpu_tile_n = 128,                   \
+    .gpu_gemm_k_overhead = GEMM_K_OVERHEAD, .gpu_launch_ps = 3 * US
 
 /* The DGX A100's figures that its 80 GB and 40 GB models share. Compute: dense 16-bit 312
  * TFLOP/s ([NAR21] §5), 108 SMs and 256 x 128 cuBLAS tiles ([NV-GEMM]), no FP8 tensor cores;
@@ -90,6 +99,7 @@
     .gpus_per_node = 8, .gpu_peak_flops = 312e12, .gpu_efficiency = 0, .gpu_sms = 108,             \
     .gpu_peak_flops_fp8 = 0, .gpu_gemm_efficiency = A100_GEMM_EFF,                                 \
     .gpu_attention_efficiency = A100_ATTN_FA2, .gpu_attention_efficiency_fa1 = A100_ATTN_FA1,      \
+    .gpu_attention_efficiency_fa1_backward = A100_ATTN_FA1_BWD,                                    \
     .gpu_attention_efficiency_fa2 = A100_ATTN_FA2, .gpu_memory_efficiency = A100_MEM_EFF,          \
     .gpu_tile_m = 256, .gpu_tile_n = 128, .gpu_gemm_k_overhead = GEMM_K_OVERHEAD,                  \
     .gpu_launch_ps = 3 * US, .nvlink_bus_efficiency = 0.775, .network_bus_efficiency = 0.91,       \

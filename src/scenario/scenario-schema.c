@@ -38,6 +38,8 @@ static const SchemaKey gpu_keys[] = {
     {"attention_efficiency", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency), NULL, FALSE, 0, 1},
     {"attention_efficiency_cudnn", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_cudnn), NULL,
      FALSE, 0, 1},
+    {"attention_efficiency_fa1_backward", KEY_DOUBLE,
+     OFF(hardware.gpu_attention_efficiency_fa1_backward), NULL, FALSE, 0, 1},
     {"attention_efficiency_fa1", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_fa1), NULL,
      FALSE, 0, 1},
     {"attention_efficiency_fa2", KEY_DOUBLE, OFF(hardware.gpu_attention_efficiency_fa2), NULL,

@@ -61,10 +61,12 @@ typedef struct {
      * and naming that kernel is an error */
     double gpu_attention_efficiency_cudnn; /* cuDNN's fused attention */
     double gpu_attention_efficiency_fa1;   /* first-generation FlashAttention (no Hopper path) */
-    double gpu_attention_efficiency_fa2;   /* FlashAttention-2 */
-    double gpu_attention_efficiency_fa3;   /* FlashAttention-3 (Hopper) */
-    double gpu_memory_efficiency;          /* streaming kernels achieved / HBM bandwidth */
-    int gpu_tile_m, gpu_tile_n;            /* output tile of a large GEMM kernel */
+    /* ... its backward's, when set (0: the figure above for both passes) */
+    double gpu_attention_efficiency_fa1_backward;
+    double gpu_attention_efficiency_fa2; /* FlashAttention-2 */
+    double gpu_attention_efficiency_fa3; /* FlashAttention-3 (Hopper) */
+    double gpu_memory_efficiency;        /* streaming kernels achieved / HBM bandwidth */
+    int gpu_tile_m, gpu_tile_n;          /* output tile of a large GEMM kernel */
     /* a GEMM tile's fixed cost in elements of K: a GEMM of inner dimension K runs at
      * K / (K + this) of its rate (0: none) */
     double gpu_gemm_k_overhead;
