@@ -122,6 +122,13 @@ START_TEST(test_preset_params)
         ck_assert_int_eq(oss->model.sliding_window, 128);
         ck_assert_int_eq(ppsim_model_window_layers_in(&oss->model, 0, 36), 18);
         ck_assert_int_eq(ppsim_model_window_layers_in(&oss->model, 0, 9), 5);
+        /* GPT-OSS 20B: 24 such layers of 32 experts, 20.9B ([GPT-OSS]) */
+        const PpsimModelPreset *oss20 = ppsim_model_preset_lookup("gpt-oss-20b");
+        ck_assert(oss20 != NULL);
+        ppsim_moe_model_params(&oss20->model, &total, &active);
+        ck_assert_double_eq_tol(total, 2 * V * h + h + 24 * (attn + 32 * 3 * h * h + h * 32), 1);
+        ck_assert_double_eq_tol(active, 2 * V * h + h + 24 * (attn + 4 * 3 * h * h + h * 32), 1);
+        ck_assert_msg(fabs(total / 20.9e9 - 1) < 0.001, "total %.6g", total);
     }
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 61), 58);
     ck_assert_int_eq(ppsim_moe_layers_in(&ds->model, 0, 3), 0);

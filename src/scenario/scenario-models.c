@@ -47,7 +47,8 @@
  * attention alternates a banded window of 128 tokens (the odd layers, 1-based) with the whole
  * sequence (the even ones: Megatron-Core's window_attn_skip_freq 2); 4096-token sequences, as
  * [MB-PS]'s pre-training runs. ppsim counts 116.79B parameters, [GPT-OSS]'s 116.8B (its
- * biases and attention sinks, 0.04B, not modelled).
+ * biases and attention sinks, 0.04B, not modelled). GPT-OSS 20B ([GPT-OSS]): the same layer
+ * with 24 layers and 32 experts; 20.91B, [GPT-OSS]'s 20.9B.
  */
 #include "scenario/scenario.h"
 
@@ -164,26 +165,28 @@ static const PpsimModelPreset qwen3_235b_a22b = {
     "qwen3-235b-a22b", "Qwen3 235B-A22B MoE (22B active), GQA [MEG-QWEN3]",
     QWEN3_MOE(94, 4096, 64, 1536)};
 
+#define GPT_OSS(l, e)                                                                              \
+    {                                                                                              \
+        .mlp = PPSIM_MLP_SWIGLU, .layers = l, .hidden = 2880, .ffn_hidden = 2880, .heads = 64,     \
+        .kv_heads = 8, .head_dim = 64, .seq_len = 4096, .vocab = 201088, .sliding_window = 128,    \
+        .full_attention_every = 2, .moe = {                                                        \
+            .experts = e,                                                                          \
+            .top_k = 4,                                                                            \
+            .expert_ffn_hidden = 2880,                                                             \
+            .imbalance = 1.0                                                                       \
+        }                                                                                          \
+    }
 static const PpsimModelPreset gpt_oss_120b = {
-    "gpt-oss-120b",
-    "GPT-OSS 120B MoE, GQA, a 128-token window in every other layer [GPT-OSS]",
-    {.mlp = PPSIM_MLP_SWIGLU,
-     .layers = 36,
-     .hidden = 2880,
-     .ffn_hidden = 2880,
-     .heads = 64,
-     .kv_heads = 8,
-     .head_dim = 64,
-     .seq_len = 4096,
-     .vocab = 201088,
-     .sliding_window = 128,
-     .full_attention_every = 2,
-     .moe = {.experts = 128, .top_k = 4, .expert_ffn_hidden = 2880, .imbalance = 1.0}}};
+    "gpt-oss-120b", "GPT-OSS 120B MoE, GQA, a 128-token window in every other layer [GPT-OSS]",
+    GPT_OSS(36, 128)};
+static const PpsimModelPreset gpt_oss_20b = {
+    "gpt-oss-20b", "GPT-OSS 20B MoE, GQA, a 128-token window in every other layer [GPT-OSS]",
+    GPT_OSS(24, 32)};
 
 static const PpsimModelPreset *const presets[] = {
     &gpt3_175b,   &llama2_7b,     &llama2_13b,      &llama2_70b,   &llama3_8b,    &llama3_70b,
     &llama3_405b, &nemotron4_15b, &nemotron4_340b,  &deepseek_v3,  &mixtral_8x7b, &mixtral_8x22b,
-    &grok_1,      &qwen3_30b_a3b, &qwen3_235b_a22b, &gpt_oss_120b, NULL};
+    &grok_1,      &qwen3_30b_a3b, &qwen3_235b_a22b, &gpt_oss_120b, &gpt_oss_20b,  NULL};
 
 const PpsimModelPreset *const *
 ppsim_model_presets(void)
