@@ -87,9 +87,10 @@ list_presets(void)
                 g_string_append_printf(line, "%s%s ", any ? ", " : " (",
                                        ppsim_attention_kernel_name(k));
                 ppsim_fmt_fixed(line, eff, 2);
-                if (k == PPSIM_ATTN_FA1 && hw->gpu_attention_efficiency_fa1_backward > 0) {
+                double bwd = ppsim_attention_backward_efficiency(hw, k);
+                if (bwd > 0) {
                     g_string_append(line, " forward / ");
-                    ppsim_fmt_fixed(line, hw->gpu_attention_efficiency_fa1_backward, 2);
+                    ppsim_fmt_fixed(line, bwd, 2);
                     g_string_append(line, " backward");
                 }
                 any = TRUE;

@@ -305,9 +305,7 @@ ctx_init(Ctx *c, const PpsimScenario *sc, gboolean fp8_scaling)
     c->sc = sc;
     ppsim_kernels_gpu(&sc->hardware, &c->gpu);
     c->gpu.attn_eff = ppsim_attention_efficiency(&sc->hardware, m->attention_kernel, NULL);
-    c->gpu.attn_eff_bwd = m->attention_kernel == PPSIM_ATTN_FA1
-                              ? sc->hardware.gpu_attention_efficiency_fa1_backward
-                              : 0.0;
+    c->gpu.attn_eff_bwd = ppsim_attention_backward_efficiency(&sc->hardware, m->attention_kernel);
     if (c->gpu.attn_eff_bwd <= 0)
         c->gpu.attn_eff_bwd = c->gpu.attn_eff;
     c->lin = c->gpu;

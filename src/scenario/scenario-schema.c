@@ -251,6 +251,12 @@ ppsim_attention_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k, cons
     return eff;
 }
 
+double
+ppsim_attention_backward_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k)
+{
+    return k == PPSIM_ATTN_FA1 ? hw->gpu_attention_efficiency_fa1_backward : 0.0;
+}
+
 static const SchemaKey moe_keys[] = {
     REQ_INT("experts", model.moe.experts),
     REQ_INT("top_k", model.moe.top_k),

@@ -585,6 +585,9 @@ const char *ppsim_attention_kernel_name(PpsimAttentionKernel k);
  * not NULL, the key it is set with (hardware.gpu.attention_efficiency[_cudnn|_fa1|_fa2|_fa3]). */
 double ppsim_attention_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k,
                                   const char **key);
+/* The efficiency of kernel @k's backward where @hw gives it one of its own
+ * (hardware.gpu.attention_efficiency_fa1_backward), else 0: the forward's serves both. */
+double ppsim_attention_backward_efficiency(const PpsimHardware *hw, PpsimAttentionKernel k);
 
 /* As ppsim_scenario_parse, but only checks each value on its own (syntax, known keys,
  * types, units, ranges), not the rules that relate several keys: whether @overrides could
